@@ -1,0 +1,15 @@
+//! The scheduling policy of sched/malleable, as a plain library.
+//!
+//! slurmctld's plugin and the simulator both feed a [`Snapshot`] of the cluster
+//! to a [`Strategy`] and apply the [`Decision`]s it returns, so the choices a
+//! site sees in production are the ones the simulator reports. Nothing here
+//! knows about Slurm, and nothing here may be `unsafe`.
+#![forbid(unsafe_code)]
+
+pub mod easy;
+pub mod fcfs;
+pub mod model;
+pub mod strategy;
+
+pub use model::{Decision, JobId, NodeIndex, PendingJob, RunningJob, Snapshot, Time};
+pub use strategy::{Strategy, StrategyKind};

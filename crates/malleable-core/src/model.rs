@@ -1,0 +1,90 @@
+//! The core's view of a cluster at one instant: nodes, running jobs and the
+//! queue, in the core's own types, and the decisions a strategy may take.
+
+/// Seconds since the Unix epoch (slurmctld's `time_t`); the simulator uses its
+/// own epoch. Signed so that differences are plain subtraction.
+pub type Time = i64;
+
+/// A job's id as the resource manager knows it (Slurm's job_id).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct JobId(pub u32);
+
+impl std::fmt::Display for JobId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Position of a node in [`Snapshot::nodes`] (for the plugin, in slurmctld's
+/// node table, so a decision names nodes without a name lookup).
+pub type NodeIndex = usize;
+
+/// What a strategy needs to know about one node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Node {
+    pub name: String,
+    /// Up, not drained, and allocated to no job: a job may start on it now.
+    pub free: bool,
+}
+
+/// A job that holds nodes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunningJob {
+    pub id: JobId,
+    pub nodes: Vec<NodeIndex>,
+    pub start: Time,
+    /// When its time limit runs out: the latest moment its nodes come back.
+    /// `None` for an unlimited job, whose nodes never come back as far as
+    /// planning can tell.
+    pub end_limit: Option<Time>,
+}
+
+/// A job waiting in the queue that may be started now (its dependencies are
+/// met and it is not held: the plugin filters the others out).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingJob {
+    pub id: JobId,
+    /// Higher runs first.
+    pub priority: u32,
+    pub submit: Time,
+    /// Nodes it asks for (a rigid job gets exactly this many).
+    pub nodes: u32,
+    /// Its time limit in seconds; `None` if unlimited.
+    pub time_limit: Option<Time>,
+}
+
+/// Everything a scheduling pass sees.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    pub now: Time,
+    pub nodes: Vec<Node>,
+    pub running: Vec<RunningJob>,
+    pub pending: Vec<PendingJob>,
+}
+
+impl Snapshot {
+    /// Indices of the nodes a job could start on now, in table order.
+    pub fn free_nodes(&self) -> Vec<NodeIndex> {
+        (0..self.nodes.len()).filter(|&i| self.nodes[i].free).collect()
+    }
+
+    /// Pending jobs in the order the queue serves them: priority first, then
+    /// the earlier submission, then the lower id (so the order is total).
+    pub fn queue_order(&self) -> Vec<&PendingJob> {
+        let mut q: Vec<&PendingJob> = self.pending.iter().collect();
+        q.sort_by(|a, b| {
+            b.priority
+                .cmp(&a.priority)
+                .then(a.submit.cmp(&b.submit))
+                .then(a.id.cmp(&b.id))
+        });
+        q
+    }
+}
+
+/// What a strategy asks the resource manager to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Start this pending job on exactly these nodes.
+    Start { job: JobId, nodes: Vec<NodeIndex> },
+}

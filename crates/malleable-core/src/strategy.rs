@@ -1,0 +1,50 @@
+//! The interface every scheduling strategy implements, and the names under
+//! which malleable.conf's `Strategy=` selects them.
+
+use crate::model::{Decision, Snapshot};
+
+/// A scheduling policy: given the cluster now, what to start (and later, what
+/// to resize). Strategies may keep state between passes.
+pub trait Strategy: Send {
+    /// The name `Strategy=` uses for it.
+    fn name(&self) -> &'static str;
+    /// One scheduling pass.
+    fn schedule(&mut self, snapshot: &Snapshot) -> Vec<Decision>;
+}
+
+/// The strategies a site can choose.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum StrategyKind {
+    Fcfs,
+    Easy,
+}
+
+impl StrategyKind {
+    pub const ALL: &'static [StrategyKind] = &[StrategyKind::Fcfs, StrategyKind::Easy];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            StrategyKind::Fcfs => "fcfs",
+            StrategyKind::Easy => "easy",
+        }
+    }
+
+    /// Parse a `Strategy=` value; the error lists the allowed names.
+    pub fn parse(value: &str) -> Result<Self, String> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|k| k.name().eq_ignore_ascii_case(value.trim()))
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|k| k.name()).collect();
+                format!("unknown strategy '{}', allowed: {}", value, names.join(", "))
+            })
+    }
+
+    pub fn build(self) -> Box<dyn Strategy> {
+        match self {
+            StrategyKind::Fcfs => Box::new(crate::fcfs::Fcfs),
+            StrategyKind::Easy => Box::new(crate::easy::Easy),
+        }
+    }
+}
