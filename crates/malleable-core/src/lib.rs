@@ -6,6 +6,7 @@
 //! knows about Slurm, and nothing here may be `unsafe`.
 #![forbid(unsafe_code)]
 
+mod common;
 pub mod easy;
 pub mod fcfs;
 pub mod model;
@@ -13,3 +14,5 @@ pub mod strategy;
 
 pub use model::{Decision, JobId, NodeIndex, PendingJob, RunningJob, Snapshot, Time};
 pub use strategy::{Strategy, StrategyKind};
+pub use easy::{easy, Reservation};
+pub use fcfs::fcfs;

@@ -1,0 +1,90 @@
+//! What FCFS and EASY share within one scheduling pass: the queue of jobs that
+//! could ever run, each with the node count it really gets, and the free nodes
+//! handed out lowest index first so that decisions are deterministic.
+
+use std::collections::HashSet;
+
+use crate::model::{Decision, NodeIndex, PendingJob, Snapshot, Time};
+
+/// Nodes a rigid job gets: what it asks for, but at least one (a job asking
+/// for 0 nodes still needs somewhere to run).
+pub(crate) fn job_size(job: &PendingJob) -> usize {
+    usize::try_from(job.nodes).unwrap_or(usize::MAX).max(1)
+}
+
+/// When a job started now at most ends; `None` if unlimited. A negative time
+/// limit makes no sense and is read as 0; the sum saturates rather than wrap.
+pub(crate) fn end_if_started(now: Time, job: &PendingJob) -> Option<Time> {
+    job.time_limit.map(|limit| now.saturating_add(limit.max(0)))
+}
+
+/// The pending jobs in `queue_order()` with their sizes, leaving out:
+/// - jobs asking more nodes than the cluster has in total: they can never run,
+///   and letting them hold the queue would stop it for good;
+/// - a second entry with an id already seen (a job starts at most once).
+pub(crate) fn runnable_queue(s: &Snapshot) -> Vec<(&PendingJob, usize)> {
+    let total = s.nodes.len();
+    let mut seen = HashSet::new();
+    s.queue_order()
+        .into_iter()
+        .filter(|job| seen.insert(job.id))
+        .map(|job| (job, job_size(job)))
+        .filter(|&(_, size)| size <= total)
+        .collect()
+}
+
+/// The nodes free now that no decision of this pass has taken yet.
+pub(crate) struct FreePool {
+    free: Vec<NodeIndex>,
+    /// `free[..taken]` are given away; taking from the front keeps the
+    /// lowest indices first and never hands a node out twice.
+    taken: usize,
+}
+
+impl FreePool {
+    pub(crate) fn new(s: &Snapshot) -> Self {
+        FreePool { free: s.free_nodes(), taken: 0 }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.free.len() - self.taken
+    }
+
+    /// Start `job` on the `size` lowest free nodes, or `None` if too few are left.
+    pub(crate) fn start(&mut self, job: &PendingJob, size: usize) -> Option<Decision> {
+        if size > self.len() {
+            return None;
+        }
+        let nodes = self.free[self.taken..self.taken + size].to_vec();
+        self.taken += size;
+        Some(Decision::Start { job: job.id, nodes })
+    }
+}
+
+/// Small builders for the unit tests of both strategies.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use crate::model::{Decision, JobId, Node, PendingJob, Snapshot};
+
+    /// A snapshot at time 100 with these nodes (true = free) and nothing else.
+    pub(crate) fn cluster(free: &[bool]) -> Snapshot {
+        Snapshot {
+            now: 100,
+            nodes: free
+                .iter()
+                .enumerate()
+                .map(|(i, &free)| Node { name: format!("n{i}"), free })
+                .collect(),
+            ..Snapshot::default()
+        }
+    }
+
+    /// A pending job with a 60 s time limit.
+    pub(crate) fn job(id: u32, priority: u32, submit: i64, nodes: u32) -> PendingJob {
+        PendingJob { id: JobId(id), priority, submit, nodes, time_limit: Some(60) }
+    }
+
+    pub(crate) fn start(id: u32, nodes: &[usize]) -> Decision {
+        Decision::Start { job: JobId(id), nodes: nodes.to_vec() }
+    }
+}

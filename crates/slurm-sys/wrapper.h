@@ -1,0 +1,17 @@
+/* What the bindings cover: the public API plus the slurmctld internals that a
+ * scheduling plugin uses (locks, job and node records, starting jobs). */
+#include "config.h"
+#include "slurm/slurm.h"
+#include "slurm/slurm_errno.h"
+#include "slurm/spank.h"
+#include "src/common/bitstring.h"
+#include "src/common/list.h"
+#include "src/common/log.h"
+#include "src/common/node_conf.h"
+#include "src/common/read_config.h"
+#include "src/common/xmalloc.h"
+#include "src/slurmctld/job_scheduler.h"
+#include "src/slurmctld/locks.h"
+#include "src/slurmctld/node_scheduler.h"
+#include "src/slurmctld/slurmctld.h"
+#include "src/slurmctld/srun_comm.h"
