@@ -23,6 +23,22 @@ fn main() {
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
     generate_bindings(&src, &out);
     compile_layout_probe(&src);
+    link_libslurmfull();
+}
+
+/// The plugins call libslurmfull's functions (logging, bitstrings, lists).
+/// Inside slurmctld the library is already loaded and matched by its soname;
+/// elsewhere (tests, the symbol check) the runpath finds it.
+fn link_libslurmfull() {
+    let dir = env::var("SLURM_LIB_DIR").unwrap_or_else(|_| "/usr/lib/x86_64-linux-gnu/slurm-wlm".into());
+    println!("cargo:rerun-if-env-changed=SLURM_LIB_DIR");
+    if !Path::new(&dir).join("libslurmfull.so").is_file() {
+        panic!("{dir}/libslurmfull.so not found: install slurmctld (or set SLURM_LIB_DIR)");
+    }
+    println!("cargo:rustc-link-search=native={dir}");
+    println!("cargo:rustc-link-lib=dylib=slurmfull");
+    // Exported to dependents' build scripts as DEP_SLURMFULL_LIB_DIR.
+    println!("cargo:lib_dir={dir}");
 }
 
 fn source_tree() -> PathBuf {
@@ -109,6 +125,7 @@ fn generate_bindings(src: &Path, out: &Path) {
         .allowlist_function("launch_job")
         .allowlist_function("srun_allocate")
         .allowlist_function("job_independent")
+        .allowlist_function("find_job_record")
         .allowlist_var("job_list")
         .allowlist_var("last_job_update")
         .allowlist_var("slurmctld_config")
@@ -124,6 +141,8 @@ fn generate_bindings(src: &Path, out: &Path) {
         .allowlist_function("bit_test")
         .allowlist_function("bit_size")
         .allowlist_function("bit_not")
+        .allowlist_function("bit_or")
+        .allowlist_function("bit_copy")
         .allowlist_function("slurm_bit_free")
         .allowlist_function("bitmap2node_name")
         .allowlist_function("slurm_list_iterator_create")

@@ -43,7 +43,10 @@ pub(crate) struct FreePool {
 
 impl FreePool {
     pub(crate) fn new(s: &Snapshot) -> Self {
-        FreePool { free: s.free_nodes(), taken: 0 }
+        FreePool {
+            free: s.free_nodes(),
+            taken: 0,
+        }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -73,7 +76,10 @@ pub(crate) mod test_support {
             nodes: free
                 .iter()
                 .enumerate()
-                .map(|(i, &free)| Node { name: format!("n{i}"), free })
+                .map(|(i, &free)| Node {
+                    name: format!("n{i}"),
+                    free,
+                })
                 .collect(),
             ..Snapshot::default()
         }
@@ -81,10 +87,19 @@ pub(crate) mod test_support {
 
     /// A pending job with a 60 s time limit.
     pub(crate) fn job(id: u32, priority: u32, submit: i64, nodes: u32) -> PendingJob {
-        PendingJob { id: JobId(id), priority, submit, nodes, time_limit: Some(60) }
+        PendingJob {
+            id: JobId(id),
+            priority,
+            submit,
+            nodes,
+            time_limit: Some(60),
+        }
     }
 
     pub(crate) fn start(id: u32, nodes: &[usize]) -> Decision {
-        Decision::Start { job: JobId(id), nodes: nodes.to_vec() }
+        Decision::Start {
+            job: JobId(id),
+            nodes: nodes.to_vec(),
+        }
     }
 }

@@ -84,14 +84,23 @@ pub fn easy(s: &Snapshot) -> Vec<Decision> {
 }
 
 /// The head job's reservation given `free_now` nodes left free after the jobs
-/// started this pass (`started`), or `None` if it can never get `need` nodes.
+/// started this pass (`started`: when each at most ends, and its size), or
+/// `None` if it can never get `need` nodes.
 pub fn reservation(
     s: &Snapshot,
     free_now: usize,
     started: &[(Option<Time>, usize)],
     need: usize,
 ) -> Option<Reservation> {
-    let mut releases: Vec<(Time, usize)> = node_release_times(s).into_iter().map(|t| (t, 1)).collect();
+    if free_now >= need {
+        // Not a head job at all (it fits now); answered so the function is total.
+        return Some(Reservation {
+            shadow_time: s.now,
+            extra_nodes: free_now - need,
+        });
+    }
+    let mut releases: Vec<(Time, usize)> =
+        node_release_times(s).into_iter().map(|t| (t, 1)).collect();
     releases.extend(started.iter().filter_map(|&(end, n)| end.map(|e| (e, n))));
     releases.sort_unstable();
 
@@ -107,7 +116,10 @@ pub fn reservation(
             shadow_time = Some(t);
         }
     }
-    shadow_time.map(|shadow_time| Reservation { shadow_time, extra_nodes: available - need })
+    shadow_time.map(|shadow_time| Reservation {
+        shadow_time,
+        extra_nodes: available - need,
+    })
 }
 
 /// When each busy node comes back, for the nodes that do (unsorted). The
@@ -119,7 +131,8 @@ fn node_release_times(s: &Snapshot) -> Vec<Time> {
     let mut back: Vec<Option<Option<Time>>> = vec![None; s.nodes.len()];
     for job in &s.running {
         for &i in &job.nodes {
-            if s.nodes.get(i).map_or(true, |node| node.free) {
+            let busy = s.nodes.get(i).is_some_and(|node| !node.free);
+            if !busy {
                 continue;
             }
             back[i] = Some(match back[i] {
@@ -138,7 +151,12 @@ mod tests {
     use crate::model::{JobId, PendingJob, RunningJob};
 
     fn running(id: u32, nodes: &[usize], end_limit: Option<Time>) -> RunningJob {
-        RunningJob { id: JobId(id), nodes: nodes.to_vec(), start: 0, end_limit }
+        RunningJob {
+            id: JobId(id),
+            nodes: nodes.to_vec(),
+            start: 0,
+            end_limit,
+        }
     }
 
     fn limited(mut j: PendingJob, time_limit: Option<Time>) -> PendingJob {
@@ -177,11 +195,17 @@ mod tests {
         s.running = vec![running(9, &[0, 1], Some(200))];
         s.pending = vec![
             job(1, 0, 1, 4),
-            limited(job(2, 0, 2, 1), None),       // takes the extra node
+            limited(job(2, 0, 2, 1), None), // takes the extra node
             limited(job(3, 0, 3, 1), Some(1000)), // no extra left: refused
-            limited(job(4, 0, 4, 1), Some(50)),   // ends at 150: fine
+            limited(job(4, 0, 4, 1), Some(50)), // ends at 150: fine
         ];
-        assert_eq!(reservation(&s, 3, &[], 4), Some(Reservation { shadow_time: 200, extra_nodes: 1 }));
+        assert_eq!(
+            reservation(&s, 3, &[], 4),
+            Some(Reservation {
+                shadow_time: 200,
+                extra_nodes: 1
+            })
+        );
         assert_eq!(easy(&s), vec![start(2, &[2]), start(4, &[3])]);
     }
 
@@ -220,7 +244,13 @@ mod tests {
         let mut s = cluster(&[false, false, true, true]);
         s.running = vec![running(8, &[0], Some(200)), running(9, &[1], Some(200))];
         s.pending = vec![job(1, 0, 1, 3), limited(job(2, 0, 2, 1), None)];
-        assert_eq!(reservation(&s, 2, &[], 3), Some(Reservation { shadow_time: 200, extra_nodes: 1 }));
+        assert_eq!(
+            reservation(&s, 2, &[], 3),
+            Some(Reservation {
+                shadow_time: 200,
+                extra_nodes: 1
+            })
+        );
         assert_eq!(easy(&s), vec![start(2, &[2])]);
     }
 
@@ -230,10 +260,38 @@ mod tests {
         // and 9, so back at 300; node 2 is busy with no job (drained); 7 does
         // not exist.
         let mut s = cluster(&[true, false, false]);
-        s.running = vec![running(8, &[0, 1, 7, 1], Some(150)), running(9, &[1], Some(300))];
+        s.running = vec![
+            running(8, &[0, 1, 7, 1], Some(150)),
+            running(9, &[1], Some(300)),
+        ];
         s.pending = vec![job(1, 0, 1, 2), limited(job(2, 0, 2, 1), Some(200))];
-        assert_eq!(reservation(&s, 1, &[], 2), Some(Reservation { shadow_time: 300, extra_nodes: 0 }));
+        assert_eq!(
+            reservation(&s, 1, &[], 2),
+            Some(Reservation {
+                shadow_time: 300,
+                extra_nodes: 0
+            })
+        );
         assert_eq!(easy(&s), vec![start(2, &[0])]);
+    }
+
+    #[test]
+    fn node_shared_with_an_unlimited_job_never_comes_back() {
+        let mut s = cluster(&[false, false]);
+        s.running = vec![running(8, &[0], None), running(9, &[0, 1], Some(200))];
+        assert_eq!(
+            reservation(&s, 0, &[], 1),
+            Some(Reservation {
+                shadow_time: 200,
+                extra_nodes: 0
+            })
+        );
+        assert_eq!(reservation(&s, 0, &[], 2), None);
+        let fits_now = Reservation {
+            shadow_time: 100,
+            extra_nodes: 1,
+        };
+        assert_eq!(reservation(&s, 2, &[], 1), Some(fits_now));
     }
 
     #[test]

@@ -43,13 +43,21 @@ mod tests {
         let mut s = cluster(&[true, false, true, true, true]);
         // Queue order: 3 (priority 5), then 1 (submitted earlier than 2), then 2.
         s.pending = vec![job(2, 1, 20, 1), job(1, 1, 10, 2), job(3, 5, 30, 1)];
-        assert_eq!(fcfs(&s), vec![start(3, &[0]), start(1, &[2, 3]), start(2, &[4])]);
+        assert_eq!(
+            fcfs(&s),
+            vec![start(3, &[0]), start(1, &[2, 3]), start(2, &[4])]
+        );
     }
 
     #[test]
     fn first_job_that_does_not_fit_blocks_the_rest() {
         let mut s = cluster(&[true, true, true, false]);
-        s.running = vec![RunningJob { id: JobId(9), nodes: vec![3], start: 0, end_limit: Some(200) }];
+        s.running = vec![RunningJob {
+            id: JobId(9),
+            nodes: vec![3],
+            start: 0,
+            end_limit: Some(200),
+        }];
         // 1 fits; 2 needs 3 of the 2 left; 3 would fit but must not overtake 2.
         s.pending = vec![job(1, 0, 1, 1), job(2, 0, 2, 3), job(3, 0, 3, 1)];
         assert_eq!(fcfs(&s), vec![start(1, &[0])]);
@@ -79,8 +87,10 @@ mod tests {
     #[test]
     fn empty_snapshot_starts_nothing() {
         assert_eq!(fcfs(&Snapshot::default()), vec![]);
-        let mut s = Snapshot::default();
-        s.pending = vec![job(1, 0, 1, 1)];
+        let s = Snapshot {
+            pending: vec![job(1, 0, 1, 1)],
+            ..Snapshot::default()
+        };
         assert_eq!(fcfs(&s), vec![]);
     }
 }

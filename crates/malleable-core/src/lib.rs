@@ -12,7 +12,7 @@ pub mod fcfs;
 pub mod model;
 pub mod strategy;
 
-pub use model::{Decision, JobId, NodeIndex, PendingJob, RunningJob, Snapshot, Time};
-pub use strategy::{Strategy, StrategyKind};
 pub use easy::{easy, Reservation};
 pub use fcfs::fcfs;
+pub use model::{Decision, JobId, NodeIndex, PendingJob, RunningJob, Snapshot, Time};
+pub use strategy::{Strategy, StrategyKind};

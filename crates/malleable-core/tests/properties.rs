@@ -1,0 +1,324 @@
+//! Property tests for FCFS and EASY on random snapshots: decisions never
+//! oversubscribe, FCFS keeps queue order, and EASY never delays the head job's
+//! reservation, judged by a brute-force reference written independently here.
+
+use malleable_core::model::Node;
+use malleable_core::{easy, fcfs, Decision, JobId, PendingJob, RunningJob, Snapshot, Time};
+use proptest::prelude::*;
+use std::collections::HashSet;
+
+const NOW: Time = 1_000;
+
+// ---- generators ----------------------------------------------------------
+
+fn end_limit() -> impl Strategy<Value = Option<Time>> {
+    // Some already overdue (before NOW), a few unlimited.
+    prop_oneof![4 => (NOW - 100..NOW + 400).prop_map(Some), 1 => Just(None)]
+}
+
+fn pending(max_nodes: usize) -> impl Strategy<Value = Vec<PendingJob>> {
+    let one = (
+        0u32..3,
+        0i64..4,
+        0..=max_nodes as u32 + 1,
+        prop_oneof![4 => (0i64..300).prop_map(Some), 1 => Just(None)],
+    );
+    prop::collection::vec(one, 0..9).prop_map(|jobs| {
+        jobs.into_iter()
+            .enumerate()
+            .map(|(i, (priority, submit, nodes, time_limit))| PendingJob {
+                id: JobId(i as u32 + 1),
+                priority,
+                submit,
+                nodes,
+                time_limit,
+            })
+            .collect()
+    })
+}
+
+fn nodes(free: Vec<bool>) -> Vec<Node> {
+    free.into_iter()
+        .enumerate()
+        .map(|(i, free)| Node {
+            name: format!("n{i}"),
+            free,
+        })
+        .collect()
+}
+
+/// A snapshot as the plugin should send it: each node free, drained, or held
+/// by exactly one running job.
+fn consistent_snapshot() -> impl Strategy<Value = Snapshot> {
+    (0usize..10, prop::collection::vec(end_limit(), 0..5)).prop_flat_map(|(n, ends)| {
+        // Per node: 0 = free, 1 = drained, 2 + k = held by running job k.
+        let owner = prop::collection::vec(0..ends.len() + 2, n);
+        (owner, pending(n)).prop_map(move |(owner, pending)| {
+            let running = ends
+                .iter()
+                .enumerate()
+                .map(|(k, &end_limit)| RunningJob {
+                    id: JobId(100 + k as u32),
+                    nodes: (0..n).filter(|&i| owner[i] == k + 2).collect(),
+                    start: 0,
+                    end_limit,
+                })
+                .collect();
+            Snapshot {
+                now: NOW,
+                nodes: nodes(owner.iter().map(|&o| o == 0).collect()),
+                running,
+                pending,
+            }
+        })
+    })
+}
+
+/// Anything goes: running jobs listing free nodes, nodes held twice, indices
+/// out of range.
+fn messy_snapshot() -> impl Strategy<Value = Snapshot> {
+    (0usize..10).prop_flat_map(|n| {
+        let running =
+            prop::collection::vec((prop::collection::vec(0..n + 3, 0..5), end_limit()), 0..5);
+        (prop::collection::vec(any::<bool>(), n), running, pending(n)).prop_map(
+            |(free, running, pending)| {
+                let running = running
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, (nodes, end_limit))| RunningJob {
+                        id: JobId(100 + k as u32),
+                        nodes,
+                        start: 0,
+                        end_limit,
+                    })
+                    .collect();
+                Snapshot {
+                    now: NOW,
+                    nodes: nodes(free),
+                    running,
+                    pending,
+                }
+            },
+        )
+    })
+}
+
+fn snapshot() -> impl Strategy<Value = Snapshot> {
+    prop_oneof![3 => consistent_snapshot(), 1 => messy_snapshot()]
+}
+
+// ---- independent reference -----------------------------------------------
+
+fn size(job: &PendingJob) -> usize {
+    (job.nodes as usize).max(1)
+}
+
+/// Pending jobs that could ever run, in queue order (sorted here, not taken
+/// from the library), with their sizes.
+fn runnable(s: &Snapshot) -> Vec<(JobId, usize)> {
+    let mut q: Vec<&PendingJob> = s.pending.iter().collect();
+    q.sort_by_key(|j| (std::cmp::Reverse(j.priority), j.submit, j.id));
+    q.into_iter()
+        .map(|j| (j.id, size(j)))
+        .filter(|&(_, k)| k <= s.nodes.len())
+        .collect()
+}
+
+/// Brute force: the earliest time at which `need` nodes are free, trying every
+/// end limit as a candidate. A node is usable at `t` if it is free, or if some
+/// running job holds it and every job holding it has ended by `t`.
+/// `Time::MIN` means "now"; `None` means never.
+fn earliest_start(s: &Snapshot, need: usize) -> Option<Time> {
+    let mut candidates: Vec<Time> = s.running.iter().filter_map(|r| r.end_limit).collect();
+    candidates.push(Time::MIN);
+    candidates.sort();
+    candidates.into_iter().find(|&t| {
+        let usable = (0..s.nodes.len())
+            .filter(|&i| {
+                let holders: Vec<&RunningJob> =
+                    s.running.iter().filter(|r| r.nodes.contains(&i)).collect();
+                s.nodes[i].free
+                    || (!holders.is_empty()
+                        && holders.iter().all(|r| r.end_limit.is_some_and(|e| e <= t)))
+            })
+            .count();
+        usable >= need
+    })
+}
+
+/// `s` with these decisions applied: their nodes busy, held by new running
+/// jobs ending at now + time limit. Running jobs first forget the free nodes
+/// they list: a node's `free` flag is the truth about now.
+fn apply(s: &Snapshot, decisions: &[&Decision]) -> Snapshot {
+    let mut after = s.clone();
+    for r in &mut after.running {
+        r.nodes.retain(|&i| i < s.nodes.len() && !s.nodes[i].free);
+    }
+    for Decision::Start { job, nodes } in decisions {
+        let p = s.pending.iter().find(|p| p.id == *job).unwrap();
+        for &i in nodes {
+            after.nodes[i].free = false;
+        }
+        after.running.push(RunningJob {
+            id: *job,
+            nodes: nodes.clone(),
+            start: s.now,
+            end_limit: p.time_limit.map(|l| s.now.saturating_add(l.max(0))),
+        });
+    }
+    after
+}
+
+fn started_ids(decisions: &[Decision]) -> Vec<JobId> {
+    decisions
+        .iter()
+        .map(|Decision::Start { job, .. }| *job)
+        .collect()
+}
+
+/// Every node free and used once, every job pending and started once, with
+/// the node count it asked for (at least 1); nodes handed out lowest first.
+fn check_valid(s: &Snapshot, decisions: &[Decision]) -> Result<(), TestCaseError> {
+    let mut used = HashSet::new();
+    let mut jobs = HashSet::new();
+    let mut in_order: Vec<usize> = Vec::new();
+    for Decision::Start { job, nodes } in decisions {
+        prop_assert!(jobs.insert(*job), "job {} started twice", job);
+        let p = s.pending.iter().find(|p| p.id == *job);
+        prop_assert!(p.is_some(), "job {} is not pending", job);
+        prop_assert_eq!(nodes.len(), size(p.unwrap()));
+        for &i in nodes {
+            prop_assert!(i < s.nodes.len() && s.nodes[i].free, "node {} not free", i);
+            prop_assert!(used.insert(i), "node {} given twice", i);
+        }
+        in_order.extend(nodes);
+    }
+    let free: Vec<usize> = (0..s.nodes.len()).filter(|&i| s.nodes[i].free).collect();
+    prop_assert_eq!(&in_order[..], &free[..in_order.len()]);
+    Ok(())
+}
+
+/// The head job by counting alone: the first runnable job in queue order
+/// that does not fit on what the jobs before it left free. Returns how many
+/// jobs precede it and its size.
+fn head(s: &Snapshot) -> Option<(usize, usize)> {
+    let mut free = s.nodes.iter().filter(|n| n.free).count();
+    for (pos, (_, k)) in runnable(s).into_iter().enumerate() {
+        if k > free {
+            return Some((pos, k));
+        }
+        free -= k;
+    }
+    None
+}
+
+// ---- properties ----------------------------------------------------------
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn decisions_never_oversubscribe(s in snapshot()) {
+        check_valid(&s, &fcfs(&s))?;
+        check_valid(&s, &easy(&s))?;
+    }
+
+    #[test]
+    fn fcfs_starts_a_maximal_prefix_of_the_queue(s in snapshot()) {
+        let started = started_ids(&fcfs(&s));
+        let queue = runnable(&s);
+        let prefix: Vec<JobId> = queue.iter().take(started.len()).map(|&(id, _)| id).collect();
+        prop_assert_eq!(&started, &prefix);
+        let expected = head(&s).map_or(queue.len(), |(pos, _)| pos);
+        prop_assert_eq!(started.len(), expected);
+    }
+
+    #[test]
+    fn easy_starts_everything_ahead_of_the_head_like_fcfs(s in snapshot()) {
+        let f = fcfs(&s);
+        let e = easy(&s);
+        prop_assert_eq!(&e[..f.len().min(e.len())], &f[..]);
+        if let Some((pos, _)) = head(&s) {
+            let ahead: Vec<JobId> = runnable(&s).iter().take(pos).map(|&(id, _)| id).collect();
+            prop_assert_eq!(&started_ids(&e)[..pos], &ahead[..]);
+        }
+    }
+
+    #[test]
+    fn easy_never_delays_the_head(s in snapshot()) {
+        let Some((pos, need)) = head(&s) else { return Ok(()) };
+        let e = easy(&s);
+        let all: Vec<&Decision> = e.iter().collect();
+        let before = earliest_start(&apply(&s, &all[..pos]), need);
+        let after = earliest_start(&apply(&s, &all), need);
+        if let Some(shadow) = before {
+            prop_assert!(after.is_some_and(|a| a <= shadow), "head delayed from {:?} to {:?}", before, after);
+        }
+    }
+
+    /// EASY is not over-cautious: any job it left out that still fits would,
+    /// if started too, delay the head (or there is no head reservation to
+    /// protect, and then it should have started).
+    #[test]
+    fn easy_leaves_out_only_jobs_that_would_delay_the_head(s in snapshot()) {
+        let Some((pos, need)) = head(&s) else { return Ok(()) };
+        let e = easy(&s);
+        let all: Vec<&Decision> = e.iter().collect();
+        let shadow = earliest_start(&apply(&s, &all[..pos]), need);
+        let used: usize = e.iter().map(|Decision::Start { nodes, .. }| nodes.len()).sum();
+        let free: Vec<usize> = (0..s.nodes.len()).filter(|&i| s.nodes[i].free).skip(used).collect();
+        let started: HashSet<JobId> = started_ids(&e).into_iter().collect();
+        for &(id, k) in runnable(&s).iter().skip(pos + 1) {
+            if started.contains(&id) || k > free.len() {
+                continue;
+            }
+            let extra = Decision::Start { job: id, nodes: free[..k].to_vec() };
+            let mut more = all.clone();
+            more.push(&extra);
+            let with_it = earliest_start(&apply(&s, &more), need);
+            let delays = match (shadow, with_it) {
+                (Some(shadow), Some(t)) => t > shadow,
+                (Some(_), None) => true,
+                (None, _) => false,
+            };
+            prop_assert!(delays, "job {} could have started without delaying the head ({:?})", id, shadow);
+        }
+    }
+
+    #[test]
+    fn no_panic_on_extreme_values(
+        now in any::<i64>(),
+        free in prop::collection::vec(any::<bool>(), 0..6),
+        running in prop::collection::vec((prop::collection::vec(any::<usize>(), 0..3), any::<Option<i64>>()), 0..4),
+        jobs in prop::collection::vec((any::<u32>(), any::<i64>(), any::<u32>(), any::<Option<i64>>()), 0..6),
+    ) {
+        let n = free.len();
+        let s = Snapshot {
+            now,
+            nodes: nodes(free),
+            running: running
+                .into_iter()
+                .map(|(nodes, end_limit)| RunningJob {
+                    id: JobId(0),
+                    nodes: nodes.into_iter().map(|i| i % (n + 2)).collect(),
+                    start: now,
+                    end_limit,
+                })
+                .collect(),
+            pending: jobs
+                .into_iter()
+                .enumerate()
+                .map(|(i, (priority, submit, nodes, time_limit))| PendingJob {
+                    id: JobId(i as u32 + 1),
+                    priority,
+                    submit,
+                    // Mostly small enough to fit, sometimes huge.
+                    nodes: if nodes % 4 == 0 { nodes } else { nodes % 4 },
+                    time_limit,
+                })
+                .collect(),
+        };
+        check_valid(&s, &fcfs(&s))?;
+        check_valid(&s, &easy(&s))?;
+    }
+}

@@ -1,0 +1,115 @@
+//! slurmctld's own globals and functions, found by name at run time.
+//!
+//! They live in the slurmctld executable, not in a library, so a plugin that
+//! linked them directly could not be loaded anywhere else (the symbol check
+//! dlopens every .so outside slurmctld). Resolving them once with dlsym also
+//! turns "loaded by the wrong daemon" into a clear error instead of a crash.
+
+use std::ffi::CStr;
+
+use once_cell::sync::OnceCell;
+use slurm_sys as sys;
+
+type LockFn = unsafe extern "C" fn(sys::slurmctld_lock_t);
+type SelectNodesFn = unsafe extern "C" fn(
+    *mut sys::job_record_t,
+    bool,
+    *mut *mut sys::bitstr_t,
+    *mut *mut libc::c_char,
+    bool,
+    u32,
+) -> libc::c_int;
+type JobFn = unsafe extern "C" fn(*mut sys::job_record_t);
+type JobTestFn = unsafe extern "C" fn(*mut sys::job_record_t) -> bool;
+type FindJobFn = unsafe extern "C" fn(u32) -> *mut sys::job_record_t;
+
+/// Handles on slurmctld's internals. Obtain it with [`Slurmctld::get`].
+pub struct Slurmctld {
+    pub(crate) job_list: *mut sys::List,
+    pub(crate) last_job_update: *mut libc::time_t,
+    config: *const sys::slurmctld_config_t,
+    pub(crate) lock: LockFn,
+    pub(crate) unlock: LockFn,
+    pub(crate) select_nodes: SelectNodesFn,
+    pub(crate) launch_job: JobFn,
+    pub(crate) srun_allocate: JobFn,
+    pub(crate) job_independent: JobTestFn,
+    pub(crate) find_job_record: FindJobFn,
+}
+
+// SAFETY: the pointers name process-wide globals of slurmctld that live as
+// long as the process; all access to what they point to goes through
+// slurmctld's locks (see `locks`) or is a word-sized read of a counter.
+unsafe impl Send for Slurmctld {}
+// SAFETY: as above; the struct itself is never mutated after resolution.
+unsafe impl Sync for Slurmctld {}
+
+/// slurmctld's change counters: the second of the last change to any job
+/// record and to any node record.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct UpdateCounters {
+    pub job: i64,
+    pub node: i64,
+}
+
+static CTLD: OnceCell<Slurmctld> = OnceCell::new();
+
+fn symbol(name: &CStr) -> Result<*mut libc::c_void, String> {
+    // SAFETY: dlsym with RTLD_DEFAULT searches the global scope of the
+    // process; `name` is NUL-terminated.
+    let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+    if p.is_null() {
+        Err(format!(
+            "symbol {} not found: this plugin must be loaded by slurmctld 22.05",
+            name.to_string_lossy()
+        ))
+    } else {
+        Ok(p)
+    }
+}
+
+impl Slurmctld {
+    /// Resolve slurmctld's symbols (once per process).
+    pub fn get() -> Result<&'static Slurmctld, String> {
+        CTLD.get_or_try_init(|| {
+            // SAFETY: each symbol is transmuted to the type its declaration
+            // in slurmctld's headers gives it (the same declarations bindgen
+            // read, so a signature change breaks the build, not slurmctld).
+            unsafe {
+                Ok(Slurmctld {
+                    job_list: symbol(c"job_list")?.cast(),
+                    last_job_update: symbol(c"last_job_update")?.cast(),
+                    config: symbol(c"slurmctld_config")?.cast(),
+                    lock: std::mem::transmute::<*mut libc::c_void, LockFn>(symbol(c"lock_slurmctld")?),
+                    unlock: std::mem::transmute::<*mut libc::c_void, LockFn>(symbol(c"unlock_slurmctld")?),
+                    select_nodes: std::mem::transmute::<*mut libc::c_void, SelectNodesFn>(symbol(c"select_nodes")?),
+                    launch_job: std::mem::transmute::<*mut libc::c_void, JobFn>(symbol(c"launch_job")?),
+                    srun_allocate: std::mem::transmute::<*mut libc::c_void, JobFn>(symbol(c"srun_allocate")?),
+                    job_independent: std::mem::transmute::<*mut libc::c_void, JobTestFn>(symbol(c"job_independent")?),
+                    find_job_record: std::mem::transmute::<*mut libc::c_void, FindJobFn>(symbol(c"find_job_record")?),
+                })
+            }
+        })
+    }
+
+    /// Read the change counters without a lock, as the stock backfill agent
+    /// does: each is one aligned machine word that slurmctld only ever moves
+    /// forward, so a racing read sees either the old or the new second.
+    pub fn update_counters(&self) -> UpdateCounters {
+        // SAFETY: both point to live, aligned time_t globals (see above);
+        // volatile keeps the compiler from caching the value across polls.
+        unsafe {
+            UpdateCounters {
+                job: std::ptr::read_volatile(self.last_job_update) as i64,
+                node: std::ptr::read_volatile(std::ptr::addr_of!(sys::last_node_update)) as i64,
+            }
+        }
+    }
+
+    /// True while slurmctld has scheduling switched off (for instance while
+    /// it is shutting down or is not the primary controller).
+    pub fn scheduling_disabled(&self) -> bool {
+        // SAFETY: a bool field of a live global, read like the counters.
+        unsafe { std::ptr::read_volatile(std::ptr::addr_of!((*self.config).scheduling_disabled)) }
+    }
+}

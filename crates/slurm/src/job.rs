@@ -1,0 +1,200 @@
+//! Read-only views of slurmctld's job records, valid while the lock guard
+//! they were borrowed from is alive.
+
+use std::marker::PhantomData;
+
+use slurm_sys as sys;
+
+use crate::bitmap::set_bits;
+
+/// A job's base state (job_states in slurm.h).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum JobState {
+    Pending,
+    Running,
+    Suspended,
+    Complete,
+    Cancelled,
+    Failed,
+    Timeout,
+    NodeFail,
+    Preempted,
+    BootFail,
+    Deadline,
+    OutOfMemory,
+    Unknown(u32),
+}
+
+impl JobState {
+    fn from_raw(state: u32) -> JobState {
+        match state & sys::JOB_STATE_BASE {
+            sys::job_states_JOB_PENDING => JobState::Pending,
+            sys::job_states_JOB_RUNNING => JobState::Running,
+            sys::job_states_JOB_SUSPENDED => JobState::Suspended,
+            sys::job_states_JOB_COMPLETE => JobState::Complete,
+            sys::job_states_JOB_CANCELLED => JobState::Cancelled,
+            sys::job_states_JOB_FAILED => JobState::Failed,
+            sys::job_states_JOB_TIMEOUT => JobState::Timeout,
+            sys::job_states_JOB_NODE_FAIL => JobState::NodeFail,
+            sys::job_states_JOB_PREEMPTED => JobState::Preempted,
+            sys::job_states_JOB_BOOT_FAIL => JobState::BootFail,
+            sys::job_states_JOB_DEADLINE => JobState::Deadline,
+            sys::job_states_JOB_OOM => JobState::OutOfMemory,
+            other => JobState::Unknown(other),
+        }
+    }
+}
+
+/// One job record.
+#[derive(Copy, Clone)]
+pub struct JobView<'g> {
+    ptr: *mut sys::job_record_t,
+    _guard: PhantomData<&'g sys::job_record_t>,
+}
+
+impl<'g> JobView<'g> {
+    /// # Safety
+    /// `ptr` must be NULL or a live job record protected by a job lock that
+    /// outlives `'g`.
+    pub(crate) unsafe fn from_ptr(ptr: *mut sys::job_record_t) -> Option<JobView<'g>> {
+        (!ptr.is_null()).then_some(JobView { ptr, _guard: PhantomData })
+    }
+
+    pub(crate) fn as_ptr(&self) -> *mut sys::job_record_t {
+        self.ptr
+    }
+
+    fn rec(&self) -> &'g sys::job_record_t {
+        // SAFETY: live and locked for 'g (constructor contract).
+        unsafe { &*self.ptr }
+    }
+
+    fn details(&self) -> Option<&'g sys::job_details> {
+        // SAFETY: details is NULL or owned by the record, alive with it.
+        unsafe { self.rec().details.as_ref() }
+    }
+
+    pub fn id(&self) -> u32 {
+        self.rec().job_id
+    }
+
+    pub fn name(&self) -> String {
+        // SAFETY: NULL or a NUL-terminated string owned by the record.
+        unsafe { crate::cstr_to_string(self.rec().name) }.unwrap_or_default()
+    }
+
+    pub fn state(&self) -> JobState {
+        JobState::from_raw(self.rec().job_state)
+    }
+
+    /// Pending and not revoked by a federation sibling.
+    pub fn is_pending(&self) -> bool {
+        self.state() == JobState::Pending && self.rec().job_state & sys::JOB_REVOKED == 0
+    }
+
+    /// Holding nodes: running, suspended, or completing after its end.
+    pub fn holds_nodes(&self) -> bool {
+        matches!(self.state(), JobState::Running | JobState::Suspended)
+            || self.rec().job_state & sys::JOB_COMPLETING != 0
+    }
+
+    /// Scheduling priority; 0 means held.
+    pub fn priority(&self) -> u32 {
+        self.rec().priority
+    }
+
+    /// Part of a heterogeneous job (not scheduled by this plugin yet).
+    pub fn is_het_job(&self) -> bool {
+        self.rec().het_job_id != 0
+    }
+
+    /// A batch script (as opposed to an srun/salloc allocation).
+    pub fn is_batch(&self) -> bool {
+        self.rec().batch_flag != 0
+    }
+
+    /// Nodes the job asked for (its minimum node count).
+    pub fn min_nodes(&self) -> u32 {
+        self.details().map_or(1, |d| d.min_nodes.max(1))
+    }
+
+    /// Its time limit in minutes, taking the partition's MaxTime when the
+    /// job set none; None when unlimited.
+    pub fn time_limit_minutes(&self) -> Option<u32> {
+        let mut limit = self.rec().time_limit;
+        if limit == sys::NO_VAL {
+            // SAFETY: part_ptr is NULL or a live partition record (partition
+            // records outlive the jobs that point to them).
+            limit = unsafe { self.rec().part_ptr.as_ref() }.map_or(sys::INFINITE, |p| p.max_time);
+        }
+        (limit != sys::INFINITE && limit != sys::NO_VAL).then_some(limit)
+    }
+
+    pub fn submit_time(&self) -> i64 {
+        self.details().map_or(0, |d| d.submit_time as i64)
+    }
+
+    pub fn start_time(&self) -> i64 {
+        self.rec().start_time as i64
+    }
+
+    /// For a running job, when its time limit expires.
+    pub fn end_time(&self) -> i64 {
+        self.rec().end_time as i64
+    }
+
+    /// Indices (in the node table) of the nodes allocated to it.
+    pub fn node_indices(&self) -> Vec<usize> {
+        // SAFETY: node_bitmap is NULL or a bitmap owned by the record.
+        unsafe { set_bits(self.rec().node_bitmap) }
+    }
+
+    /// Its allocated nodes as Slurm writes them ("n[1-3]").
+    pub fn nodes(&self) -> String {
+        // SAFETY: NULL or a NUL-terminated string owned by the record.
+        unsafe { crate::cstr_to_string(self.rec().nodes) }.unwrap_or_default()
+    }
+
+    /// The SPANK environment (NAME=value) that SPANK plugins set at submit.
+    pub fn spank_job_env(&self) -> Vec<String> {
+        let rec = self.rec();
+        if rec.spank_job_env.is_null() {
+            return Vec::new();
+        }
+        (0..rec.spank_job_env_size as usize)
+            // SAFETY: spank_job_env has spank_job_env_size entries, each
+            // NULL or a NUL-terminated string owned by the record.
+            .filter_map(|i| unsafe { crate::cstr_to_string(*rec.spank_job_env.add(i)) })
+            .collect()
+    }
+}
+
+/// Walks slurmctld's job_list with a list iterator, destroyed on drop.
+pub struct JobIter<'g> {
+    it: sys::ListIterator,
+    _guard: PhantomData<&'g ()>,
+}
+
+impl<'g> JobIter<'g> {
+    /// # Safety
+    /// `list` must be slurmctld's job list, protected by a job lock held for `'g`.
+    pub(crate) unsafe fn new(list: sys::List) -> JobIter<'g> {
+        // SAFETY: a valid list by the caller's contract.
+        JobIter { it: unsafe { sys::list_iterator_create(list) }, _guard: PhantomData }
+    }
+}
+
+impl<'g> Iterator for JobIter<'g> {
+    type Item = JobView<'g>;
+    fn next(&mut self) -> Option<JobView<'g>> {
+        // SAFETY: the iterator is live until drop; entries are job records.
+        unsafe { JobView::from_ptr(sys::list_next(self.it).cast()) }
+    }
+}
+
+impl Drop for JobIter<'_> {
+    fn drop(&mut self) {
+        // SAFETY: created by list_iterator_create, destroyed once.
+        unsafe { sys::list_iterator_destroy(self.it) }
+    }
+}

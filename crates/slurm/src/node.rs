@@ -1,0 +1,82 @@
+//! Read-only views of slurmctld's node records.
+
+use std::marker::PhantomData;
+
+use slurm_sys as sys;
+
+#[derive(Copy, Clone)]
+pub struct NodeView<'g> {
+    index: usize,
+    rec: &'g sys::node_record_t,
+}
+
+/// Flags that keep a node from taking a new job even when its base state is idle.
+const UNAVAILABLE: u32 = sys::NODE_STATE_DRAIN
+    | sys::NODE_STATE_COMPLETING
+    | sys::NODE_STATE_NO_RESPOND
+    | sys::NODE_STATE_POWERED_DOWN
+    | sys::NODE_STATE_POWERING_UP
+    | sys::NODE_STATE_FAIL
+    | sys::NODE_STATE_MAINT
+    | sys::NODE_STATE_REBOOT_REQUESTED;
+
+impl<'g> NodeView<'g> {
+    /// Position in slurmctld's node table.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    pub fn name(&self) -> String {
+        // SAFETY: NULL or a NUL-terminated string owned by the record.
+        unsafe { crate::cstr_to_string(self.rec.name) }.unwrap_or_default()
+    }
+
+    pub fn state_raw(&self) -> u32 {
+        self.rec.node_state
+    }
+
+    /// Idle, responding, not drained or completing: a job can start here now.
+    pub fn is_free(&self) -> bool {
+        sys::macros::node_base_state(self.rec.node_state) == sys::node_states_NODE_STATE_IDLE
+            && self.rec.node_state & UNAVAILABLE == 0
+    }
+
+    /// Down, drained or failed: not coming back by itself.
+    pub fn is_out_of_service(&self) -> bool {
+        let base = sys::macros::node_base_state(self.rec.node_state);
+        base == sys::node_states_NODE_STATE_DOWN
+            || base == sys::node_states_NODE_STATE_FUTURE
+            || self.rec.node_state & (sys::NODE_STATE_DRAIN | sys::NODE_STATE_FAIL) != 0
+    }
+}
+
+/// The non-empty slots of the node table (it may have holes since 22.05).
+pub struct NodeIter<'g> {
+    next: usize,
+    _guard: PhantomData<&'g ()>,
+}
+
+impl NodeIter<'_> {
+    pub(crate) fn new() -> Self {
+        NodeIter { next: 0, _guard: PhantomData }
+    }
+}
+
+impl<'g> Iterator for NodeIter<'g> {
+    type Item = NodeView<'g>;
+    fn next(&mut self) -> Option<NodeView<'g>> {
+        // SAFETY: the node table and its count change only under the node
+        // write lock, and the guard this iterator borrows holds a node lock.
+        unsafe {
+            let count = sys::node_record_count.max(0) as usize;
+            while self.next < count {
+                let i = self.next;
+                self.next += 1;
+                if let Some(rec) = (*sys::node_record_table_ptr.add(i)).as_ref() {
+                    return Some(NodeView { index: i, rec });
+                }
+            }
+            None
+        }
+    }
+}

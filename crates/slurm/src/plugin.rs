@@ -1,0 +1,172 @@
+//! What a scheduler plugin is to slurmctld: a few exported symbols. A plugin
+//! crate implements [`SchedPlugin`] and writes one `sched_plugin!` line; the
+//! macro emits every symbol slurmctld requires, each entry point behind the
+//! panic guard, so no plugin can forget a symbol or let a panic reach C.
+
+use std::path::PathBuf;
+
+use parking_lot::Mutex;
+use slurm_sys as sys;
+
+use crate::ffi_guard::guard;
+use crate::{SLURM_ERROR, SLURM_SUCCESS};
+
+/// What slurmctld lets a plugin see while it calls `init` or `reconfig`
+/// (both run inside read_slurm_conf, under slurmctld's config lock).
+pub struct PluginContext {
+    _private: (),
+}
+
+impl PluginContext {
+    /// `SchedulerParameters` from slurm.conf.
+    pub fn scheduler_parameters(&self) -> Option<String> {
+        read_sched_params()
+    }
+
+    /// The path of a configuration file that sits beside slurm.conf.
+    pub fn conf_path(&self, file: &str) -> PathBuf {
+        let name = crate::logger::c_text(file);
+        // SAFETY: get_extra_conf_path reads slurm_conf's path (config lock
+        // held by our caller) and returns an xmalloc'd string we free.
+        unsafe {
+            let mut p = sys::get_extra_conf_path(name.as_ptr().cast_mut());
+            let path = crate::cstr_to_string(p).unwrap_or_else(|| file.to_string());
+            sys::slurm_xfree(std::ptr::addr_of_mut!(p).cast());
+            PathBuf::from(path)
+        }
+    }
+}
+
+/// Reads slurm_conf.sched_params; the caller holds the config lock (init,
+/// reconfig, or a guard with the conf lock).
+pub(crate) fn read_sched_params() -> Option<String> {
+    // SAFETY: slurm_conf is libslurmfull's global, stable under the config
+    // lock; sched_params is NULL or a NUL-terminated string it owns.
+    unsafe { crate::cstr_to_string(std::ptr::addr_of!(sys::slurm_conf.sched_params).read()) }
+}
+
+/// A `sched/...` plugin.
+pub trait SchedPlugin: Send + Sized + 'static {
+    /// Load: read configuration, check slurm.conf, start threads. An error
+    /// refuses the load; its text goes into slurmctld's log.
+    fn init(ctx: &PluginContext) -> Result<Self, String>;
+    /// `scontrol reconfigure` (and slurmctld's own re-reads of slurm.conf).
+    /// An error keeps the plugin running on its previous configuration.
+    fn reconfig(&mut self, ctx: &PluginContext) -> Result<(), String>;
+    /// Unload: stop and join threads.
+    fn fini(self);
+}
+
+/// The loaded plugin's state, kept by the macro's statics.
+pub struct Instance<P>(Mutex<Option<P>>);
+
+impl<P: SchedPlugin> Instance<P> {
+    pub const fn new() -> Self {
+        Instance(Mutex::new(None))
+    }
+
+    pub fn init(&self, plugin_type: &'static str) -> i32 {
+        crate::logger::init(plugin_type);
+        guard("init", SLURM_ERROR, || {
+            let ctx = PluginContext { _private: () };
+            let mut slot = self.0.lock();
+            if slot.is_some() {
+                log::error!("init called twice; keeping the running instance");
+                return SLURM_ERROR;
+            }
+            match P::init(&ctx) {
+                Ok(p) => {
+                    *slot = Some(p);
+                    SLURM_SUCCESS
+                }
+                Err(e) => {
+                    log::error!("refusing to load: {e}");
+                    SLURM_ERROR
+                }
+            }
+        })
+    }
+
+    pub fn reconfig(&self) -> i32 {
+        guard("sched_p_reconfig", SLURM_ERROR, || {
+            let ctx = PluginContext { _private: () };
+            match self.0.lock().as_mut() {
+                Some(p) => match p.reconfig(&ctx) {
+                    Ok(()) => SLURM_SUCCESS,
+                    Err(e) => {
+                        log::error!("reconfigure rejected, keeping the previous configuration: {e}");
+                        SLURM_ERROR
+                    }
+                },
+                None => SLURM_ERROR,
+            }
+        })
+    }
+
+    pub fn fini(&self) {
+        guard("fini", (), || {
+            if let Some(p) = self.0.lock().take() {
+                p.fini();
+            }
+        })
+    }
+}
+
+impl<P: SchedPlugin> Default for Instance<P> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// `s` followed by a NUL, as a fixed-size array for a `const char x[]` symbol.
+pub const fn nul_terminated<const N: usize>(s: &str) -> [u8; N] {
+    let b = s.as_bytes();
+    assert!(b.len() + 1 == N, "array must be one longer than the string");
+    let mut out = [0u8; N];
+    let mut i = 0;
+    while i < b.len() {
+        assert!(b[i] != 0, "plugin strings may not contain NUL");
+        out[i] = b[i];
+        i += 1;
+    }
+    out
+}
+
+/// Emit the symbols of a `sched/...` plugin for type `$plugin`.
+///
+/// ```ignore
+/// slurm::sched_plugin!(Malleable, name: "Malleable scheduler", type: "sched/malleable");
+/// ```
+#[macro_export]
+macro_rules! sched_plugin {
+    ($plugin:ty, name: $name:literal, type: $ptype:literal) => {
+        const _: () = {
+            #[no_mangle]
+            #[used]
+            pub static plugin_name: [u8; $name.len() + 1] = $crate::plugin::nul_terminated($name);
+            #[no_mangle]
+            #[used]
+            pub static plugin_type: [u8; $ptype.len() + 1] = $crate::plugin::nul_terminated($ptype);
+            #[no_mangle]
+            #[used]
+            pub static plugin_version: u32 = $crate::SLURM_VERSION_NUMBER;
+
+            static INSTANCE: $crate::plugin::Instance<$plugin> = $crate::plugin::Instance::new();
+
+            #[no_mangle]
+            pub extern "C" fn init() -> ::std::os::raw::c_int {
+                INSTANCE.init($ptype)
+            }
+
+            #[no_mangle]
+            pub extern "C" fn fini() {
+                INSTANCE.fini()
+            }
+
+            #[no_mangle]
+            pub extern "C" fn sched_p_reconfig() -> ::std::os::raw::c_int {
+                INSTANCE.reconfig()
+            }
+        };
+    };
+}
