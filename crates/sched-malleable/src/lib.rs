@@ -1,1 +1,50 @@
+//! sched/malleable: slurmctld's only scheduler. It reads malleable.conf,
+//! checks that slurmctld has handed scheduling over, and runs the policy
+//! core's strategy in an agent thread (see `agent`).
 
+pub mod agent;
+pub mod config;
+pub mod snapshot;
+
+use slurm::{PluginContext, SchedPlugin, Slurmctld};
+
+use crate::agent::AgentHandle;
+use crate::config::{check_scheduler_parameters, Config};
+
+pub const CONF_FILE: &str = "malleable.conf";
+
+pub struct Malleable {
+    agent: AgentHandle,
+}
+
+fn read_config(ctx: &PluginContext) -> Result<Config, String> {
+    check_scheduler_parameters(ctx.scheduler_parameters().as_deref())?;
+    let path = ctx.conf_path(CONF_FILE);
+    let (config, found) = Config::load(&path)?;
+    if found {
+        log::info!("read {}: {:?}", path.display(), config);
+    } else {
+        log::info!("{} not found, using the defaults: {:?}", path.display(), config);
+    }
+    Ok(config)
+}
+
+impl SchedPlugin for Malleable {
+    fn init(ctx: &PluginContext) -> Result<Self, String> {
+        let config = read_config(ctx)?;
+        let ctld = Slurmctld::get()?;
+        Ok(Malleable { agent: AgentHandle::start(ctld, config)? })
+    }
+
+    fn reconfig(&mut self, ctx: &PluginContext) -> Result<(), String> {
+        let config = read_config(ctx)?;
+        self.agent.reconfigure(config);
+        Ok(())
+    }
+
+    fn fini(self) {
+        self.agent.stop();
+    }
+}
+
+slurm::sched_plugin!(Malleable, name: "Malleable scheduler", type: "sched/malleable");

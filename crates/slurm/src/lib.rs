@@ -7,6 +7,7 @@ pub mod bitmap;
 pub mod ctld;
 pub mod ffi_guard;
 pub mod job;
+pub mod loader;
 pub mod locks;
 pub mod logger;
 pub mod node;

@@ -1,0 +1,147 @@
+//! Everything a fresh machine needs before the plugins can be built and run:
+//! Debian's Slurm packages, the matching source tree (configured once and
+//! cached), and the plugins built and staged under their Slurm names.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use crate::Result;
+
+/// The Slurm we build against: exactly what Debian bookworm ships.
+pub const SLURM_DEB_VERSION: &str = "22.05.8-4+deb12u3";
+pub const SLURM_SRC_NAME: &str = "slurm-wlm-22.05.8";
+pub const SLURM_PLUGIN_SYSTEM_DIR: &str = "/usr/lib/x86_64-linux-gnu/slurm-wlm";
+
+const PACKAGES: &[&str] = &[
+    "slurmctld",
+    "slurmd",
+    "slurm-client",
+    "libslurm-dev",
+    "munge",
+    "libclang-dev",
+    "dpkg-dev",
+];
+
+/// Our plugins: cargo package, library file, and the name Slurm loads.
+pub const PLUGINS: &[(&str, &str, &str)] = &[("sched-malleable", "libsched_malleable.so", "sched_malleable.so")];
+
+pub fn run(cmd: &mut Command) -> Result<()> {
+    let status = cmd.status().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{cmd:?} failed: {status}"))
+    }
+}
+
+pub fn output(cmd: &mut Command) -> Result<String> {
+    let out = cmd.output().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(format!("{cmd:?} failed: {}: {}", out.status, String::from_utf8_lossy(&out.stderr).trim()))
+    }
+}
+
+fn installed_version(pkg: &str) -> Option<String> {
+    let out = Command::new("dpkg-query").args(["-W", "-f", "${Status}|${Version}", pkg]).output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (status, version) = text.split_once('|')?;
+    status.ends_with("installed").then(|| version.to_string())
+}
+
+fn apt_get() -> Command {
+    let mut c = Command::new("apt-get");
+    c.env("DEBIAN_FRONTEND", "noninteractive");
+    c
+}
+
+/// Install whatever of Slurm, munge and the build tools is missing.
+pub fn ensure_packages() -> Result<()> {
+    let missing: Vec<&str> = PACKAGES.iter().copied().filter(|p| installed_version(p).is_none()).collect();
+    if !missing.is_empty() {
+        let t = Instant::now();
+        eprintln!("xtask: installing {}", missing.join(" "));
+        run(apt_get().args(["update", "-qq"]))?;
+        run(apt_get().args(["install", "-y", "-qq", "--no-install-recommends"]).args(&missing))?;
+        eprintln!("xtask: installed in {:.1?}", t.elapsed());
+    }
+    match installed_version("slurmctld") {
+        Some(v) if v == SLURM_DEB_VERSION => Ok(()),
+        Some(v) => Err(format!("slurmctld {v} is installed; these plugins are built for {SLURM_DEB_VERSION}")),
+        None => Err("slurmctld is not installed".into()),
+    }
+}
+
+pub fn source_cache(root: &Path) -> PathBuf {
+    root.join(".cache/slurm-src")
+}
+
+/// The configured source tree of the installed Slurm, fetched and configured
+/// on first use (about 20 s), then cached under .cache/slurm-src.
+pub fn ensure_source_tree(root: &Path) -> Result<PathBuf> {
+    let cache = source_cache(root);
+    let tree = cache.join(SLURM_SRC_NAME);
+    if tree.join("config.h").is_file() {
+        return Ok(tree);
+    }
+    let t = Instant::now();
+    std::fs::create_dir_all(&cache).map_err(|e| format!("cannot create {}: {e}", cache.display()))?;
+    let sources = Path::new("/etc/apt/sources.list.d/malleable-slurm-src.sources");
+    if !sources.exists() {
+        std::fs::write(
+            sources,
+            "Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm\nComponents: main\n\
+             Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n\n\
+             Types: deb-src\nURIs: http://deb.debian.org/debian-security\nSuites: bookworm-security\n\
+             Components: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n",
+        )
+        .map_err(|e| format!("cannot write {}: {e}", sources.display()))?;
+    }
+    run(apt_get().args(["update", "-qq"]))?;
+    if !tree.is_dir() {
+        eprintln!("xtask: fetching the source of slurm-wlm {SLURM_DEB_VERSION}");
+        run(apt_get().current_dir(&cache).args(["source", "-qq", &format!("slurm-wlm={SLURM_DEB_VERSION}")]))?;
+    }
+    eprintln!("xtask: configuring {} (once)", tree.display());
+    let log = cache.join("configure.log");
+    let log_file = std::fs::File::create(&log).map_err(|e| e.to_string())?;
+    run(Command::new("./configure")
+        .current_dir(&tree)
+        .stdout(log_file.try_clone().map_err(|e| e.to_string())?)
+        .stderr(log_file))
+    .map_err(|e| format!("{e} (see {})", log.display()))?;
+    eprintln!("xtask: source tree ready in {:.1?}", t.elapsed());
+    Ok(tree)
+}
+
+/// Where the staged plugins go: the PluginDir our clusters search first.
+pub fn plugin_dir(root: &Path) -> PathBuf {
+    root.join("target/plugins")
+}
+
+/// Packages, source tree, release build, and each .so copied under the file
+/// name Slurm looks for (sched/malleable -> sched_malleable.so).
+pub fn build_plugins(root: &Path) -> Result<PathBuf> {
+    ensure_packages()?;
+    let tree = ensure_source_tree(root)?;
+    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cargo.current_dir(root).env("SLURM_SRC_DIR", &tree).args(["build", "--release"]);
+    for (pkg, _, _) in PLUGINS {
+        cargo.args(["-p", pkg]);
+    }
+    run(&mut cargo)?;
+    let dir = plugin_dir(root);
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    for (_, lib, slurm_name) in PLUGINS {
+        let from = root.join("target/release").join(lib);
+        let to = dir.join(slurm_name);
+        // Copy to a temporary name and rename, so a running slurmctld that
+        // has the old file mapped is not disturbed.
+        let tmp = dir.join(format!(".{slurm_name}.tmp"));
+        std::fs::copy(&from, &tmp).map_err(|e| format!("cannot copy {}: {e}", from.display()))?;
+        std::fs::rename(&tmp, &to).map_err(|e| e.to_string())?;
+    }
+    Ok(dir)
+}
