@@ -1,0 +1,55 @@
+//! Bad configuration: the plugin refuses to load, slurmctld stops, and its
+//! log says exactly what is wrong and what to write instead.
+
+mod common;
+
+use std::time::Duration;
+
+use xtask::cluster::Cluster;
+use xtask::wait;
+
+/// Start slurmctld on a cluster that should refuse; return its log once it
+/// has exited.
+fn refused_log(cluster: &Cluster) -> String {
+    // Depending on how far it got, slurmctld exits before or after it
+    // daemonizes; either way it must end and leave its reason in the log.
+    let _ = cluster.spawn_controller();
+    wait::until("slurmctld to refuse and exit", Duration::from_secs(30), || {
+        Ok((cluster.ctld_log().contains("sched/malleable: refusing to load") && !cluster.controller_running()).then_some(()))
+    })
+    .unwrap_or_else(|e| {
+        cluster.print_logs();
+        panic!("{e}")
+    });
+    cluster.ctld_log()
+}
+
+#[test]
+#[ignore = "needs slurmctld: cargo xtask test"]
+fn bad_values_in_malleable_conf_refuse_the_load() {
+    let mut spec = common::spec("t-badconf", 1, 17400);
+    spec.malleable_conf = Some("Strategy=easy\nSchedulerTick=soon\n".into());
+    let c = Cluster::create(spec).unwrap();
+    let log = refused_log(&c);
+    assert!(log.contains("malleable.conf: line 2: SchedulerTick=soon is not valid: expected whole seconds from 1 to 3600"), "{log}");
+    assert!(log.contains("Failed to initialize sched plugin"), "slurmctld should report the failed load");
+
+    // An unknown key is refused the same way, naming the allowed keys.
+    let mut spec = c.spec.clone();
+    drop(c);
+    spec.malleable_conf = Some("Strategy=easy\nBackfillDepth=100\n".into());
+    let c = Cluster::create(spec).unwrap();
+    let log = refused_log(&c);
+    assert!(log.contains("line 2: unknown key 'BackfillDepth'; allowed keys: Strategy, SchedulerTick"), "{log}");
+}
+
+#[test]
+#[ignore = "needs slurmctld: cargo xtask test"]
+fn slurm_conf_that_keeps_the_builtin_scheduler_refuses_the_load() {
+    let mut spec = common::spec("t-badparams", 1, 17500);
+    spec.scheduler_parameters = "defer".into();
+    let c = Cluster::create(spec).unwrap();
+    let log = refused_log(&c);
+    assert!(log.contains("SchedulerParameters in slurm.conf must contain sched_interval=-1"), "{log}");
+    assert!(log.contains("Add: SchedulerParameters=defer,sched_interval=-1"), "{log}");
+}

@@ -1,0 +1,85 @@
+//! On a real cluster: jobs start and complete, and every start goes through
+//! sched/malleable (batch scripts and srun allocations alike); and EASY's
+//! behaviour with a blocked head job.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{srun, start_lines, up, wait_child};
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn batch_and_srun_jobs_start_only_through_the_plugin() {
+    let c = up("t-starts", 4, 17100);
+    let mut ids = vec![
+        c.sbatch(&["-N1", "-t", "1", "--wrap", "sleep 1"]).unwrap(),
+        c.sbatch(&["-N2", "-t", "1", "--wrap", "sleep 2"]).unwrap(),
+        c.sbatch(&["-N4", "-t", "1", "--wrap", "sleep 1"]).unwrap(),
+    ];
+    let out = wait_child(
+        srun(&c, &["-N2", "-t", "1", "bash", "-c", "echo JOB=$SLURM_JOB_ID"]),
+        "srun -N2 to finish",
+        Duration::from_secs(90),
+    );
+    assert!(out.status.success(), "srun failed: {}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let srun_ids: Vec<u32> = stdout.lines().filter_map(|l| l.strip_prefix("JOB=")?.parse().ok()).collect();
+    assert_eq!(srun_ids.len(), 2, "one line per node expected: {stdout}");
+    assert_eq!(srun_ids[0], srun_ids[1]);
+    ids.push(srun_ids[0]);
+
+    let jobs = c.wait_all_finished(&ids, Duration::from_secs(90)).unwrap();
+    let log = c.ctld_log();
+    for j in &jobs {
+        assert_eq!(j.state, "COMPLETED", "JobId={} ended {}", j.id, j.state);
+        let lines = start_lines(&c, j.id);
+        assert_eq!(lines.len(), 1, "JobId={} should be started once by the plugin: {lines:?}", j.id);
+        assert!(
+            lines[0].contains(&format!("on {} (", j.node_list)),
+            "JobId={} ran on {} but the plugin logged {}",
+            j.id,
+            j.node_list,
+            lines[0]
+        );
+    }
+    // slurmctld's own scheduler logs "sched: Allocate JobId=..." when it
+    // starts a job; it must never have.
+    assert!(!log.contains("sched: Allocate JobId="), "the built-in scheduler started a job");
+    // The srun allocation was not granted at submit time (defer).
+    assert!(
+        log.contains(&format!("_slurm_rpc_allocate_resources JobId={} NodeList=(null)", srun_ids[0])),
+        "srun's allocation was not deferred to the plugin"
+    );
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn easy_backfills_only_jobs_that_do_not_delay_the_head() {
+    let c = up("t-easy", 4, 17200);
+    // A holds 3 of 4 nodes; its 2-minute limit sets the head's reservation.
+    let a = c.sbatch(&["-J", "A", "-N3", "-t", "2", "--wrap", "sleep 15"]).unwrap();
+    c.wait_job(a, "running", Duration::from_secs(30), |j| j.state == "RUNNING").unwrap();
+    // B needs all 4 nodes: the blocked head, reserved for when A's limit ends.
+    let b = c.sbatch(&["-J", "B", "-N4", "-t", "1", "--wrap", "sleep 2"]).unwrap();
+    // C fits on the free node and its 1-minute limit ends before B's reservation.
+    let cj = c.sbatch(&["-J", "C", "-N1", "-t", "1", "--wrap", "sleep 2"]).unwrap();
+    // D fits on the free node too, but its 5-minute limit would delay B.
+    let d = c.sbatch(&["-J", "D", "-N1", "-t", "5", "--wrap", "sleep 2"]).unwrap();
+
+    c.wait_job(cj, "started (backfilled)", Duration::from_secs(30), |j| j.has_started()).unwrap();
+    let (bj, dj) = (c.job(b).unwrap(), c.job(d).unwrap());
+    assert!(bj.is_pending(), "B should still wait for A, is {}", bj.state);
+    assert!(dj.is_pending(), "D must not start while it would delay B, is {}", dj.state);
+
+    let jobs = c.wait_all_finished(&[a, b, cj, d], Duration::from_secs(120)).unwrap();
+    let get = |id| jobs.iter().find(|j| j.id == id).unwrap().clone();
+    let (a, b, cj, d) = (get(a), get(b), get(cj), get(d));
+    for j in [&a, &b, &cj, &d] {
+        assert_eq!(j.state, "COMPLETED", "{} ended {}", j.name, j.state);
+        assert_eq!(start_lines(&c, j.id).len(), 1, "{} not started by the plugin", j.name);
+    }
+    assert!(cj.start < b.start, "C ({:?}) should start before B ({:?})", cj.start, b.start);
+    assert!(b.start >= a.end, "B starts when A's nodes come back");
+    assert!(d.start >= b.end, "D ran after B (B holds every node), D {:?} B end {:?}", d.start, b.end);
+}

@@ -1,0 +1,59 @@
+//! What the real-cluster tests share: our staged plugins, and a cluster spec
+//! per test with ports of its own.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Child, Command};
+use std::time::Duration;
+
+use xtask::cluster::{Cluster, ClusterSpec};
+use xtask::{setup, wait};
+
+/// The staged plugins; `cargo xtask test` builds them before running us.
+pub fn plugin_dir() -> PathBuf {
+    let dir = setup::plugin_dir(&xtask::repo_root());
+    for (_, _, name) in setup::PLUGINS {
+        assert!(dir.join(name).is_file(), "{} missing: run these tests through `cargo xtask test`", dir.join(name).display());
+    }
+    dir
+}
+
+pub fn spec(name: &str, nodes: usize, port_base: u16) -> ClusterSpec {
+    ClusterSpec::new(name, nodes, port_base, &plugin_dir())
+}
+
+pub fn up(name: &str, nodes: usize, port_base: u16) -> Cluster {
+    match Cluster::up(spec(name, nodes, port_base)) {
+        Ok(c) => c,
+        Err(e) => {
+            // The cluster was dropped inside up(); show what its daemons said.
+            let c = Cluster { spec: spec(name, nodes, port_base), dir: Cluster::dir_of(name), keep: true };
+            c.print_logs();
+            xtask::cluster::stop_all_in(&c.dir);
+            panic!("cluster {name} did not come up: {e}");
+        }
+    }
+}
+
+/// Lines of slurmctld.log in which our plugin says it started `job`.
+pub fn start_lines(cluster: &Cluster, job: u32) -> Vec<String> {
+    let needle = format!("sched/malleable: started JobId={job} on ");
+    cluster.ctld_log().lines().filter(|l| l.contains(&needle)).map(str::to_string).collect()
+}
+
+/// Wait for a child process with a deadline; kill it if it overruns.
+pub fn wait_child(mut child: Child, what: &str, timeout: Duration) -> std::process::Output {
+    let done = wait::until(what, timeout, || Ok(child.try_wait().map_err(|e| e.to_string())?.map(|_| ())));
+    if let Err(e) = done {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("{e}");
+    }
+    child.wait_with_output().expect("collect output")
+}
+
+pub fn srun(cluster: &Cluster, args: &[&str]) -> Child {
+    let mut c: Command = cluster.cmd("srun");
+    c.args(args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    c.spawn().expect("spawn srun")
+}

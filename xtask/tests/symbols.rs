@@ -1,0 +1,78 @@
+//! The symbol check: every built plugin loads with dlopen outside slurmctld,
+//! names its type, carries the installed Slurm's exact version, and exports
+//! every symbol slurmctld's loader requires for its kind (read from Slurm's
+//! own source, so the list follows Slurm rather than our belief about it).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use slurm::loader::LoadedObject;
+use xtask::setup;
+
+fn source_tree() -> PathBuf {
+    let dir = std::env::var_os("SLURM_SRC_DIR").expect("SLURM_SRC_DIR is set by .cargo/config.toml or cargo xtask test");
+    let dir = PathBuf::from(dir);
+    if dir.is_relative() {
+        xtask::repo_root().join(dir)
+    } else {
+        dir
+    }
+}
+
+/// SLURM_VERSION_NUMBER of the installed headers.
+fn installed_version() -> u32 {
+    let text = std::fs::read_to_string("/usr/include/slurm/slurm_version.h").expect("libslurm-dev installed");
+    let line = text.lines().find(|l| l.starts_with("#define SLURM_VERSION_NUMBER")).expect("version line");
+    let hex = line.split_whitespace().last().unwrap().trim_start_matches("0x");
+    u32::from_str_radix(hex, 16).expect("hex version")
+}
+
+/// The strings of the first `*syms[] = { ... }` array in a Slurm source file:
+/// the operations its plugin loader resolves, all required.
+fn required_symbols(file: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let start = text.find("syms[] = {").unwrap_or_else(|| panic!("no syms[] in {}", file.display()));
+    let body = &text[start..start + text[start..].find("};").unwrap()];
+    body.split('"').skip(1).step_by(2).map(str::to_string).collect()
+}
+
+fn loader_source(plugin_type: &str) -> &'static str {
+    match plugin_type.split('/').next().unwrap() {
+        "sched" => "src/slurmctld/sched_plugin.c",
+        other => panic!("no symbol list known for {other} plugins"),
+    }
+}
+
+#[test]
+#[ignore = "needs the built plugins: cargo xtask test"]
+fn every_plugin_loads_and_exports_what_slurm_requires() {
+    let dir = common::plugin_dir();
+    let version = installed_version();
+    assert_eq!(version & 0xffffff, slurm::SLURM_VERSION_NUMBER & 0xffffff, "bindings and installed headers disagree");
+    for (_, _, file) in setup::PLUGINS {
+        let path = dir.join(file);
+        let so = LoadedObject::open(&path).unwrap_or_else(|e| panic!("{e}"));
+        let ptype = so.string("plugin_type").unwrap_or_else(|| panic!("{file}: no plugin_type"));
+        assert_eq!(format!("{}.so", ptype.replace('/', "_")), *file, "file name must be what Slurm looks for");
+        let name = so.string("plugin_name").unwrap_or_default();
+        assert!(!name.is_empty(), "{file}: empty plugin_name");
+        // src/common/plugin.c compares the low 24 bits: major, minor, micro.
+        let v = so.u32("plugin_version").unwrap_or_else(|| panic!("{file}: no plugin_version"));
+        assert_eq!(v & 0xffffff, version & 0xffffff, "{file}: plugin_version {v:#x} != installed {version:#x}");
+        let mut required = vec!["init".to_string(), "fini".to_string()];
+        required.extend(required_symbols(&source_tree().join(loader_source(&ptype))));
+        for sym in &required {
+            assert!(so.has(sym), "{file} ({ptype}) does not export {sym}");
+        }
+        eprintln!("{file}: {ptype} \"{name}\" version {v:#x}, exports {}", required.join(" "));
+    }
+}
+
+#[test]
+#[ignore = "needs the Slurm source tree: cargo xtask test"]
+fn the_symbol_list_is_read_from_slurm() {
+    // Guards the check itself: the parser finds the one sched operation.
+    let syms = required_symbols(&source_tree().join("src/slurmctld/sched_plugin.c"));
+    assert_eq!(syms, vec!["sched_p_reconfig".to_string()]);
+}
