@@ -132,18 +132,67 @@ fn test() -> Result<()> {
     eprintln!("xtask: set-up and plugin build took {:.1?}", t.elapsed());
     let tree = setup::source_cache(&root).join(setup::SLURM_SRC_NAME);
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut total = TestCounts::default();
     let t = Instant::now();
-    setup::run(Command::new(&cargo).current_dir(&root).env("SLURM_SRC_DIR", &tree).args(["test", "--workspace"]))?;
+    let unit = run_tests(Command::new(&cargo).current_dir(&root).env("SLURM_SRC_DIR", &tree).args(["test", "--workspace"]));
     eprintln!("xtask: unit and property tests took {:.1?}", t.elapsed());
+    total.add(unit?);
     let t = Instant::now();
-    setup::run(Command::new(&cargo).current_dir(&root).env("SLURM_SRC_DIR", &tree).args([
+    let cluster = run_tests(Command::new(&cargo).current_dir(&root).env("SLURM_SRC_DIR", &tree).args([
         "test",
         "-p",
         "xtask",
         "--",
         "--ignored",
         "--test-threads=1",
-    ]))?;
+    ]));
     eprintln!("xtask: symbol check and cluster tests took {:.1?}", t.elapsed());
+    total.add(cluster?);
+    // One closing line for the whole run (cargo's last line is often a
+    // doc-test block with nothing in it).
+    println!("tests: {} passed, {} failed", total.passed, total.failed);
     Ok(())
+}
+
+#[derive(Default)]
+struct TestCounts {
+    passed: u64,
+    failed: u64,
+}
+
+impl TestCounts {
+    fn add(&mut self, other: TestCounts) {
+        self.passed += other.passed;
+        self.failed += other.failed;
+    }
+}
+
+/// Run `cargo test`, echoing its output, and add up its "test result:" lines.
+fn run_tests(cmd: &mut Command) -> Result<TestCounts> {
+    use std::io::{BufRead, BufReader};
+    let mut child = cmd.stdout(std::process::Stdio::piped()).spawn().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+    let mut counts = TestCounts::default();
+    for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
+        let line = line.map_err(|e| e.to_string())?;
+        println!("{line}");
+        if let Some(rest) = line.strip_prefix("test result: ") {
+            for part in rest.split([';', '.']) {
+                let mut words = part.split_whitespace();
+                if let (Some(n), Some(what)) = (words.next().and_then(|n| n.parse::<u64>().ok()), words.next()) {
+                    match what {
+                        "passed" => counts.passed += n,
+                        "failed" => counts.failed += n,
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    let status = child.wait().map_err(|e| e.to_string())?;
+    if status.success() {
+        Ok(counts)
+    } else {
+        println!("tests: {} passed, {} failed", counts.passed, counts.failed.max(1));
+        Err(format!("{cmd:?} failed: {status}"))
+    }
 }

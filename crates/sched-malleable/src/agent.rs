@@ -98,11 +98,7 @@ impl Agent {
     }
 
     fn run(mut self) {
-        log::info!(
-            "agent started: strategy {}, SchedulerTick {}s",
-            self.strategy.name(),
-            self.config.scheduler_tick.as_secs()
-        );
+        log::info!("agent started: {}", self.config);
         loop {
             let mut force = false;
             {
@@ -117,11 +113,7 @@ impl Agent {
                     self.strategy = c.strategy.build();
                     self.config = c;
                     force = true;
-                    log::info!(
-                        "reconfigured: strategy {}, SchedulerTick {}s",
-                        self.strategy.name(),
-                        self.config.scheduler_tick.as_secs()
-                    );
+                    log::info!("reconfigured: {}", self.config);
                 }
             }
             if self.ctld.scheduling_disabled() {

@@ -23,6 +23,13 @@ impl Default for Config {
     }
 }
 
+impl std::fmt::Display for Config {
+    /// As malleable.conf would say it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Strategy={} SchedulerTick={}", self.strategy.name(), self.scheduler_tick.as_secs())
+    }
+}
+
 const KEYS: &[&str] = &["Strategy", "SchedulerTick"];
 const TICK_RANGE: std::ops::RangeInclusive<u64> = 1..=3600;
 
@@ -95,6 +102,13 @@ pub fn check_scheduler_parameters(params: Option<&str>) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn displays_as_the_file_would_say_it() {
+        let c = Config::parse("Strategy=fcfs\nSchedulerTick=7").unwrap();
+        assert_eq!(c.to_string(), "Strategy=fcfs SchedulerTick=7");
+        assert_eq!(Config::parse(&c.to_string().replace(' ', "\n")).unwrap(), c);
+    }
 
     #[test]
     fn defaults_when_empty() {

@@ -22,9 +22,9 @@ fn read_config(ctx: &PluginContext) -> Result<Config, String> {
     let path = ctx.conf_path(CONF_FILE);
     let (config, found) = Config::load(&path)?;
     if found {
-        log::info!("read {}: {:?}", path.display(), config);
+        log::info!("read {}: {config}", path.display());
     } else {
-        log::info!("{} not found, using the defaults: {:?}", path.display(), config);
+        log::info!("{} not found, using the defaults: {config}", path.display());
     }
     Ok(config)
 }

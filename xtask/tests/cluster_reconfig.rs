@@ -1,0 +1,44 @@
+//! `scontrol reconfigure` on a live cluster: a new malleable.conf takes
+//! effect at once; a bad one is rejected, the running configuration stays,
+//! and slurmctld keeps scheduling.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{start_lines, up};
+use xtask::setup::output;
+use xtask::wait;
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn reconfigure_applies_a_new_strategy_and_rejects_a_bad_file() {
+    let c = up("t-reconfig", 2, 17600);
+    let conf = c.dir.join("etc/malleable.conf");
+
+    std::fs::write(&conf, "Strategy=fcfs\nSchedulerTick=7\n").unwrap();
+    output(c.cmd("scontrol").arg("reconfigure")).unwrap();
+    wait::until("the new configuration in the log", Duration::from_secs(30), || {
+        Ok(c.ctld_log().contains("sched/malleable: reconfigured: Strategy=fcfs SchedulerTick=7").then_some(()))
+    })
+    .unwrap();
+    let job = c.sbatch(&["-N2", "-t", "1", "--wrap", "sleep 1"]).unwrap();
+    c.wait_job(job, "completed", Duration::from_secs(60), |j| j.state == "COMPLETED").unwrap();
+    let lines = start_lines(&c, job);
+    assert!(lines.len() == 1 && lines[0].ends_with("(fcfs)"), "started by the new strategy: {lines:?}");
+
+    std::fs::write(&conf, "Strategy=fastest\n").unwrap();
+    output(c.cmd("scontrol").arg("reconfigure")).unwrap();
+    wait::until("the rejection in the log", Duration::from_secs(30), || {
+        Ok(c.ctld_log().contains("reconfigure rejected, keeping the previous configuration").then_some(()))
+    })
+    .unwrap();
+    let log = c.ctld_log();
+    assert!(log.contains("line 1: Strategy=fastest: unknown strategy 'fastest', allowed: "), "{log}");
+    assert!(c.controller_running(), "a bad file on reconfigure must not stop slurmctld");
+
+    let job = c.sbatch(&["-N1", "-t", "1", "--wrap", "sleep 1"]).unwrap();
+    c.wait_job(job, "completed", Duration::from_secs(60), |j| j.state == "COMPLETED").unwrap();
+    let lines = start_lines(&c, job);
+    assert!(lines.len() == 1 && lines[0].ends_with("(fcfs)"), "still the previous strategy: {lines:?}");
+}
