@@ -78,7 +78,7 @@ fn mkdir(path: &Path, mode: u32) -> Result<()> {
 /// where PID 1 does not reap).
 pub fn pid_alive(pid: i32) -> bool {
     match fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat.rsplit_once(") ").map_or(false, |(_, rest)| !rest.starts_with('Z')),
+        Ok(stat) => stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')),
         Err(_) => false,
     }
 }
@@ -270,7 +270,7 @@ impl Cluster {
     }
 
     pub fn controller_running(&self) -> bool {
-        self.controller_pid().map_or(false, pid_alive)
+        self.controller_pid().is_some_and(pid_alive)
     }
 
     pub fn stop_controller(&self) {

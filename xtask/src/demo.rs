@@ -90,7 +90,7 @@ fn print_schedule(jobs: &[JobInfo]) {
     let rel = |t: Option<i64>| t.map_or("-".to_string(), |t| format!("{:+}", t - t0));
     let bf = backfilled(jobs);
     println!();
-    println!("{:>6} {:<8} {:>5} {:>6} {:>7} {:>6} {:>5} {:>5}  {:<12} {}", "job", "name", "nodes", "limit", "submit", "start", "end", "wait", "nodelist", "");
+    println!("{:>6} {:<8} {:>5} {:>6} {:>7} {:>6} {:>5} {:>5}  nodelist", "job", "name", "nodes", "limit", "submit", "start", "end", "wait");
     for j in jobs {
         let wait = match (j.submit, j.start) {
             (Some(a), Some(b)) => format!("{}", b - a),
