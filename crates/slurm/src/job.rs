@@ -131,16 +131,16 @@ impl<'g> JobView<'g> {
     }
 
     pub fn submit_time(&self) -> i64 {
-        self.details().map_or(0, |d| i64::from(d.submit_time))
+        self.details().map_or(0, |d| d.submit_time)
     }
 
     pub fn start_time(&self) -> i64 {
-        i64::from(self.rec().start_time)
+        self.rec().start_time
     }
 
     /// For a running job, when its time limit expires.
     pub fn end_time(&self) -> i64 {
-        i64::from(self.rec().end_time)
+        self.rec().end_time
     }
 
     /// Indices (in the node table) of the nodes allocated to it.
