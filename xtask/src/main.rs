@@ -23,6 +23,10 @@ const USAGE: &str = "usage: cargo xtask <command>
   build                                  install Slurm, prepare its source tree, build the plugins
   slurm-src                              prepare the source tree and print its path";
 
+/// Ports of `cluster up` clusters: apart from the demo's (17000) and the
+/// tests' (17100 and up), so a development cluster can run beside them.
+const DEV_PORT_BASE: u16 = 16000;
+
 /// Options shared by the commands.
 struct Opts {
     nodes: usize,
@@ -94,7 +98,7 @@ fn cluster_cmd(args: &[String]) -> Result<()> {
     match sub {
         "up" => {
             let plugins = setup::build_plugins(&repo_root())?;
-            let mut c = Cluster::up(ClusterSpec::new(&o.name, o.nodes, 17000, &plugins))?;
+            let mut c = Cluster::up(ClusterSpec::new(&o.name, o.nodes, DEV_PORT_BASE, &plugins))?;
             c.keep = true;
             println!("cluster '{}' is up with {} nodes; use it with:", o.name, o.nodes);
             println!("  export SLURM_CONF={}", c.conf_path().display());

@@ -37,6 +37,9 @@ fn restart_loses_no_job_and_starts_the_pending_ones() {
     let log = c.ctld_log();
     assert_eq!(log.matches("sched/malleable: agent started").count(), 2, "the plugin should have run before and after");
     let restart_at = log.rfind("sched/malleable: agent started").unwrap();
+    // fini stopped and joined the agent thread when slurmctld shut down.
+    let stopped_at = log.find("sched/malleable: agent stopped after").expect("fini should stop the agent");
+    assert!(stopped_at < restart_at, "the agent stopped before the new slurmctld started it again");
     for id in [p1, p2] {
         let lines = start_lines(&c, id);
         assert_eq!(lines.len(), 1, "JobId={id}: {lines:?}");
