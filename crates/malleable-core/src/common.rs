@@ -53,6 +53,16 @@ impl FreePool {
         self.free.len() - self.taken
     }
 
+    /// Hand out the `n` lowest free nodes left (for an expand), or `None`.
+    pub(crate) fn take(&mut self, n: usize) -> Option<Vec<NodeIndex>> {
+        if n > self.len() {
+            return None;
+        }
+        let nodes = self.free[self.taken..self.taken + n].to_vec();
+        self.taken += n;
+        Some(nodes)
+    }
+
     /// Start `job` on the `size` lowest free nodes, or `None` if too few are left.
     pub(crate) fn start(&mut self, job: &PendingJob, size: usize) -> Option<Decision> {
         if size > self.len() {
@@ -93,6 +103,7 @@ pub(crate) mod test_support {
             submit,
             nodes,
             time_limit: Some(60),
+            malleable: None,
         }
     }
 

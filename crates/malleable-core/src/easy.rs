@@ -3,7 +3,7 @@
 //! later jobs start early only where they cannot delay the reservation.
 
 use crate::common::{end_if_started, runnable_queue, FreePool};
-use crate::model::{Decision, Snapshot, Time};
+use crate::model::{Decision, PendingJob, Snapshot, Time};
 use crate::strategy::Strategy;
 
 pub struct Easy;
@@ -56,7 +56,24 @@ pub fn easy(s: &Snapshot) -> Vec<Decision> {
         return decisions;
     };
 
-    let mut reservation = reservation(s, pool.len(), &started, head_size);
+    decisions.extend(backfill_behind_head(
+        s, queue, &mut pool, &started, head_size,
+    ));
+    decisions
+}
+
+/// EASY's second phase: with the head job (needing `head_size`) blocked, start
+/// the jobs of `queue` (those behind it) that cannot delay its reservation.
+/// `started`: the jobs started earlier in this pass (when they end, size).
+pub(crate) fn backfill_behind_head<'a>(
+    s: &Snapshot,
+    queue: impl Iterator<Item = (&'a PendingJob, usize)>,
+    pool: &mut FreePool,
+    started: &[(Option<Time>, usize)],
+    head_size: usize,
+) -> Vec<Decision> {
+    let mut decisions = Vec::new();
+    let mut reservation = reservation(s, pool.len(), started, head_size);
     for (job, size) in queue {
         if size > pool.len() {
             continue;
@@ -148,7 +165,7 @@ fn node_release_times(s: &Snapshot) -> Vec<Time> {
 mod tests {
     use super::*;
     use crate::common::test_support::{cluster, job, start};
-    use crate::model::{JobId, PendingJob, RunningJob};
+    use crate::model::{JobId, RunningJob};
 
     fn running(id: u32, nodes: &[usize], end_limit: Option<Time>) -> RunningJob {
         RunningJob {
@@ -156,6 +173,9 @@ mod tests {
             nodes: nodes.to_vec(),
             start: 0,
             end_limit,
+            malleable: None,
+            adapting: false,
+            mtct_ratio: None,
         }
     }
 

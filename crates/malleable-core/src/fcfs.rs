@@ -57,6 +57,9 @@ mod tests {
             nodes: vec![3],
             start: 0,
             end_limit: Some(200),
+            malleable: None,
+            adapting: false,
+            mtct_ratio: None,
         }];
         // 1 fits; 2 needs 3 of the 2 left; 3 would fit but must not overtake 2.
         s.pending = vec![job(1, 0, 1, 1), job(2, 0, 2, 3), job(3, 0, 3, 1)];

@@ -7,11 +7,16 @@
 #![forbid(unsafe_code)]
 
 mod common;
+pub mod constraint;
 pub mod easy;
 pub mod fcfs;
+pub mod fpsma;
 pub mod model;
+pub mod mtct;
+pub mod mtct_backfill;
 pub mod strategy;
 
+pub use constraint::{MalleableSpec, NodeConstraint};
 pub use easy::{easy, Reservation};
 pub use fcfs::fcfs;
 pub use model::{Decision, JobId, NodeIndex, PendingJob, RunningJob, Snapshot, Time};

@@ -1,6 +1,8 @@
 //! The core's view of a cluster at one instant: nodes, running jobs and the
 //! queue, in the core's own types, and the decisions a strategy may take.
 
+pub use crate::constraint::{MalleableSpec, NodeConstraint};
+
 /// Seconds since the Unix epoch (slurmctld's `time_t`); the simulator uses its
 /// own epoch. Signed so that differences are plain subtraction.
 pub type Time = i64;
@@ -28,7 +30,7 @@ pub struct Node {
 }
 
 /// A job that holds nodes.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RunningJob {
     pub id: JobId,
     pub nodes: Vec<NodeIndex>,
@@ -37,6 +39,22 @@ pub struct RunningJob {
     /// `None` for an unlimited job, whose nodes never come back as far as
     /// planning can tell.
     pub end_limit: Option<Time>,
+    /// `None` for a rigid job (it keeps its nodes until it ends).
+    pub malleable: Option<MalleableSpec>,
+    /// Seed 002's ADAPTING state: an expand or shrink of this job is under
+    /// way, so its node count is about to change (section IV-C).
+    pub adapting: bool,
+    /// The job's measured MPI-to-compute time ratio (seed 002, section IV-D),
+    /// reset after each adaptation; `None` until measured. Higher means less
+    /// efficient, so shrunk first and expanded last.
+    pub mtct_ratio: Option<f64>,
+}
+
+impl RunningJob {
+    /// A running malleable job that may be resized now: not mid-adaptation.
+    pub fn resizable(&self) -> Option<&MalleableSpec> {
+        self.malleable.as_ref().filter(|_| !self.adapting)
+    }
 }
 
 /// A job waiting in the queue that may be started now (its dependencies are
@@ -51,10 +69,13 @@ pub struct PendingJob {
     pub nodes: u32,
     /// Its time limit in seconds; `None` if unlimited.
     pub time_limit: Option<Time>,
+    /// `None` for a rigid job. A malleable job starts on `nodes` (its
+    /// `--nodes`) and may later be resized within the spec.
+    pub malleable: Option<MalleableSpec>,
 }
 
 /// Everything a scheduling pass sees.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Snapshot {
     pub now: Time,
     pub nodes: Vec<Node>,
@@ -65,7 +86,9 @@ pub struct Snapshot {
 impl Snapshot {
     /// Indices of the nodes a job could start on now, in table order.
     pub fn free_nodes(&self) -> Vec<NodeIndex> {
-        (0..self.nodes.len()).filter(|&i| self.nodes[i].free).collect()
+        (0..self.nodes.len())
+            .filter(|&i| self.nodes[i].free)
+            .collect()
     }
 
     /// Pending jobs in the order the queue serves them: priority first, then
@@ -87,4 +110,37 @@ impl Snapshot {
 pub enum Decision {
     /// Start this pending job on exactly these nodes.
     Start { job: JobId, nodes: Vec<NodeIndex> },
+    /// Grow a running malleable job onto these free nodes.
+    Expand {
+        job: JobId,
+        add_nodes: Vec<NodeIndex>,
+    },
+    /// Take these of its nodes from a running malleable job; they come back
+    /// free once the adaptation completes.
+    Shrink {
+        job: JobId,
+        remove_nodes: Vec<NodeIndex>,
+    },
+}
+
+impl Decision {
+    pub fn job(&self) -> JobId {
+        match self {
+            Decision::Start { job, .. }
+            | Decision::Expand { job, .. }
+            | Decision::Shrink { job, .. } => *job,
+        }
+    }
+}
+
+impl std::fmt::Display for Decision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Decision::Start { nodes, .. } => write!(f, "start on {} nodes", nodes.len()),
+            Decision::Expand { add_nodes, .. } => write!(f, "expand by {} nodes", add_nodes.len()),
+            Decision::Shrink { remove_nodes, .. } => {
+                write!(f, "shrink by {} nodes", remove_nodes.len())
+            }
+        }
+    }
 }

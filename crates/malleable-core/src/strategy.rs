@@ -17,15 +17,27 @@ pub trait Strategy: Send {
 pub enum StrategyKind {
     Fcfs,
     Easy,
+    Mtct,
+    Fpsma,
+    MtctBackfill,
 }
 
 impl StrategyKind {
-    pub const ALL: &'static [StrategyKind] = &[StrategyKind::Fcfs, StrategyKind::Easy];
+    pub const ALL: &'static [StrategyKind] = &[
+        StrategyKind::Fcfs,
+        StrategyKind::Easy,
+        StrategyKind::Mtct,
+        StrategyKind::Fpsma,
+        StrategyKind::MtctBackfill,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             StrategyKind::Fcfs => "fcfs",
             StrategyKind::Easy => "easy",
+            StrategyKind::Mtct => "mtct",
+            StrategyKind::Fpsma => "fpsma",
+            StrategyKind::MtctBackfill => "mtct-backfill",
         }
     }
 
@@ -37,7 +49,11 @@ impl StrategyKind {
             .find(|k| k.name().eq_ignore_ascii_case(value.trim()))
             .ok_or_else(|| {
                 let names: Vec<&str> = Self::ALL.iter().map(|k| k.name()).collect();
-                format!("unknown strategy '{}', allowed: {}", value, names.join(", "))
+                format!(
+                    "unknown strategy '{}', allowed: {}",
+                    value,
+                    names.join(", ")
+                )
             })
     }
 
@@ -45,6 +61,9 @@ impl StrategyKind {
         match self {
             StrategyKind::Fcfs => Box::new(crate::fcfs::Fcfs),
             StrategyKind::Easy => Box::new(crate::easy::Easy),
+            StrategyKind::Mtct => Box::new(crate::mtct::Mtct),
+            StrategyKind::Fpsma => Box::new(crate::fpsma::Fpsma),
+            StrategyKind::MtctBackfill => Box::new(crate::mtct_backfill::MtctBackfill),
         }
     }
 }

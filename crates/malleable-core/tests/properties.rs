@@ -32,6 +32,7 @@ fn pending(max_nodes: usize) -> impl Strategy<Value = Vec<PendingJob>> {
                 submit,
                 nodes,
                 time_limit,
+                malleable: None,
             })
             .collect()
     })
@@ -62,6 +63,9 @@ fn consistent_snapshot() -> impl Strategy<Value = Snapshot> {
                     nodes: (0..n).filter(|&i| owner[i] == k + 2).collect(),
                     start: 0,
                     end_limit,
+                    malleable: None,
+                    adapting: false,
+                    mtct_ratio: None,
                 })
                 .collect();
             Snapshot {
@@ -90,6 +94,9 @@ fn messy_snapshot() -> impl Strategy<Value = Snapshot> {
                         nodes,
                         start: 0,
                         end_limit,
+                        malleable: None,
+                        adapting: false,
+                        mtct_ratio: None,
                     })
                     .collect();
                 Snapshot {
@@ -154,7 +161,7 @@ fn apply(s: &Snapshot, decisions: &[&Decision]) -> Snapshot {
     for r in &mut after.running {
         r.nodes.retain(|&i| i < s.nodes.len() && !s.nodes[i].free);
     }
-    for Decision::Start { job, nodes } in decisions {
+    for (job, nodes) in decisions.iter().map(|d| start_of(d)) {
         let p = s.pending.iter().find(|p| p.id == *job).unwrap();
         for &i in nodes {
             after.nodes[i].free = false;
@@ -164,16 +171,24 @@ fn apply(s: &Snapshot, decisions: &[&Decision]) -> Snapshot {
             nodes: nodes.clone(),
             start: s.now,
             end_limit: p.time_limit.map(|l| s.now.saturating_add(l.max(0))),
+            malleable: None,
+            adapting: false,
+            mtct_ratio: None,
         });
     }
     after
 }
 
+/// FCFS and EASY only ever start jobs: anything else is a bug here.
+fn start_of(d: &Decision) -> (&JobId, &Vec<usize>) {
+    match d {
+        Decision::Start { job, nodes } => (job, nodes),
+        other => panic!("FCFS/EASY resized a job: {other:?}"),
+    }
+}
+
 fn started_ids(decisions: &[Decision]) -> Vec<JobId> {
-    decisions
-        .iter()
-        .map(|Decision::Start { job, .. }| *job)
-        .collect()
+    decisions.iter().map(|d| *start_of(d).0).collect()
 }
 
 /// Every node free and used once, every job pending and started once, with
@@ -182,7 +197,7 @@ fn check_valid(s: &Snapshot, decisions: &[Decision]) -> Result<(), TestCaseError
     let mut used = HashSet::new();
     let mut jobs = HashSet::new();
     let mut in_order: Vec<usize> = Vec::new();
-    for Decision::Start { job, nodes } in decisions {
+    for (job, nodes) in decisions.iter().map(start_of) {
         prop_assert!(jobs.insert(*job), "job {} started twice", job);
         let p = s.pending.iter().find(|p| p.id == *job);
         prop_assert!(p.is_some(), "job {} is not pending", job);
@@ -265,7 +280,7 @@ proptest! {
         let e = easy(&s);
         let all: Vec<&Decision> = e.iter().collect();
         let shadow = earliest_start(&apply(&s, &all[..pos]), need);
-        let used: usize = e.iter().map(|Decision::Start { nodes, .. }| nodes.len()).sum();
+        let used: usize = e.iter().map(|d| start_of(d).1.len()).sum();
         let free: Vec<usize> = (0..s.nodes.len()).filter(|&i| s.nodes[i].free).skip(used).collect();
         let started: HashSet<JobId> = started_ids(&e).into_iter().collect();
         for &(id, k) in runnable(&s).iter().skip(pos + 1) {
@@ -303,6 +318,9 @@ proptest! {
                     nodes: nodes.into_iter().map(|i| i % (n + 2)).collect(),
                     start: now,
                     end_limit,
+                    malleable: None,
+                    adapting: false,
+                    mtct_ratio: None,
                 })
                 .collect(),
             pending: jobs
@@ -315,6 +333,7 @@ proptest! {
                     // Mostly small enough to fit, sometimes huge.
                     nodes: if nodes % 4 == 0 { nodes } else { nodes % 4 },
                     time_limit,
+                    malleable: None,
                 })
                 .collect(),
         };

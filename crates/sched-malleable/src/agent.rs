@@ -167,6 +167,9 @@ impl Agent {
                         Err(e) => log::info!("could not start JobId={job} on {} nodes: {e}", table.len()),
                     }
                 }
+                Decision::Expand { job, .. } | Decision::Shrink { job, .. } => {
+                    log::info!("JobId={job}: {d} not applied: resizing running jobs is not supported by the plugin yet");
+                }
             }
         }
         self.seen = self.ctld.update_counters();

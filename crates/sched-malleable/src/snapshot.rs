@@ -42,6 +42,10 @@ pub fn take(guard: &LockGuard, now: i64) -> Taken {
                 } else {
                     job.time_limit_minutes().map(|_| job.end_time())
                 },
+                // The plugin cannot resize jobs yet: every job is rigid to the core.
+                malleable: None,
+                adapting: false,
+                mtct_ratio: None,
             });
         } else if job.is_pending() && job.priority() > 0 && !job.is_het_job() && guard.job_is_independent(&job) {
             pending.push(PendingJob {
@@ -50,6 +54,7 @@ pub fn take(guard: &LockGuard, now: i64) -> Taken {
                 submit: job.submit_time(),
                 nodes: job.min_nodes(),
                 time_limit: job.time_limit_minutes().map(|m| i64::from(m) * 60),
+                malleable: None,
             });
         }
     }

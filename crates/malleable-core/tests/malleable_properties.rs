@@ -1,0 +1,213 @@
+//! Property tests of the constraint arithmetic and of the malleable strategies
+//! on random consistent snapshots: never oversubscribed, resizes always within
+//! [min, max] and on-constraint, and no resize while any job is ADAPTING.
+
+use malleable_core::model::Node;
+use malleable_core::{
+    Decision, JobId, MalleableSpec, NodeConstraint, PendingJob, RunningJob, Snapshot, StrategyKind,
+};
+use proptest::prelude::*;
+use std::collections::{HashMap, HashSet};
+
+fn constraint() -> impl Strategy<Value = NodeConstraint> {
+    prop::sample::select(NodeConstraint::ALL.to_vec())
+}
+
+fn spec() -> impl Strategy<Value = MalleableSpec> {
+    (1u32..6, 0u32..12, constraint()).prop_map(|(min, extra, constraint)| MalleableSpec {
+        min,
+        max: min + extra,
+        constraint,
+    })
+}
+
+/// A cluster of up to 12 nodes, each free or held by one of up to 4 running
+/// jobs (some malleable, each holding a count its spec allows where possible),
+/// and up to 6 pending jobs.
+fn snapshot() -> impl Strategy<Value = Snapshot> {
+    let running = prop::collection::vec(
+        (
+            1usize..6,
+            prop::option::of(spec()),
+            any::<bool>(),
+            prop::option::of(0.0f64..3.0),
+            0i64..100,
+        ),
+        0..4,
+    );
+    let pending = prop::collection::vec(
+        (
+            1u32..10,
+            prop::option::of(spec()),
+            prop::option::of(1i64..500),
+        ),
+        0..6,
+    );
+    (0usize..5, running, pending, any::<bool>()).prop_map(
+        |(spare, running, pending, adapting_ok)| {
+            let mut nodes = Vec::new();
+            let mut run = Vec::new();
+            for (k, (size, spec, adapting, mtct, start)) in running.into_iter().enumerate() {
+                // A malleable job holds a count its spec allows, if any exists near `size`.
+                let size = match spec {
+                    Some(sp) => (sp.min..=sp.max)
+                        .find(|&n| sp.allows(n) && n as usize >= size)
+                        .or_else(|| sp.highest_valid())
+                        .unwrap_or(sp.min) as usize,
+                    None => size,
+                };
+                let first = nodes.len();
+                nodes.extend((0..size).map(|_| false));
+                run.push(RunningJob {
+                    id: JobId(100 + k as u32),
+                    nodes: (first..first + size).collect(),
+                    start,
+                    end_limit: Some(1000 + 50 * k as i64),
+                    malleable: spec,
+                    adapting: adapting && adapting_ok && spec.is_some(),
+                    mtct_ratio: mtct,
+                });
+            }
+            nodes.extend((0..spare).map(|_| true));
+            let pending = pending
+                .into_iter()
+                .enumerate()
+                .map(|(i, (n, malleable, time_limit))| PendingJob {
+                    id: JobId(i as u32 + 1),
+                    priority: 0,
+                    submit: i as i64,
+                    nodes: n,
+                    time_limit,
+                    malleable,
+                })
+                .collect();
+            Snapshot {
+                now: 500,
+                nodes: nodes
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, free)| Node {
+                        name: format!("n{i}"),
+                        free,
+                    })
+                    .collect(),
+                running: run,
+                pending,
+            }
+        },
+    )
+}
+
+/// Applies the decisions' node bookkeeping and checks every invariant.
+fn check(kind: StrategyKind, s: &Snapshot, ds: &[Decision]) -> Result<(), TestCaseError> {
+    let free: HashSet<usize> = s.free_nodes().into_iter().collect();
+    let mut handed_out = HashSet::new();
+    let mut touched = HashSet::new();
+    let running: HashMap<JobId, &RunningJob> = s.running.iter().map(|j| (j.id, j)).collect();
+    let any_adapting = s.running.iter().any(|j| j.adapting);
+    for d in ds {
+        prop_assert!(touched.insert(d.job()), "job {} decided twice", d.job());
+        match d {
+            Decision::Start { job, nodes } => {
+                let p = s
+                    .pending
+                    .iter()
+                    .find(|p| p.id == *job)
+                    .expect("started job is pending");
+                prop_assert_eq!(
+                    nodes.len(),
+                    p.nodes.max(1) as usize,
+                    "starts at its --nodes"
+                );
+                for i in nodes {
+                    prop_assert!(
+                        free.contains(i) && handed_out.insert(*i),
+                        "node {} not free",
+                        i
+                    );
+                }
+            }
+            Decision::Expand { job, add_nodes }
+            | Decision::Shrink {
+                job,
+                remove_nodes: add_nodes,
+            } => {
+                prop_assert!(
+                    !matches!(kind, StrategyKind::Fcfs | StrategyKind::Easy),
+                    "{:?} resized",
+                    kind
+                );
+                prop_assert!(!any_adapting, "resize while a job adapts");
+                let r = running.get(job).expect("resized job runs");
+                let spec = r.malleable.expect("resized job is malleable");
+                let current = r.nodes.len();
+                let after = if matches!(d, Decision::Expand { .. }) {
+                    for i in add_nodes {
+                        prop_assert!(
+                            free.contains(i) && handed_out.insert(*i),
+                            "node {} not free",
+                            i
+                        );
+                    }
+                    current + add_nodes.len()
+                } else {
+                    prop_assert!(!add_nodes.contains(&r.nodes[0]), "first node removed");
+                    for i in add_nodes {
+                        prop_assert!(r.nodes.contains(i), "node {} not the job's", i);
+                    }
+                    prop_assert!(!add_nodes.is_empty() && add_nodes.len() < current);
+                    current - add_nodes.len()
+                };
+                prop_assert!(
+                    spec.allows(after as u32),
+                    "{} -> {} off {:?}",
+                    current,
+                    after,
+                    spec
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn every_strategy_keeps_the_invariants(s in snapshot()) {
+        for &kind in StrategyKind::ALL {
+            let ds = kind.build().schedule(&s);
+            check(kind, &s, &ds)?;
+        }
+    }
+
+    #[test]
+    fn shrink_target_is_valid_below_current_and_frees_enough_when_possible(
+        sp in spec(), current in 1u32..20, needed in 1u32..20,
+    ) {
+        if let Some(t) = sp.shrink_target(current, needed) {
+            prop_assert!(sp.allows(t) && t < current);
+            // Frees enough whenever some valid count below does.
+            let possible = (1..current).any(|n| sp.allows(n) && current - n >= needed);
+            prop_assert_eq!(current - t >= needed, possible);
+            // And is the highest such count: no valid count between frees enough.
+            if possible {
+                prop_assert!(!(t + 1..current).any(|n| sp.allows(n) && current - n >= needed));
+            }
+        } else {
+            prop_assert!(!(1..current).any(|n| sp.allows(n)));
+        }
+    }
+
+    #[test]
+    fn expand_target_is_the_highest_valid_count_the_idle_nodes_allow(
+        sp in spec(), current in 1u32..20, idle in 0u32..20,
+    ) {
+        let best = (current + 1..=current + idle).rev().find(|&n| sp.allows(n));
+        prop_assert_eq!(sp.expand_target(current, idle), best);
+        if let Some(t) = best {
+            prop_assert!(t <= sp.max && t >= sp.min && sp.constraint.is_valid(t));
+        }
+    }
+}

@@ -1,0 +1,398 @@
+//! The discrete-event engine: submissions, completions, adaptation ends and
+//! scheduler ticks, with a scheduling pass of a malleable-core strategy after
+//! each instant's events, as sched/malleable runs one in slurmctld.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use malleable_core::model::Node;
+use malleable_core::{Decision, PendingJob, RunningJob, Snapshot, Strategy};
+
+use crate::app_model::{expand_cost, shrink_cost, AppModel};
+use crate::workload::{JobSpec, Workload};
+
+/// What happened to one job.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobRecord {
+    pub id: u32,
+    pub submit: f64,
+    pub start: f64,
+    pub end: f64,
+    pub start_nodes: u32,
+    pub final_nodes: u32,
+    pub malleable: bool,
+    pub expands: u32,
+    pub shrinks: u32,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct SimOptions {
+    pub app_model: AppModel,
+    /// Seconds between scheduler ticks while jobs wait (slurm's SchedulerTick);
+    /// 0 turns ticks off.
+    pub tick: f64,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions {
+            app_model: AppModel::fitted(),
+            tick: 60.0,
+        }
+    }
+}
+
+/// A finished run: every job's record and the node-seconds jobs held.
+#[derive(Clone, Debug)]
+pub struct SimResult {
+    pub nodes: usize,
+    pub jobs: Vec<JobRecord>,
+    pub node_seconds: f64,
+    pub passes: u64,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    /// Ordered so that at one instant nodes come back before jobs arrive.
+    Finish {
+        job: usize,
+        version: u32,
+    },
+    AdaptDone {
+        job: usize,
+    },
+    Submit {
+        job: usize,
+    },
+    Tick,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Job {
+    nodes: Vec<usize>,
+    /// Fraction of the job's work still to do.
+    left: f64,
+    /// When `left` was last brought up to date (progress stops while adapting).
+    since: f64,
+    /// Bumped on every resize so that a stale Finish event is ignored.
+    version: u32,
+    /// Nodes being added (expand) or taken (shrink) by the adaptation under way.
+    adapting: Option<(bool, Vec<usize>)>,
+    held_since: f64,
+    record: Option<JobRecord>,
+    running: bool,
+}
+
+struct Engine<'a> {
+    specs: &'a [JobSpec],
+    opts: SimOptions,
+    now: f64,
+    events: BinaryHeap<Reverse<(u64, u64, Event)>>,
+    seq: u64,
+    jobs: Vec<Job>,
+    /// The strategy's view, kept up to date between passes.
+    snapshot: Snapshot,
+    running: Vec<usize>,
+    node_seconds: f64,
+    tick_pending: bool,
+    passes: u64,
+}
+
+/// Run `workload` under `strategy` to the end.
+pub fn simulate(workload: &Workload, strategy: &mut dyn Strategy, opts: SimOptions) -> SimResult {
+    simulate_with_progress(workload, strategy, opts, &mut |_| {})
+}
+
+/// As [`simulate`], calling `progress(jobs_done)` now and then.
+pub fn simulate_with_progress(
+    workload: &Workload,
+    strategy: &mut dyn Strategy,
+    opts: SimOptions,
+    progress: &mut dyn FnMut(usize),
+) -> SimResult {
+    let mut e = Engine {
+        specs: &workload.jobs,
+        opts,
+        now: 0.0,
+        events: BinaryHeap::new(),
+        seq: 0,
+        jobs: vec![Job::default(); workload.jobs.len()],
+        snapshot: Snapshot {
+            now: 0,
+            nodes: (0..workload.nodes)
+                .map(|i| Node {
+                    name: format!("n{i}"),
+                    free: true,
+                })
+                .collect(),
+            running: Vec::new(),
+            pending: Vec::new(),
+        },
+        running: Vec::new(),
+        node_seconds: 0.0,
+        tick_pending: false,
+        passes: 0,
+    };
+    for (i, j) in workload.jobs.iter().enumerate() {
+        e.push(j.submit.max(0.0), Event::Submit { job: i });
+    }
+    let mut done = 0usize;
+    while let Some(Reverse((t, _, _))) = e.events.peek().copied() {
+        e.now = f64::from_bits(t);
+        let mut pass = false;
+        while let Some(Reverse((t2, _, ev))) = e.events.peek().copied() {
+            if t2 != t {
+                break;
+            }
+            e.events.pop();
+            pass |= e.handle(ev, &mut done);
+        }
+        if pass {
+            e.pass(strategy);
+        }
+        if done.is_multiple_of(1024) {
+            progress(done);
+        }
+    }
+    progress(done);
+    let jobs = e.jobs.into_iter().filter_map(|j| j.record).collect();
+    SimResult {
+        nodes: workload.nodes,
+        jobs,
+        node_seconds: e.node_seconds,
+        passes: e.passes,
+    }
+}
+
+impl Engine<'_> {
+    fn push(&mut self, t: f64, ev: Event) {
+        // Non-negative f64s order like their bit patterns.
+        self.seq += 1;
+        self.events
+            .push(Reverse((t.max(0.0).to_bits(), self.seq, ev)));
+    }
+
+    fn run_time(&self, i: usize, n: usize) -> f64 {
+        let s = &self.specs[i];
+        if s.malleable.is_none() {
+            return s.run_time;
+        }
+        self.opts
+            .app_model
+            .run_time(s.run_time, s.nodes.max(1), n as u32)
+    }
+
+    /// Bring a job's progress up to now (no progress while adapting).
+    fn progress(&mut self, i: usize) {
+        let n = self.jobs[i].nodes.len();
+        let rt = self.run_time(i, n);
+        let j = &mut self.jobs[i];
+        if j.adapting.is_none() && rt > 0.0 {
+            j.left = (j.left - (self.now - j.since) / rt).max(0.0);
+        }
+        j.since = self.now;
+    }
+
+    /// Count node-seconds held up to now.
+    fn account(&mut self, i: usize) {
+        let j = &mut self.jobs[i];
+        let held = j.nodes.len()
+            + j.adapting
+                .as_ref()
+                .map_or(0, |(grow, add)| if *grow { add.len() } else { 0 });
+        self.node_seconds += held as f64 * (self.now - j.held_since);
+        j.held_since = self.now;
+    }
+
+    fn schedule_finish(&mut self, i: usize) {
+        let rt = self.run_time(i, self.jobs[i].nodes.len());
+        let t = self.now + self.jobs[i].left * rt;
+        let version = self.jobs[i].version;
+        self.push(t, Event::Finish { job: i, version });
+    }
+
+    /// Apply one event; whether it calls for a scheduling pass.
+    fn handle(&mut self, ev: Event, done: &mut usize) -> bool {
+        match ev {
+            Event::Submit { job } => {
+                let s = &self.specs[job];
+                self.snapshot.pending.push(PendingJob {
+                    id: malleable_core::JobId(job as u32),
+                    priority: 0,
+                    submit: s.submit.floor() as i64,
+                    nodes: s.nodes,
+                    time_limit: Some(s.estimate.ceil() as i64),
+                    malleable: s.malleable,
+                });
+                true
+            }
+            Event::Finish { job, version } => {
+                if version != self.jobs[job].version || !self.jobs[job].running {
+                    return false;
+                }
+                self.account(job);
+                let j = &mut self.jobs[job];
+                j.running = false;
+                for &n in &j.nodes {
+                    self.snapshot.nodes[n].free = true;
+                }
+                let rec = j.record.as_mut().unwrap();
+                rec.end = self.now;
+                rec.final_nodes = j.nodes.len() as u32;
+                self.running.retain(|&r| r != job);
+                *done += 1;
+                true
+            }
+            Event::AdaptDone { job } => {
+                self.account(job);
+                let (grow, nodes) = self.jobs[job].adapting.take().unwrap();
+                self.jobs[job].since = self.now;
+                if grow {
+                    self.jobs[job].nodes.extend(nodes);
+                } else {
+                    self.jobs[job].nodes.retain(|n| !nodes.contains(n));
+                    for n in nodes {
+                        self.snapshot.nodes[n].free = true;
+                    }
+                }
+                self.schedule_finish(job);
+                true
+            }
+            Event::Tick => {
+                self.tick_pending = false;
+                true
+            }
+        }
+    }
+
+    fn pass(&mut self, strategy: &mut dyn Strategy) {
+        self.passes += 1;
+        self.snapshot.now = self.now.floor() as i64;
+        let ids = std::mem::take(&mut self.running);
+        let running: Vec<RunningJob> = ids.iter().map(|&i| self.running_view(i)).collect();
+        self.running = ids;
+        self.snapshot.running = running;
+        let decisions = strategy.schedule(&self.snapshot);
+        let mut started = Vec::new();
+        for d in decisions {
+            match d {
+                Decision::Start { job, nodes } => {
+                    let i = job.0 as usize;
+                    for &n in &nodes {
+                        assert!(
+                            self.snapshot.nodes[n].free,
+                            "{} started on busy node {n}",
+                            strategy.name()
+                        );
+                        self.snapshot.nodes[n].free = false;
+                    }
+                    let s = &self.specs[i];
+                    self.jobs[i] = Job {
+                        left: 1.0,
+                        since: self.now,
+                        held_since: self.now,
+                        running: true,
+                        record: Some(JobRecord {
+                            id: s.id,
+                            submit: s.submit,
+                            start: self.now,
+                            end: f64::NAN,
+                            start_nodes: nodes.len() as u32,
+                            final_nodes: 0,
+                            malleable: s.malleable.is_some(),
+                            expands: 0,
+                            shrinks: 0,
+                        }),
+                        nodes,
+                        ..Job::default()
+                    };
+                    self.running.push(i);
+                    self.schedule_finish(i);
+                    started.push(job);
+                }
+                Decision::Expand { job, add_nodes } => {
+                    let i = job.0 as usize;
+                    self.begin_adaptation(i);
+                    for &n in &add_nodes {
+                        assert!(
+                            self.snapshot.nodes[n].free,
+                            "{} expanded onto busy node {n}",
+                            strategy.name()
+                        );
+                        self.snapshot.nodes[n].free = false;
+                    }
+                    let cost = expand_cost(self.jobs[i].nodes.len() + add_nodes.len());
+                    self.jobs[i].adapting = Some((true, add_nodes));
+                    self.jobs[i].record.as_mut().unwrap().expands += 1;
+                    self.push(self.now + cost, Event::AdaptDone { job: i });
+                }
+                Decision::Shrink { job, remove_nodes } => {
+                    let i = job.0 as usize;
+                    self.begin_adaptation(i);
+                    let cost = shrink_cost(self.jobs[i].nodes.len());
+                    self.jobs[i].adapting = Some((false, remove_nodes));
+                    self.jobs[i].record.as_mut().unwrap().shrinks += 1;
+                    self.push(self.now + cost, Event::AdaptDone { job: i });
+                }
+            }
+        }
+        if !started.is_empty() {
+            started.sort_unstable();
+            self.snapshot
+                .pending
+                .retain(|p| started.binary_search(&p.id).is_err());
+        }
+        if self.opts.tick > 0.0 && !self.tick_pending && !self.snapshot.pending.is_empty() {
+            self.tick_pending = true;
+            self.push(self.now + self.opts.tick, Event::Tick);
+        }
+    }
+
+    fn begin_adaptation(&mut self, i: usize) {
+        assert!(
+            self.jobs[i].running && self.jobs[i].adapting.is_none(),
+            "resize of a job not running steadily"
+        );
+        self.progress(i);
+        self.account(i);
+        self.jobs[i].version += 1;
+    }
+
+    /// What the strategy sees of running job `i`. The MTCT ratio is the
+    /// model's at the current size: the measurement restarts after each
+    /// adaptation (seed 002, section V-A) and the model has no noise.
+    fn running_view(&mut self, i: usize) -> RunningJob {
+        self.progress(i);
+        let s = &self.specs[i];
+        let j = &self.jobs[i];
+        let rec = j.record.as_ref().unwrap();
+        let n = j.nodes.len();
+        let end_limit = if s.malleable.is_some() {
+            // The time limit scales with the predicted remaining run time.
+            let slack = if s.run_time > 0.0 {
+                s.estimate / s.run_time
+            } else {
+                1.0
+            };
+            let after = match &j.adapting {
+                Some((true, add)) => n + add.len(),
+                Some((false, rm)) => n - rm.len(),
+                None => n,
+            };
+            self.now + j.left * self.run_time(i, after) * slack.max(1.0)
+        } else {
+            rec.start + s.estimate
+        };
+        RunningJob {
+            id: malleable_core::JobId(i as u32),
+            nodes: j.nodes.clone(),
+            start: rec.start.floor() as i64,
+            end_limit: Some(end_limit.ceil() as i64),
+            malleable: s.malleable,
+            adapting: j.adapting.is_some(),
+            mtct_ratio: s
+                .malleable
+                .map(|_| self.opts.app_model.mtct_ratio(n as u32)),
+        }
+    }
+}

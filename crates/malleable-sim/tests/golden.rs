@@ -1,0 +1,83 @@
+//! Golden summaries of seeded ESP runs, plus checks with independent reasons:
+//! determinism, a work lower bound on the makespan, and rigid runs under fcfs/easy.
+//!
+//! The expected values were produced once by this code and checked in; to
+//! regenerate: `malleable-sim compare --workload esp --strategies easy,fpsma,mtct,mtct-backfill
+//! --malleable-fraction 1.0 --seed 1 --json out.json` and copy the fields.
+
+use malleable_core::StrategyKind;
+use malleable_sim::workload::esp;
+use malleable_sim::{simulate, summarize, SimOptions};
+
+fn run(kind: StrategyKind, fraction: f64, seed: u64) -> malleable_sim::Summary {
+    let w = esp(32, fraction, seed);
+    summarize(
+        kind.name(),
+        &simulate(&w, kind.build().as_mut(), SimOptions::default()),
+    )
+}
+
+#[test]
+fn golden_esp_seed_1_fully_malleable() {
+    let expected = [
+        (StrategyKind::Easy, 12029.0, 1608.3304347826088, 0, 0),
+        (
+            StrategyKind::Fpsma,
+            11502.630328141266,
+            1361.7758644374508,
+            224,
+            283,
+        ),
+        (
+            StrategyKind::Mtct,
+            10567.578644001935,
+            996.9636292157178,
+            224,
+            308,
+        ),
+        (
+            StrategyKind::MtctBackfill,
+            10745.32017689492,
+            784.6733679135832,
+            153,
+            151,
+        ),
+    ];
+    for (kind, makespan, wait, expands, shrinks) in expected {
+        let s = run(kind, 1.0, 1);
+        assert_eq!(s.jobs, 230, "{kind:?}");
+        assert!((s.makespan_s - makespan).abs() < 1e-6, "{kind:?}: {s:?}");
+        assert!((s.mean_wait_s - wait).abs() < 1e-6, "{kind:?}: {s:?}");
+        assert_eq!((s.expands, s.shrinks), (expands, shrinks), "{kind:?}");
+    }
+}
+
+#[test]
+fn runs_are_deterministic_and_rigid_under_fcfs_and_easy() {
+    for kind in [StrategyKind::Mtct, StrategyKind::MtctBackfill] {
+        assert_eq!(run(kind, 0.5, 3), run(kind, 0.5, 3));
+    }
+    for kind in [StrategyKind::Fcfs, StrategyKind::Easy] {
+        let s = run(kind, 1.0, 2);
+        assert_eq!((s.expands, s.shrinks), (0, 0));
+        // Malleable or not, a rigid run is the same run.
+        let rigid = run(kind, 0.0, 2);
+        assert_eq!(s.makespan_s, rigid.makespan_s);
+    }
+}
+
+#[test]
+fn makespan_is_at_least_the_work_over_the_machine() {
+    // Rigid ESP: sum of nodes * time over 32 nodes bounds the makespan below,
+    // and utilization is exactly that work over nodes * makespan.
+    let w = esp(32, 0.0, 4);
+    let work: f64 = w.jobs.iter().map(|j| j.nodes as f64 * j.run_time).sum();
+    for kind in [StrategyKind::Fcfs, StrategyKind::Easy, StrategyKind::Mtct] {
+        let s = run(kind, 0.0, 4);
+        assert!(s.makespan_s >= work / 32.0, "{kind:?}");
+        assert!(
+            (s.utilization - work / (32.0 * s.makespan_s)).abs() < 1e-9,
+            "{kind:?}"
+        );
+    }
+}
