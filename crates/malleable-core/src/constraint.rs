@@ -128,6 +128,13 @@ impl MalleableSpec {
             .or_else(|| self.valid_in(1, below).next())
     }
 
+    /// The lowest valid count above `current` and not above `current + idle`:
+    /// one step of a round-robin expansion. `None` if there is none.
+    pub fn next_valid_above(&self, current: u32, idle: u32) -> Option<u32> {
+        self.valid_in(current.saturating_add(1), current.saturating_add(idle))
+            .next()
+    }
+
     /// Where to expand a job on `current` nodes with `idle` nodes free: the
     /// highest valid count not above `current + idle`, within [min, max].
     /// `None` if that is not above `current`.

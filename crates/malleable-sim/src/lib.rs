@@ -29,11 +29,19 @@
 //! After every instant with a submission, a completion, the end of an
 //! adaptation (which the plugin sees as a job state change) or a tick (every
 //! 60 s while jobs wait), as sched/malleable's agent does.
+//!
+//! # Commands
+//! `malleable-sim run | compare | sweep | bench`: [`sweep`] repeats seed
+//! 002's Fig. 3 (fractions x seeds x strategies, CSVs, [`plot`]'s PNGs);
+//! [`bench`] times the simulator and single scheduling passes at scale.
 
 pub mod app_model;
+pub mod bench;
 pub mod engine;
 pub mod metrics;
+pub mod plot;
+pub mod sweep;
 pub mod workload;
 
-pub use engine::{simulate, SimOptions, SimResult};
+pub use engine::{simulate, simulate_with_progress, SimOptions, SimResult};
 pub use metrics::{summarize, Summary};

@@ -1,15 +1,18 @@
-//! `malleable-sim`: run one strategy on a workload, or compare several side by
-//! side (table with ratios to the first, and the JSON shape).
+//! `malleable-sim`: run one strategy on a workload, compare several side by
+//! side (table with ratios to the first, and the JSON shape), sweep
+//! the malleable fraction as in seed 002's Fig. 3, or time the simulator.
 
-use std::path::PathBuf;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use malleable_core::StrategyKind;
 use malleable_sim::app_model::AppModel;
-use malleable_sim::engine::simulate;
 use malleable_sim::metrics::{jobs_csv, summarize, Summary};
-use malleable_sim::workload::{esp, swf, Workload};
-use malleable_sim::SimOptions;
+use malleable_sim::workload::{esp, swf, synthetic, Workload};
+use malleable_sim::{bench, plot, simulate_with_progress, sweep, SimOptions};
 
 #[derive(Parser)]
 #[command(
@@ -17,9 +20,15 @@ use malleable_sim::SimOptions;
     about = "Simulate sched/malleable's strategies"
 )]
 struct Cli {
+    /// No progress bars (they are drawn on stderr only when it is a terminal).
+    #[arg(long, global = true)]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
+
+/// Workloads with at least this many jobs get a progress bar in run/compare.
+const PROGRESS_MIN_JOBS: usize = 5_000;
 
 #[derive(Subcommand)]
 enum Command {
@@ -46,14 +55,61 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Seed 002's Fig. 3: every strategy at each fraction of malleable jobs
+    /// and seed; writes sweep.csv, sweep-means.csv and PNG plots.
+    Sweep(SweepArgs),
+    /// Time the simulator (NASA trace, 200,000 synthetic jobs) and one
+    /// scheduling pass of each strategy at 5,000 nodes and 10,000 waiting jobs.
+    Bench {
+        /// Folder with NASA-iPSC-1993-3.1-cln.swf.gz [default: <repo>/../shared/workloads]
+        #[arg(long)]
+        workloads_dir: Option<PathBuf>,
+        /// Timed passes per strategy (the median is reported).
+        #[arg(long, default_value_t = 11, value_parser = clap::value_parser!(u32).range(1..))]
+        reps: u32,
+    },
+}
+
+#[derive(Args)]
+struct SweepArgs {
+    /// esp | swf:PATH | synthetic:JOBS
+    #[arg(long, default_value = "esp")]
+    workload: String,
+    /// Machine size (default: 32 for esp, the trace header for swf, 5000 for synthetic).
+    #[arg(long)]
+    nodes: Option<usize>,
+    /// Comma-separated: fcfs,easy,mtct,fpsma,mtct-backfill
+    #[arg(long, value_delimiter = ',', value_parser = parse_strategy,
+          default_value = "easy,fpsma,mtct,mtct-backfill")]
+    strategies: Vec<StrategyKind>,
+    /// Seeds: a list 1,2,3 or an inclusive range 1..5 (seeds 1 to 5).
+    // Spelled std::vec::Vec so that clap takes the parser's whole list as
+    // one value rather than treating the option as repeatable.
+    #[arg(long, default_value = "1..5", value_parser = sweep::parse_seeds)]
+    seeds: std::vec::Vec<u64>,
+    /// Malleable fractions, comma-separated [default: 0.1,0.2,..,1.0]
+    #[arg(long, value_delimiter = ',', value_parser = parse_fraction)]
+    fractions: Vec<f64>,
+    /// Multiply SWF submit times by this (e.g. 0.7 to compress arrivals).
+    #[arg(long, default_value_t = 1.0, value_parser = parse_positive)]
+    arrival_scale: f64,
+    /// fitted|linear
+    #[arg(long, default_value = "fitted", value_parser = AppModel::parse)]
+    app_model: AppModel,
+    /// Seconds between scheduler ticks while jobs wait (0: none).
+    #[arg(long, default_value_t = 60.0)]
+    tick: f64,
+    /// Directory for the CSVs and PNGs.
+    #[arg(long, default_value = "sweep-out")]
+    out: PathBuf,
 }
 
 #[derive(Args, Clone)]
 struct Common {
-    /// esp | swf:PATH
+    /// esp | swf:PATH | synthetic:JOBS
     #[arg(long)]
     workload: String,
-    /// Machine size (default: 32 for esp, the trace header for swf).
+    /// Machine size (default: 32 for esp, the trace header for swf, 5000 for synthetic).
     #[arg(long)]
     nodes: Option<usize>,
     /// Fraction of jobs that are malleable, 0.0 to 1.0.
@@ -93,28 +149,98 @@ fn parse_positive(v: &str) -> Result<f64, String> {
 }
 
 fn load(c: &Common) -> Result<Workload, String> {
-    if c.workload == "esp" {
-        Ok(esp(c.nodes.unwrap_or(32), c.malleable_fraction, c.seed))
-    } else if let Some(path) = c.workload.strip_prefix("swf:") {
-        let (w, skipped) = swf(path, c.nodes, c.arrival_scale, c.malleable_fraction, c.seed)?;
-        if skipped.no_size_or_runtime + skipped.larger_than_machine > 0 {
+    load_workload(
+        &c.workload,
+        c.nodes,
+        c.malleable_fraction,
+        c.seed,
+        c.arrival_scale,
+        true,
+    )
+}
+
+/// Offered load of `synthetic:JOBS` workloads (and of bench's).
+const SYNTHETIC_LOAD: f64 = 0.85;
+
+fn load_workload(
+    workload: &str,
+    nodes: Option<usize>,
+    fraction: f64,
+    seed: u64,
+    arrival_scale: f64,
+    report_skipped: bool,
+) -> Result<Workload, String> {
+    if workload == "esp" {
+        Ok(esp(nodes.unwrap_or(32), fraction, seed))
+    } else if let Some(path) = workload.strip_prefix("swf:") {
+        let (w, skipped) = swf(path, nodes, arrival_scale, fraction, seed)?;
+        if report_skipped && skipped.no_size_or_runtime + skipped.larger_than_machine > 0 {
             eprintln!("{}: skipped {:?}", w.name, skipped);
         }
         Ok(w)
+    } else if let Some(jobs) = workload.strip_prefix("synthetic:") {
+        let jobs: usize = jobs.parse().ok().filter(|&j| j > 0).ok_or_else(|| {
+            format!("--workload '{workload}' not allowed: synthetic:JOBS takes a job count above 0")
+        })?;
+        Ok(synthetic(
+            jobs,
+            nodes.unwrap_or(5_000),
+            SYNTHETIC_LOAD,
+            fraction,
+            seed,
+        ))
     } else {
         Err(format!(
-            "--workload '{}' not allowed: esp | swf:PATH",
-            c.workload
+            "--workload '{workload}' not allowed: esp | swf:PATH | synthetic:JOBS"
         ))
     }
 }
 
-fn run_one(w: &Workload, kind: StrategyKind, c: &Common) -> (Summary, malleable_sim::SimResult) {
+/// A bar on stderr, or a hidden one with `--quiet` or when stderr is not a
+/// terminal (so logs and CI output stay clean).
+fn progress_bar(len: u64, quiet: bool, template: &str) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    pb.set_style(
+        ProgressStyle::with_template(template)
+            .expect("a valid template")
+            .progress_chars("=> "),
+    );
+    pb
+}
+
+const JOBS_TEMPLATE: &str = "{msg} [{wide_bar}] {pos}/{len} jobs done ({elapsed}, eta {eta})";
+
+/// Simulate with a job-completion bar when the workload is big.
+fn simulate_shown(
+    w: &Workload,
+    kind: StrategyKind,
+    opts: SimOptions,
+    quiet: bool,
+) -> malleable_sim::SimResult {
+    let quiet = quiet || w.jobs.len() < PROGRESS_MIN_JOBS;
+    let pb = progress_bar(w.jobs.len() as u64, quiet, JOBS_TEMPLATE);
+    pb.set_message(kind.name());
+    let r = simulate_with_progress(w, kind.build().as_mut(), opts, &mut |done| {
+        pb.set_position(done as u64)
+    });
+    pb.finish_and_clear();
+    r
+}
+
+fn run_one(
+    w: &Workload,
+    kind: StrategyKind,
+    c: &Common,
+    quiet: bool,
+) -> (Summary, malleable_sim::SimResult) {
     let opts = SimOptions {
         app_model: c.app_model,
         tick: c.tick,
     };
-    let r = simulate(w, kind.build().as_mut(), opts);
+    let r = simulate_shown(w, kind, opts, quiet);
     (summarize(kind.name(), &r), r)
 }
 
@@ -181,14 +307,16 @@ fn main() {
 }
 
 fn real_main() -> Result<(), String> {
-    match Cli::parse().command {
+    let cli = Cli::parse();
+    let quiet = cli.quiet;
+    match cli.command {
         Command::Run {
             common,
             strategy,
             out,
         } => {
             let w = load(&common)?;
-            let (s, r) = run_one(&w, strategy, &common);
+            let (s, r) = run_one(&w, strategy, &common, quiet);
             print_table(std::slice::from_ref(&s));
             if let Some(dir) = out {
                 write_out(&dir, strategy.name(), &s, &r)?;
@@ -208,7 +336,7 @@ fn real_main() -> Result<(), String> {
             let w = load(&common)?;
             let mut rows = Vec::new();
             for &k in &strategies {
-                let (s, r) = run_one(&w, k, &common);
+                let (s, r) = run_one(&w, k, &common, quiet);
                 if let Some(dir) = &out {
                     write_out(dir, k.name(), &s, &r)?;
                 }
@@ -222,6 +350,210 @@ fn real_main() -> Result<(), String> {
                     .map_err(|e| format!("--json {}: {e}", path.display()))?;
             }
         }
+        Command::Sweep(args) => run_sweep(args, quiet)?,
+        Command::Bench {
+            workloads_dir,
+            reps,
+        } => run_bench(
+            &workloads_dir.unwrap_or_else(bench::default_workloads_dir),
+            reps as usize,
+            quiet,
+        )?,
+    }
+    Ok(())
+}
+
+fn run_sweep(a: SweepArgs, quiet: bool) -> Result<(), String> {
+    let fractions = if a.fractions.is_empty() {
+        sweep::paper_fractions()
+    } else {
+        a.fractions.clone()
+    };
+    if a.strategies.is_empty() {
+        return Err("--strategies: give at least one of fcfs,easy,mtct,fpsma,mtct-backfill".into());
+    }
+    std::fs::create_dir_all(&a.out).map_err(|e| format!("--out {}: {e}", a.out.display()))?;
+    let total = (fractions.len() * a.seeds.len() * a.strategies.len()) as u64;
+    let pb = progress_bar(
+        total,
+        quiet,
+        "{msg} [{wide_bar}] {pos}/{len} simulations ({elapsed}, eta {eta})",
+    );
+    let opts = SimOptions {
+        app_model: a.app_model,
+        tick: a.tick,
+    };
+    let mut machine = 0;
+    let rows = sweep::run_sweep(
+        &fractions,
+        &a.seeds,
+        &a.strategies,
+        opts,
+        &mut |fraction, seed| {
+            pb.set_message(format!("fraction {fraction:.1} seed {seed}"));
+            let w = load_workload(&a.workload, a.nodes, fraction, seed, a.arrival_scale, false)?;
+            machine = w.nodes;
+            Ok(w)
+        },
+        &mut |_| pb.inc(1),
+    )?;
+    pb.finish_and_clear();
+    let means = sweep::means(&rows);
+    let write = |name: &str, text: String| {
+        let path = a.out.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("--out {}: {e}", path.display()))?;
+        Ok::<_, String>(path)
+    };
+    let mut written = vec![
+        write("sweep.csv", sweep::rows_csv(&rows))?,
+        write("sweep-means.csv", sweep::means_csv(&means))?,
+    ];
+    let caption = format!(
+        "{}, {machine} nodes, mean of {} seed{}",
+        a.workload,
+        a.seeds.len(),
+        if a.seeds.len() == 1 { "" } else { "s" }
+    );
+    written.extend(plot::plot_fig3(&a.out, &means, &caption)?);
+    print_means(&means);
+    for p in written {
+        println!("wrote {}", p.display());
+    }
+    Ok(())
+}
+
+/// A table of the sweep's means: its name and how to read it.
+type MeanColumn = (&'static str, fn(&sweep::MeanRow) -> f64);
+
+/// The sweep's means as a fraction x strategy table per metric.
+fn print_means(means: &[sweep::MeanRow]) {
+    let mut strategies: Vec<&str> = Vec::new();
+    let mut fractions: Vec<f64> = Vec::new();
+    for m in means {
+        if !strategies.contains(&m.strategy.as_str()) {
+            strategies.push(&m.strategy);
+        }
+        if !fractions.contains(&m.fraction) {
+            fractions.push(m.fraction);
+        }
+    }
+    let metrics: [MeanColumn; 4] = [
+        ("makespan_s", |m| m.makespan_s),
+        ("mean_wait_s", |m| m.mean_wait_s),
+        ("mean_response_s", |m| m.mean_response_s),
+        ("utilization", |m| m.utilization),
+    ];
+    for (name, f) in metrics {
+        print!("{name:<16}");
+        for s in &strategies {
+            print!("{s:>15}");
+        }
+        println!();
+        for &fr in &fractions {
+            print!("{fr:<16.1}");
+            for s in &strategies {
+                match means.iter().find(|m| m.fraction == fr && m.strategy == *s) {
+                    Some(m) if name == "utilization" => print!("{:>15.3}", f(m)),
+                    Some(m) => print!("{:>15.1}", f(m)),
+                    None => print!("{:>15}", "-"),
+                }
+            }
+            println!();
+        }
+        println!();
+    }
+}
+
+/// One line of bench's report.
+fn bench_line(what: &str, took: Duration, target: Duration) {
+    let fmt = |d: Duration| {
+        if d < Duration::from_millis(100) {
+            format!("{:.3} ms", d.as_secs_f64() * 1e3)
+        } else {
+            format!("{:.3} s", d.as_secs_f64())
+        }
+    };
+    println!(
+        "{what:<62} {:>12}  target < {:<8} {}",
+        fmt(took),
+        fmt(target).replace(".000", ""),
+        if took < target { "PASS" } else { "MISS" }
+    );
+}
+
+fn run_bench(dir: &Path, reps: usize, quiet: bool) -> Result<(), String> {
+    if cfg!(debug_assertions) {
+        eprintln!("malleable-sim bench: a debug build; time a --release build");
+    }
+    let trace = bench::nasa_trace(dir)?;
+    let opts = SimOptions::default();
+
+    let t = Instant::now();
+    let w = load_workload(
+        &format!("swf:{}", trace.display()),
+        None,
+        0.0,
+        1,
+        1.0,
+        false,
+    )?;
+    let read = t.elapsed();
+    let t = Instant::now();
+    let r = simulate_shown(&w, StrategyKind::Easy, opts, quiet);
+    let sim = t.elapsed();
+    bench_line(
+        &format!(
+            "NASA trace under easy: read + simulate ({} jobs, {} nodes)",
+            r.jobs.len(),
+            w.nodes
+        ),
+        read + sim,
+        Duration::from_secs(2),
+    );
+    println!(
+        "  (read {:.3} s, simulate {:.3} s, {} passes)",
+        read.as_secs_f64(),
+        sim.as_secs_f64(),
+        r.passes
+    );
+
+    let t = Instant::now();
+    let w = synthetic(200_000, 5_000, SYNTHETIC_LOAD, 0.0, 1);
+    let generate = t.elapsed();
+    let t = Instant::now();
+    let r = simulate_shown(&w, StrategyKind::Easy, opts, quiet);
+    let sim = t.elapsed();
+    bench_line(
+        &format!(
+            "synthetic under easy ({} jobs, {} nodes, load {SYNTHETIC_LOAD})",
+            r.jobs.len(),
+            w.nodes
+        ),
+        generate + sim,
+        Duration::from_secs(60),
+    );
+    println!(
+        "  (generate {:.3} s, simulate {:.3} s, {} passes)",
+        generate.as_secs_f64(),
+        sim.as_secs_f64(),
+        r.passes
+    );
+
+    let snapshot = bench::pass_snapshot(5_000, 10_000, 1);
+    println!(
+        "one pass at {} nodes ({} free), {} running, {} waiting; median of {reps}:",
+        snapshot.nodes.len(),
+        snapshot.free_nodes().len(),
+        snapshot.running.len(),
+        snapshot.pending.len()
+    );
+    for &k in StrategyKind::ALL {
+        let (took, decisions) = bench::time_pass(k, &snapshot, reps);
+        bench_line(
+            &format!("  {} pass ({decisions} decisions)", k.name()),
+            took,
+            Duration::from_millis(10),
+        );
     }
     Ok(())
 }

@@ -116,6 +116,69 @@ fn choose_malleable(n: usize, fraction: f64, seed: u64) -> Vec<bool> {
     chosen
 }
 
+/// A synthetic workload for scale tests (`bench`, `--workload synthetic:N`):
+/// `jobs` jobs on `machine` nodes, all drawn from `seed`. Sizes are
+/// log-uniform on 1..=machine/8 (half of them rounded to a power of two, as
+/// in real traces); run times log-uniform on 30 s..10 h; time limits the run
+/// time times U(1, 3); Poisson arrivals at the rate that offers `load` times
+/// the machine's node-seconds. Malleable jobs (the chosen fraction) get min
+/// 1, max the machine, no constraint, as for SWF traces.
+pub fn synthetic(
+    jobs: usize,
+    machine: usize,
+    load: f64,
+    malleable_fraction: f64,
+    seed: u64,
+) -> Workload {
+    use rand::Rng;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x7379_6e74_6865_7469);
+    let log_uniform = |rng: &mut ChaCha8Rng, lo: f64, hi: f64| {
+        (lo.ln() + rng.gen::<f64>() * (hi.ln() - lo.ln())).exp()
+    };
+    let largest = (machine / 8).max(1) as f64;
+    let mut specs: Vec<JobSpec> = (0..jobs)
+        .map(|i| {
+            let mut size = log_uniform(&mut rng, 1.0, largest + 0.999).floor();
+            if rng.gen_bool(0.5) {
+                size = 2f64.powi(size.log2().round() as i32).min(largest);
+            }
+            let run_time = log_uniform(&mut rng, 30.0, 36_000.0).round();
+            let estimate = (run_time * rng.gen_range(1.0..3.0)).ceil();
+            JobSpec {
+                id: i as u32 + 1,
+                submit: 0.0,
+                nodes: (size as u32).clamp(1, machine as u32),
+                run_time,
+                estimate,
+                malleable: None,
+            }
+        })
+        .collect();
+    let work: f64 = specs.iter().map(|j| j.nodes as f64 * j.run_time).sum();
+    let mean_gap = work / specs.len().max(1) as f64 / (machine as f64 * load);
+    let mut t = 0.0f64;
+    for j in &mut specs {
+        j.submit = t.round();
+        // Exponential gaps: -ln(U) with U in (0, 1].
+        t += -(1.0 - rng.gen::<f64>()).ln() * mean_gap;
+    }
+    let chosen = choose_malleable(specs.len(), malleable_fraction, seed);
+    for (job, m) in specs.iter_mut().zip(chosen) {
+        if m {
+            job.malleable = Some(MalleableSpec {
+                min: 1,
+                max: machine as u32,
+                constraint: NodeConstraint::None,
+            });
+        }
+    }
+    Workload {
+        name: format!("synthetic:{jobs}"),
+        nodes: machine,
+        jobs: specs,
+    }
+}
+
 /// What was dropped while reading a trace, and why.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SwfSkipped {
@@ -303,6 +366,25 @@ mod tests {
             .jobs
             .iter()
             .all(|j| j.malleable.unwrap().allows(j.nodes)));
+    }
+
+    #[test]
+    fn synthetic_is_seeded_fits_the_machine_and_offers_the_load() {
+        let a = synthetic(5_000, 512, 0.8, 0.5, 3);
+        assert_eq!(a.jobs, synthetic(5_000, 512, 0.8, 0.5, 3).jobs);
+        assert_ne!(a.jobs, synthetic(5_000, 512, 0.8, 0.5, 4).jobs);
+        assert!(a.jobs.iter().all(|j| (1..=64).contains(&j.nodes)));
+        assert!(a.jobs.iter().all(|j| j.estimate >= j.run_time));
+        assert!(a.jobs.windows(2).all(|p| p[0].submit <= p[1].submit));
+        assert_eq!(
+            a.jobs.iter().filter(|j| j.malleable.is_some()).count(),
+            2_500
+        );
+        // Offered load: work / (machine * span) near 0.8.
+        let work: f64 = a.jobs.iter().map(|j| j.nodes as f64 * j.run_time).sum();
+        let span = a.jobs.last().unwrap().submit;
+        let offered = work / (512.0 * span);
+        assert!((0.7..0.9).contains(&offered), "offered load {offered}");
     }
 
     #[test]
