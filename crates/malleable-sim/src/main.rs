@@ -481,63 +481,51 @@ fn bench_line(what: &str, took: Duration, target: Duration) {
     );
 }
 
+/// Time a whole EASY run: making the workload (`step` names that phase) plus
+/// simulating it, against `target`, then the two phases and the pass count.
+fn bench_whole_run(
+    step: &str,
+    prepare: impl FnOnce() -> Result<Workload, String>,
+    label: impl FnOnce(usize, usize) -> String,
+    target: Duration,
+    quiet: bool,
+) -> Result<(), String> {
+    let t = Instant::now();
+    let w = prepare()?;
+    let prepared = t.elapsed();
+    let t = Instant::now();
+    let r = simulate_shown(&w, StrategyKind::Easy, SimOptions::default(), quiet);
+    let sim = t.elapsed();
+    bench_line(&label(r.jobs.len(), w.nodes), prepared + sim, target);
+    println!(
+        "  ({step} {:.3} s, simulate {:.3} s, {} passes)",
+        prepared.as_secs_f64(),
+        sim.as_secs_f64(),
+        r.passes
+    );
+    Ok(())
+}
+
 fn run_bench(dir: &Path, reps: usize, quiet: bool) -> Result<(), String> {
     if cfg!(debug_assertions) {
         eprintln!("malleable-sim bench: a debug build; time a --release build");
     }
     let trace = bench::nasa_trace(dir)?;
-    let opts = SimOptions::default();
 
-    let t = Instant::now();
-    let w = load_workload(
-        &format!("swf:{}", trace.display()),
-        None,
-        0.0,
-        1,
-        1.0,
-        false,
-    )?;
-    let read = t.elapsed();
-    let t = Instant::now();
-    let r = simulate_shown(&w, StrategyKind::Easy, opts, quiet);
-    let sim = t.elapsed();
-    bench_line(
-        &format!(
-            "NASA trace under easy: read + simulate ({} jobs, {} nodes)",
-            r.jobs.len(),
-            w.nodes
-        ),
-        read + sim,
+    bench_whole_run(
+        "read",
+        || load_workload(&format!("swf:{}", trace.display()), None, 0.0, 1, 1.0, false),
+        |jobs, nodes| format!("NASA trace under easy: read + simulate ({jobs} jobs, {nodes} nodes)"),
         Duration::from_secs(2),
-    );
-    println!(
-        "  (read {:.3} s, simulate {:.3} s, {} passes)",
-        read.as_secs_f64(),
-        sim.as_secs_f64(),
-        r.passes
-    );
-
-    let t = Instant::now();
-    let w = synthetic(200_000, 5_000, SYNTHETIC_LOAD, 0.0, 1);
-    let generate = t.elapsed();
-    let t = Instant::now();
-    let r = simulate_shown(&w, StrategyKind::Easy, opts, quiet);
-    let sim = t.elapsed();
-    bench_line(
-        &format!(
-            "synthetic under easy ({} jobs, {} nodes, load {SYNTHETIC_LOAD})",
-            r.jobs.len(),
-            w.nodes
-        ),
-        generate + sim,
+        quiet,
+    )?;
+    bench_whole_run(
+        "generate",
+        || Ok(synthetic(200_000, 5_000, SYNTHETIC_LOAD, 0.0, 1)),
+        |jobs, nodes| format!("synthetic under easy ({jobs} jobs, {nodes} nodes, load {SYNTHETIC_LOAD})"),
         Duration::from_secs(60),
-    );
-    println!(
-        "  (generate {:.3} s, simulate {:.3} s, {} passes)",
-        generate.as_secs_f64(),
-        sim.as_secs_f64(),
-        r.passes
-    );
+        quiet,
+    )?;
 
     let snapshot = bench::pass_snapshot(5_000, 10_000, 1);
     println!(
