@@ -141,12 +141,6 @@ impl LockGuard {
         unsafe { (self.ctld.job_independent)(job.as_ptr()) }
     }
 
-    /// `SchedulerParameters` from slurm.conf.
-    pub fn scheduler_parameters(&self) -> Option<String> {
-        self.require("reading slurm.conf", self.locks.conf, LockLevel::Read);
-        crate::plugin::read_sched_params()
-    }
-
     /// Start a pending job on exactly these nodes (indices into the node
     /// table), the way the stock backfill does: every other node is excluded
     /// for the duration of the select_nodes call, then the job's own

@@ -40,14 +40,6 @@ impl<'g> NodeView<'g> {
         sys::macros::node_base_state(self.rec.node_state) == sys::node_states_NODE_STATE_IDLE
             && self.rec.node_state & UNAVAILABLE == 0
     }
-
-    /// Down, drained or failed: not coming back by itself.
-    pub fn is_out_of_service(&self) -> bool {
-        let base = sys::macros::node_base_state(self.rec.node_state);
-        base == sys::node_states_NODE_STATE_DOWN
-            || base == sys::node_states_NODE_STATE_FUTURE
-            || self.rec.node_state & (sys::NODE_STATE_DRAIN | sys::NODE_STATE_FAIL) != 0
-    }
 }
 
 /// The non-empty slots of the node table (it may have holes since 22.05).

@@ -20,7 +20,10 @@ pub struct PluginContext {
 impl PluginContext {
     /// `SchedulerParameters` from slurm.conf.
     pub fn scheduler_parameters(&self) -> Option<String> {
-        read_sched_params()
+        // SAFETY: slurm_conf is libslurmfull's global, stable under the
+        // config lock our caller holds; sched_params is NULL or a
+        // NUL-terminated string it owns.
+        unsafe { crate::cstr_to_string(std::ptr::addr_of!(sys::slurm_conf.sched_params).read()) }
     }
 
     /// The path of a configuration file that sits beside slurm.conf.
@@ -35,14 +38,6 @@ impl PluginContext {
             PathBuf::from(path)
         }
     }
-}
-
-/// Reads slurm_conf.sched_params; the caller holds the config lock (init,
-/// reconfig, or a guard with the conf lock).
-pub(crate) fn read_sched_params() -> Option<String> {
-    // SAFETY: slurm_conf is libslurmfull's global, stable under the config
-    // lock; sched_params is NULL or a NUL-terminated string it owns.
-    unsafe { crate::cstr_to_string(std::ptr::addr_of!(sys::slurm_conf.sched_params).read()) }
 }
 
 /// A `sched/...` plugin.
