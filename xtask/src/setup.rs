@@ -21,6 +21,8 @@ const PACKAGES: &[&str] = &[
     "munge",
     "libclang-dev",
     "dpkg-dev",
+    // CBC, the solver behind the power-aware strategy's integer program.
+    "coinor-libcbc-dev",
 ];
 
 /// Our plugins: cargo package, library file, and the name Slurm loads.

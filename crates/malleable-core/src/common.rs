@@ -104,6 +104,7 @@ pub(crate) mod test_support {
             nodes,
             time_limit: Some(60),
             malleable: None,
+            power: None,
         }
     }
 

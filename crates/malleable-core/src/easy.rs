@@ -176,6 +176,7 @@ mod tests {
             malleable: None,
             adapting: false,
             mtct_ratio: None,
+            power: None,
         }
     }
 

@@ -60,6 +60,7 @@ mod tests {
             malleable: None,
             adapting: false,
             mtct_ratio: None,
+            power: None,
         }];
         // 1 fits; 2 needs 3 of the 2 left; 3 would fit but must not overtake 2.
         s.pending = vec![job(1, 0, 1, 1), job(2, 0, 2, 3), job(3, 0, 3, 1)];

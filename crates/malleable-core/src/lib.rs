@@ -14,10 +14,14 @@ pub mod fpsma;
 pub mod model;
 pub mod mtct;
 pub mod mtct_backfill;
+pub mod power;
+pub mod power_lp;
+pub mod power_model;
 pub mod strategy;
 
 pub use constraint::{MalleableSpec, NodeConstraint};
 pub use easy::{easy, Reservation};
 pub use fcfs::fcfs;
+pub use power_model::{Corridor, CorridorSchedule, JobPower, PowerState, Watts};
 pub use model::{Decision, JobId, NodeIndex, PendingJob, RunningJob, Snapshot, Time};
 pub use strategy::{Strategy, StrategyKind};

@@ -2,6 +2,7 @@
 //! queue, in the core's own types, and the decisions a strategy may take.
 
 pub use crate::constraint::{MalleableSpec, NodeConstraint};
+pub use crate::power_model::{JobPower, PowerState};
 
 /// Seconds since the Unix epoch (slurmctld's `time_t`); the simulator uses its
 /// own epoch. Signed so that differences are plain subtraction.
@@ -48,6 +49,9 @@ pub struct RunningJob {
     /// reset after each adaptation; `None` until measured. Higher means less
     /// efficient, so shrunk first and expanded last.
     pub mtct_ratio: Option<f64>,
+    /// Its draw per node, for the power-aware strategy; `None` when unknown
+    /// (the plugin fills in `DefaultJobWatts=`).
+    pub power: Option<JobPower>,
 }
 
 impl RunningJob {
@@ -59,7 +63,7 @@ impl RunningJob {
 
 /// A job waiting in the queue that may be started now (its dependencies are
 /// met and it is not held: the plugin filters the others out).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PendingJob {
     pub id: JobId,
     /// Higher runs first.
@@ -72,6 +76,8 @@ pub struct PendingJob {
     /// `None` for a rigid job. A malleable job starts on `nodes` (its
     /// `--nodes`) and may later be resized within the spec.
     pub malleable: Option<MalleableSpec>,
+    /// Its users' per-node power estimates (`--min-power` / `--max-power`).
+    pub power: Option<JobPower>,
 }
 
 /// Everything a scheduling pass sees.
@@ -81,6 +87,9 @@ pub struct Snapshot {
     pub nodes: Vec<Node>,
     pub running: Vec<RunningJob>,
     pub pending: Vec<PendingJob>,
+    /// The corridor and idle draw, when the site runs the power-aware
+    /// strategy; the other strategies ignore it.
+    pub power: Option<PowerState>,
 }
 
 impl Snapshot {

@@ -254,6 +254,7 @@ mod tests {
             }),
             adapting: false,
             mtct_ratio: Some(mtct),
+            power: None,
         }
     }
 

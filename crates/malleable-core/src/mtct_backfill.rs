@@ -211,6 +211,7 @@ mod tests {
             }),
             adapting: false,
             mtct_ratio: mtct,
+            power: None,
         }
     }
 

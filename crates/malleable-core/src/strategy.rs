@@ -10,6 +10,11 @@ pub trait Strategy: Send {
     fn name(&self) -> &'static str;
     /// One scheduling pass.
     fn schedule(&mut self, snapshot: &Snapshot) -> Vec<Decision>;
+    /// What the power-aware strategy's LP has done so far; `None` for
+    /// strategies without one.
+    fn lp_stats(&self) -> Option<&crate::power::LpStats> {
+        None
+    }
 }
 
 /// The strategies a site can choose.
@@ -20,6 +25,8 @@ pub enum StrategyKind {
     Mtct,
     Fpsma,
     MtctBackfill,
+    Power,
+    PowerRunningOnly,
 }
 
 impl StrategyKind {
@@ -29,6 +36,8 @@ impl StrategyKind {
         StrategyKind::Mtct,
         StrategyKind::Fpsma,
         StrategyKind::MtctBackfill,
+        StrategyKind::Power,
+        StrategyKind::PowerRunningOnly,
     ];
 
     pub fn name(self) -> &'static str {
@@ -38,6 +47,8 @@ impl StrategyKind {
             StrategyKind::Mtct => "mtct",
             StrategyKind::Fpsma => "fpsma",
             StrategyKind::MtctBackfill => "mtct-backfill",
+            StrategyKind::Power => "power",
+            StrategyKind::PowerRunningOnly => "power-running-only",
         }
     }
 
@@ -64,6 +75,8 @@ impl StrategyKind {
             StrategyKind::Mtct => Box::new(crate::mtct::Mtct),
             StrategyKind::Fpsma => Box::new(crate::fpsma::Fpsma),
             StrategyKind::MtctBackfill => Box::new(crate::mtct_backfill::MtctBackfill),
+            StrategyKind::Power => Box::new(crate::power::PowerAware::new()),
+            StrategyKind::PowerRunningOnly => Box::new(crate::power::PowerAware::running_only()),
         }
     }
 }

@@ -66,6 +66,7 @@ fn snapshot() -> impl Strategy<Value = Snapshot> {
                     malleable: spec,
                     adapting: adapting && adapting_ok && spec.is_some(),
                     mtct_ratio: mtct,
+                    power: None,
                 });
             }
             nodes.extend((0..spare).map(|_| true));
@@ -79,6 +80,7 @@ fn snapshot() -> impl Strategy<Value = Snapshot> {
                     nodes: n,
                     time_limit,
                     malleable,
+                    power: None,
                 })
                 .collect();
             Snapshot {
@@ -93,6 +95,7 @@ fn snapshot() -> impl Strategy<Value = Snapshot> {
                     .collect(),
                 running: run,
                 pending,
+                power: None,
             }
         },
     )

@@ -33,6 +33,7 @@ fn pending(max_nodes: usize) -> impl Strategy<Value = Vec<PendingJob>> {
                 nodes,
                 time_limit,
                 malleable: None,
+                power: None,
             })
             .collect()
     })
@@ -66,6 +67,7 @@ fn consistent_snapshot() -> impl Strategy<Value = Snapshot> {
                     malleable: None,
                     adapting: false,
                     mtct_ratio: None,
+                    power: None,
                 })
                 .collect();
             Snapshot {
@@ -73,6 +75,7 @@ fn consistent_snapshot() -> impl Strategy<Value = Snapshot> {
                 nodes: nodes(owner.iter().map(|&o| o == 0).collect()),
                 running,
                 pending,
+                power: None,
             }
         })
     })
@@ -97,6 +100,7 @@ fn messy_snapshot() -> impl Strategy<Value = Snapshot> {
                         malleable: None,
                         adapting: false,
                         mtct_ratio: None,
+                        power: None,
                     })
                     .collect();
                 Snapshot {
@@ -104,6 +108,7 @@ fn messy_snapshot() -> impl Strategy<Value = Snapshot> {
                     nodes: nodes(free),
                     running,
                     pending,
+                    power: None,
                 }
             },
         )
@@ -174,6 +179,7 @@ fn apply(s: &Snapshot, decisions: &[&Decision]) -> Snapshot {
             malleable: None,
             adapting: false,
             mtct_ratio: None,
+            power: None,
         });
     }
     after
@@ -321,6 +327,7 @@ proptest! {
                     malleable: None,
                     adapting: false,
                     mtct_ratio: None,
+                    power: None,
                 })
                 .collect(),
             pending: jobs
@@ -334,8 +341,10 @@ proptest! {
                     nodes: if nodes % 4 == 0 { nodes } else { nodes % 4 },
                     time_limit,
                     malleable: None,
+                    power: None,
                 })
                 .collect(),
+            power: None,
         };
         check_valid(&s, &fcfs(&s))?;
         check_valid(&s, &easy(&s))?;

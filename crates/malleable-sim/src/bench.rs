@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use malleable_core::model::Node;
-use malleable_core::{
+use malleable_core::{Corridor, JobPower, PowerState, 
     JobId, MalleableSpec, NodeConstraint, PendingJob, RunningJob, Snapshot, StrategyKind,
 };
 use rand::seq::SliceRandom;
@@ -74,6 +74,7 @@ pub fn pass_snapshot(nodes: usize, waiting: usize, seed: u64) -> Snapshot {
             malleable,
             adapting: false,
             mtct_ratio: malleable.map(|_| rng.gen_range(0.0..0.5)),
+            power: Some(JobPower::fixed(200.0)),
         });
     }
     let first_pending = running.len() as u32 + 1;
@@ -100,6 +101,7 @@ pub fn pass_snapshot(nodes: usize, waiting: usize, seed: u64) -> Snapshot {
                 nodes: size,
                 time_limit: Some(rng.gen_range(60..86_400)),
                 malleable,
+                power: Some(JobPower::fixed(rng.gen_range(150.0..300.0))),
             }
         })
         .collect();
@@ -115,6 +117,16 @@ pub fn pass_snapshot(nodes: usize, waiting: usize, seed: u64) -> Snapshot {
             .collect(),
         running,
         pending,
+        // A corridor that holds (200 W per busy node, 71 W idle, the top at
+        // twice that): the power strategy's pass is its budgeted starts.
+        power: Some(PowerState {
+            corridor: Corridor {
+                low: 0.0,
+                high: 2.0 * (taken as f64 * 200.0 + (nodes - taken) as f64 * 71.0),
+            },
+            idle_node: 71.0,
+            measured_draw: None,
+        }),
     }
 }
 

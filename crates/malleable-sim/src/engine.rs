@@ -6,10 +6,12 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use malleable_core::model::Node;
-use malleable_core::{Decision, PendingJob, RunningJob, Snapshot, Strategy};
+use malleable_core::power::LpStats;
+use malleable_core::{Decision, JobPower, PendingJob, PowerState, RunningJob, Snapshot, Strategy};
 
 use crate::app_model::{expand_cost, shrink_cost, AppModel};
-use crate::workload::{JobSpec, Workload};
+use crate::power_meter::{PowerMeter, PowerReport};
+use crate::workload::{JobSpec, PowerSetup, Workload};
 
 /// What happened to one job.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,6 +51,10 @@ pub struct SimResult {
     pub jobs: Vec<JobRecord>,
     pub node_seconds: f64,
     pub passes: u64,
+    /// Draw against the corridor, for workloads with one.
+    pub power: Option<PowerReport>,
+    /// What the strategy's LP did, for strategies with one.
+    pub lp: Option<LpStats>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -61,6 +67,8 @@ enum Event {
     AdaptDone {
         job: usize,
     },
+    /// The power corridor moves (its schedule's next change).
+    CorridorChange,
     Submit {
         job: usize,
     },
@@ -96,6 +104,8 @@ struct Engine<'a> {
     node_seconds: f64,
     tick_pending: bool,
     passes: u64,
+    power: Option<PowerSetup>,
+    meter: PowerMeter,
 }
 
 /// Run `workload` under `strategy` to the end.
@@ -127,12 +137,20 @@ pub fn simulate_with_progress(
                 .collect(),
             running: Vec::new(),
             pending: Vec::new(),
+            power: None,
         },
         running: Vec::new(),
         node_seconds: 0.0,
         tick_pending: false,
         passes: 0,
+        power: workload.power.clone(),
+        meter: PowerMeter::default(),
     };
+    if let Some(p) = &workload.power {
+        for &(t, _) in &p.corridor.changes {
+            e.push(t as f64, Event::CorridorChange);
+        }
+    }
     for (i, j) in workload.jobs.iter().enumerate() {
         e.push(j.submit.max(0.0), Event::Submit { job: i });
     }
@@ -150,17 +168,26 @@ pub fn simulate_with_progress(
         if pass {
             e.pass(strategy);
         }
+        e.measure_power(pass);
         if done.is_multiple_of(1024) {
             progress(done);
         }
+        if done == workload.jobs.len() {
+            // Only ticks and corridor changes can be left: nothing to run.
+            break;
+        }
     }
     progress(done);
+    let end = e.now;
+    let power = e.power.is_some().then(|| std::mem::take(&mut e.meter).finish(end));
     let jobs = e.jobs.into_iter().filter_map(|j| j.record).collect();
     SimResult {
         nodes: workload.nodes,
         jobs,
         node_seconds: e.node_seconds,
         passes: e.passes,
+        power,
+        lp: strategy.lp_stats().cloned(),
     }
 }
 
@@ -223,6 +250,11 @@ impl Engine<'_> {
                     nodes: s.nodes,
                     time_limit: Some(s.estimate.ceil() as i64),
                     malleable: s.malleable,
+                    // Estimates only: the real draw is measured once it runs.
+                    power: s.power.map(|p| JobPower {
+                        measured_per_node: None,
+                        ..p
+                    }),
                 });
                 true
             }
@@ -258,6 +290,7 @@ impl Engine<'_> {
                 self.schedule_finish(job);
                 true
             }
+            Event::CorridorChange => true,
             Event::Tick => {
                 self.tick_pending = false;
                 true
@@ -267,11 +300,20 @@ impl Engine<'_> {
 
     fn pass(&mut self, strategy: &mut dyn Strategy) {
         self.passes += 1;
-        self.snapshot.now = self.now.floor() as i64;
+        // Rounded up: a job started now then ends, by the strategy's
+        // reckoning (now + its limit), no earlier than it really does, so a
+        // backfilled job never delays a reservation by a fraction of a
+        // second (slurmctld's clock is whole seconds and has no such gap).
+        self.snapshot.now = self.now.ceil() as i64;
         let ids = std::mem::take(&mut self.running);
         let running: Vec<RunningJob> = ids.iter().map(|&i| self.running_view(i)).collect();
         self.running = ids;
         self.snapshot.running = running;
+        self.snapshot.power = self.power.as_ref().map(|p| PowerState {
+            corridor: p.corridor.at(self.now.floor() as i64),
+            idle_node: p.idle_node,
+            measured_draw: Some(self.draw()),
+        });
         let decisions = strategy.schedule(&self.snapshot);
         let mut started = Vec::new();
         for d in decisions {
@@ -348,6 +390,40 @@ impl Engine<'_> {
         }
     }
 
+    /// What the machine draws now: nodes a job holds (those it is being
+    /// given included) at the job's real per-node draw, the rest idle.
+    fn draw(&self) -> f64 {
+        let Some(p) = &self.power else {
+            return 0.0;
+        };
+        let mut held = 0usize;
+        let mut draw = 0.0;
+        for &i in &self.running {
+            let j = &self.jobs[i];
+            let n = j.nodes.len()
+                + j.adapting
+                    .as_ref()
+                    .map_or(0, |(grow, add)| if *grow { add.len() } else { 0 });
+            held += n;
+            let w = self.specs[i]
+                .power
+                .map_or(p.idle_node, |w| w.measured_per_node.unwrap_or(w.max_per_node));
+            draw += n as f64 * w;
+        }
+        draw + self.snapshot.nodes.len().saturating_sub(held) as f64 * p.idle_node
+    }
+
+    /// Record the draw at the end of this instant.
+    fn measure_power(&mut self, pass_ran: bool) {
+        let Some(p) = &self.power else {
+            return;
+        };
+        let corridor = p.corridor.at(self.now.floor() as i64);
+        let adapting = self.running.iter().any(|&i| self.jobs[i].adapting.is_some());
+        let draw = self.draw();
+        self.meter.record(self.now, draw, corridor, pass_ran, adapting);
+    }
+
     fn begin_adaptation(&mut self, i: usize) {
         assert!(
             self.jobs[i].running && self.jobs[i].adapting.is_none(),
@@ -393,6 +469,7 @@ impl Engine<'_> {
             mtct_ratio: s
                 .malleable
                 .map(|_| self.opts.app_model.mtct_ratio(n as u32)),
+            power: s.power,
         }
     }
 }

@@ -37,9 +37,13 @@
 
 pub mod app_model;
 pub mod bench;
+pub mod bench_lp;
 pub mod engine;
 pub mod metrics;
 pub mod plot;
+pub mod plot_power;
+pub mod power_meter;
+pub mod power_scenario;
 pub mod sweep;
 pub mod workload;
 

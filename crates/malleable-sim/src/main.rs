@@ -12,7 +12,9 @@ use malleable_core::StrategyKind;
 use malleable_sim::app_model::AppModel;
 use malleable_sim::metrics::{jobs_csv, summarize, Summary};
 use malleable_sim::workload::{esp, swf, synthetic, Workload};
-use malleable_sim::{bench, plot, simulate_with_progress, sweep, SimOptions};
+use malleable_sim::power_meter::PowerReport;
+use malleable_sim::power_scenario::{self, power_corridor};
+use malleable_sim::{bench, plot, plot_power, simulate_with_progress, sweep, SimOptions};
 
 #[derive(Parser)]
 #[command(
@@ -36,7 +38,7 @@ enum Command {
     Run {
         #[command(flatten)]
         common: Common,
-        /// fcfs|easy|mtct|fpsma|mtct-backfill
+        /// fcfs|easy|mtct|fpsma|mtct-backfill|power|power-running-only
         #[arg(long, value_parser = parse_strategy)]
         strategy: StrategyKind,
         /// Directory for summary.json and jobs.csv.
@@ -47,7 +49,7 @@ enum Command {
     Compare {
         #[command(flatten)]
         common: Common,
-        /// Comma-separated: fcfs,easy,mtct,fpsma,mtct-backfill
+        /// Comma-separated: fcfs,easy,mtct,fpsma,mtct-backfill,power,power-running-only
         #[arg(long, value_delimiter = ',', value_parser = parse_strategy)]
         strategies: Vec<StrategyKind>,
         #[arg(long)]
@@ -78,7 +80,7 @@ struct SweepArgs {
     /// Machine size (default: 32 for esp, the trace header for swf, 5000 for synthetic).
     #[arg(long)]
     nodes: Option<usize>,
-    /// Comma-separated: fcfs,easy,mtct,fpsma,mtct-backfill
+    /// Comma-separated: fcfs,easy,mtct,fpsma,mtct-backfill,power,power-running-only
     #[arg(long, value_delimiter = ',', value_parser = parse_strategy,
           default_value = "easy,fpsma,mtct,mtct-backfill")]
     strategies: Vec<StrategyKind>,
@@ -106,7 +108,7 @@ struct SweepArgs {
 
 #[derive(Args, Clone)]
 struct Common {
-    /// esp | swf:PATH | synthetic:JOBS
+    /// esp | swf:PATH | synthetic:JOBS | power-corridor (seed 002's Table II scenario)
     #[arg(long)]
     workload: String,
     /// Machine size (default: 32 for esp, the trace header for swf, 5000 for synthetic).
@@ -172,6 +174,15 @@ fn load_workload(
 ) -> Result<Workload, String> {
     if workload == "esp" {
         Ok(esp(nodes.unwrap_or(32), fraction, seed))
+    } else if workload == "power-corridor" {
+        // Every job is malleable in this scenario; the fraction does not apply.
+        match nodes {
+            Some(n) if n != power_scenario::NODES => Err(format!(
+                "--nodes {n} not allowed with power-corridor: the scenario has {} nodes",
+                power_scenario::NODES
+            )),
+            _ => Ok(power_corridor(seed)),
+        }
     } else if let Some(path) = workload.strip_prefix("swf:") {
         let (w, skipped) = swf(path, nodes, arrival_scale, fraction, seed)?;
         if report_skipped && skipped.no_size_or_runtime + skipped.larger_than_machine > 0 {
@@ -191,7 +202,7 @@ fn load_workload(
         ))
     } else {
         Err(format!(
-            "--workload '{workload}' not allowed: esp | swf:PATH | synthetic:JOBS"
+            "--workload '{workload}' not allowed: esp | swf:PATH | synthetic:JOBS | power-corridor"
         ))
     }
 }
@@ -256,6 +267,26 @@ fn write_out(
     std::fs::write(dir.join(format!("{name}.jobs.csv")), jobs_csv(r)).map_err(|e| e.to_string())
 }
 
+/// For workloads with a corridor: `power.png` (seed 002's Fig. 4) and each
+/// strategy's draw over time as `<strategy>.power.csv`.
+fn write_power(dir: &Path, w: &Workload, runs: &[(&str, PowerReport)]) -> Result<(), String> {
+    if runs.is_empty() {
+        return Ok(());
+    }
+    for (name, r) in runs {
+        let mut csv = String::from("t_s,draw_w,corridor_low_w,corridor_high_w\n");
+        for p in &r.timeline {
+            csv += &format!("{:.3},{:.1},{:.1},{:.1}\n", p.t, p.draw, p.low, p.high);
+        }
+        let path = dir.join(format!("{name}.power.csv"));
+        std::fs::write(&path, csv).map_err(|e| format!("--out {}: {e}", path.display()))?;
+    }
+    let refs: Vec<(&str, &PowerReport)> = runs.iter().map(|(n, r)| (*n, r)).collect();
+    let path = plot_power::plot_power(&dir.join("power.png"), &refs, &format!("{}, {} nodes", w.name, w.nodes))?;
+    println!("wrote {}", path.display());
+    Ok(())
+}
+
 fn workload_json(w: &Workload, c: &Common) -> serde_json::Value {
     serde_json::json!({
         "name": w.name, "nodes": w.nodes, "jobs": w.jobs.len(),
@@ -264,34 +295,53 @@ fn workload_json(w: &Workload, c: &Common) -> serde_json::Value {
     })
 }
 
-/// A column of the comparison table: its name and how to read it.
-type Metric = (&'static str, fn(&Summary) -> f64);
+/// A row of the comparison table: its name and how to read it (`None`:
+/// not measured for this run, printed as "-").
+type Metric = (&'static str, fn(&Summary) -> Option<f64>);
 
 fn print_table(rows: &[Summary]) {
-    let metrics: [Metric; 8] = [
-        ("makespan_s", |s| s.makespan_s),
-        ("mean_wait_s", |s| s.mean_wait_s),
-        ("mean_response_s", |s| s.mean_response_s),
-        ("mean_slowdown", |s| s.mean_slowdown),
-        ("mean_bounded_slowdown", |s| s.mean_bounded_slowdown),
-        ("utilization", |s| s.utilization),
-        ("expands", |s| s.expands as f64),
-        ("shrinks", |s| s.shrinks as f64),
+    let mut metrics: Vec<Metric> = vec![
+        ("makespan_s", |s| Some(s.makespan_s)),
+        ("mean_wait_s", |s| Some(s.mean_wait_s)),
+        ("mean_response_s", |s| Some(s.mean_response_s)),
+        ("mean_slowdown", |s| Some(s.mean_slowdown)),
+        ("mean_bounded_slowdown", |s| Some(s.mean_bounded_slowdown)),
+        ("utilization", |s| Some(s.utilization)),
+        ("expands", |s| Some(s.expands as f64)),
+        ("shrinks", |s| Some(s.shrinks as f64)),
     ];
-    print!("{:<24}", "metric");
+    if rows.iter().any(|r| r.power_violations.is_some()) {
+        metrics.extend::<[Metric; 4]>([
+            ("power_violations", |s| s.power_violations.map(|v| v as f64)),
+            ("corridor_breaks", |s| s.corridor_breaks.map(|v| v as f64)),
+            ("seconds_outside_corridor", |s| s.seconds_outside_corridor),
+            ("energy_j", |s| s.energy_j),
+        ]);
+    }
+    if rows.iter().any(|r| r.lp_solves.is_some()) {
+        metrics.extend::<[Metric; 4]>([
+            ("lp_median_ms", |s| s.lp_median_ms),
+            ("lp_max_ms", |s| s.lp_max_ms),
+            ("lp_solves", |s| s.lp_solves.map(|v| v as f64)),
+            ("lp_combinations_tried", |s| s.lp_combinations_tried.map(|v| v as f64)),
+        ]);
+    }
+    print!("{:<26}", "metric");
     for r in rows {
         print!("{:>26}", r.strategy);
     }
     println!();
     for (name, f) in metrics {
-        print!("{name:<24}");
+        print!("{name:<26}");
         let base = f(&rows[0]);
         for r in rows {
-            let v = f(r);
-            let ratio = if base != 0.0 {
-                format!("({:.3})", v / base)
-            } else {
-                String::new()
+            let Some(v) = f(r) else {
+                print!("{:>17} {:>8}", "-", "");
+                continue;
+            };
+            let ratio = match base {
+                Some(b) if b != 0.0 => format!("({:.3})", v / b),
+                _ => String::new(),
             };
             print!("{:>17.2} {:>8}", v, ratio);
         }
@@ -320,6 +370,8 @@ fn real_main() -> Result<(), String> {
             print_table(std::slice::from_ref(&s));
             if let Some(dir) = out {
                 write_out(&dir, strategy.name(), &s, &r)?;
+                let power: Vec<_> = r.power.map(|p| (strategy.name(), p)).into_iter().collect();
+                write_power(&dir, &w, &power)?;
             }
         }
         Command::Compare {
@@ -330,19 +382,24 @@ fn real_main() -> Result<(), String> {
         } => {
             if strategies.is_empty() {
                 return Err(
-                    "--strategies: give at least one of fcfs,easy,mtct,fpsma,mtct-backfill".into(),
+                    "--strategies: give at least one of fcfs,easy,mtct,fpsma,mtct-backfill,power,power-running-only".into(),
                 );
             }
             let w = load(&common)?;
             let mut rows = Vec::new();
+            let mut power = Vec::new();
             for &k in &strategies {
                 let (s, r) = run_one(&w, k, &common, quiet);
                 if let Some(dir) = &out {
                     write_out(dir, k.name(), &s, &r)?;
                 }
                 rows.push(s);
+                power.extend(r.power.map(|p| (k.name(), p)));
             }
             print_table(&rows);
+            if let Some(dir) = &out {
+                write_power(dir, &w, &power)?;
+            }
             if let Some(path) = json {
                 let v =
                     serde_json::json!({ "workload": workload_json(&w, &common), "results": rows });
@@ -370,7 +427,7 @@ fn run_sweep(a: SweepArgs, quiet: bool) -> Result<(), String> {
         a.fractions.clone()
     };
     if a.strategies.is_empty() {
-        return Err("--strategies: give at least one of fcfs,easy,mtct,fpsma,mtct-backfill".into());
+        return Err("--strategies: give at least one of fcfs,easy,mtct,fpsma,mtct-backfill,power,power-running-only".into());
     }
     std::fs::create_dir_all(&a.out).map_err(|e| format!("--out {}: {e}", a.out.display()))?;
     let total = (fractions.len() * a.seeds.len() * a.strategies.len()) as u64;
@@ -543,5 +600,36 @@ fn run_bench(dir: &Path, reps: usize, quiet: bool) -> Result<(), String> {
             Duration::from_millis(10),
         );
     }
+
+    // Seed 002 reports 20 ms per LP; the issue asks for 10 times faster.
+    println!(
+        "Equation 1 ({} backend), median and max of {LP_BENCH_SOLVES} solves:",
+        malleable_core::power_lp::backend()
+    );
+    for (what, median_ms, max_ms) in malleable_sim::bench_lp::lp_bench(LP_BENCH_SOLVES) {
+        // The issue's 2 ms is for the scenario's size; the 200-node case has
+        // no target of its own and is held to the paper's 20 ms average.
+        let target = if what.contains("200 nodes") { 20 } else { 2 };
+        bench_line(
+            &format!("  {what} (max {max_ms:.3} ms)"),
+            Duration::from_secs_f64(median_ms / 1e3),
+            Duration::from_millis(target),
+        );
+    }
+    // The whole scenario: the LP as the strategy calls it, in the simulator.
+    let w = power_corridor(1);
+    let r = malleable_sim::simulate(&w, StrategyKind::Power.build().as_mut(), SimOptions::default());
+    let s = summarize("power", &r);
+    bench_line(
+        &format!(
+            "  power-corridor under power: median of its {} solves",
+            s.lp_solves.unwrap_or(0)
+        ),
+        Duration::from_secs_f64(s.lp_median_ms.unwrap_or(f64::NAN).max(0.0) / 1e3),
+        Duration::from_millis(2),
+    );
     Ok(())
 }
+
+/// Solves per LP benchmark case.
+const LP_BENCH_SOLVES: usize = 200;

@@ -10,7 +10,7 @@ use crate::engine::SimResult;
 pub const BOUNDED_SLOWDOWN_TAU: f64 = 10.0;
 
 /// One strategy's row in `compare`'s JSON (the field names).
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct Summary {
     pub strategy: String,
     pub jobs: usize,
@@ -22,6 +22,19 @@ pub struct Summary {
     pub utilization: f64,
     pub expands: u64,
     pub shrinks: u64,
+    /// Power-corridor figures (seed 002, Table II), `null` for workloads
+    /// without a corridor: breaks the scheduler's next pass did not repair,
+    pub power_violations: Option<u64>,
+    /// all breaks, repaired or not,
+    pub corridor_breaks: Option<u64>,
+    pub seconds_outside_corridor: Option<f64>,
+    pub energy_j: Option<f64>,
+    /// and the LP's solve times, `null` for strategies without one.
+    pub lp_median_ms: Option<f64>,
+    pub lp_max_ms: Option<f64>,
+    pub lp_solves: Option<u64>,
+    /// Waiting-job combinations the LP was given, over the run.
+    pub lp_combinations_tried: Option<u64>,
 }
 
 pub fn summarize(strategy: &str, r: &SimResult) -> Summary {
@@ -66,6 +79,29 @@ pub fn summarize(strategy: &str, r: &SimResult) -> Summary {
         },
         expands: r.jobs.iter().map(|j| u64::from(j.expands)).sum(),
         shrinks: r.jobs.iter().map(|j| u64::from(j.shrinks)).sum(),
+        power_violations: r.power.as_ref().map(|p| p.violations),
+        corridor_breaks: r.power.as_ref().map(|p| p.breaks),
+        seconds_outside_corridor: r.power.as_ref().map(|p| p.seconds_outside),
+        energy_j: r.power.as_ref().map(|p| p.energy_j),
+        lp_median_ms: r.lp.as_ref().map(|l| median(&l.solve_ms)),
+        lp_max_ms: r.lp.as_ref().map(|l| l.solve_ms.iter().copied().fold(0.0, f64::max)),
+        lp_solves: r.lp.as_ref().map(|l| l.solves),
+        lp_combinations_tried: r.lp.as_ref().map(|l| l.combinations_tried),
+    }
+}
+
+/// The median (mean of the middle two for an even count); 0 when empty.
+pub fn median(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
 }
 
@@ -122,6 +158,8 @@ mod tests {
             jobs: vec![rec(1, 0.0, 0.0, 100.0), rec(2, 10.0, 100.0, 105.0)],
             node_seconds: 105.0,
             passes: 0,
+            power: None,
+            lp: None,
         };
         let s = summarize("x", &r);
         assert_eq!(s.makespan_s, 105.0);
@@ -131,5 +169,14 @@ mod tests {
         assert_eq!(s.mean_bounded_slowdown, (1.0 + 9.5) / 2.0);
         assert_eq!(s.utilization, 0.5);
         assert_eq!(s.shrinks, 2);
+        assert_eq!(s.power_violations, None);
+        assert_eq!(s.lp_median_ms, None);
+    }
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert_eq!(median(&[]), 0.0);
     }
 }

@@ -48,9 +48,9 @@ pub const FIG3: [Panel; 4] = [
     },
 ];
 
-const FONT: &str = "sans-serif";
+pub(crate) const FONT: &str = "sans-serif";
 
-fn register_fonts() {
+pub(crate) fn register_fonts() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // The bytes are DejaVu Sans, known-good TTFs: registration cannot fail.

@@ -223,6 +223,7 @@ mod tests {
                 utilization: 0.5,
                 expands: 0,
                 shrinks,
+                ..Summary::default()
             },
         }
     }

@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader, Read};
 
-use malleable_core::{MalleableSpec, NodeConstraint};
+use malleable_core::{CorridorSchedule, JobPower, MalleableSpec, NodeConstraint, Watts};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -22,6 +22,10 @@ pub struct JobSpec {
     /// Its time limit (what schedulers plan with), seconds.
     pub estimate: f64,
     pub malleable: Option<MalleableSpec>,
+    /// Its per-node power: the users' estimates, and as `measured_per_node`
+    /// what it really draws (the simulator shows that to strategies only
+    /// once the job runs, as measurements work in seed 002's section IV-D).
+    pub power: Option<JobPower>,
 }
 
 /// A workload and what it was built from (for the JSON report).
@@ -30,6 +34,15 @@ pub struct Workload {
     pub name: String,
     pub nodes: usize,
     pub jobs: Vec<JobSpec>,
+    /// The power corridor and idle draw, for power-aware runs.
+    pub power: Option<PowerSetup>,
+}
+
+/// A machine's power contract: its corridor over time and what an idle node draws.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PowerSetup {
+    pub corridor: CorridorSchedule,
+    pub idle_node: Watts,
 }
 
 /// Seed 002, Table I: job type, fraction of system size, count, static
@@ -93,12 +106,14 @@ pub fn esp(machine: usize, malleable_fraction: f64, seed: u64) -> Workload {
             run_time: time,
             estimate: time,
             malleable: malleable[i].then(|| paper_spec(constraint, m)),
+            power: None,
         })
         .collect();
     Workload {
         name: "esp".into(),
         nodes: machine,
         jobs,
+        power: None,
     }
 }
 
@@ -151,6 +166,7 @@ pub fn synthetic(
                 run_time,
                 estimate,
                 malleable: None,
+                power: None,
             }
         })
         .collect();
@@ -176,6 +192,7 @@ pub fn synthetic(
         name: format!("synthetic:{jobs}"),
         nodes: machine,
         jobs: specs,
+        power: None,
     }
 }
 
@@ -235,6 +252,7 @@ pub fn swf(
             run_time,
             estimate: if requested > 0.0 { requested } else { run_time },
             malleable: None,
+            power: None,
         });
     }
     // Sorted by submit time (stable: trace order breaks ties).
@@ -255,6 +273,7 @@ pub fn swf(
             name,
             nodes: machine,
             jobs,
+            power: None,
         },
         skipped,
     ))

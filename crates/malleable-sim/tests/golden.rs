@@ -81,3 +81,32 @@ fn makespan_is_at_least_the_work_over_the_machine() {
         );
     }
 }
+
+/// EASY's promise, at fractional instants: a backfilled job never delays the
+/// head's reservation. A holds 1 of 2 nodes until 10; the head H (2 nodes)
+/// arrives at 1; B (1 node, 9 s) at 1.5 would end at 10.5, after H's shadow
+/// time 10, so it must not start before H.
+#[test]
+fn backfill_at_a_fractional_instant_never_delays_the_head() {
+    use malleable_sim::workload::{JobSpec, Workload};
+    let job = |id, submit, nodes, run_time| JobSpec {
+        id,
+        submit,
+        nodes,
+        run_time,
+        estimate: run_time,
+        malleable: None,
+        power: None,
+    };
+    let w = Workload {
+        name: "fractional".into(),
+        nodes: 2,
+        jobs: vec![job(1, 0.0, 1, 10.0), job(2, 1.0, 2, 5.0), job(3, 1.5, 1, 9.0)],
+        power: None,
+    };
+    let opts = SimOptions { tick: 0.0, ..SimOptions::default() };
+    let r = simulate(&w, StrategyKind::Easy.build().as_mut(), opts);
+    let start = |id| r.jobs.iter().find(|j| j.id == id).unwrap().start;
+    assert_eq!(start(2), 10.0, "the head starts when A ends");
+    assert_eq!(start(3), 15.0, "B waits behind the head");
+}

@@ -26,6 +26,9 @@ fn read_config(ctx: &PluginContext) -> Result<Config, String> {
     } else {
         log::info!("{} not found, using the defaults: {config}", path.display());
     }
+    if let Some(note) = config.unused_power_note() {
+        log::warn!("{}: {note}", path.display());
+    }
     Ok(config)
 }
 

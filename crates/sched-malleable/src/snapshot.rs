@@ -5,6 +5,8 @@ use malleable_core::model::{Node, PendingJob, RunningJob, Snapshot};
 use malleable_core::{JobId, NodeIndex};
 use slurm::LockGuard;
 
+use crate::config::PowerSettings;
+
 /// A snapshot plus the node-table index of each of its nodes.
 pub struct Taken {
     pub snapshot: Snapshot,
@@ -13,7 +15,10 @@ pub struct Taken {
 
 /// Read the cluster under the scheduling locks. Pending jobs that cannot run
 /// yet (held, unmet dependencies, heterogeneous) are left out of the queue.
-pub fn take(guard: &LockGuard, now: i64) -> Taken {
+/// With `power` (a power-aware strategy), the corridor in force now and
+/// every job's draw: `DefaultJobWatts=` until jobs carry their own estimates.
+pub fn take(guard: &LockGuard, now: i64, power: Option<&PowerSettings>) -> Taken {
+    let job_power = power.map(PowerSettings::default_job);
     let mut nodes = Vec::new();
     let mut table_index = Vec::new();
     let mut core_index = vec![usize::MAX; guard.node_table_len()];
@@ -46,6 +51,7 @@ pub fn take(guard: &LockGuard, now: i64) -> Taken {
                 malleable: None,
                 adapting: false,
                 mtct_ratio: None,
+                power: job_power,
             });
         } else if job.is_pending() && job.priority() > 0 && !job.is_het_job() && guard.job_is_independent(&job) {
             pending.push(PendingJob {
@@ -55,8 +61,10 @@ pub fn take(guard: &LockGuard, now: i64) -> Taken {
                 nodes: job.min_nodes(),
                 time_limit: job.time_limit_minutes().map(|m| i64::from(m) * 60),
                 malleable: None,
+                power: job_power,
             });
         }
     }
-    Taken { snapshot: Snapshot { now, nodes, running, pending }, table_index }
+    let power = power.and_then(|p| p.state_at(now));
+    Taken { snapshot: Snapshot { now, nodes, running, pending, power }, table_index }
 }

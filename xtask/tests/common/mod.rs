@@ -23,16 +23,37 @@ pub fn spec(name: &str, nodes: usize, port_base: u16) -> ClusterSpec {
 }
 
 pub fn up(name: &str, nodes: usize, port_base: u16) -> Cluster {
-    match Cluster::up(spec(name, nodes, port_base)) {
+    up_with(spec(name, nodes, port_base))
+}
+
+/// `up` for a spec the test has changed (its malleable.conf, say).
+pub fn up_with(spec: ClusterSpec) -> Cluster {
+    let name = spec.name.clone();
+    match Cluster::up(spec.clone()) {
         Ok(c) => c,
         Err(e) => {
             // The cluster was dropped inside up(); show what its daemons said.
-            let c = Cluster { spec: spec(name, nodes, port_base), dir: Cluster::dir_of(name), keep: true };
+            let c = Cluster { spec, dir: Cluster::dir_of(&name), keep: true };
             c.print_logs();
             xtask::cluster::stop_all_in(&c.dir);
             panic!("cluster {name} did not come up: {e}");
         }
     }
+}
+
+/// Start slurmctld on a cluster whose configuration it should refuse, and
+/// return its log once it has exited. Depending on how far it got, it exits
+/// before or after it daemonizes; either way it must end and say why.
+pub fn refused_log(cluster: &Cluster) -> String {
+    let _ = cluster.spawn_controller();
+    wait::until("slurmctld to refuse and exit", Duration::from_secs(30), || {
+        Ok((cluster.ctld_log().contains("sched/malleable: refusing to load") && !cluster.controller_running()).then_some(()))
+    })
+    .unwrap_or_else(|e| {
+        cluster.print_logs();
+        panic!("{e}")
+    });
+    cluster.ctld_log()
 }
 
 /// Lines of slurmctld.log in which our plugin says it started `job`.

@@ -1,0 +1,588 @@
+//! Seed 002's Algorithm 2, Power_Aware_Schedule: keep the machine's draw
+//! inside the power corridor by resizing malleable jobs and choosing which
+//! waiting job to start, with the integer program of Equation 1
+//! ([`crate::power_lp`]).
+//!
+//! One pass:
+//! 1. If a repair planned earlier is still being carried out, carry on with
+//!    it (below) and do nothing else: its shrinks free the nodes its starts
+//!    and expansions need.
+//! 2. Lines 4-14: if no malleable job is adapting, at least one runs, and the
+//!    corridor is broken, solve Equation 1 with the running jobs and waiting
+//!    jobs in priority order: every single waiting job first, then every pair
+//!    (the paper's lengths one and two), then longer combinations while the
+//!    pass's time budget lasts. The first feasible configuration becomes the
+//!    plan. `power-running-only` (Table II's scenario 2) solves with the
+//!    running jobs alone; `power` falls back to that when no combination is
+//!    feasible.
+//! 3. Lines 15-17: start the highest-priority jobs that fit the power budget.
+//!    The paper starts jobs only while the corridor holds; we also start them
+//!    while the draw is below the corridor (a start raises the draw toward
+//!    it, and otherwise an empty machine, which draws only idle power, would
+//!    never start anything). Jobs start by EASY's rules (so a big head job
+//!    is not starved by the budget check), keeping in queue order those
+//!    starts whose upper draw estimate fits under the corridor's top.
+//!
+//! Carrying out a plan takes passes, because a shrink frees its nodes only
+//! when the adaptation ends: the first pass orders every shrink, and every
+//! start and expansion the free nodes already allow; later passes (each
+//! adaptation's end triggers one) start and expand the rest. A plan is given
+//! up when a job in it disappears or the corridor moves; the next pass then
+//! plans afresh.
+//!
+//! Draw is the measured draw when the snapshot has one; otherwise it is
+//! estimated from the jobs' per-node power (their measurement, else the
+//! users' estimates: the lower one for the lower bound, the upper one for the
+//! upper bound), idle nodes at the idle draw. A job with no power information
+//! is taken to draw what an idle node does (the plugin fills in
+//! `DefaultJobWatts=`, so in slurmctld that does not happen).
+
+use std::time::{Duration, Instant};
+
+use crate::common::{runnable_queue, FreePool};
+use crate::easy::easy;
+use crate::model::{Decision, JobId, JobPower, PendingJob, PowerState, RunningJob, Snapshot};
+use crate::mtct::{any_adapting, resizable_jobs};
+use crate::power_lp::{self, LpJob, LpNodes, LpProblem};
+use crate::power_model::{Corridor, Watts};
+use crate::strategy::Strategy;
+
+/// Waiting jobs considered for combinations, in priority order (like
+/// Slurm's backfill window): pairs of 16 jobs are 120 solves.
+pub const COMBINATION_WINDOW: usize = 16;
+/// Longest combination of waiting jobs tried once lengths one and two failed.
+pub const MAX_COMBINATION_LEN: usize = 4;
+/// Time allowed for combinations longer than two in one pass. Lengths one
+/// and two are always tried in full, so runs that find a plan there (the
+/// paper found every one there) do not depend on the machine's speed.
+pub const DEEP_SEARCH_BUDGET: Duration = Duration::from_millis(20);
+
+/// Solve times [`LpStats`] keeps.
+pub const SOLVE_TIMES_KEPT: usize = 4096;
+
+/// What the LP did, for the simulator's metrics and the plugin's log.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LpStats {
+    /// Wall time of the latest solves, in milliseconds: the last
+    /// [`SOLVE_TIMES_KEPT`], so that a long-running slurmctld does not grow it.
+    pub solve_ms: Vec<f64>,
+    /// Solves over all passes.
+    pub solves: u64,
+    /// Passes that found the corridor broken and looked for a repair.
+    pub repairs_attempted: u64,
+    /// Of those, the ones that found a feasible configuration.
+    pub repairs_found: u64,
+    /// Waiting-job combinations given to the LP, over all passes.
+    pub combinations_tried: u64,
+    /// The longest combination tried.
+    pub longest_combination: usize,
+    /// Solver failures (not infeasibility): the pass then changes nothing.
+    pub solver_errors: u64,
+    /// What the last repair attempt found, said for a log line.
+    pub last: String,
+}
+
+/// Seed 002's power-aware strategy (`power`), or its Table II scenario 2
+/// variant that resizes running jobs only (`power-running-only`).
+pub struct PowerAware {
+    with_waiting_jobs: bool,
+    plan: Option<Plan>,
+    stats: LpStats,
+}
+
+/// A configuration being carried out.
+#[derive(Clone, Debug, PartialEq)]
+struct Plan {
+    /// Running jobs and the node count each is to reach.
+    resize: Vec<(JobId, u32)>,
+    /// Waiting jobs to start, with their node counts.
+    start: Vec<(JobId, u32)>,
+    /// The corridor it was planned for.
+    corridor: Corridor,
+}
+
+impl PowerAware {
+    /// `power`: the LP with waiting jobs (Algorithm 2).
+    pub fn new() -> Self {
+        PowerAware { with_waiting_jobs: true, plan: None, stats: LpStats::default() }
+    }
+
+    /// `power-running-only`: the LP over running jobs only.
+    pub fn running_only() -> Self {
+        PowerAware { with_waiting_jobs: false, ..PowerAware::new() }
+    }
+}
+
+impl Default for PowerAware {
+    fn default() -> Self {
+        PowerAware::new()
+    }
+}
+
+impl Strategy for PowerAware {
+    fn name(&self) -> &'static str {
+        if self.with_waiting_jobs {
+            "power"
+        } else {
+            "power-running-only"
+        }
+    }
+
+    fn schedule(&mut self, s: &Snapshot) -> Vec<Decision> {
+        // Without a corridor there is nothing to keep: schedule like EASY.
+        let Some(power) = s.power else {
+            return easy(s);
+        };
+
+        if let Some(plan) = self.plan.take() {
+            if plan.corridor == power.corridor {
+                if let Some((decisions, rest)) = advance(&plan, s) {
+                    self.plan = rest;
+                    return decisions;
+                }
+            }
+            // Gone stale: plan afresh below.
+        }
+
+        let draw = Draw::of(s, &power);
+        let broken = draw.low < power.corridor.low || draw.high > power.corridor.high;
+        if broken && !any_adapting(s) && !resizable_jobs(s).is_empty() {
+            self.stats.repairs_attempted += 1;
+            if let Some(plan) = self.find_plan(s, &power) {
+                self.stats.repairs_found += 1;
+                if let Some((decisions, rest)) = advance(&plan, s) {
+                    self.plan = rest;
+                    return decisions;
+                }
+            }
+        }
+
+        if draw.high <= power.corridor.high {
+            return budget_starts(s).0;
+        }
+        Vec::new()
+    }
+
+    fn lp_stats(&self) -> Option<&LpStats> {
+        Some(&self.stats)
+    }
+}
+
+/// The machine's draw, as a range when estimated from the users' figures.
+#[derive(Copy, Clone, Debug, PartialEq)]
+struct Draw {
+    low: Watts,
+    high: Watts,
+}
+
+impl Draw {
+    fn of(s: &Snapshot, power: &PowerState) -> Draw {
+        if let Some(w) = power.measured_draw {
+            return Draw { low: w, high: w };
+        }
+        let held: usize = s.running.iter().map(|j| j.nodes.len()).sum();
+        let idle = s.nodes.len().saturating_sub(held) as f64 * power.idle_node;
+        let (mut low, mut high) = (idle, idle);
+        for j in &s.running {
+            let p = job_power(j.power, power);
+            low += j.nodes.len() as f64 * p.low();
+            high += j.nodes.len() as f64 * p.high();
+        }
+        Draw { low, high }
+    }
+}
+
+fn job_power(p: Option<JobPower>, power: &PowerState) -> JobPower {
+    p.unwrap_or_else(|| JobPower::fixed(power.idle_node))
+}
+
+impl PowerAware {
+    /// Lines 6-8: the first feasible configuration, trying waiting-job
+    /// combinations in priority order, then (or, for `power-running-only`,
+    /// only) the running jobs alone.
+    fn find_plan(&mut self, s: &Snapshot, power: &PowerState) -> Option<Plan> {
+        let running: Vec<&RunningJob> = s.running.iter().collect();
+        let resizable: Vec<JobId> = resizable_jobs(s).iter().map(|j| j.id).collect();
+        // Nodes neither free nor held (down, drained) still draw idle power
+        // but can be given to nobody: they shift the corridor.
+        let held: usize = running.iter().map(|j| j.nodes.len()).sum();
+        let usable = held + s.free_nodes().len();
+        let fixed_draw = s.nodes.len().saturating_sub(usable) as f64 * power.idle_node;
+        let corridor = Corridor { low: power.corridor.low - fixed_draw, high: power.corridor.high - fixed_draw };
+
+        let base: Vec<LpJob> = running
+            .iter()
+            .map(|j| {
+                let n = j.nodes.len() as u32;
+                LpJob {
+                    nodes: match j.malleable {
+                        Some(spec) if resizable.contains(&j.id) => LpNodes::Choose(spec),
+                        _ => LpNodes::Fixed(n),
+                    },
+                    current: n,
+                    power: job_power(j.power, power),
+                }
+            })
+            .collect();
+        // The fewest nodes the running jobs can be shrunk to: a combination
+        // needing more than the rest cannot be feasible and is not solved.
+        let floor: u32 = base
+            .iter()
+            .map(|j| match j.nodes {
+                LpNodes::Fixed(n) => n,
+                LpNodes::Choose(spec) => spec.lowest_valid().unwrap_or(u32::MAX),
+            })
+            .fold(0u32, u32::saturating_add);
+        let room = (usable as u32).saturating_sub(floor);
+
+        let queue: Vec<(&PendingJob, usize)> =
+            runnable_queue(s).into_iter().take(COMBINATION_WINDOW).collect();
+        let solve = |stats: &mut LpStats, extra: &[(&PendingJob, usize)]| -> Option<Plan> {
+            let mut jobs = base.clone();
+            jobs.extend(extra.iter().map(|&(p, size)| LpJob {
+                nodes: LpNodes::Fixed(size as u32),
+                current: 0,
+                power: job_power(p.power, power),
+            }));
+            let problem = LpProblem { total_nodes: usable as u32, idle_node: power.idle_node, corridor, jobs };
+            let t = Instant::now();
+            let result = power_lp::solve(&problem);
+            if stats.solve_ms.len() == SOLVE_TIMES_KEPT {
+                stats.solve_ms.remove(0);
+            }
+            stats.solve_ms.push(t.elapsed().as_secs_f64() * 1e3);
+            stats.solves += 1;
+            match result {
+                Ok(Some(sol)) => Some(Plan {
+                    resize: running
+                        .iter()
+                        .zip(&sol.counts)
+                        .filter(|(j, &k)| j.nodes.len() as u32 != k)
+                        .map(|(j, &k)| (j.id, k))
+                        .collect(),
+                    start: extra.iter().zip(&sol.counts[running.len()..]).map(|(&(p, _), &m)| (p.id, m)).collect(),
+                    corridor: power.corridor,
+                }),
+                Ok(None) => None,
+                Err(e) => {
+                    stats.solver_errors += 1;
+                    stats.last = format!("LP solver failed: {e}");
+                    None
+                }
+            }
+        };
+
+        if self.with_waiting_jobs {
+            let started = Instant::now();
+            let mut tried = 0u64;
+            for len in 1..=MAX_COMBINATION_LEN.min(queue.len()) {
+                if len > 2 && started.elapsed() > DEEP_SEARCH_BUDGET {
+                    break;
+                }
+                let mut found = None;
+                for_each_combination(queue.len(), len, &mut |idx| {
+                    if len > 2 && started.elapsed() > DEEP_SEARCH_BUDGET {
+                        return false;
+                    }
+                    let combo: Vec<(&PendingJob, usize)> = idx.iter().map(|&i| queue[i]).collect();
+                    let need: usize = combo.iter().map(|&(_, n)| n).sum();
+                    if need as u32 > room {
+                        return true;
+                    }
+                    tried += 1;
+                    self.stats.longest_combination = self.stats.longest_combination.max(len);
+                    found = solve(&mut self.stats, &combo);
+                    found.is_none()
+                });
+                if let Some(plan) = found {
+                    self.stats.combinations_tried += tried;
+                    self.stats.last = format!(
+                        "corridor {} broken: configuration found with waiting job(s) {} after {tried} combination(s)",
+                        power.corridor,
+                        plan.start.iter().map(|(id, m)| format!("{id} on {m}")).collect::<Vec<_>>().join(", ")
+                    );
+                    return Some(plan);
+                }
+            }
+            self.stats.combinations_tried += tried;
+        }
+        let plan = solve(&mut self.stats, &[]);
+        self.stats.last = match &plan {
+            Some(p) => format!("corridor {} broken: resizing running jobs only ({} resized)", power.corridor, p.resize.len()),
+            None => format!("corridor {} broken: no feasible configuration", power.corridor),
+        };
+        plan
+    }
+}
+
+/// Call `f` with each `len`-subset of `0..n` in lexicographic order (so the
+/// highest-priority combinations come first) until it returns false.
+fn for_each_combination(n: usize, len: usize, f: &mut dyn FnMut(&[usize]) -> bool) {
+    if len == 0 || len > n {
+        return;
+    }
+    let mut idx: Vec<usize> = (0..len).collect();
+    loop {
+        if !f(&idx) {
+            return;
+        }
+        // Advance the rightmost index that can still move.
+        let Some(i) = (0..len).rev().find(|&i| idx[i] < n - len + i) else {
+            return;
+        };
+        idx[i] += 1;
+        for k in i + 1..len {
+            idx[k] = idx[k - 1] + 1;
+        }
+    }
+}
+
+/// Carry a plan one pass further: the decisions of this pass and what is
+/// left of the plan, or `None` if the plan no longer applies (a job in it
+/// ended, started elsewhere or became non-resizable).
+fn advance(plan: &Plan, s: &Snapshot) -> Option<(Vec<Decision>, Option<Plan>)> {
+    let find = |id: JobId| s.running.iter().find(|j| j.id == id);
+    let resizing: Vec<(&RunningJob, u32)> =
+        plan.resize.iter().map(|&(id, k)| find(id).map(|j| (j, k))).collect::<Option<_>>()?;
+    let starting: Vec<(&PendingJob, u32)> = plan
+        .start
+        .iter()
+        .map(|&(id, m)| s.pending.iter().find(|p| p.id == id).map(|p| (p, m)))
+        .collect::<Option<_>>()?;
+
+    let mut decisions = Vec::new();
+    let mut rest = Plan { resize: Vec::new(), start: Vec::new(), corridor: plan.corridor };
+    // Shrinks first: they are what frees nodes. A job keeps its first nodes.
+    // A job still adapting is waited for.
+    for &(job, target) in &resizing {
+        let current = job.nodes.len() as u32;
+        if job.adapting {
+            rest.resize.push((job.id, target));
+        } else if target < current {
+            job.resizable()?;
+            decisions.push(Decision::Shrink { job: job.id, remove_nodes: job.nodes[target as usize..].to_vec() });
+            rest.resize.push((job.id, target));
+        }
+    }
+    let mut pool = FreePool::new(s);
+    for &(p, m) in &starting {
+        match pool.start(p, m as usize) {
+            Some(d) => decisions.push(d),
+            None => rest.start.push((p.id, m)),
+        }
+    }
+    for &(job, target) in &resizing {
+        let current = job.nodes.len() as u32;
+        if job.adapting || target <= current {
+            continue;
+        }
+        job.resizable()?;
+        match pool.take((target - current) as usize) {
+            Some(add_nodes) => {
+                decisions.push(Decision::Expand { job: job.id, add_nodes });
+                // Reached once the expansion completes.
+                rest.resize.push((job.id, target));
+            }
+            None => rest.resize.push((job.id, target)),
+        }
+    }
+    // Drop targets already reached; a plan with nothing left is done.
+    rest.resize.retain(|&(id, k)| find(id).is_some_and(|j| j.adapting || j.nodes.len() as u32 != k));
+    if decisions.is_empty() && !s.running.iter().any(|j| j.adapting) && (!rest.resize.is_empty() || !rest.start.is_empty())
+    {
+        // Nothing moved and nothing will: the plan cannot be carried out.
+        return None;
+    }
+    let done = rest.resize.is_empty() && rest.start.is_empty();
+    Some((decisions, (!done).then_some(rest)))
+}
+
+/// A start the power budget held back (lines 15-17), with the estimated
+/// draw (upper estimates) before and after it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeldBack {
+    pub job: JobId,
+    pub nodes: usize,
+    pub draw_before: Watts,
+    pub draw_after: Watts,
+}
+
+/// Lines 15-17: EASY's starts, kept in queue order while the upper estimate
+/// of the draw stays under the corridor's top, and those held back. Without
+/// a corridor, all of EASY's starts.
+pub fn budget_starts(s: &Snapshot) -> (Vec<Decision>, Vec<HeldBack>) {
+    let Some(power) = s.power else {
+        return (easy(s), Vec::new());
+    };
+    let mut high = Draw::of(s, &power).high;
+    let (mut kept, mut held) = (Vec::new(), Vec::new());
+    for d in easy(s) {
+        let Decision::Start { job, nodes } = &d else {
+            continue;
+        };
+        let Some(p) = s.pending.iter().find(|p| p.id == *job) else {
+            continue;
+        };
+        let added = nodes.len() as f64 * (job_power(p.power, &power).high() - power.idle_node);
+        if high + added <= power.corridor.high {
+            high += added;
+            kept.push(d);
+        } else {
+            held.push(HeldBack { job: *job, nodes: nodes.len(), draw_before: high, draw_after: high + added });
+        }
+    }
+    (kept, held)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::common::test_support::{cluster, job};
+    use crate::constraint::{MalleableSpec, NodeConstraint};
+
+    const PI: f64 = 170.0;
+    const HEAT: f64 = 250.0;
+
+    fn any_count(max: u32) -> MalleableSpec {
+        MalleableSpec { min: 1, max, constraint: NodeConstraint::None }
+    }
+
+    /// 14 nodes; running jobs (id, first node, nodes, watts) hold the nodes
+    /// from their first on; the corridor as given, idle nodes at 71 W.
+    fn machine(running: &[(u32, usize, usize, f64)], low: f64, high: f64) -> Snapshot {
+        let mut free = [true; 14];
+        let mut s = cluster(&free);
+        for &(id, first, n, w) in running {
+            free[first..first + n].iter_mut().for_each(|f| *f = false);
+            s.running.push(RunningJob {
+                id: JobId(id),
+                nodes: (first..first + n).collect(),
+                start: 0,
+                end_limit: Some(10_000),
+                malleable: Some(any_count(14)),
+                adapting: false,
+                mtct_ratio: None,
+                power: Some(JobPower::fixed(w)),
+            });
+        }
+        for (node, f) in s.nodes.iter_mut().zip(free) {
+            node.free = f;
+        }
+        s.power = Some(PowerState {
+            corridor: Corridor::new(low, high).unwrap(),
+            idle_node: 71.0,
+            measured_draw: None,
+        });
+        s
+    }
+
+    fn waiting(id: u32, nodes: u32, w: f64) -> PendingJob {
+        PendingJob { malleable: Some(any_count(14)), power: Some(JobPower::fixed(w)), ..job(id, 1, id as i64, nodes) }
+    }
+
+    fn sizes(d: &[Decision]) -> Vec<(u32, &'static str, usize)> {
+        d.iter()
+            .map(|d| match d {
+                Decision::Start { job, nodes } => (job.0, "start", nodes.len()),
+                Decision::Expand { job, add_nodes } => (job.0, "expand", add_nodes.len()),
+                Decision::Shrink { job, remove_nodes } => (job.0, "shrink", remove_nodes.len()),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn without_a_corridor_it_schedules_like_easy() {
+        let mut s = machine(&[(1, 0, 10, HEAT)], 0.0, 1.0);
+        s.power = None;
+        s.pending = vec![waiting(2, 3, PI), waiting(3, 2, PI)];
+        assert_eq!(PowerAware::new().schedule(&s), easy(&s));
+    }
+
+    #[test]
+    fn a_draw_above_the_corridor_shrinks_to_the_largest_count_that_fits() {
+        // 4 idle nodes and a 10-node heat job: 4*71 + 10*250 = 2784 W > 1700.
+        // 994 + 179 k <= 1700 gives k <= 3.9: the job keeps 3 nodes.
+        let s = machine(&[(1, 0, 10, HEAT)], 1000.0, 1700.0);
+        let mut p = PowerAware::running_only();
+        let d = p.schedule(&s);
+        assert_eq!(sizes(&d), vec![(1, "shrink", 7)]);
+        assert_eq!(d[0], Decision::Shrink { job: JobId(1), remove_nodes: (3..10).collect() });
+        assert_eq!(p.lp_stats().unwrap().repairs_found, 1);
+    }
+
+    #[test]
+    fn a_draw_below_the_corridor_starts_a_waiting_job_and_fills_the_machine() {
+        // A 2-node PI job alone: 2*170 + 12*71 = 1192 W < 2500. PI on all 14
+        // nodes is only 2380 W, so the running job cannot repair it alone;
+        // with the 3-node heat job waiting: 11*170 + 3*250 = 2620 W fits.
+        let mut s = machine(&[(1, 0, 2, PI)], 2500.0, 3500.0);
+        s.pending = vec![waiting(2, 3, HEAT)];
+        let d = PowerAware::new().schedule(&s);
+        assert_eq!(sizes(&d), vec![(2, "start", 3), (1, "expand", 9)]);
+
+        // Scenario 2 of Table II has no such repair; the heat job still
+        // starts because it fits under the corridor's top (lines 15-17).
+        let mut p = PowerAware::running_only();
+        let d = p.schedule(&s);
+        assert_eq!(sizes(&d), vec![(2, "start", 3)]);
+        let stats = p.lp_stats().unwrap();
+        assert_eq!((stats.repairs_attempted, stats.repairs_found, stats.combinations_tried), (1, 0, 0));
+        assert!(stats.last.contains("no feasible configuration"), "{}", stats.last);
+    }
+
+    #[test]
+    fn a_plan_that_needs_freed_nodes_is_carried_out_over_passes() {
+        // The machine is full of heat at 3500 W; the corridor drops to
+        // 1000-1700. With the 1-node PI job: 994 + 179 k + 99 <= 1700, k = 3.
+        let mut s = machine(&[(1, 0, 14, HEAT)], 1000.0, 1700.0);
+        s.pending = vec![waiting(2, 1, PI)];
+        let mut p = PowerAware::new();
+        assert_eq!(sizes(&p.schedule(&s)), vec![(1, "shrink", 11)]);
+        // While the shrink runs, nothing else happens.
+        s.running[0].adapting = true;
+        assert_eq!(p.schedule(&s), vec![]);
+        // Shrunk: the waiting job of the plan starts on a freed node.
+        s.running[0].adapting = false;
+        s.running[0].nodes.truncate(3);
+        for n in &mut s.nodes[3..] {
+            n.free = true;
+        }
+        assert_eq!(p.schedule(&s), vec![Decision::Start { job: JobId(2), nodes: vec![3] }]);
+        assert_eq!(p.lp_stats().unwrap().combinations_tried, 1);
+    }
+
+    #[test]
+    fn no_repair_while_a_job_adapts() {
+        let mut s = machine(&[(1, 0, 10, HEAT)], 1000.0, 1700.0);
+        s.running[0].adapting = true;
+        let mut p = PowerAware::new();
+        assert_eq!(p.schedule(&s), vec![]);
+        assert_eq!(p.lp_stats().unwrap().repairs_attempted, 0);
+    }
+
+    #[test]
+    fn starts_are_kept_under_the_corridors_top() {
+        // Inside the corridor at 1093 W (one PI node). Waiting: 4 heat nodes
+        // (+716 W: 1809 > 1700, held back) and 2 PI nodes (+198 W: fits).
+        let mut s = machine(&[(1, 0, 1, PI)], 1000.0, 1700.0);
+        s.pending = vec![waiting(2, 4, HEAT), waiting(3, 2, PI)];
+        let d = PowerAware::new().schedule(&s);
+        assert_eq!(sizes(&d), vec![(3, "start", 2)]);
+    }
+
+    #[test]
+    fn combinations_come_in_priority_order() {
+        let mut seen = Vec::new();
+        for_each_combination(4, 2, &mut |c| {
+            seen.push(c.to_vec());
+            true
+        });
+        assert_eq!(seen, vec![vec![0, 1], vec![0, 2], vec![0, 3], vec![1, 2], vec![1, 3], vec![2, 3]]);
+        let mut n = 0;
+        for_each_combination(5, 3, &mut |_| {
+            n += 1;
+            n < 4
+        });
+        assert_eq!(n, 4, "stops when asked");
+    }
+}

@@ -1,0 +1,146 @@
+//! Strategy=power on a real cluster: the power budget holds a start back and
+//! says why, a wider corridor from `scontrol reconfigure` or from the
+//! PowerCorridorSchedule lets it start (at the scheduled moment, not at the
+//! next SchedulerTick), and bad power settings stop slurmctld with a message
+//! naming the key. The plugin cannot resize jobs yet, so on a cluster the
+//! strategy controls only which jobs start.
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use common::{refused_log, start_lines, up_with};
+use xtask::cluster::Cluster;
+use xtask::jobs::parse_time;
+use xtask::setup::output;
+use xtask::wait;
+
+/// 4 idle nodes at 71 W draw 284 W; one node of a 250 W job adds 179 W.
+const HELD_AT_300: &str = "held back by the power budget: starting it on 1 node(s) would raise the estimated draw \
+                           from 284 W to 463 W, above the top of the power corridor 0-300 W";
+
+fn held_line(job: u32) -> String {
+    format!("sched/malleable: JobId={job} {HELD_AT_300}")
+}
+
+fn wait_log(c: &Cluster, what: &str, needle: &str, timeout: Duration) {
+    wait::until(what, timeout, || Ok(c.ctld_log().contains(needle).then_some(()))).unwrap();
+}
+
+fn unix_now() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() as i64
+}
+
+/// `t` in this machine's local time as an admin writes it in malleable.conf
+/// (and as scontrol prints StartTime=): date(1) reads TZ and /etc/localtime
+/// as slurmctld does.
+fn local_time(t: i64) -> String {
+    output(Command::new("date").arg("-d").arg(format!("@{t}")).arg("+%Y-%m-%dT%H:%M:%S")).unwrap().trim().to_string()
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn power_budget_holds_a_start_until_reconfigure_widens_the_corridor() {
+    let mut spec = common::spec("t-power", 4, 17700);
+    let conf = |corridor: &str| {
+        format!("Strategy=power\nSchedulerTick=1\nPowerCorridor={corridor}\nIdleNodeWatts=71\nDefaultJobWatts=250\n")
+    };
+    spec.malleable_conf = Some(conf("0-300"));
+    let c = up_with(spec);
+    assert!(
+        c.ctld_log().contains(
+            "sched/malleable: agent started: Strategy=power SchedulerTick=1 PowerCorridor=0-300 IdleNodeWatts=71 \
+             DefaultJobWatts=250"
+        ),
+        "the power settings should be in the start line"
+    );
+
+    let a = c.sbatch(&["-N1", "-t", "1", "--wrap", "sleep 1"]).unwrap();
+    wait_log(&c, "the plugin to say why JobId=a waits", &held_line(a), Duration::from_secs(20));
+    let j = c.job(a).unwrap();
+    assert!(j.is_pending(), "a start drawing 463 W must wait under a 300 W top, is {}", j.state);
+    // A second job's line proves later passes ran (SchedulerTick=1, and its
+    // submit); the first job was not said again in them.
+    let b = c.sbatch(&["-N1", "-t", "1", "--wrap", "sleep 1"]).unwrap();
+    wait_log(&c, "the plugin to say why JobId=b waits", &held_line(b), Duration::from_secs(20));
+    let log = c.ctld_log();
+    assert_eq!(log.matches(&held_line(a)).count(), 1, "said once per job, not every pass");
+    assert!(c.job(a).unwrap().is_pending() && c.job(b).unwrap().is_pending());
+
+    std::fs::write(c.dir.join("etc/malleable.conf"), conf("0-1000")).unwrap();
+    output(c.cmd("scontrol").arg("reconfigure")).unwrap();
+    wait_log(&c, "the new corridor in the log", "sched/malleable: power corridor now 0-1000 (reconfigured)", Duration::from_secs(20));
+    // 284 + 179 + 179 = 642 W: both fit under 1000 W.
+    let jobs = c.wait_all_finished(&[a, b], Duration::from_secs(30)).unwrap();
+    for j in &jobs {
+        assert_eq!(j.state, "COMPLETED", "JobId={} ended {}", j.id, j.state);
+        let lines = start_lines(&c, j.id);
+        assert!(lines.len() == 1 && lines[0].ends_with("(power)"), "JobId={} started by the power strategy: {lines:?}", j.id);
+    }
+    let log = c.ctld_log();
+    let reconfigured = log.find("power corridor now 0-1000 (reconfigured)").unwrap();
+    assert!(log.find(&start_lines(&c, a)[0]).unwrap() > reconfigured, "started only after the corridor widened");
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn a_scheduled_corridor_change_starts_the_held_job_at_its_time() {
+    // A change 20 s ahead, written in local time; SchedulerTick=60 so that
+    // only the change itself can explain a start at its time.
+    let at = unix_now() + 20;
+    let when = local_time(at);
+    let mut spec = common::spec("t-power-sched", 4, 17800);
+    spec.malleable_conf = Some(format!(
+        "Strategy=power\nSchedulerTick=60\nPowerCorridor=0-300\nPowerCorridorSchedule={when}@0-1000\n\
+         IdleNodeWatts=71\nDefaultJobWatts=250\n"
+    ));
+    let c = up_with(spec);
+    assert!(c.ctld_log().contains(&format!("PowerCorridorSchedule={when}@0-1000")), "the schedule should be in the log");
+
+    let a = c.sbatch(&["-N1", "-t", "1", "--wrap", "sleep 1"]).unwrap();
+    wait_log(&c, "the plugin to say why the job waits", &held_line(a), Duration::from_secs(15));
+    let j = c.job(a).unwrap();
+    assert!(j.is_pending(), "the job must wait for the change, is {}", j.state);
+    assert!(unix_now() < at, "the cluster came up too slowly: the change was due before the job was held");
+
+    let timeout = Duration::from_secs((at - unix_now()).max(0) as u64 + 20);
+    let j = c.wait_job(a, "started after the scheduled change", timeout, |j| j.has_started()).unwrap();
+    wait_log(&c, "the change in the log", "sched/malleable: power corridor now 0-1000 (scheduled change)", Duration::from_secs(5));
+    // StartTime and the schedule are both local time: compare them as such.
+    let (start, due) = (j.start.unwrap(), parse_time(&when).unwrap());
+    assert!(start >= due, "started at {start:?} before the change at {when}");
+    assert!(start <= due + 5, "started {} s after the change: the change should trigger a pass", start - due);
+    let lines = start_lines(&c, a);
+    assert!(lines.len() == 1 && lines[0].ends_with("(power)"), "{lines:?}");
+}
+
+#[test]
+#[ignore = "needs slurmctld: cargo xtask test"]
+fn bad_power_settings_refuse_the_load_naming_the_key() {
+    let mut spec = common::spec("t-power-bad", 1, 17900);
+    spec.malleable_conf = Some("Strategy=power\nPowerCorridor=300-200\n".into());
+    let c = Cluster::create(spec).unwrap();
+    let log = refused_log(&c);
+    assert!(
+        log.contains(
+            "malleable.conf: line 2: PowerCorridor=300-200 is not valid (300-200: LOW must be below HIGH): \
+             expected LOW-HIGH in watts with 0 <= LOW < HIGH"
+        ),
+        "{log}"
+    );
+    assert!(log.contains("Failed to initialize sched plugin"), "slurmctld should report the failed load");
+
+    let mut spec = c.spec.clone();
+    drop(c);
+    spec.malleable_conf = Some("Strategy=power\nSchedulerTick=5\n".into());
+    let c = Cluster::create(spec).unwrap();
+    let log = refused_log(&c);
+    assert!(
+        log.contains(
+            "malleable.conf: line 1: Strategy=power needs a power corridor: add PowerCorridor=LOW-HIGH, the watts \
+             the machine may draw (e.g. PowerCorridor=1700-2500), to malleable.conf"
+        ),
+        "{log}"
+    );
+}
