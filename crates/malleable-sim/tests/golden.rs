@@ -30,17 +30,17 @@ fn golden_esp_seed_1_fully_malleable() {
         ),
         (
             StrategyKind::Mtct,
-            10454.218609151225,
-            1006.6901281324837,
-            329,
-            335,
+            10372.393786235527,
+            965.4734752565096,
+            359,
+            341,
         ),
         (
             StrategyKind::MtctBackfill,
-            9779.864971259487,
-            588.1838414876951,
-            199,
-            107,
+            9760.900873904035,
+            589.5498189076139,
+            192,
+            111,
         ),
     ];
     for (kind, makespan, wait, expands, shrinks) in expected {
