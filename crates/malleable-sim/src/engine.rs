@@ -384,7 +384,11 @@ impl Engine<'_> {
                 .pending
                 .retain(|p| started.binary_search(&p.id).is_err());
         }
-        if self.opts.tick > 0.0 && !self.tick_pending && !self.snapshot.pending.is_empty() {
+        // Ticks while jobs wait; with a power corridor also while jobs run,
+        // since a draw outside it needs a pass even when no event comes (the
+        // plugin passes at least every SchedulerTick).
+        let watch = !self.snapshot.pending.is_empty() || (self.power.is_some() && !self.running.is_empty());
+        if self.opts.tick > 0.0 && !self.tick_pending && watch {
             self.tick_pending = true;
             self.push(self.now + self.opts.tick, Event::Tick);
         }
