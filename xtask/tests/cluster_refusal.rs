@@ -3,26 +3,8 @@
 
 mod common;
 
-use std::time::Duration;
-
+use common::refused_log;
 use xtask::cluster::Cluster;
-use xtask::wait;
-
-/// Start slurmctld on a cluster that should refuse; return its log once it
-/// has exited.
-fn refused_log(cluster: &Cluster) -> String {
-    // Depending on how far it got, slurmctld exits before or after it
-    // daemonizes; either way it must end and leave its reason in the log.
-    let _ = cluster.spawn_controller();
-    wait::until("slurmctld to refuse and exit", Duration::from_secs(30), || {
-        Ok((cluster.ctld_log().contains("sched/malleable: refusing to load") && !cluster.controller_running()).then_some(()))
-    })
-    .unwrap_or_else(|e| {
-        cluster.print_logs();
-        panic!("{e}")
-    });
-    cluster.ctld_log()
-}
 
 #[test]
 #[ignore = "needs slurmctld: cargo xtask test"]

@@ -351,50 +351,45 @@ fn advance(plan: &Plan, s: &Snapshot) -> Option<(Vec<Decision>, Option<Plan>)> {
         .collect::<Option<_>>()?;
 
     let mut decisions = Vec::new();
-    let mut rest = Plan { resize: Vec::new(), start: Vec::new(), corridor: plan.corridor };
-    // Shrinks first: they are what frees nodes. A job keeps its first nodes.
-    // A job still adapting is waited for.
+    // Shrinks first: they are what frees nodes. A job keeps its first nodes;
+    // a job still adapting is waited for.
     for &(job, target) in &resizing {
-        let current = job.nodes.len() as u32;
-        if job.adapting {
-            rest.resize.push((job.id, target));
-        } else if target < current {
+        if !job.adapting && target < job.nodes.len() as u32 {
             job.resizable()?;
             decisions.push(Decision::Shrink { job: job.id, remove_nodes: job.nodes[target as usize..].to_vec() });
-            rest.resize.push((job.id, target));
         }
     }
     let mut pool = FreePool::new(s);
+    let mut start = Vec::new();
     for &(p, m) in &starting {
         match pool.start(p, m as usize) {
             Some(d) => decisions.push(d),
-            None => rest.start.push((p.id, m)),
+            None => start.push((p.id, m)),
         }
     }
     for &(job, target) in &resizing {
         let current = job.nodes.len() as u32;
-        if job.adapting || target <= current {
-            continue;
-        }
-        job.resizable()?;
-        match pool.take((target - current) as usize) {
-            Some(add_nodes) => {
+        if !job.adapting && target > current {
+            job.resizable()?;
+            // Short of free nodes, a later pass expands it.
+            if let Some(add_nodes) = pool.take((target - current) as usize) {
                 decisions.push(Decision::Expand { job: job.id, add_nodes });
-                // Reached once the expansion completes.
-                rest.resize.push((job.id, target));
             }
-            None => rest.resize.push((job.id, target)),
         }
     }
-    // Drop targets already reached; a plan with nothing left is done.
-    rest.resize.retain(|&(id, k)| find(id).is_some_and(|j| j.adapting || j.nodes.len() as u32 != k));
-    if decisions.is_empty() && !s.running.iter().any(|j| j.adapting) && (!rest.resize.is_empty() || !rest.start.is_empty())
-    {
+    // Targets not reached yet: an adaptation ordered now or under way
+    // reaches its target only when it ends.
+    let resize: Vec<(JobId, u32)> = resizing
+        .iter()
+        .filter(|&&(j, k)| j.adapting || j.nodes.len() as u32 != k)
+        .map(|&(j, k)| (j.id, k))
+        .collect();
+    let done = resize.is_empty() && start.is_empty();
+    if decisions.is_empty() && !any_adapting(s) && !done {
         // Nothing moved and nothing will: the plan cannot be carried out.
         return None;
     }
-    let done = rest.resize.is_empty() && rest.start.is_empty();
-    Some((decisions, (!done).then_some(rest)))
+    Some((decisions, (!done).then_some(Plan { resize, start, corridor: plan.corridor })))
 }
 
 /// A start the power budget held back (lines 15-17), with the estimated

@@ -91,6 +91,17 @@ struct Job {
     running: bool,
 }
 
+impl Job {
+    /// Nodes it holds: its own and, while it expands, those it is being given.
+    fn held(&self) -> usize {
+        self.nodes.len()
+            + self
+                .adapting
+                .as_ref()
+                .map_or(0, |(grow, add)| if *grow { add.len() } else { 0 })
+    }
+}
+
 struct Engine<'a> {
     specs: &'a [JobSpec],
     opts: SimOptions,
@@ -223,11 +234,7 @@ impl Engine<'_> {
     /// Count node-seconds held up to now.
     fn account(&mut self, i: usize) {
         let j = &mut self.jobs[i];
-        let held = j.nodes.len()
-            + j.adapting
-                .as_ref()
-                .map_or(0, |(grow, add)| if *grow { add.len() } else { 0 });
-        self.node_seconds += held as f64 * (self.now - j.held_since);
+        self.node_seconds += j.held() as f64 * (self.now - j.held_since);
         j.held_since = self.now;
     }
 
@@ -403,15 +410,10 @@ impl Engine<'_> {
         let mut held = 0usize;
         let mut draw = 0.0;
         for &i in &self.running {
-            let j = &self.jobs[i];
-            let n = j.nodes.len()
-                + j.adapting
-                    .as_ref()
-                    .map_or(0, |(grow, add)| if *grow { add.len() } else { 0 });
+            let n = self.jobs[i].held();
             held += n;
-            let w = self.specs[i]
-                .power
-                .map_or(p.idle_node, |w| w.measured_per_node.unwrap_or(w.max_per_node));
+            // What it really draws: its measurement, else the users' maximum.
+            let w = self.specs[i].power.map_or(p.idle_node, |w| w.high());
             draw += n as f64 * w;
         }
         draw + self.snapshot.nodes.len().saturating_sub(held) as f64 * p.idle_node

@@ -92,7 +92,7 @@ pub fn plot_power(path: &Path, runs: &[(&str, &PowerReport)], caption: &str) -> 
                     CORRIDOR.filled(),
                 )))
                 .map_err(err)?;
-            if !(w[0].low <= w[0].draw && w[0].draw <= w[0].high) {
+            if !w[0].inside() {
                 let edge = if w[0].draw > w[0].high { w[0].high } else { w[0].low };
                 chart
                     .draw_series(std::iter::once(Rectangle::new(

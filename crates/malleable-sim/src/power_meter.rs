@@ -22,6 +22,13 @@ pub struct PowerSample {
     pub high: Watts,
 }
 
+impl PowerSample {
+    /// Whether the draw is inside the corridor in force.
+    pub fn inside(&self) -> bool {
+        Corridor { low: self.low, high: self.high }.holds(self.draw)
+    }
+}
+
 /// What a run's power looked like.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct PowerReport {
@@ -95,7 +102,7 @@ impl PowerMeter {
         if let Some(last) = self.report.timeline.last() {
             let dt = (now - self.integrated_to).max(0.0);
             self.report.energy_j += last.draw * dt;
-            if !(last.low <= last.draw && last.draw <= last.high) {
+            if !last.inside() {
                 self.report.seconds_outside += dt;
             }
         }
