@@ -35,12 +35,16 @@
 //! two jobs of equal power changes nothing Equation 1 sees). Each resize
 //! stops a job for seconds (seed 002, Fig. 5: 1.8 s to 3.1 s at 32 nodes),
 //! so among them we take the one with the fewest node moves,
-//! `sum_i |k_i - current_i|`, linearised with a deviation `d_i >= 0`,
-//! `d_i >= k_i - c_i`, `d_i >= c_i - k_i`. The objective is
-//! `W * k_idle + sum_i d_i` with `W = sum_i D_i + 1`, `D_i` the largest
-//! deviation job `i` can have: one idle node more always costs more than any
-//! number of moves, so the tie-break never trades against Equation 1's goal.
-//! All coefficients are integers, so the optimum is exact.
+//! `sum_i |k_i - current_i|`, linearised with an integer deviation
+//! `d_i >= 0`, `d_i >= k_i - c_i`, `d_i >= c_i - k_i` (for a job encoded with
+//! binaries, below, its moves are linear in them: `sum_v |v - c_i| b_v`). The
+//! objective is `W * k_idle + sum_i d_i` with `W = sum_i D_i + 1`, `D_i` the
+//! largest deviation job `i` can have: one idle node more always costs more
+//! than any number of moves, so the tie-break never trades against
+//! Equation 1's goal. All coefficients are integers, so the optimum is exact;
+//! the solvers minimise an integer `z >= objective`, which lets them prune
+//! with that integrality (see `run_solver`). A fixed job's moves are not
+//! counted: nothing can change them.
 //!
 //! # Encoding of the node constraints
 //! Each job's count must lie in its valid set `V_i` (within `[min, max]`,
@@ -76,6 +80,16 @@
 //! features on, CBC is used. CBC runs with log level 0: this code runs inside
 //! slurmctld, where anything printed to stdout/stderr would land in its
 //! terminal or be lost, never in its log.
+//!
+//! # Speed
+//! `malleable_sim::bench_lp` times the scenario of seed 002 (14 nodes, 5
+//! running jobs, a waiting one) and 64 malleable jobs on 200 nodes. In
+//! release mode, medians: CBC about 1.4 ms and 4.5 ms, microlp about 0.05 ms
+//! and 1 ms; CBC's floor is its per-call set-up (0.4 ms even when presolve
+//! alone proves infeasibility). The tie-break is what costs: proving the
+//! fewest moves among many equally idle configurations is a knapsack, and on
+//! some random 64-job problems it took a few hundred milliseconds with either
+//! backend (minimising `k_idle` alone stays under 15 ms there).
 
 use crate::constraint::{MalleableSpec, NodeConstraint};
 use crate::power_model::{Corridor, JobPower, Watts};
@@ -333,6 +347,12 @@ enum Count {
 /// power that is not a finite number (the solver cannot be given that); the
 /// message says which.
 pub fn solve(p: &LpProblem) -> Result<Option<LpSolution>, String> {
+    solve_limited(p, TIE_BREAK_NODE_LIMIT).map(|(sol, _)| sol)
+}
+
+/// [`solve`] with the tie-break's node limit given; also says whether the
+/// tie-break stopped at it.
+fn solve_limited(p: &LpProblem, node_limit: u32) -> Result<(Option<LpSolution>, bool), String> {
     let finite = p.idle_node.is_finite()
         && p.corridor.low.is_finite()
         && p.corridor.high.is_finite()
@@ -344,40 +364,42 @@ pub fn solve(p: &LpProblem) -> Result<Option<LpSolution>, String> {
     }
     let n = p.total_nodes;
     if n == 0 || p.jobs.is_empty() {
-        return Ok(None);
+        return Ok((None, false));
     }
     let Some(doms) = domains(p) else {
-        return Ok(None);
+        return Ok((None, false));
     };
 
     // Nothing to choose: the counts are given, k_idle follows.
     if doms.iter().all(|d| matches!(d, Domain::Const(_))) {
         let counts: Vec<u32> = doms.iter().map(Domain::first).collect();
         let used: u32 = counts.iter().sum(); // <= N: checked in domains()
-        return Ok(verify(p, &counts, n - used)
-            .ok()
-            .map(|(low_draw, high_draw)| LpSolution {
-                counts,
-                idle: n - used,
-                low_draw,
-                high_draw,
-            }));
+        let sol = verify(p, &counts, n - used).ok().map(|(low_draw, high_draw)| LpSolution {
+            counts,
+            idle: n - used,
+            low_draw,
+            high_draw,
+        });
+        return Ok((sol, false));
     }
 
-    let two = std::env::var("TWO_PHASE").is_ok();
-    let found = if two {
-        match stage(p, &doms, Stage::Idle)? {
-            None => None,
-            Some((_, idle)) => match stage(p, &doms, Stage::Moves { idle })? {
-                None => return Err(format!("power_lp: the {} solver found no configuration with {idle} idle nodes after finding one", backend())),
-                some => some,
-            },
+    let mut gave_up = false;
+    let found = match run_solver(p, &doms, Objective::IdleThenMoves, node_limit)? {
+        Outcome::Solved(found) => found,
+        // The tie-break's search hit its node limit: take the fewest idle
+        // nodes without it (see TIE_BREAK_NODE_LIMIT).
+        Outcome::GaveUp => {
+            gave_up = true;
+            match run_solver(p, &doms, Objective::IdleOnly, node_limit)? {
+                Outcome::Solved(found) => found,
+                Outcome::GaveUp => {
+                    return Err(format!("power_lp: the {} solver stopped on k_idle alone", backend()))
+                }
+            }
         }
-    } else {
-        stage(p, &doms, Stage::Combined)?
     };
     let Some((counts, idle)) = found else {
-        return Ok(None);
+        return Ok((None, gave_up));
     };
     let (low_draw, high_draw) = verify(p, &counts, idle).map_err(|why| {
         format!(
@@ -385,33 +407,52 @@ pub fn solve(p: &LpProblem) -> Result<Option<LpSolution>, String> {
             backend()
         )
     })?;
-    Ok(Some(LpSolution {
+    let sol = LpSolution {
         counts,
         idle,
         low_draw,
         high_draw,
-    }))
-}
-
-#[derive(Copy, Clone, Debug, PartialEq)]
-enum Stage {
-    /// minimise W * k_idle + moves in one solve.
-    Combined,
-    /// minimise k_idle.
-    Idle,
-    /// k_idle fixed; minimise moves.
-    Moves { idle: u32 },
-}
-
-/// One solver run; the rounded counts and k_idle, not yet verified.
-fn stage(p: &LpProblem, doms: &[Domain], mode: Stage) -> Result<Option<(Vec<u32>, u32)>, String> {
-    let n = p.total_nodes;
-    let with_moves = mode != Stage::Idle;
-    let mut vars = ProblemVariables::new();
-    let idle = match mode {
-        Stage::Moves { idle } => vars.add(variable().integer().min(idle).max(idle)),
-        _ => vars.add(variable().integer().min(0).max(n - 1)),
     };
+    Ok((Some(sol), gave_up))
+}
+
+/// What a solver run is asked to minimise.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Objective {
+    /// `W * k_idle + moves` (the module docs), within
+    /// [`TIE_BREAK_NODE_LIMIT`] branch-and-bound nodes with CBC.
+    IdleThenMoves,
+    /// `k_idle` alone, to the end.
+    IdleOnly,
+}
+
+/// Branch-and-bound nodes CBC may spend on the tie-break. Proving the fewest
+/// moves among many equally idle configurations is a knapsack: on random
+/// problems of 64 jobs on 200 nodes (`malleable-sim bench`'s random cases)
+/// it took up to 2.8 s, against 20 ms for `k_idle` alone, and slurmctld's
+/// scheduling locks are held meanwhile. A node count, unlike a time limit,
+/// stops the search at the same point on every machine, so the simulator
+/// stays deterministic. At the limit the answer is the idle-only optimum
+/// (its moves are then not the fewest). With 100 nodes the slowest of 200
+/// such problems took 0.34 s, 6 of them reached the limit, and problems of
+/// the scenario's size never come near it.
+pub const TIE_BREAK_NODE_LIMIT: u32 = 100;
+
+/// A solver run's result: counts and `k_idle` (rounded, not yet verified;
+/// `None` when infeasible), or the tie-break stopped at its node limit.
+enum Outcome {
+    Solved(Option<(Vec<u32>, u32)>),
+    GaveUp,
+}
+
+/// Build the model of the module docs over `doms`, solve it, and read the
+/// counts and k_idle off the solution, rounded but not yet verified.
+/// `node_limit` bounds the tie-break's search ([`Objective::IdleThenMoves`]).
+fn run_solver(p: &LpProblem, doms: &[Domain], goal: Objective, node_limit: u32) -> Result<Outcome, String> {
+    let with_moves = goal == Objective::IdleThenMoves;
+    let n = p.total_nodes;
+    let mut vars = ProblemVariables::new();
+    let idle = vars.add(variable().integer().min(0).max(n - 1));
     let mut nodes_row = Expression::with_capacity(p.jobs.len() + 1);
     let mut low_row = Expression::with_capacity(p.jobs.len() + 1);
     let mut high_row = Expression::with_capacity(p.jobs.len() + 1);
@@ -426,12 +467,14 @@ fn stage(p: &LpProblem, doms: &[Domain], mode: Stage) -> Result<Option<(Vec<u32>
     // The tie-break's terms: d_i, or |v - current_i| per binary b_v.
     let mut moves: Vec<(Variable, f64)> = Vec::new();
     let mut pick_rows: Vec<Expression> = Vec::new();
-    let mut max_moves: f64 = 0.0;
+    // sum_i D_i: the most moves any configuration can have.
+    let mut max_moves: u32 = 0;
     for (job, dom) in p.jobs.iter().zip(doms) {
         let (lo_w, hi_w) = (job.power.low(), job.power.high());
-        let k: Expression = match dom {
+        let c = job.current;
+        let k: Expression = match *dom {
             Domain::Const(v) => {
-                let v = f64::from(*v);
+                let v = f64::from(v);
                 fixed_nodes += v;
                 fixed_low += v * lo_w;
                 fixed_high += v * hi_w;
@@ -439,7 +482,7 @@ fn stage(p: &LpProblem, doms: &[Domain], mode: Stage) -> Result<Option<(Vec<u32>
                 continue;
             }
             Domain::Interval { first, last } => {
-                let y = vars.add(variable().integer().min(*first).max(*last));
+                let y = vars.add(variable().integer().min(first).max(last));
                 reads.push(Count::Affine {
                     y,
                     scale: 1,
@@ -464,7 +507,7 @@ fn stage(p: &LpProblem, doms: &[Domain], mode: Stage) -> Result<Option<(Vec<u32>
                 e.add_mul(2.0, y);
                 e + f64::from(r)
             }
-            Domain::Pick(values) => {
+            Domain::Pick(ref values) => {
                 let b: Vec<Variable> = values
                     .iter()
                     .map(|_| vars.add(variable().binary()))
@@ -477,19 +520,17 @@ fn stage(p: &LpProblem, doms: &[Domain], mode: Stage) -> Result<Option<(Vec<u32>
                     // With one binary per value the moves are linear in
                     // the binaries: no deviation variable, and a tighter
                     // relaxation than d >= |sum v b_v - c|.
-                    if with_moves {
-                        moves.push((bv, f64::from(v.abs_diff(job.current))));
-                    }
+                    moves.push((bv, f64::from(v.abs_diff(c))));
                 }
                 pick_rows.push(one);
                 reads.push(Count::Pick {
                     b,
                     values: values.clone(),
                 });
+                max_moves += dom.first().abs_diff(c).max(dom.last().abs_diff(c));
                 nodes_row.add_mul(1.0, k.clone());
                 low_row.add_mul(lo_w, k.clone());
                 high_row.add_mul(hi_w, k);
-                max_moves += f64::from(dom.first().abs_diff(job.current).max(dom.last().abs_diff(job.current)));
                 continue;
             }
         };
@@ -499,51 +540,65 @@ fn stage(p: &LpProblem, doms: &[Domain], mode: Stage) -> Result<Option<(Vec<u32>
         if !with_moves {
             continue;
         }
-        let c = f64::from(job.current);
-        let d_max = (f64::from(dom.first()) - c)
-            .abs()
-            .max((f64::from(dom.last()) - c).abs());
+        let d_max = dom.first().abs_diff(c).max(dom.last().abs_diff(c));
         max_moves += d_max;
-        let d = if std::env::var("D_INT").is_ok() { vars.add(variable().integer().min(0).max(d_max)) } else { vars.add(variable().min(0).max(d_max)) };
-        deviations.push((d, k, c));
+        // Integer, though |k - c| is integral anyway: with every objective
+        // term an integer variable, CBC knows the objective is integral and
+        // prunes every node whose bound is within 1 of the incumbent.
+        let d = vars.add(variable().integer().min(0).max(d_max));
+        deviations.push((d, k, f64::from(c)));
         moves.push((d, 1.0));
     }
 
+    // W * k_idle + moves, W = max_moves + 1 (module docs); or k_idle alone.
     let mut objective = Expression::with_capacity(moves.len() + 1);
-    match mode {
-        Stage::Combined => objective.add_mul(max_moves + 1.0, idle),
-        Stage::Idle => objective.add_mul(1.0, idle),
-        Stage::Moves { .. } => {}
-    }
-    if std::env::var("NO_TIE").is_err() {
-    for &(v, w) in &moves {
-        objective.add_mul(w, v);
-    }
-    }
-    let zobj = std::env::var("ZOBJ").is_ok() && with_moves;
-    let mut zrow = None;
-    if zobj {
-        let z = vars.add(variable().integer().min(0));
-        zrow = Some((Expression::from(z) - objective).geq(0.0));
-        objective = Expression::from(z);
+    if with_moves {
+        objective.add_mul(f64::from(max_moves) + 1.0, idle);
+        for &(v, w) in &moves {
+            objective.add_mul(w, v);
+        }
+    } else {
+        objective.add_mul(1.0, idle);
     }
 
+    // Minimise an integer z >= objective rather than the objective itself.
+    // microlp prunes a node only when its bound reaches the incumbent, not
+    // when it is within 1 of it with an integral objective; on problems with
+    // many equally good configurations that left it proving 99.5 < 100 over
+    // thousands of nodes (44 s for bench_lp's 64 jobs on 200 nodes); with z
+    // it branches z up to the integer bound at once (1 ms). CBC infers the
+    // objective's integrality itself, but was faster with z too (random
+    // 64-job problems: median 6 ms, 90th percentile 27 ms, against 7 ms and
+    // 156 ms without).
+    let z = vars.add(variable().integer().min(0));
     #[cfg(feature = "cbc")]
     let mut model = {
-        let mut m = vars
-            .minimise(objective)
-            .using(good_lp::solvers::coin_cbc::coin_cbc);
+        let mut m = vars.minimise(z).using(good_lp::solvers::coin_cbc::coin_cbc);
         // Silence CBC (and the Clp it drives): we run inside slurmctld.
         m.set_log_level(0);
         m.set_parameter("slogLevel", "0");
-        if let Ok(extra) = std::env::var("CBC_PARAMS") { for kv in extra.split(',') { if let Some((k, v)) = kv.split_once('=') { m.set_parameter(k, v); } } }
-        if std::env::var("CBC_LOG").is_ok() { m.set_log_level(1); }
+        // These models are small and their LP bound is close: CBC's
+        // preprocessing and primal heuristics (the feasibility pump above
+        // all) cost more than the branching they save. Measured on
+        // bench_lp's problems and 100 random ones of each size: the 14-node
+        // scenario's median solve drops from about 2.5 ms to 1.3 ms, and
+        // 64 jobs on 200 nodes from about 12 ms to 6 ms. (Turning cuts off
+        // too saves another 0.5 ms at 14 nodes, but at 64 jobs the median
+        // goes to 10 ms and the 90th percentile to 300 ms.)
+        m.set_parameter("preprocess", "off");
+        m.set_parameter("heuristicsOnOff", "off");
+        if with_moves {
+            m.set_parameter("maxNodes", &node_limit.to_string());
+        }
         m
     };
+    // microlp has no node limit: its tie-break always runs to the end.
     #[cfg(all(feature = "microlp", not(feature = "cbc")))]
-    let mut model = vars
-        .minimise(objective)
-        .using(good_lp::solvers::microlp::microlp);
+    let mut model = {
+        let _ = node_limit;
+        vars.minimise(z).using(good_lp::solvers::microlp::microlp)
+    };
+    model.add_constraint((Expression::from(z) - objective).geq(0.0));
 
     model.add_constraint(nodes_row.eq(f64::from(n) - fixed_nodes));
     model.add_constraint(low_row.geq(p.corridor.low - fixed_low - POWER_TOLERANCE));
@@ -551,7 +606,6 @@ fn stage(p: &LpProblem, doms: &[Domain], mode: Stage) -> Result<Option<(Vec<u32>
     for one in pick_rows {
         model.add_constraint(one.eq(1.0));
     }
-    if let Some(r) = zrow { model.add_constraint(r); }
     for (d, k, c) in deviations {
         // d >= k - c and d >= c - k.
         model.add_constraint((Expression::from(d) - k.clone()).geq(-c));
@@ -560,7 +614,9 @@ fn stage(p: &LpProblem, doms: &[Domain], mode: Stage) -> Result<Option<(Vec<u32>
 
     let sol = match model.solve() {
         Ok(sol) => sol,
-        Err(ResolutionError::Infeasible) => return Ok(None),
+        Err(ResolutionError::Infeasible) => return Ok(Outcome::Solved(None)),
+        // good_lp's word for CBC stopping on its node limit.
+        Err(ResolutionError::Other("Stopped")) if with_moves => return Ok(Outcome::GaveUp),
         Err(e) => return Err(format!("power_lp: the {} solver failed: {e}", backend())),
     };
     match sol.status() {
@@ -606,7 +662,7 @@ fn stage(p: &LpProblem, doms: &[Domain], mode: Stage) -> Result<Option<(Vec<u32>
     }
     let idle = integral(sol.value(idle), "k_idle")?;
     let idle = u32::try_from(idle).map_err(|_| format!("power_lp: k_idle came out as {idle}"))?;
-    Ok(Some((counts, idle)))
+    Ok(Outcome::Solved(Some((counts, idle))))
 }
 
 #[cfg(test)]
@@ -650,6 +706,48 @@ mod tests {
 
     fn infeasible(p: &LpProblem) -> bool {
         solve(p).expect("solver failed").is_none()
+    }
+
+    /// 64 malleable jobs on 200 nodes, every constraint kind, 120-280 W,
+    /// the corridor from `seed` (a fixed LCG, no RNG crate in this crate).
+    fn many_jobs(seed: u64) -> LpProblem {
+        let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let mut next = |m: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        let kinds = NodeConstraint::ALL;
+        let jobs = (0..64)
+            .map(|_| {
+                let spec = MalleableSpec { min: 1, max: 16, constraint: kinds[next(kinds.len() as u64) as usize] };
+                let current = (1..=16).filter(|&v| spec.allows(v)).nth(next(2) as usize).unwrap();
+                job(LpNodes::Choose(spec), current, 120.0 + next(161) as f64)
+            })
+            .collect();
+        let low = 20_000.0 + next(12_000) as f64;
+        problem(200, 71.0, low, low + 9000.0, jobs)
+    }
+
+    /// At its node limit the tie-break gives way to the fewest idle nodes
+    /// alone: the answer keeps Equation 1's optimum (and passes `verify`),
+    /// only its moves may be more.
+    #[cfg(feature = "cbc")]
+    #[test]
+    fn tie_break_at_its_node_limit_keeps_the_fewest_idle_nodes() {
+        let mut gave_up = 0;
+        for seed in 0..6 {
+            let p = many_jobs(seed);
+            let (exact, exact_gave_up) = solve_limited(&p, 1_000_000).unwrap();
+            let (limited, stopped) = solve_limited(&p, 0).unwrap();
+            assert!(!exact_gave_up);
+            assert_eq!(exact.is_some(), limited.is_some(), "seed {seed}");
+            if let (Some(e), Some(l)) = (exact, limited) {
+                assert_eq!(e.idle, l.idle, "seed {seed}");
+                assert!(verify(&p, &l.counts, l.idle).is_ok());
+                gave_up += usize::from(stopped);
+            }
+        }
+        assert!(gave_up > 0, "no problem reached the limit: the fallback went untested");
     }
 
     #[test]
@@ -980,6 +1078,34 @@ mod tests {
             .unwrap_err()
             .contains("above the corridor"));
         assert!(verify(&p, &[], 4).unwrap_err().contains("0 counts"));
+    }
+
+    /// The simulator may solve from several threads: the answers must not
+    /// depend on it (with CBC, `singlethread-cbc` serialises the solves).
+    #[test]
+    fn concurrent_solves_agree() {
+        let p = problem(
+            12,
+            10.0,
+            0.0,
+            900.0,
+            vec![
+                job(choose(1, 12, NodeConstraint::PowerOfTwo), 4, 100.0),
+                job(choose(1, 12, NodeConstraint::Odd), 3, 60.0),
+                job(any(12), 2, 150.0),
+            ],
+        );
+        let want = solve(&p);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..4)
+                .map(|_| s.spawn(|| (0..25).map(|_| solve(&p)).collect::<Vec<_>>()))
+                .collect();
+            for h in handles {
+                for got in h.join().unwrap() {
+                    assert_eq!(got, want);
+                }
+            }
+        });
     }
 
     /// CBC writes to the process's stdout itself, past Rust's capture: run
