@@ -17,11 +17,13 @@
 //!    feasible.
 //! 3. Lines 15-17: start the highest-priority jobs that fit the power budget.
 //!    The paper starts jobs only while the corridor holds; we also start them
-//!    while the draw is below the corridor (a start raises the draw toward
-//!    it, and otherwise an empty machine, which draws only idle power, would
-//!    never start anything). Jobs start by EASY's rules (so a big head job
-//!    is not starved by the budget check), keeping in queue order those
-//!    starts whose upper draw estimate fits under the corridor's top.
+//!    while the draw is below the corridor if step 2 could not run (no
+//!    malleable job runs, or one is adapting): otherwise an empty machine,
+//!    which draws only idle power, would never start anything. After step 2
+//!    ran and found no configuration, nothing starts. Jobs start by EASY's
+//!    rules (so a big head job is not starved by the budget check), keeping
+//!    in queue order those starts whose upper draw estimate fits under the
+//!    corridor's top.
 //!
 //! Carrying out a plan takes passes, because a shrink frees its nodes only
 //! when the adaptation ends: the first pass orders every shrink, and every
@@ -146,6 +148,7 @@ impl Strategy for PowerAware {
 
         let draw = Draw::of(s, &power);
         let broken = draw.low < power.corridor.low || draw.high > power.corridor.high;
+        let mut repair_failed = false;
         if broken && !any_adapting(s) && !resizable_jobs(s).is_empty() {
             self.stats.repairs_attempted += 1;
             if let Some(plan) = self.find_plan(s, &power) {
@@ -155,9 +158,19 @@ impl Strategy for PowerAware {
                     return decisions;
                 }
             }
+            repair_failed = true;
         }
 
-        if draw.high <= power.corridor.high {
+        // Lines 15-17 run only while no violation is detected. While the
+        // draw is below the corridor they also run when no repair could be
+        // attempted (nothing malleable runs, or a job is adapting): an empty
+        // machine draws only idle power and would otherwise never start
+        // anything. After a repair was attempted and found nothing, nothing
+        // starts, as in the paper: the break stands until jobs end or the
+        // corridor moves. (Starting by EASY there anyway made
+        // power-running-only start the waiting jobs that only the LP with
+        // waiting jobs is meant to choose, and hid Table II's difference.)
+        if draw.high <= power.corridor.high && !repair_failed {
             return budget_starts(s).0;
         }
         Vec::new()
@@ -515,14 +528,26 @@ mod tests {
         let d = PowerAware::new().schedule(&s);
         assert_eq!(sizes(&d), vec![(2, "start", 3), (1, "expand", 9)]);
 
-        // Scenario 2 of Table II has no such repair; the heat job still
-        // starts because it fits under the corridor's top (lines 15-17).
+        // Scenario 2 of Table II has no such repair, and after a repair
+        // found nothing, lines 15-17 do not run: the break stands.
         let mut p = PowerAware::running_only();
-        let d = p.schedule(&s);
-        assert_eq!(sizes(&d), vec![(2, "start", 3)]);
+        assert_eq!(p.schedule(&s), vec![]);
         let stats = p.lp_stats().unwrap();
         assert_eq!((stats.repairs_attempted, stats.repairs_found, stats.combinations_tried), (1, 0, 0));
         assert!(stats.last.contains("no feasible configuration"), "{}", stats.last);
+    }
+
+    #[test]
+    fn an_empty_machine_below_the_corridor_starts_by_the_budget() {
+        // Nothing runs, so no repair can be attempted: 994 W < 1700, and the
+        // waiting jobs start by EASY while they fit under 2500 W.
+        let mut s = machine(&[], 1700.0, 2500.0);
+        s.pending = vec![waiting(1, 4, HEAT), waiting(2, 4, HEAT), waiting(3, 4, HEAT)];
+        for mut p in [PowerAware::new(), PowerAware::running_only()] {
+            // 994 + 4 * 179 = 1710, + 716 = 2426, + 716 = 3142 > 2500: held.
+            assert_eq!(sizes(&p.schedule(&s)), vec![(1, "start", 4), (2, "start", 4)]);
+            assert_eq!(p.lp_stats().unwrap().repairs_attempted, 0);
+        }
     }
 
     #[test]
