@@ -3,7 +3,8 @@
 //! private directory with its own ports, loading our plugins before the
 //! system ones. Every daemon writes a pid file and is stopped by it, also
 //! when a test panics (the cluster is stopped on drop, after printing the
-//! daemons' logs if the thread is panicking).
+//! daemons' logs if the thread is panicking); the slurmstepds slurmd forks
+//! for jobs have none and are found by their working directory instead.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -109,6 +110,76 @@ pub fn stop_by_pid_file(file: &Path, comm: &str) {
 /// kill(1) rather than libc::kill, so that xtask needs no `unsafe`.
 fn send_signal(pid: i32, sig: &str) {
     let _ = Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status();
+}
+
+/// Every process as (pid, parent pid, name), from /proc.
+fn process_table() -> Vec<(i32, i32, String)> {
+    let Ok(entries) = fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .flatten()
+        .filter_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // The name may hold spaces and parentheses; it ends at the last ") ".
+            let (head, rest) = stat.rsplit_once(") ")?;
+            let name = head.split_once(" (")?.1.to_string();
+            let ppid = rest.split_whitespace().nth(1)?.parse().ok()?;
+            Some((pid, ppid, name))
+        })
+        .collect()
+}
+
+/// The live slurmstepd processes of the cluster in `dir`.
+///
+/// They have no pid file, and slurmd double-forks them (their parent is
+/// PID 1), so slurmd's process tree does not lead to them. Their command
+/// line is a title like `slurmstepd: [1.batch]` that every cluster's first
+/// job shares, and setting that title overwrote the environment area, so
+/// /proc/PID/environ no longer shows their SLURM_CONF. What does tell them
+/// apart is the working directory: slurmd changes into the directory of its
+/// log file (else its spool directory), both inside the cluster's directory,
+/// and slurmstepd inherits it and stays there (only the tasks it forks move
+/// to the job's directory).
+fn stepd_pids_in(dir: &Path) -> Vec<i32> {
+    let dir = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    process_table()
+        .into_iter()
+        .filter(|(pid, _, name)| {
+            name == "slurmstepd" && pid_alive(*pid) && fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(&dir))
+        })
+        .map(|(pid, _, _)| pid)
+        .collect()
+}
+
+/// Stop the cluster's slurmstepd processes and the job processes under them
+/// (a batch script's `sleep`, say): SIGTERM, wait, SIGKILL what is left.
+/// The job processes are found as the slurmstepds' descendants, so they are
+/// collected before anything is signalled: once their slurmstepd is gone
+/// they belong to PID 1 and nothing ties them to the cluster any more.
+fn stop_stepds_in(dir: &Path) {
+    let table = process_table();
+    let mut doomed = stepd_pids_in(dir);
+    let mut i = 0;
+    while i < doomed.len() {
+        let parent = doomed[i];
+        doomed.extend(table.iter().filter(|(_, ppid, _)| *ppid == parent).map(|(pid, _, _)| *pid));
+        i += 1;
+    }
+    if doomed.is_empty() {
+        return;
+    }
+    for &pid in &doomed {
+        send_signal(pid, "TERM");
+    }
+    let all_gone = || Ok(doomed.iter().all(|&p| !pid_alive(p)).then_some(()));
+    if wait::until("slurmstepd and its job processes to exit", Duration::from_secs(10), all_gone).is_err() {
+        let left: Vec<i32> = doomed.iter().copied().filter(|&p| pid_alive(p)).collect();
+        eprintln!("xtask: slurmstepd or job processes {left:?} ignored SIGTERM, killing them");
+        for &pid in &left {
+            send_signal(pid, "KILL");
+        }
+        let _ = wait::until("SIGKILL to take effect", Duration::from_secs(5), all_gone);
+    }
 }
 
 impl Cluster {
@@ -369,7 +440,8 @@ impl Cluster {
     }
 }
 
-/// Stop whatever daemons a cluster directory's pid files name.
+/// Stop whatever daemons a cluster directory's pid files name, and the
+/// slurmstepd processes its slurmds started.
 pub fn stop_all_in(dir: &Path) {
     let run_dir = dir.join("run");
     if let Ok(entries) = fs::read_dir(&run_dir) {
@@ -380,6 +452,10 @@ pub fn stop_all_in(dir: &Path) {
             }
         }
     }
+    // After the slurmds, so that none forks a new slurmstepd behind our back;
+    // before slurmctld and munged, which a slurmstepd told to stop may still
+    // want to report to.
+    stop_stepds_in(dir);
     stop_by_pid_file(&run_dir.join("slurmctld.pid"), "slurmctld");
     stop_by_pid_file(&dir.join("munge/munged.pid"), "munged");
 }
