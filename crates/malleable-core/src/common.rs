@@ -83,14 +83,7 @@ pub(crate) mod test_support {
     pub(crate) fn cluster(free: &[bool]) -> Snapshot {
         Snapshot {
             now: 100,
-            nodes: free
-                .iter()
-                .enumerate()
-                .map(|(i, &free)| Node {
-                    name: format!("n{i}"),
-                    free,
-                })
-                .collect(),
+            nodes: Node::numbered(free.iter().copied()),
             ..Snapshot::default()
         }
     }

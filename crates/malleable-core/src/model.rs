@@ -30,6 +30,17 @@ pub struct Node {
     pub free: bool,
 }
 
+impl Node {
+    /// Nodes named `n0`, `n1`, ... in order, free as given: the machines of
+    /// the simulator, the benchmarks and the tests, which have no names.
+    pub fn numbered(free: impl IntoIterator<Item = bool>) -> Vec<Node> {
+        free.into_iter()
+            .enumerate()
+            .map(|(i, free)| Node { name: format!("n{i}"), free })
+            .collect()
+    }
+}
+
 /// A job that holds nodes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunningJob {

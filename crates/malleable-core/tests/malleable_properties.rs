@@ -85,14 +85,7 @@ fn snapshot() -> impl Strategy<Value = Snapshot> {
                 .collect();
             Snapshot {
                 now: 500,
-                nodes: nodes
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, free)| Node {
-                        name: format!("n{i}"),
-                        free,
-                    })
-                    .collect(),
+                nodes: Node::numbered(nodes),
                 running: run,
                 pending,
                 power: None,

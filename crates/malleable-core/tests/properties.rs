@@ -39,16 +39,6 @@ fn pending(max_nodes: usize) -> impl Strategy<Value = Vec<PendingJob>> {
     })
 }
 
-fn nodes(free: Vec<bool>) -> Vec<Node> {
-    free.into_iter()
-        .enumerate()
-        .map(|(i, free)| Node {
-            name: format!("n{i}"),
-            free,
-        })
-        .collect()
-}
-
 /// A snapshot as the plugin should send it: each node free, drained, or held
 /// by exactly one running job.
 fn consistent_snapshot() -> impl Strategy<Value = Snapshot> {
@@ -72,7 +62,7 @@ fn consistent_snapshot() -> impl Strategy<Value = Snapshot> {
                 .collect();
             Snapshot {
                 now: NOW,
-                nodes: nodes(owner.iter().map(|&o| o == 0).collect()),
+                nodes: Node::numbered(owner.iter().map(|&o| o == 0)),
                 running,
                 pending,
                 power: None,
@@ -105,7 +95,7 @@ fn messy_snapshot() -> impl Strategy<Value = Snapshot> {
                     .collect();
                 Snapshot {
                     now: NOW,
-                    nodes: nodes(free),
+                    nodes: Node::numbered(free),
                     running,
                     pending,
                     power: None,
@@ -316,7 +306,7 @@ proptest! {
         let n = free.len();
         let s = Snapshot {
             now,
-            nodes: nodes(free),
+            nodes: Node::numbered(free),
             running: running
                 .into_iter()
                 .map(|(nodes, end_limit)| RunningJob {

@@ -107,14 +107,7 @@ pub fn pass_snapshot(nodes: usize, waiting: usize, seed: u64) -> Snapshot {
         .collect();
     Snapshot {
         now,
-        nodes: free
-            .into_iter()
-            .enumerate()
-            .map(|(i, free)| Node {
-                name: format!("n{i}"),
-                free,
-            })
-            .collect(),
+        nodes: Node::numbered(free),
         running,
         pending,
         // A corridor that holds (200 W per busy node, 71 W idle, the top at

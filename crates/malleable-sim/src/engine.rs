@@ -140,12 +140,7 @@ pub fn simulate_with_progress(
         jobs: vec![Job::default(); workload.jobs.len()],
         snapshot: Snapshot {
             now: 0,
-            nodes: (0..workload.nodes)
-                .map(|i| Node {
-                    name: format!("n{i}"),
-                    free: true,
-                })
-                .collect(),
+            nodes: Node::numbered(vec![true; workload.nodes]),
             running: Vec::new(),
             pending: Vec::new(),
             power: None,

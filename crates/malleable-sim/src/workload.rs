@@ -131,6 +131,22 @@ fn choose_malleable(n: usize, fraction: f64, seed: u64) -> Vec<bool> {
     chosen
 }
 
+/// Make the chosen fraction of `jobs` malleable ([`choose_malleable`]) with
+/// min 1, max the machine and no constraint: what a trace or a synthetic job
+/// does not say about itself.
+fn make_malleable(jobs: &mut [JobSpec], fraction: f64, seed: u64, machine: usize) {
+    let chosen = choose_malleable(jobs.len(), fraction, seed);
+    for (job, m) in jobs.iter_mut().zip(chosen) {
+        if m {
+            job.malleable = Some(MalleableSpec {
+                min: 1,
+                max: machine as u32,
+                constraint: NodeConstraint::None,
+            });
+        }
+    }
+}
+
 /// A synthetic workload for scale tests (`bench`, `--workload synthetic:N`):
 /// `jobs` jobs on `machine` nodes, all drawn from `seed`. Sizes are
 /// log-uniform on 1..=machine/8 (half of them rounded to a power of two, as
@@ -178,16 +194,7 @@ pub fn synthetic(
         // Exponential gaps: -ln(U) with U in (0, 1].
         t += -(1.0 - rng.gen::<f64>()).ln() * mean_gap;
     }
-    let chosen = choose_malleable(specs.len(), malleable_fraction, seed);
-    for (job, m) in specs.iter_mut().zip(chosen) {
-        if m {
-            job.malleable = Some(MalleableSpec {
-                min: 1,
-                max: machine as u32,
-                constraint: NodeConstraint::None,
-            });
-        }
-    }
+    make_malleable(&mut specs, malleable_fraction, seed, machine);
     Workload {
         name: format!("synthetic:{jobs}"),
         nodes: machine,
@@ -257,16 +264,7 @@ pub fn swf(
     }
     // Sorted by submit time (stable: trace order breaks ties).
     jobs.sort_by(|a, b| a.submit.total_cmp(&b.submit));
-    let chosen = choose_malleable(jobs.len(), malleable_fraction, seed);
-    for (job, m) in jobs.iter_mut().zip(chosen) {
-        if m {
-            job.malleable = Some(MalleableSpec {
-                min: 1,
-                max: machine as u32,
-                constraint: NodeConstraint::None,
-            });
-        }
-    }
+    make_malleable(&mut jobs, malleable_fraction, seed, machine);
     let name = format!("swf:{path}");
     Ok((
         Workload {
