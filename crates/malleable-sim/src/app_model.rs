@@ -110,6 +110,11 @@ impl AppModel {
 
     /// Run time on `n` nodes of a job that takes `static_time` on `static_nodes`.
     pub fn run_time(&self, static_time: f64, static_nodes: u32, n: u32) -> f64 {
+        // Exact at the static size (x * s / s need not be x in floating
+        // point): a malleable job never resized then ends when a rigid one does.
+        if n == static_nodes {
+            return static_time;
+        }
         static_time * self.shape(n) / self.shape(static_nodes)
     }
 

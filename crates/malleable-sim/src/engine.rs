@@ -84,6 +84,8 @@ struct Job {
     since: f64,
     /// Bumped on every resize so that a stale Finish event is ignored.
     version: u32,
+    /// When the current Finish event fires (meaningless while adapting).
+    finish_at: f64,
     /// Nodes being added (expand) or taken (shrink) by the adaptation under way.
     adapting: Option<(bool, Vec<usize>)>,
     held_since: f64,
@@ -236,6 +238,7 @@ impl Engine<'_> {
     fn schedule_finish(&mut self, i: usize) {
         let rt = self.run_time(i, self.jobs[i].nodes.len());
         let t = self.now + self.jobs[i].left * rt;
+        self.jobs[i].finish_at = t;
         let version = self.jobs[i].version;
         self.push(t, Event::Finish { job: i, version });
     }
@@ -444,20 +447,27 @@ impl Engine<'_> {
         let j = &self.jobs[i];
         let rec = j.record.as_ref().unwrap();
         let n = j.nodes.len();
-        let end_limit = if s.malleable.is_some() {
+        let as_submitted = rec.start_nodes == s.nodes && rec.expands + rec.shrinks == 0 && j.adapting.is_none();
+        let end_limit = if !as_submitted {
             // The time limit scales with the predicted remaining run time.
             let slack = if s.run_time > 0.0 {
-                s.estimate / s.run_time
+                (s.estimate / s.run_time).max(1.0)
             } else {
                 1.0
             };
-            let after = match &j.adapting {
-                Some((true, add)) => n + add.len(),
-                Some((false, rm)) => n - rm.len(),
-                None => n,
-            };
-            self.now + j.left * self.run_time(i, after) * slack.max(1.0)
+            match &j.adapting {
+                Some((grow, change)) => {
+                    let after = if *grow { n + change.len() } else { n - change.len() };
+                    self.now + j.left * self.run_time(i, after) * slack
+                }
+                // The Finish event's own time rather than now + left * run
+                // time recomputed, which can land a hair past a whole second
+                // and so, rounded up below, 1 s late.
+                None => self.now + (j.finish_at - self.now) * slack,
+            }
         } else {
+            // Running as submitted: its limit is what it was given, as for a
+            // rigid job, so EASY's runs do not change with the malleable share.
             rec.start + s.estimate
         };
         RunningJob {
