@@ -77,7 +77,7 @@ impl FreePool {
 /// Small builders for the unit tests of both strategies.
 #[cfg(test)]
 pub(crate) mod test_support {
-    use crate::model::{Decision, JobId, Node, PendingJob, Snapshot};
+    use crate::model::{Decision, JobId, Node, PendingJob, RunningJob, Snapshot, Time};
 
     /// A snapshot at time 100 with these nodes (true = free) and nothing else.
     pub(crate) fn cluster(free: &[bool]) -> Snapshot {
@@ -99,6 +99,26 @@ pub(crate) mod test_support {
             malleable: None,
             power: None,
         }
+    }
+
+    /// A rigid running job on these nodes, ending by `end_limit`.
+    pub(crate) fn running(id: u32, nodes: &[usize], end_limit: Option<Time>) -> RunningJob {
+        RunningJob {
+            id: JobId(id),
+            nodes: nodes.to_vec(),
+            start: 0,
+            end_limit,
+            malleable: None,
+            adapting: false,
+            mtct_ratio: None,
+            power: None,
+        }
+    }
+
+    /// `j` with another time limit.
+    pub(crate) fn limited(mut j: PendingJob, time_limit: Option<Time>) -> PendingJob {
+        j.time_limit = time_limit;
+        j
     }
 
     pub(crate) fn start(id: u32, nodes: &[usize]) -> Decision {

@@ -143,7 +143,7 @@ pub fn reservation(
 /// `free` flag is the truth about now: a running job listing a free node does
 /// not hold it. A busy node held by several jobs comes back when the last one
 /// ends; one held by an unlimited job, or by no job (down, drained), never.
-fn node_release_times(s: &Snapshot) -> Vec<Time> {
+pub(crate) fn node_release_times(s: &Snapshot) -> Vec<Time> {
     // None: nothing known gives it back; Some(None): an unlimited job holds it.
     let mut back: Vec<Option<Option<Time>>> = vec![None; s.nodes.len()];
     for job in &s.running {
@@ -164,26 +164,7 @@ fn node_release_times(s: &Snapshot) -> Vec<Time> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::test_support::{cluster, job, start};
-    use crate::model::{JobId, RunningJob};
-
-    fn running(id: u32, nodes: &[usize], end_limit: Option<Time>) -> RunningJob {
-        RunningJob {
-            id: JobId(id),
-            nodes: nodes.to_vec(),
-            start: 0,
-            end_limit,
-            malleable: None,
-            adapting: false,
-            mtct_ratio: None,
-            power: None,
-        }
-    }
-
-    fn limited(mut j: PendingJob, time_limit: Option<Time>) -> PendingJob {
-        j.time_limit = time_limit;
-        j
-    }
+    use crate::common::test_support::{cluster, job, limited, running, start};
 
     /// Nodes 0-1 busy until 200 (now is 100), 2-3 free; head job 1 wants all 4,
     /// so its shadow time is 200 with no extra nodes.

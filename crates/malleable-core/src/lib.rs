@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 mod common;
+pub mod conservative;
 pub mod constraint;
 pub mod easy;
 pub mod fcfs;

@@ -3,15 +3,21 @@
 //! MTCT ratio to make room for it, else expand them in increasing MTCT ratio.
 //! FPSMA (fpsma.rs) is the same algorithm with start times as the order.
 //!
-//! Where this loses to what seed 002 reports (ESP, all malleable, simulator,
-//! seeds 1-5): the head job is served strictly first (line 7), so each of the
-//! two whole-machine Z jobs waits until every running job has ended, each of
-//! which keeps at least one node. That blocks the queue for 1170-2330 s per
-//! run, with about 40 jobs waiting behind it, and the nodes handed out during
-//! the drain run far from their one-node efficiency (9-16k node-seconds).
-//! Without the Z jobs (a counterfactual for every strategy) mtct would be at
-//! makespan / response / wait 0.813 / 0.649 / 0.385 of EASY. The other
-//! choices left open (shrink target, round robin vs water-filling, ties)
+//! Against seed 002's own baseline, Slurm's sched/backfill rule
+//! (conservative.rs), this is 18.3 / 30.5 / 50.5% below on makespan /
+//! response / wait (ESP, all malleable, ratios of 5-seed means; the paper
+//! has 19.3 / 29.0 / 26.8%). Against EASY, a stronger baseline, it is
+//! 16.5 / 25.6 / 45.9% below.
+//!
+//! Why the makespan falls short of the paper's margin: the head job is served
+//! strictly first (line 7), so each of the two whole-machine Z jobs waits
+//! until every running job has ended, each of which keeps at least one node.
+//! That blocks the queue for 1170-2330 s per run, with about 40 jobs waiting
+//! behind it, and the nodes handed out during the drain run far from their
+//! one-node efficiency (9-16k node-seconds). Without the Z jobs (a
+//! counterfactual for every strategy) mtct would be at makespan / response /
+//! wait 0.813 / 0.649 / 0.385 of EASY. The other choices left open (shrink
+//! target, round robin vs water-filling, ties, an MTCT limit on expansion)
 //! move the means by 1% or less.
 
 use std::cmp::Ordering;

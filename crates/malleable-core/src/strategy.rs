@@ -22,6 +22,7 @@ pub trait Strategy: Send {
 pub enum StrategyKind {
     Fcfs,
     Easy,
+    Conservative,
     Mtct,
     Fpsma,
     MtctBackfill,
@@ -33,6 +34,7 @@ impl StrategyKind {
     pub const ALL: &'static [StrategyKind] = &[
         StrategyKind::Fcfs,
         StrategyKind::Easy,
+        StrategyKind::Conservative,
         StrategyKind::Mtct,
         StrategyKind::Fpsma,
         StrategyKind::MtctBackfill,
@@ -44,6 +46,7 @@ impl StrategyKind {
         match self {
             StrategyKind::Fcfs => "fcfs",
             StrategyKind::Easy => "easy",
+            StrategyKind::Conservative => "conservative",
             StrategyKind::Mtct => "mtct",
             StrategyKind::Fpsma => "fpsma",
             StrategyKind::MtctBackfill => "mtct-backfill",
@@ -72,6 +75,7 @@ impl StrategyKind {
         match self {
             StrategyKind::Fcfs => Box::new(crate::fcfs::Fcfs),
             StrategyKind::Easy => Box::new(crate::easy::Easy),
+            StrategyKind::Conservative => Box::new(crate::conservative::Conservative),
             StrategyKind::Mtct => Box::new(crate::mtct::Mtct),
             StrategyKind::Fpsma => Box::new(crate::fpsma::Fpsma),
             StrategyKind::MtctBackfill => Box::new(crate::mtct_backfill::MtctBackfill),

@@ -1,8 +1,11 @@
-//! Property tests for FCFS and EASY on random snapshots: decisions never
-//! oversubscribe, FCFS keeps queue order, and EASY never delays the head job's
-//! reservation, judged by a brute-force reference written independently here.
+//! Property tests for FCFS, EASY and conservative backfill on random
+//! snapshots: decisions never oversubscribe, FCFS keeps queue order, EASY
+//! never delays the head job's reservation, and conservative backfill starts
+//! exactly the jobs a brute-force booking of every waiting job starts; the
+//! references are written independently here.
 
 use malleable_core::model::Node;
+use malleable_core::conservative::{conservative, MAX_JOB_TEST};
 use malleable_core::{easy, fcfs, Decision, JobId, PendingJob, RunningJob, Snapshot, Time};
 use proptest::prelude::*;
 use std::collections::HashSet;
@@ -223,6 +226,56 @@ fn head(s: &Snapshot) -> Option<(usize, usize)> {
     None
 }
 
+/// How many nodes are usable at `t`: free now, or held only by running jobs
+/// whose time limits have all passed by `t` (same rule as `earliest_start`).
+fn usable_at(s: &Snapshot, t: Time) -> i64 {
+    (0..s.nodes.len())
+        .filter(|&i| {
+            let holders: Vec<&RunningJob> = s.running.iter().filter(|r| r.nodes.contains(&i)).collect();
+            s.nodes[i].free || (!holders.is_empty() && holders.iter().all(|r| r.end_limit.is_some_and(|e| e <= t)))
+        })
+        .count() as i64
+}
+
+/// Conservative backfill the slow way: the first `MAX_JOB_TEST` runnable
+/// jobs in queue order each book the earliest instant (now, or one where
+/// the count of free nodes changes) from which, at every instant their
+/// time limit spans, the usable nodes minus those booked cover them. Jobs
+/// booked at now start while free nodes last. Returns the started ids.
+fn conservative_reference(s: &Snapshot) -> Vec<JobId> {
+    // (start, end or never, size)
+    let mut booked: Vec<(Time, Option<Time>, i64)> = Vec::new();
+    let mut free_left = s.nodes.iter().filter(|n| n.free).count();
+    let mut started = Vec::new();
+    let limits: std::collections::HashMap<JobId, Option<Time>> = s.pending.iter().map(|p| (p.id, p.time_limit)).collect();
+    for (id, k) in runnable(s).into_iter().take(MAX_JOB_TEST) {
+        let len = limits[&id].map(|l| l.max(0));
+        let free_at = |t: Time, booked: &[(Time, Option<Time>, i64)]| {
+            let taken: i64 = booked.iter().filter(|&&(b, e, _)| b <= t && e.is_none_or(|e| t < e)).map(|b| b.2).sum();
+            usable_at(s, t.max(s.now)) - taken
+        };
+        let mut changes: Vec<Time> = s.running.iter().filter_map(|r| r.end_limit).collect();
+        changes.extend(booked.iter().flat_map(|&(b, e, _)| std::iter::once(b).chain(e)));
+        let mut candidates: Vec<Time> = changes.iter().copied().filter(|&c| c > s.now).collect();
+        candidates.push(s.now);
+        candidates.sort();
+        let fits_from = |t: Time| {
+            let end = len.map(|l| t.saturating_add(l));
+            let inside = changes.iter().copied().filter(|&c| c > t && end.is_none_or(|e| c < e));
+            std::iter::once(t).chain(inside).all(|p| free_at(p, &booked) >= k as i64)
+        };
+        let Some(start) = candidates.into_iter().find(|&t| fits_from(t)) else {
+            continue;
+        };
+        if start == s.now && k <= free_left {
+            free_left -= k;
+            started.push(id);
+        }
+        booked.push((start, len.map(|l| start.saturating_add(l)), k as i64));
+    }
+    started
+}
+
 // ---- properties ----------------------------------------------------------
 
 proptest! {
@@ -232,6 +285,12 @@ proptest! {
     fn decisions_never_oversubscribe(s in snapshot()) {
         check_valid(&s, &fcfs(&s))?;
         check_valid(&s, &easy(&s))?;
+        check_valid(&s, &conservative(&s))?;
+    }
+
+    #[test]
+    fn conservative_starts_what_booking_every_job_starts(s in snapshot()) {
+        prop_assert_eq!(started_ids(&conservative(&s)), conservative_reference(&s));
     }
 
     #[test]
@@ -338,5 +397,6 @@ proptest! {
         };
         check_valid(&s, &fcfs(&s))?;
         check_valid(&s, &easy(&s))?;
+        check_valid(&s, &conservative(&s))?;
     }
 }

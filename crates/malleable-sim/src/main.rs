@@ -38,7 +38,7 @@ enum Command {
     Run {
         #[command(flatten)]
         common: Common,
-        /// fcfs|easy|mtct|fpsma|mtct-backfill|power|power-running-only
+        /// fcfs|easy|conservative|mtct|fpsma|mtct-backfill|power|power-running-only
         #[arg(long, value_parser = parse_strategy)]
         strategy: StrategyKind,
         /// Directory for summary.json and jobs.csv.
@@ -49,7 +49,7 @@ enum Command {
     Compare {
         #[command(flatten)]
         common: Common,
-        /// Comma-separated: fcfs,easy,mtct,fpsma,mtct-backfill,power,power-running-only
+        /// Comma-separated: fcfs,easy,conservative,mtct,fpsma,mtct-backfill,power,power-running-only
         #[arg(long, value_delimiter = ',', value_parser = parse_strategy)]
         strategies: Vec<StrategyKind>,
         #[arg(long)]
@@ -80,9 +80,9 @@ struct SweepArgs {
     /// Machine size (default: 32 for esp, the trace header for swf, 5000 for synthetic).
     #[arg(long)]
     nodes: Option<usize>,
-    /// Comma-separated: fcfs,easy,mtct,fpsma,mtct-backfill,power,power-running-only
+    /// Comma-separated: fcfs,easy,conservative,mtct,fpsma,mtct-backfill,power,power-running-only
     #[arg(long, value_delimiter = ',', value_parser = parse_strategy,
-          default_value = "easy,fpsma,mtct,mtct-backfill")]
+          default_value = "easy,conservative,fpsma,mtct,mtct-backfill")]
     strategies: Vec<StrategyKind>,
     /// Seeds: a list 1,2,3 or an inclusive range 1..5 (seeds 1 to 5).
     // Spelled std::vec::Vec so that clap takes the parser's whole list as
@@ -382,7 +382,7 @@ fn real_main() -> Result<(), String> {
         } => {
             if strategies.is_empty() {
                 return Err(
-                    "--strategies: give at least one of fcfs,easy,mtct,fpsma,mtct-backfill,power,power-running-only".into(),
+                    "--strategies: give at least one of fcfs,easy,conservative,mtct,fpsma,mtct-backfill,power,power-running-only".into(),
                 );
             }
             let w = load(&common)?;
@@ -427,7 +427,7 @@ fn run_sweep(a: SweepArgs, quiet: bool) -> Result<(), String> {
         a.fractions.clone()
     };
     if a.strategies.is_empty() {
-        return Err("--strategies: give at least one of fcfs,easy,mtct,fpsma,mtct-backfill,power,power-running-only".into());
+        return Err("--strategies: give at least one of fcfs,easy,conservative,mtct,fpsma,mtct-backfill,power,power-running-only".into());
     }
     std::fs::create_dir_all(&a.out).map_err(|e| format!("--out {}: {e}", a.out.display()))?;
     let total = (fractions.len() * a.seeds.len() * a.strategies.len()) as u64;

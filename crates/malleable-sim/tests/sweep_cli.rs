@@ -90,7 +90,7 @@ fn bad_arguments_name_the_argument_and_allowed_values() {
             &[
                 "--strategies",
                 "sjf",
-                "fcfs, easy, mtct, fpsma, mtct-backfill",
+                "fcfs, easy, conservative, mtct, fpsma, mtct-backfill",
             ][..],
         ),
         (&["sweep", "--seeds", "5..1"], &["--seeds", "1..5"]),

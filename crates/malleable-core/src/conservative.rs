@@ -1,0 +1,215 @@
+//! Conservative backfill (Mu'alem & Feitelson 2001), the rule of Slurm's own
+//! sched/backfill: every waiting job, in priority order, gets the earliest
+//! start that delays no job before it, and starts now if that start is now.
+//! EASY (easy.rs) protects only the head job; here every job tested holds a
+//! reservation, so a long job behind the head can no longer slip past a
+//! short one further up.
+//!
+//! This is the "static backfilling" seed 002 compares against (section VI-B:
+//! "the default backfill scheduling plugin in SLURM with default scheduling
+//! parameters"). Like sched/backfill, it tests at most
+//! [`MAX_JOB_TEST`] jobs a pass (`bf_max_job_test`'s default). Unlike it, it
+//! runs at every pass rather than every `bf_interval` (30 s), and plans in
+//! seconds rather than `bf_resolution` (60 s) steps: the idealised form,
+//! never worse for the jobs than what slurmctld would do. Nodes are counted,
+//! not named (every node is alike to the core), so a plan is a step function
+//! of how many nodes are free over time.
+
+use crate::common::{end_if_started, runnable_queue, FreePool};
+use crate::model::{Decision, Snapshot, Time};
+use crate::strategy::Strategy;
+
+/// Jobs tested per pass, as slurmctld's `bf_max_job_test` default (22.05).
+pub const MAX_JOB_TEST: usize = 500;
+
+pub struct Conservative;
+
+impl Strategy for Conservative {
+    fn name(&self) -> &'static str {
+        "conservative"
+    }
+    fn schedule(&mut self, s: &Snapshot) -> Vec<Decision> {
+        conservative(s)
+    }
+}
+
+/// One pass: each of the first [`MAX_JOB_TEST`] runnable jobs in queue order
+/// starts now if the plan has room for it from now to its time limit, and
+/// otherwise books its earliest such start. A job that can never get its
+/// nodes (held by unlimited jobs, or down) books nothing.
+pub fn conservative(s: &Snapshot) -> Vec<Decision> {
+    let mut pool = FreePool::new(s);
+    let mut plan = FreePlan::new(s, pool.len());
+    let mut decisions = Vec::new();
+    for (job, size) in runnable_queue(s).into_iter().take(MAX_JOB_TEST) {
+        let length = end_if_started(s.now, job).map(|end| end - s.now);
+        let Some(start) = plan.earliest(size, length) else {
+            continue;
+        };
+        // A start now that finds too few nodes free is waiting on nodes a
+        // job past its time limit still holds: it keeps its booking at now,
+        // so jobs behind it cannot take what is free ahead of it.
+        if start == s.now {
+            decisions.extend(pool.start(job, size));
+        }
+        plan.book(start, length, size);
+    }
+    decisions
+}
+
+/// How many nodes are free from each step's time until the next step's; the
+/// last step lasts for ever. Steps are in increasing time, the first at now.
+struct FreePlan {
+    steps: Vec<(Time, i64)>,
+}
+
+impl FreePlan {
+    /// Free now, then more as running jobs reach their time limits. A node
+    /// several jobs list comes back when the last of them ends; one held by
+    /// an unlimited job, or by nothing known, never does.
+    fn new(s: &Snapshot, free_now: usize) -> Self {
+        let mut releases = crate::easy::node_release_times(s);
+        releases.sort_unstable();
+        let mut steps = vec![(s.now, free_now as i64)];
+        for t in releases {
+            let t = t.max(s.now);
+            let last = steps.last_mut().expect("plan has a first step");
+            if last.0 == t {
+                last.1 += 1;
+            } else {
+                let free = last.1 + 1;
+                steps.push((t, free));
+            }
+        }
+        FreePlan { steps }
+    }
+
+    /// The earliest step time from which `size` nodes stay free for `length`
+    /// seconds (`None`: for ever).
+    fn earliest(&self, size: usize, length: Option<Time>) -> Option<Time> {
+        let size = size as i64;
+        let mut k = 0;
+        while k < self.steps.len() {
+            if self.steps[k].1 < size {
+                k += 1;
+                continue;
+            }
+            let start = self.steps[k].0;
+            let end = length.map(|l| start.saturating_add(l));
+            // Walk the steps the job would span; the first too low one rules
+            // out every start before it too.
+            let mut j = k + 1;
+            while j < self.steps.len() && end.is_none_or(|e| self.steps[j].0 < e) {
+                if self.steps[j].1 < size {
+                    break;
+                }
+                j += 1;
+            }
+            if j == self.steps.len() || end.is_some_and(|e| self.steps[j].0 >= e) {
+                return Some(start);
+            }
+            k = j + 1;
+        }
+        None
+    }
+
+    /// Take `size` nodes from `start` for `length` seconds (`None`: for ever).
+    fn book(&mut self, start: Time, length: Option<Time>, size: usize) {
+        let from = self.split_at(start);
+        let to = match length {
+            Some(l) => self.split_at(start.saturating_add(l)),
+            None => self.steps.len(),
+        };
+        for step in &mut self.steps[from..to] {
+            step.1 -= size as i64;
+        }
+    }
+
+    /// The index of the step starting at `t`, adding one there if needed.
+    fn split_at(&mut self, t: Time) -> usize {
+        match self.steps.binary_search_by_key(&t, |s| s.0) {
+            Ok(i) => i,
+            Err(i) => {
+                // i > 0: nothing is booked before now, the first step's time.
+                let free = self.steps[i - 1].1;
+                self.steps.insert(i, (t, free));
+                i
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::common::test_support::{cluster, job, limited, running, start};
+    use crate::easy::easy;
+
+    /// 6 nodes, now 100; nodes 0-1 busy until 200. Job 1 (5 nodes, 100 s)
+    /// books 200-300, job 2 (all 6, 100 s) books 300-400.
+    fn two_bookings() -> Snapshot {
+        let mut s = cluster(&[false, false, true, true, true, true]);
+        s.running = vec![running(9, &[0, 1], Some(200))];
+        s.pending = vec![
+            limited(job(1, 0, 1, 5), Some(100)),
+            limited(job(2, 0, 2, 6), Some(100)),
+        ];
+        s
+    }
+
+    #[test]
+    fn a_job_that_would_delay_the_second_waiting_job_waits() {
+        let mut s = two_bookings();
+        // Job 3 would hold a node till 1100: EASY lets it take the head's
+        // one extra node, which pushes job 2 back; conservative does not.
+        s.pending.push(limited(job(3, 0, 3, 1), Some(1000)));
+        // Job 4 ends by 200, before either booking: both start it.
+        s.pending.push(limited(job(4, 0, 4, 2), Some(100)));
+        assert_eq!(easy(&s), vec![start(3, &[2]), start(4, &[3, 4])]);
+        assert_eq!(conservative(&s), vec![start(4, &[2, 3])]);
+    }
+
+    #[test]
+    fn a_job_fits_into_a_gap_between_bookings() {
+        // 4 nodes, 2 busy until 200. Job 1 (4 nodes, 100 s) books 200-300;
+        // job 2 (2 nodes, 100 s) fits now, ending at 200.
+        let mut s = cluster(&[false, false, true, true]);
+        s.running = vec![running(9, &[0, 1], Some(200))];
+        s.pending = vec![
+            limited(job(1, 0, 1, 4), Some(100)),
+            limited(job(2, 0, 2, 2), Some(101)),
+            limited(job(3, 0, 3, 2), Some(100)),
+        ];
+        // Job 2 would end at 201, inside job 1's booking: it books 300.
+        // Job 3 ends at 200 exactly and starts.
+        assert_eq!(conservative(&s), vec![start(3, &[2, 3])]);
+    }
+
+    #[test]
+    fn nodes_an_unlimited_job_holds_never_come_back() {
+        // Node 0 is held for ever: job 1 (2 nodes) can never run and books
+        // nothing, so job 2 (1 node, unlimited) starts.
+        let mut s = cluster(&[false, true]);
+        s.running = vec![running(9, &[0], None)];
+        s.pending = vec![job(1, 0, 1, 2), limited(job(2, 0, 2, 1), None)];
+        assert_eq!(conservative(&s), vec![start(2, &[1])]);
+    }
+
+    #[test]
+    fn nodes_past_their_time_limit_are_the_earlier_jobs_part() {
+        // Node 0's job is past its limit (100 = now) but still holds it.
+        // Job 1 (2 nodes) is due now and keeps its booking; job 2 (1 node,
+        // 1000 s) would take node 1 from it and waits.
+        let mut s = cluster(&[false, true]);
+        s.running = vec![running(9, &[0], Some(100))];
+        s.pending = vec![job(1, 0, 1, 2), limited(job(2, 0, 2, 1), Some(1000))];
+        assert_eq!(conservative(&s), vec![]);
+    }
+
+    #[test]
+    fn tests_at_most_max_job_test_jobs() {
+        let mut s = cluster(&vec![true; MAX_JOB_TEST + 2]);
+        s.pending = (0..MAX_JOB_TEST as u32 + 2).map(|i| job(i + 1, 0, i64::from(i), 1)).collect();
+        assert_eq!(conservative(&s).len(), MAX_JOB_TEST);
+    }
+}
