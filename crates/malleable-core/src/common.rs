@@ -1,4 +1,4 @@
-//! What FCFS and EASY share within one scheduling pass: the queue of jobs that
+//! What the strategies share within one scheduling pass: the queue of jobs that
 //! could ever run, each with the node count it really gets, and the free nodes
 //! handed out lowest index first so that decisions are deterministic.
 
@@ -31,6 +31,28 @@ pub(crate) fn runnable_queue(s: &Snapshot) -> Vec<(&PendingJob, usize)> {
         .map(|job| (job, job_size(job)))
         .filter(|&(_, size)| size <= total)
         .collect()
+}
+
+/// When each busy node comes back, for the nodes that do (unsorted). The
+/// `free` flag is the truth about now: a running job listing a free node does
+/// not hold it. A busy node held by several jobs comes back when the last one
+/// ends; one held by an unlimited job, or by no job (down, drained), never.
+pub(crate) fn node_release_times(s: &Snapshot) -> Vec<Time> {
+    // None: nothing known gives it back; Some(None): an unlimited job holds it.
+    let mut back: Vec<Option<Option<Time>>> = vec![None; s.nodes.len()];
+    for job in &s.running {
+        for &i in &job.nodes {
+            let busy = s.nodes.get(i).is_some_and(|node| !node.free);
+            if !busy {
+                continue;
+            }
+            back[i] = Some(match back[i] {
+                None => job.end_limit,
+                Some(prev) => prev.zip(job.end_limit).map(|(a, b)| a.max(b)),
+            });
+        }
+    }
+    back.into_iter().flatten().flatten().collect()
 }
 
 /// The nodes free now that no decision of this pass has taken yet.

@@ -15,7 +15,7 @@
 //! not named (every node is alike to the core), so a plan is a step function
 //! of how many nodes are free over time.
 
-use crate::common::{end_if_started, runnable_queue, FreePool};
+use crate::common::{end_if_started, node_release_times, runnable_queue, FreePool};
 use crate::model::{Decision, Snapshot, Time};
 use crate::strategy::Strategy;
 
@@ -68,7 +68,7 @@ impl FreePlan {
     /// several jobs list comes back when the last of them ends; one held by
     /// an unlimited job, or by nothing known, never does.
     fn new(s: &Snapshot, free_now: usize) -> Self {
-        let mut releases = crate::easy::node_release_times(s);
+        let mut releases = node_release_times(s);
         releases.sort_unstable();
         let mut steps = vec![(s.now, free_now as i64)];
         for t in releases {

@@ -2,7 +2,7 @@
 //! until the head job does not fit, one reservation for that head job, and
 //! later jobs start early only where they cannot delay the reservation.
 
-use crate::common::{end_if_started, runnable_queue, FreePool};
+use crate::common::{end_if_started, node_release_times, runnable_queue, FreePool};
 use crate::model::{Decision, PendingJob, Snapshot, Time};
 use crate::strategy::Strategy;
 
@@ -137,28 +137,6 @@ pub fn reservation(
         shadow_time,
         extra_nodes: available - need,
     })
-}
-
-/// When each busy node comes back, for the nodes that do (unsorted). The
-/// `free` flag is the truth about now: a running job listing a free node does
-/// not hold it. A busy node held by several jobs comes back when the last one
-/// ends; one held by an unlimited job, or by no job (down, drained), never.
-pub(crate) fn node_release_times(s: &Snapshot) -> Vec<Time> {
-    // None: nothing known gives it back; Some(None): an unlimited job holds it.
-    let mut back: Vec<Option<Option<Time>>> = vec![None; s.nodes.len()];
-    for job in &s.running {
-        for &i in &job.nodes {
-            let busy = s.nodes.get(i).is_some_and(|node| !node.free);
-            if !busy {
-                continue;
-            }
-            back[i] = Some(match back[i] {
-                None => job.end_limit,
-                Some(prev) => prev.zip(job.end_limit).map(|(a, b)| a.max(b)),
-            });
-        }
-    }
-    back.into_iter().flatten().flatten().collect()
 }
 
 #[cfg(test)]
