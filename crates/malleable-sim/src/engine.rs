@@ -447,7 +447,8 @@ impl Engine<'_> {
         let j = &self.jobs[i];
         let rec = j.record.as_ref().unwrap();
         let n = j.nodes.len();
-        let as_submitted = rec.start_nodes == s.nodes && rec.expands + rec.shrinks == 0 && j.adapting.is_none();
+        let as_submitted = s.malleable.is_none()
+            || (rec.start_nodes == s.nodes && rec.expands + rec.shrinks == 0 && j.adapting.is_none());
         let end_limit = if !as_submitted {
             // The time limit scales with the predicted remaining run time.
             let slack = if s.run_time > 0.0 {
