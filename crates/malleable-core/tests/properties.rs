@@ -14,6 +14,11 @@ const NOW: Time = 1_000;
 
 // ---- generators ----------------------------------------------------------
 
+/// A rigid running job (FCFS, EASY and conservative see no other kind).
+fn rigid(id: JobId, nodes: Vec<usize>, start: Time, end_limit: Option<Time>) -> RunningJob {
+    RunningJob { id, nodes, start, end_limit, malleable: None, adapting: false, mtct_ratio: None, power: None }
+}
+
 fn end_limit() -> impl Strategy<Value = Option<Time>> {
     // Some already overdue (before NOW), a few unlimited.
     prop_oneof![4 => (NOW - 100..NOW + 400).prop_map(Some), 1 => Just(None)]
@@ -52,15 +57,8 @@ fn consistent_snapshot() -> impl Strategy<Value = Snapshot> {
             let running = ends
                 .iter()
                 .enumerate()
-                .map(|(k, &end_limit)| RunningJob {
-                    id: JobId(100 + k as u32),
-                    nodes: (0..n).filter(|&i| owner[i] == k + 2).collect(),
-                    start: 0,
-                    end_limit,
-                    malleable: None,
-                    adapting: false,
-                    mtct_ratio: None,
-                    power: None,
+                .map(|(k, &end_limit)| {
+                    rigid(JobId(100 + k as u32), (0..n).filter(|&i| owner[i] == k + 2).collect(), 0, end_limit)
                 })
                 .collect();
             Snapshot {
@@ -85,16 +83,7 @@ fn messy_snapshot() -> impl Strategy<Value = Snapshot> {
                 let running = running
                     .into_iter()
                     .enumerate()
-                    .map(|(k, (nodes, end_limit))| RunningJob {
-                        id: JobId(100 + k as u32),
-                        nodes,
-                        start: 0,
-                        end_limit,
-                        malleable: None,
-                        adapting: false,
-                        mtct_ratio: None,
-                        power: None,
-                    })
+                    .map(|(k, (nodes, end_limit))| rigid(JobId(100 + k as u32), nodes, 0, end_limit))
                     .collect();
                 Snapshot {
                     now: NOW,
@@ -164,16 +153,7 @@ fn apply(s: &Snapshot, decisions: &[&Decision]) -> Snapshot {
         for &i in nodes {
             after.nodes[i].free = false;
         }
-        after.running.push(RunningJob {
-            id: *job,
-            nodes: nodes.clone(),
-            start: s.now,
-            end_limit: p.time_limit.map(|l| s.now.saturating_add(l.max(0))),
-            malleable: None,
-            adapting: false,
-            mtct_ratio: None,
-            power: None,
-        });
+        after.running.push(rigid(*job, nodes.clone(), s.now, p.time_limit.map(|l| s.now.saturating_add(l.max(0)))));
     }
     after
 }
@@ -368,16 +348,7 @@ proptest! {
             nodes: Node::numbered(free),
             running: running
                 .into_iter()
-                .map(|(nodes, end_limit)| RunningJob {
-                    id: JobId(0),
-                    nodes: nodes.into_iter().map(|i| i % (n + 2)).collect(),
-                    start: now,
-                    end_limit,
-                    malleable: None,
-                    adapting: false,
-                    mtct_ratio: None,
-                    power: None,
-                })
+                .map(|(nodes, end_limit)| rigid(JobId(0), nodes.into_iter().map(|i| i % (n + 2)).collect(), now, end_limit))
                 .collect(),
             pending: jobs
                 .into_iter()
