@@ -68,12 +68,15 @@ fn check_same_version(src: &Path, include: &Path) {
     let tree = src.join("slurm/slurm_version.h");
     let inst = include.join("slurm/slurm_version.h");
     println!("cargo:rerun-if-changed={}", inst.display());
-    let read = |p: &Path| {
-        fs::read_to_string(p).unwrap_or_else(|e| {
-            panic!("cannot read {}: {e} (is libslurm-dev installed? set {INCLUDE_VAR} otherwise)", p.display())
-        })
-    };
-    let (a, b) = (read(&tree), read(&inst));
+    let a = fs::read_to_string(&tree).unwrap_or_else(|e| panic!("cannot read {}: {e}", tree.display()));
+    let b = fs::read_to_string(&inst).unwrap_or_else(|e| {
+        panic!(
+            "cannot read {}: {e}. The installed Slurm's public headers come with Debian's package \
+             libslurm-dev: install it (apt-get install libslurm-dev; `cargo xtask build` does), or set \
+             {INCLUDE_VAR} to the directory that holds slurm/slurm_version.h",
+            inst.display()
+        )
+    });
     if a != b {
         panic!(
             "refusing to build: {} ({}) differs from the installed {} ({}). \

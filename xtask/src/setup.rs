@@ -48,9 +48,21 @@ pub fn output(cmd: &mut Command) -> Result<String> {
 
 fn installed_version(pkg: &str) -> Option<String> {
     let out = Command::new("dpkg-query").args(["-W", "-f", "${Status}|${Version}", pkg]).output().ok()?;
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let (status, version) = text.split_once('|')?;
-    status.ends_with("installed").then(|| version.to_string())
+    version_if_installed(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// The version from dpkg-query's `${Status}|${Version}` when the package is
+/// really installed. A status is three words, "want flag status": only the
+/// status `installed` with the flag `ok` counts. "unknown ok not-installed"
+/// (dpkg knows the package, nothing is on disk) and "deinstall ok
+/// config-files" (removed, its configuration kept) end in "installed" too,
+/// which is how a missing libslurm-dev once went unnoticed. "hold ok
+/// installed" (an admin pinned it) is installed.
+fn version_if_installed(query: &str) -> Option<String> {
+    let (status, version) = query.trim().split_once('|')?;
+    let words: Vec<&str> = status.split_whitespace().collect();
+    (words.len() == 3 && words[1] == "ok" && words[2] == "installed" && !version.is_empty())
+        .then(|| version.to_string())
 }
 
 fn apt_get() -> Command {
@@ -146,4 +158,26 @@ pub fn build_plugins(root: &Path) -> Result<PathBuf> {
         std::fs::rename(&tmp, &to).map_err(|e| e.to_string())?;
     }
     Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_an_installed_package_has_a_version() {
+        let v = |q: &str| version_if_installed(q);
+        assert_eq!(v("install ok installed|22.05.8-4+deb12u3"), Some("22.05.8-4+deb12u3".into()));
+        assert_eq!(v("hold ok installed|1.2"), Some("1.2".into()));
+        // Known to dpkg, not on disk: the case that broke a fresh machine.
+        assert_eq!(v("unknown ok not-installed|"), None);
+        assert_eq!(v("deinstall ok config-files|22.05.8-4+deb12u3"), None);
+        assert_eq!(v("install ok unpacked|22.05.8-4+deb12u3"), None);
+        assert_eq!(v("install ok half-configured|22.05.8-4+deb12u3"), None);
+        assert_eq!(v("install reinstreq half-installed|22.05.8"), None);
+        assert_eq!(v("purge ok not-installed|"), None);
+        // dpkg-query printed nothing (no such package) or something else.
+        assert_eq!(v(""), None);
+        assert_eq!(v("installed"), None);
+    }
 }
