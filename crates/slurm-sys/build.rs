@@ -171,16 +171,9 @@ fn generate_bindings(src: &Path, out: &Path) {
         .allowlist_var("ESLURM_.*")
         .allowlist_var("SLURMDB_JOB_FLAG_.*");
     let bindings = builder.generate().expect("bindgen failed on wrapper.h");
-    bindings
-        .write_to_file(out.join("bindings.rs"))
-        .expect("cannot write bindings.rs");
+    bindings.write_to_file(out.join("bindings.rs")).expect("cannot write bindings.rs");
 }
 
 fn compile_layout_probe(src: &Path) {
-    cc::Build::new()
-        .file("layout_probe.c")
-        .include(src)
-        .include(".")
-        .warnings(false)
-        .compile("slurm_layout_probe");
+    cc::Build::new().file("layout_probe.c").include(src).include(".").warnings(false).compile("slurm_layout_probe");
 }

@@ -99,7 +99,9 @@ pub fn stop_by_pid_file(file: &Path, comm: &str) {
         return;
     }
     send_signal(pid, "TERM");
-    if wait::until(&format!("{comm} ({pid}) to exit"), Duration::from_secs(15), || Ok((!pid_alive(pid)).then_some(()))).is_err() {
+    if wait::until(&format!("{comm} ({pid}) to exit"), Duration::from_secs(15), || Ok((!pid_alive(pid)).then_some(())))
+        .is_err()
+    {
         eprintln!("xtask: {comm} ({pid}) ignored SIGTERM, killing it");
         send_signal(pid, "KILL");
         let _ = wait::until("SIGKILL to take effect", Duration::from_secs(5), || Ok((!pid_alive(pid)).then_some(())));
@@ -145,7 +147,9 @@ fn stepd_pids_in(dir: &Path) -> Vec<i32> {
     process_table()
         .into_iter()
         .filter(|(pid, _, name)| {
-            name == "slurmstepd" && pid_alive(*pid) && fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(&dir))
+            name == "slurmstepd"
+                && pid_alive(*pid)
+                && fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(&dir))
         })
         .map(|(pid, _, _)| pid)
         .collect()
@@ -403,7 +407,8 @@ impl Cluster {
     pub fn wait_all_finished(&self, ids: &[u32], timeout: Duration) -> Result<Vec<JobInfo>> {
         wait::until(&format!("{} jobs to finish", ids.len()), timeout, || {
             let jobs: Vec<JobInfo> = self.jobs()?.into_iter().filter(|j| ids.contains(&j.id)).collect();
-            let open: Vec<String> = jobs.iter().filter(|j| !j.is_finished()).map(|j| format!("{}:{}", j.id, j.state)).collect();
+            let open: Vec<String> =
+                jobs.iter().filter(|j| !j.is_finished()).map(|j| format!("{}:{}", j.id, j.state)).collect();
             if jobs.len() == ids.len() && open.is_empty() {
                 Ok(Some(jobs))
             } else {
@@ -462,10 +467,8 @@ pub fn stop_all_in(dir: &Path) {
 
 /// Which of a cluster's daemons are running, by pid file.
 pub fn status_of(dir: &Path) -> Vec<(String, Option<i32>)> {
-    let mut files: Vec<(String, PathBuf)> = vec![
-        ("munged".into(), dir.join("munge/munged.pid")),
-        ("slurmctld".into(), dir.join("run/slurmctld.pid")),
-    ];
+    let mut files: Vec<(String, PathBuf)> =
+        vec![("munged".into(), dir.join("munge/munged.pid")), ("slurmctld".into(), dir.join("run/slurmctld.pid"))];
     if let Ok(entries) = fs::read_dir(dir.join("run")) {
         let mut nodes: Vec<_> = entries
             .flatten()

@@ -57,7 +57,8 @@ pub fn run(nodes: usize, keep: bool) -> Result<()> {
     jobs.sort_by_key(|j| j.id);
 
     let log = cluster.ctld_log();
-    let by_plugin = jobs.iter().filter(|j| log.contains(&format!("sched/malleable: started JobId={} on", j.id))).count();
+    let by_plugin =
+        jobs.iter().filter(|j| log.contains(&format!("sched/malleable: started JobId={} on", j.id))).count();
     print_schedule(&jobs);
     let s = summarize(&jobs, nodes as u32).ok_or("no job ran")?;
     println!();
@@ -79,10 +80,7 @@ pub fn run(nodes: usize, keep: bool) -> Result<()> {
 
 /// Jobs that started before some job submitted ahead of them: EASY's backfill.
 fn backfilled(jobs: &[JobInfo]) -> Vec<u32> {
-    jobs.iter()
-        .filter(|j| jobs.iter().any(|e| e.id < j.id && e.start > j.start))
-        .map(|j| j.id)
-        .collect()
+    jobs.iter().filter(|j| jobs.iter().any(|e| e.id < j.id && e.start > j.start)).map(|j| j.id).collect()
 }
 
 fn print_schedule(jobs: &[JobInfo]) {
@@ -90,7 +88,10 @@ fn print_schedule(jobs: &[JobInfo]) {
     let rel = |t: Option<i64>| t.map_or("-".to_string(), |t| format!("{:+}", t - t0));
     let bf = backfilled(jobs);
     println!();
-    println!("{:>6} {:<8} {:>5} {:>6} {:>7} {:>6} {:>5} {:>5}  nodelist", "job", "name", "nodes", "limit", "submit", "start", "end", "wait");
+    println!(
+        "{:>6} {:<8} {:>5} {:>6} {:>7} {:>6} {:>5} {:>5}  nodelist",
+        "job", "name", "nodes", "limit", "submit", "start", "end", "wait"
+    );
     for j in jobs {
         let wait = match (j.submit, j.start) {
             (Some(a), Some(b)) => format!("{}", b - a),

@@ -138,7 +138,8 @@ fn test() -> Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut total = TestCounts::default();
     let t = Instant::now();
-    let unit = run_tests(Command::new(&cargo).current_dir(&root).env("SLURM_SRC_DIR", &tree).args(["test", "--workspace"]));
+    let unit =
+        run_tests(Command::new(&cargo).current_dir(&root).env("SLURM_SRC_DIR", &tree).args(["test", "--workspace"]));
     eprintln!("xtask: unit and property tests took {:.1?}", t.elapsed());
     total.add(unit?);
     let t = Instant::now();

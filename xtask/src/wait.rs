@@ -6,7 +6,11 @@ use crate::Result;
 
 /// Poll `probe` until it returns Some, or fail after `timeout` with an error
 /// that says what was awaited and what was last seen.
-pub fn until<T>(what: &str, timeout: Duration, mut probe: impl FnMut() -> std::result::Result<Option<T>, String>) -> Result<T> {
+pub fn until<T>(
+    what: &str,
+    timeout: Duration,
+    mut probe: impl FnMut() -> std::result::Result<Option<T>, String>,
+) -> Result<T> {
     let start = Instant::now();
     let mut last = String::new();
     loop {

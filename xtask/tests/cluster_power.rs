@@ -70,13 +70,22 @@ fn power_budget_holds_a_start_until_reconfigure_widens_the_corridor() {
 
     std::fs::write(c.dir.join("etc/malleable.conf"), conf("0-1000")).unwrap();
     output(c.cmd("scontrol").arg("reconfigure")).unwrap();
-    wait_log(&c, "the new corridor in the log", "sched/malleable: power corridor now 0-1000 (reconfigured)", Duration::from_secs(20));
+    wait_log(
+        &c,
+        "the new corridor in the log",
+        "sched/malleable: power corridor now 0-1000 (reconfigured)",
+        Duration::from_secs(20),
+    );
     // 284 + 179 + 179 = 642 W: both fit under 1000 W.
     let jobs = c.wait_all_finished(&[a, b], Duration::from_secs(30)).unwrap();
     for j in &jobs {
         assert_eq!(j.state, "COMPLETED", "JobId={} ended {}", j.id, j.state);
         let lines = start_lines(&c, j.id);
-        assert!(lines.len() == 1 && lines[0].ends_with("(power)"), "JobId={} started by the power strategy: {lines:?}", j.id);
+        assert!(
+            lines.len() == 1 && lines[0].ends_with("(power)"),
+            "JobId={} started by the power strategy: {lines:?}",
+            j.id
+        );
     }
     let log = c.ctld_log();
     let reconfigured = log.find("power corridor now 0-1000 (reconfigured)").unwrap();
@@ -96,7 +105,10 @@ fn a_scheduled_corridor_change_starts_the_held_job_at_its_time() {
          IdleNodeWatts=71\nDefaultJobWatts=250\n"
     ));
     let c = up_with(spec);
-    assert!(c.ctld_log().contains(&format!("PowerCorridorSchedule={when}@0-1000")), "the schedule should be in the log");
+    assert!(
+        c.ctld_log().contains(&format!("PowerCorridorSchedule={when}@0-1000")),
+        "the schedule should be in the log"
+    );
 
     let a = c.sbatch(&["-N1", "-t", "1", "--wrap", "sleep 1"]).unwrap();
     wait_log(&c, "the plugin to say why the job waits", &held_line(a), Duration::from_secs(15));
@@ -106,7 +118,12 @@ fn a_scheduled_corridor_change_starts_the_held_job_at_its_time() {
 
     let timeout = Duration::from_secs((at - unix_now()).max(0) as u64 + 20);
     let j = c.wait_job(a, "started after the scheduled change", timeout, |j| j.has_started()).unwrap();
-    wait_log(&c, "the change in the log", "sched/malleable: power corridor now 0-1000 (scheduled change)", Duration::from_secs(5));
+    wait_log(
+        &c,
+        "the change in the log",
+        "sched/malleable: power corridor now 0-1000 (scheduled change)",
+        Duration::from_secs(5),
+    );
     // StartTime and the schedule are both local time: compare them as such.
     let (start, due) = (j.start.unwrap(), parse_time(&when).unwrap());
     assert!(start >= due, "started at {start:?} before the change at {when}");

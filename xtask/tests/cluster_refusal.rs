@@ -13,7 +13,10 @@ fn bad_values_in_malleable_conf_refuse_the_load() {
     spec.malleable_conf = Some("Strategy=easy\nSchedulerTick=soon\n".into());
     let c = Cluster::create(spec).unwrap();
     let log = refused_log(&c);
-    assert!(log.contains("malleable.conf: line 2: SchedulerTick=soon is not valid: expected whole seconds from 1 to 3600"), "{log}");
+    assert!(
+        log.contains("malleable.conf: line 2: SchedulerTick=soon is not valid: expected whole seconds from 1 to 3600"),
+        "{log}"
+    );
     assert!(log.contains("Failed to initialize sched plugin"), "slurmctld should report the failed load");
 
     // An unknown key is refused the same way, naming the allowed keys.

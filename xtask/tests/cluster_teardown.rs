@@ -79,6 +79,9 @@ fn dropping_the_cluster_stops_its_slurmstepd_and_job_processes() {
     for p in left.iter().chain(&others) {
         let _ = Command::new("kill").args(["-KILL", &p.to_string()]).status();
     }
-    assert!(left.is_empty(), "still running after the cluster was dropped (sleep {sleep}, slurmstepd {stepd}): {left:?}");
+    assert!(
+        left.is_empty(),
+        "still running after the cluster was dropped (sleep {sleep}, slurmstepd {stepd}): {left:?}"
+    );
     assert!(others.is_empty(), "processes of JobId={id} still running after the cluster was dropped: {others:?}");
 }

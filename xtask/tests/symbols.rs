@@ -11,7 +11,8 @@ use slurm::loader::LoadedObject;
 use xtask::setup;
 
 fn source_tree() -> PathBuf {
-    let dir = std::env::var_os("SLURM_SRC_DIR").expect("SLURM_SRC_DIR is set by .cargo/config.toml or cargo xtask test");
+    let dir =
+        std::env::var_os("SLURM_SRC_DIR").expect("SLURM_SRC_DIR is set by .cargo/config.toml or cargo xtask test");
     let dir = PathBuf::from(dir);
     if dir.is_relative() {
         xtask::repo_root().join(dir)

@@ -65,10 +65,7 @@ pub(crate) struct FreePool {
 
 impl FreePool {
     pub(crate) fn new(s: &Snapshot) -> Self {
-        FreePool {
-            free: s.free_nodes(),
-            taken: 0,
-        }
+        FreePool { free: s.free_nodes(), taken: 0 }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -103,24 +100,12 @@ pub(crate) mod test_support {
 
     /// A snapshot at time 100 with these nodes (true = free) and nothing else.
     pub(crate) fn cluster(free: &[bool]) -> Snapshot {
-        Snapshot {
-            now: 100,
-            nodes: Node::numbered(free.iter().copied()),
-            ..Snapshot::default()
-        }
+        Snapshot { now: 100, nodes: Node::numbered(free.iter().copied()), ..Snapshot::default() }
     }
 
     /// A pending job with a 60 s time limit.
     pub(crate) fn job(id: u32, priority: u32, submit: i64, nodes: u32) -> PendingJob {
-        PendingJob {
-            id: JobId(id),
-            priority,
-            submit,
-            nodes,
-            time_limit: Some(60),
-            malleable: None,
-            power: None,
-        }
+        PendingJob { id: JobId(id), priority, submit, nodes, time_limit: Some(60), malleable: None, power: None }
     }
 
     /// A rigid running job on these nodes, ending by `end_limit`.
@@ -144,9 +129,6 @@ pub(crate) mod test_support {
     }
 
     pub(crate) fn start(id: u32, nodes: &[usize]) -> Decision {
-        Decision::Start {
-            job: JobId(id),
-            nodes: nodes.to_vec(),
-        }
+        Decision::Start { job: JobId(id), nodes: nodes.to_vec() }
     }
 }

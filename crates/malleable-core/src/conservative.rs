@@ -150,10 +150,7 @@ mod tests {
     fn two_bookings() -> Snapshot {
         let mut s = cluster(&[false, false, true, true, true, true]);
         s.running = vec![running(9, &[0, 1], Some(200))];
-        s.pending = vec![
-            limited(job(1, 0, 1, 5), Some(100)),
-            limited(job(2, 0, 2, 6), Some(100)),
-        ];
+        s.pending = vec![limited(job(1, 0, 1, 5), Some(100)), limited(job(2, 0, 2, 6), Some(100))];
         s
     }
 

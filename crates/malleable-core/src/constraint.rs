@@ -42,18 +42,10 @@ impl NodeConstraint {
     /// writes `poF2`). The error names the allowed values.
     pub fn parse(value: &str) -> Result<Self, String> {
         let v = value.trim();
-        Self::ALL
-            .iter()
-            .copied()
-            .find(|c| c.name().eq_ignore_ascii_case(v))
-            .ok_or_else(|| {
-                let names: Vec<&str> = Self::ALL.iter().map(|c| c.name()).collect();
-                format!(
-                    "unknown node constraint '{}', allowed: {}",
-                    value,
-                    names.join("|")
-                )
-            })
+        Self::ALL.iter().copied().find(|c| c.name().eq_ignore_ascii_case(v)).ok_or_else(|| {
+            let names: Vec<&str> = Self::ALL.iter().map(|c| c.name()).collect();
+            format!("unknown node constraint '{}', allowed: {}", value, names.join("|"))
+        })
     }
 
     /// Whether `n` nodes satisfy the constraint (0 never does: a job runs somewhere).
@@ -123,24 +115,20 @@ impl MalleableSpec {
         }
         let below = current - 1;
         let enough = current.checked_sub(needed);
-        enough
-            .and_then(|hi| self.valid_in(1, hi.min(below)).next_back())
-            .or_else(|| self.valid_in(1, below).next())
+        enough.and_then(|hi| self.valid_in(1, hi.min(below)).next_back()).or_else(|| self.valid_in(1, below).next())
     }
 
     /// The lowest valid count above `current` and not above `current + idle`:
     /// one step of a round-robin expansion. `None` if there is none.
     pub fn next_valid_above(&self, current: u32, idle: u32) -> Option<u32> {
-        self.valid_in(current.saturating_add(1), current.saturating_add(idle))
-            .next()
+        self.valid_in(current.saturating_add(1), current.saturating_add(idle)).next()
     }
 
     /// Where to expand a job on `current` nodes with `idle` nodes free: the
     /// highest valid count not above `current + idle`, within [min, max].
     /// `None` if that is not above `current`.
     pub fn expand_target(&self, current: u32, idle: u32) -> Option<u32> {
-        self.valid_in(current.saturating_add(1), current.saturating_add(idle))
-            .next_back()
+        self.valid_in(current.saturating_add(1), current.saturating_add(idle)).next_back()
     }
 }
 
@@ -149,28 +137,18 @@ mod tests {
     use super::*;
 
     fn spec(min: u32, max: u32, constraint: NodeConstraint) -> MalleableSpec {
-        MalleableSpec {
-            min,
-            max,
-            constraint,
-        }
+        MalleableSpec { min, max, constraint }
     }
 
     #[test]
     fn parse_accepts_listing_2_spellings_and_names_allowed_values() {
-        assert_eq!(
-            NodeConstraint::parse("poF2"),
-            Ok(NodeConstraint::PowerOfTwo)
-        );
+        assert_eq!(NodeConstraint::parse("poF2"), Ok(NodeConstraint::PowerOfTwo));
         assert_eq!(NodeConstraint::parse("even"), Ok(NodeConstraint::Even));
         assert_eq!(NodeConstraint::parse(" odd "), Ok(NodeConstraint::Odd));
         assert_eq!(NodeConstraint::parse("NCUBE"), Ok(NodeConstraint::NCube));
         assert_eq!(NodeConstraint::parse("none"), Ok(NodeConstraint::None));
         let err = NodeConstraint::parse("prime").unwrap_err();
-        assert!(
-            err.contains("prime") && err.contains("pof2|even|odd|ncube|none"),
-            "{err}"
-        );
+        assert!(err.contains("prime") && err.contains("pof2|even|odd|ncube|none"), "{err}");
     }
 
     #[test]
@@ -181,47 +159,24 @@ mod tests {
         assert_eq!(first(NodeConstraint::Even)[..3], [2, 4, 6]);
         assert_eq!(first(NodeConstraint::Odd)[..3], [1, 3, 5]);
         assert_eq!(first(NodeConstraint::None).len(), 30);
-        assert!(
-            NodeConstraint::NCube.is_valid(1_000_000) && !NodeConstraint::NCube.is_valid(999_999)
-        );
+        assert!(NodeConstraint::NCube.is_valid(1_000_000) && !NodeConstraint::NCube.is_valid(999_999));
     }
 
     #[test]
     fn shrink_goes_to_next_lower_count_that_frees_what_is_needed() {
         // The paper's example.
-        assert_eq!(
-            spec(2, 32, NodeConstraint::Even).shrink_target(8, 6),
-            Some(2)
-        );
-        assert_eq!(
-            spec(1, 32, NodeConstraint::Even).shrink_target(8, 3),
-            Some(4)
-        );
-        assert_eq!(
-            spec(1, 32, NodeConstraint::PowerOfTwo).shrink_target(16, 3),
-            Some(8)
-        );
-        assert_eq!(
-            spec(1, 32, NodeConstraint::None).shrink_target(16, 3),
-            Some(13)
-        );
-        assert_eq!(
-            spec(1, 31, NodeConstraint::Odd).shrink_target(9, 1),
-            Some(7)
-        );
-        assert_eq!(
-            spec(1, 64, NodeConstraint::NCube).shrink_target(27, 5),
-            Some(8)
-        );
+        assert_eq!(spec(2, 32, NodeConstraint::Even).shrink_target(8, 6), Some(2));
+        assert_eq!(spec(1, 32, NodeConstraint::Even).shrink_target(8, 3), Some(4));
+        assert_eq!(spec(1, 32, NodeConstraint::PowerOfTwo).shrink_target(16, 3), Some(8));
+        assert_eq!(spec(1, 32, NodeConstraint::None).shrink_target(16, 3), Some(13));
+        assert_eq!(spec(1, 31, NodeConstraint::Odd).shrink_target(9, 1), Some(7));
+        assert_eq!(spec(1, 64, NodeConstraint::NCube).shrink_target(27, 5), Some(8));
     }
 
     #[test]
     fn shrink_frees_what_it_can_when_not_enough_and_respects_min() {
         // 8 even with min 4: 6 needed cannot be freed; go to 4 (frees 4).
-        assert_eq!(
-            spec(4, 32, NodeConstraint::Even).shrink_target(8, 6),
-            Some(4)
-        );
+        assert_eq!(spec(4, 32, NodeConstraint::Even).shrink_target(8, 6), Some(4));
         // Already at min: nothing.
         assert_eq!(spec(4, 32, NodeConstraint::Even).shrink_target(4, 2), None);
         assert_eq!(spec(1, 32, NodeConstraint::None).shrink_target(1, 1), None);
@@ -230,26 +185,11 @@ mod tests {
 
     #[test]
     fn expand_goes_to_highest_valid_count_within_idle_and_max() {
-        assert_eq!(
-            spec(1, 32, NodeConstraint::PowerOfTwo).expand_target(2, 5),
-            Some(4)
-        );
-        assert_eq!(
-            spec(1, 32, NodeConstraint::PowerOfTwo).expand_target(2, 6),
-            Some(8)
-        );
-        assert_eq!(
-            spec(1, 32, NodeConstraint::PowerOfTwo).expand_target(4, 3),
-            None
-        );
-        assert_eq!(
-            spec(1, 10, NodeConstraint::None).expand_target(4, 20),
-            Some(10)
-        );
-        assert_eq!(
-            spec(1, 31, NodeConstraint::Odd).expand_target(5, 3),
-            Some(7)
-        );
+        assert_eq!(spec(1, 32, NodeConstraint::PowerOfTwo).expand_target(2, 5), Some(4));
+        assert_eq!(spec(1, 32, NodeConstraint::PowerOfTwo).expand_target(2, 6), Some(8));
+        assert_eq!(spec(1, 32, NodeConstraint::PowerOfTwo).expand_target(4, 3), None);
+        assert_eq!(spec(1, 10, NodeConstraint::None).expand_target(4, 20), Some(10));
+        assert_eq!(spec(1, 31, NodeConstraint::Odd).expand_target(5, 3), Some(7));
         assert_eq!(spec(1, 32, NodeConstraint::None).expand_target(32, 3), None);
     }
 

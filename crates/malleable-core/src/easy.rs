@@ -56,9 +56,7 @@ pub fn easy(s: &Snapshot) -> Vec<Decision> {
         return decisions;
     };
 
-    decisions.extend(backfill_behind_head(
-        s, queue, &mut pool, &started, head_size,
-    ));
+    decisions.extend(backfill_behind_head(s, queue, &mut pool, &started, head_size));
     decisions
 }
 
@@ -81,8 +79,7 @@ pub(crate) fn backfill_behind_head<'a>(
         let may_start = match reservation.as_mut() {
             None => true,
             Some(r) => {
-                let done_by_shadow =
-                    end_if_started(s.now, job).is_some_and(|end| end <= r.shadow_time);
+                let done_by_shadow = end_if_started(s.now, job).is_some_and(|end| end <= r.shadow_time);
                 if done_by_shadow {
                     true
                 } else if size <= r.extra_nodes {
@@ -111,13 +108,9 @@ pub fn reservation(
 ) -> Option<Reservation> {
     if free_now >= need {
         // Not a head job at all (it fits now); answered so the function is total.
-        return Some(Reservation {
-            shadow_time: s.now,
-            extra_nodes: free_now - need,
-        });
+        return Some(Reservation { shadow_time: s.now, extra_nodes: free_now - need });
     }
-    let mut releases: Vec<(Time, usize)> =
-        node_release_times(s).into_iter().map(|t| (t, 1)).collect();
+    let mut releases: Vec<(Time, usize)> = node_release_times(s).into_iter().map(|t| (t, 1)).collect();
     releases.extend(started.iter().filter_map(|&(end, n)| end.map(|e| (e, n))));
     releases.sort_unstable();
 
@@ -133,10 +126,7 @@ pub fn reservation(
             shadow_time = Some(t);
         }
     }
-    shadow_time.map(|shadow_time| Reservation {
-        shadow_time,
-        extra_nodes: available - need,
-    })
+    shadow_time.map(|shadow_time| Reservation { shadow_time, extra_nodes: available - need })
 }
 
 #[cfg(test)]
@@ -175,17 +165,11 @@ mod tests {
         s.running = vec![running(9, &[0, 1], Some(200))];
         s.pending = vec![
             job(1, 0, 1, 4),
-            limited(job(2, 0, 2, 1), None), // takes the extra node
+            limited(job(2, 0, 2, 1), None),       // takes the extra node
             limited(job(3, 0, 3, 1), Some(1000)), // no extra left: refused
-            limited(job(4, 0, 4, 1), Some(50)), // ends at 150: fine
+            limited(job(4, 0, 4, 1), Some(50)),   // ends at 150: fine
         ];
-        assert_eq!(
-            reservation(&s, 3, &[], 4),
-            Some(Reservation {
-                shadow_time: 200,
-                extra_nodes: 1
-            })
-        );
+        assert_eq!(reservation(&s, 3, &[], 4), Some(Reservation { shadow_time: 200, extra_nodes: 1 }));
         assert_eq!(easy(&s), vec![start(2, &[2]), start(4, &[3])]);
     }
 
@@ -195,11 +179,7 @@ mod tests {
         let mut s = cluster(&[false, false, false, true]);
         s.running = vec![running(8, &[0, 1], None), running(9, &[2], Some(200))];
         // Head wants 2: shadow 200 (free node 3 + node 2), nothing extra.
-        s.pending = vec![
-            job(1, 0, 1, 2),
-            limited(job(2, 0, 2, 1), None),
-            limited(job(3, 0, 3, 1), Some(100)),
-        ];
+        s.pending = vec![job(1, 0, 1, 2), limited(job(2, 0, 2, 1), None), limited(job(3, 0, 3, 1), Some(100))];
         assert_eq!(easy(&s), vec![start(3, &[3])]);
         // Head wants 3: it never gets them, so it blocks nothing.
         s.pending[0].nodes = 3;
@@ -224,13 +204,7 @@ mod tests {
         let mut s = cluster(&[false, false, true, true]);
         s.running = vec![running(8, &[0], Some(200)), running(9, &[1], Some(200))];
         s.pending = vec![job(1, 0, 1, 3), limited(job(2, 0, 2, 1), None)];
-        assert_eq!(
-            reservation(&s, 2, &[], 3),
-            Some(Reservation {
-                shadow_time: 200,
-                extra_nodes: 1
-            })
-        );
+        assert_eq!(reservation(&s, 2, &[], 3), Some(Reservation { shadow_time: 200, extra_nodes: 1 }));
         assert_eq!(easy(&s), vec![start(2, &[2])]);
     }
 
@@ -240,18 +214,9 @@ mod tests {
         // and 9, so back at 300; node 2 is busy with no job (drained); 7 does
         // not exist.
         let mut s = cluster(&[true, false, false]);
-        s.running = vec![
-            running(8, &[0, 1, 7, 1], Some(150)),
-            running(9, &[1], Some(300)),
-        ];
+        s.running = vec![running(8, &[0, 1, 7, 1], Some(150)), running(9, &[1], Some(300))];
         s.pending = vec![job(1, 0, 1, 2), limited(job(2, 0, 2, 1), Some(200))];
-        assert_eq!(
-            reservation(&s, 1, &[], 2),
-            Some(Reservation {
-                shadow_time: 300,
-                extra_nodes: 0
-            })
-        );
+        assert_eq!(reservation(&s, 1, &[], 2), Some(Reservation { shadow_time: 300, extra_nodes: 0 }));
         assert_eq!(easy(&s), vec![start(2, &[0])]);
     }
 
@@ -259,18 +224,9 @@ mod tests {
     fn node_shared_with_an_unlimited_job_never_comes_back() {
         let mut s = cluster(&[false, false]);
         s.running = vec![running(8, &[0], None), running(9, &[0, 1], Some(200))];
-        assert_eq!(
-            reservation(&s, 0, &[], 1),
-            Some(Reservation {
-                shadow_time: 200,
-                extra_nodes: 0
-            })
-        );
+        assert_eq!(reservation(&s, 0, &[], 1), Some(Reservation { shadow_time: 200, extra_nodes: 0 }));
         assert_eq!(reservation(&s, 0, &[], 2), None);
-        let fits_now = Reservation {
-            shadow_time: 100,
-            extra_nodes: 1,
-        };
+        let fits_now = Reservation { shadow_time: 100, extra_nodes: 1 };
         assert_eq!(reservation(&s, 2, &[], 1), Some(fits_now));
     }
 

@@ -43,10 +43,7 @@ mod tests {
         let mut s = cluster(&[true, false, true, true, true]);
         // Queue order: 3 (priority 5), then 1 (submitted earlier than 2), then 2.
         s.pending = vec![job(2, 1, 20, 1), job(1, 1, 10, 2), job(3, 5, 30, 1)];
-        assert_eq!(
-            fcfs(&s),
-            vec![start(3, &[0]), start(1, &[2, 3]), start(2, &[4])]
-        );
+        assert_eq!(fcfs(&s), vec![start(3, &[0]), start(1, &[2, 3]), start(2, &[4])]);
     }
 
     #[test]
@@ -91,10 +88,7 @@ mod tests {
     #[test]
     fn empty_snapshot_starts_nothing() {
         assert_eq!(fcfs(&Snapshot::default()), vec![]);
-        let s = Snapshot {
-            pending: vec![job(1, 0, 1, 1)],
-            ..Snapshot::default()
-        };
+        let s = Snapshot { pending: vec![job(1, 0, 1, 1)], ..Snapshot::default() };
         assert_eq!(fcfs(&s), vec![]);
     }
 }

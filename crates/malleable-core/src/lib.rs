@@ -23,6 +23,6 @@ pub mod strategy;
 pub use constraint::{MalleableSpec, NodeConstraint};
 pub use easy::{easy, Reservation};
 pub use fcfs::fcfs;
-pub use power_model::{Corridor, CorridorSchedule, JobPower, PowerState, Watts};
 pub use model::{Decision, JobId, NodeIndex, PendingJob, RunningJob, Snapshot, Time};
+pub use power_model::{Corridor, CorridorSchedule, JobPower, PowerState, Watts};
 pub use strategy::{Strategy, StrategyKind};

@@ -34,10 +34,7 @@ impl Node {
     /// Nodes named `n0`, `n1`, ... in order, free as given: the machines of
     /// the simulator, the benchmarks and the tests, which have no names.
     pub fn numbered(free: impl IntoIterator<Item = bool>) -> Vec<Node> {
-        free.into_iter()
-            .enumerate()
-            .map(|(i, free)| Node { name: format!("n{i}"), free })
-            .collect()
+        free.into_iter().enumerate().map(|(i, free)| Node { name: format!("n{i}"), free }).collect()
     }
 }
 
@@ -106,21 +103,14 @@ pub struct Snapshot {
 impl Snapshot {
     /// Indices of the nodes a job could start on now, in table order.
     pub fn free_nodes(&self) -> Vec<NodeIndex> {
-        (0..self.nodes.len())
-            .filter(|&i| self.nodes[i].free)
-            .collect()
+        (0..self.nodes.len()).filter(|&i| self.nodes[i].free).collect()
     }
 
     /// Pending jobs in the order the queue serves them: priority first, then
     /// the earlier submission, then the lower id (so the order is total).
     pub fn queue_order(&self) -> Vec<&PendingJob> {
         let mut q: Vec<&PendingJob> = self.pending.iter().collect();
-        q.sort_by(|a, b| {
-            b.priority
-                .cmp(&a.priority)
-                .then(a.submit.cmp(&b.submit))
-                .then(a.id.cmp(&b.id))
-        });
+        q.sort_by(|a, b| b.priority.cmp(&a.priority).then(a.submit.cmp(&b.submit)).then(a.id.cmp(&b.id)));
         q
     }
 }
@@ -131,24 +121,16 @@ pub enum Decision {
     /// Start this pending job on exactly these nodes.
     Start { job: JobId, nodes: Vec<NodeIndex> },
     /// Grow a running malleable job onto these free nodes.
-    Expand {
-        job: JobId,
-        add_nodes: Vec<NodeIndex>,
-    },
+    Expand { job: JobId, add_nodes: Vec<NodeIndex> },
     /// Take these of its nodes from a running malleable job; they come back
     /// free once the adaptation completes.
-    Shrink {
-        job: JobId,
-        remove_nodes: Vec<NodeIndex>,
-    },
+    Shrink { job: JobId, remove_nodes: Vec<NodeIndex> },
 }
 
 impl Decision {
     pub fn job(&self) -> JobId {
         match self {
-            Decision::Start { job, .. }
-            | Decision::Expand { job, .. }
-            | Decision::Shrink { job, .. } => *job,
+            Decision::Start { job, .. } | Decision::Expand { job, .. } | Decision::Shrink { job, .. } => *job,
         }
     }
 }

@@ -106,8 +106,7 @@ impl AdaptOrder {
                 (None, Some(_)) => Ordering::Greater,
                 (None, None) => Ordering::Equal,
             };
-            key.then_with(|| self.tie(a, b, expanding))
-                .then(a.id.cmp(&b.id))
+            key.then_with(|| self.tie(a, b, expanding)).then(a.id.cmp(&b.id))
         });
         v
     }
@@ -157,9 +156,7 @@ pub fn perf_aware_schedule(s: &Snapshot, order: AdaptOrder) -> Vec<Decision> {
 
     // Lines 17-21: shrink for the head job, only if that frees enough.
     if let Some(need) = head_size {
-        if let Some(shrinks) =
-            shrink_for_head(&order.shrink_candidates(&candidates), need - pool.len())
-        {
+        if let Some(shrinks) = shrink_for_head(&order.shrink_candidates(&candidates), need - pool.len()) {
             decisions.extend(shrinks);
             // The idle nodes are the head job's part: nothing left to expand into.
             return decisions;
@@ -186,9 +183,7 @@ pub(crate) fn resizable_jobs(s: &Snapshot) -> Vec<&RunningJob> {
         .filter(|j| j.resizable().is_some() && !j.nodes.is_empty())
         .filter(|j| {
             let mut seen = std::collections::HashSet::new();
-            j.nodes
-                .iter()
-                .all(|&i| i < s.nodes.len() && !s.nodes[i].free && seen.insert(i))
+            j.nodes.iter().all(|&i| i < s.nodes.len() && !s.nodes[i].free && seen.insert(i))
         })
         .collect()
 }
@@ -197,10 +192,7 @@ pub(crate) fn resizable_jobs(s: &Snapshot) -> Vec<&RunningJob> {
 /// job goes to its next lower valid count (`MalleableSpec::shrink_target`).
 /// `None` if all of them together cannot free enough: then nobody shrinks.
 /// A job keeps its first node, where its launcher runs (section IV-C).
-pub(crate) fn shrink_for_head(
-    shrink_candidates: &[&RunningJob],
-    needed: usize,
-) -> Option<Vec<Decision>> {
+pub(crate) fn shrink_for_head(shrink_candidates: &[&RunningJob], needed: usize) -> Option<Vec<Decision>> {
     let mut needed = needed;
     let mut plan = Vec::new();
     for job in shrink_candidates {
@@ -213,10 +205,7 @@ pub(crate) fn shrink_for_head(
         let current = job.nodes.len() as u32;
         let ask = u32::try_from(needed).unwrap_or(u32::MAX);
         if let Some(target) = spec.shrink_target(current, ask) {
-            plan.push(Decision::Shrink {
-                job: job.id,
-                remove_nodes: job.nodes[target as usize..].to_vec(),
-            });
+            plan.push(Decision::Shrink { job: job.id, remove_nodes: job.nodes[target as usize..].to_vec() });
             needed = needed.saturating_sub((current - target) as usize);
         }
     }
@@ -266,10 +255,7 @@ pub(crate) fn expand_into_idle(
     for (k, &(job, _, current, _)) in jobs.iter().enumerate() {
         if target[k] > current {
             if let Some(add_nodes) = pool.take((target[k] - current) as usize) {
-                decisions.push(Decision::Expand {
-                    job: job.id,
-                    add_nodes,
-                });
+                decisions.push(Decision::Expand { job: job.id, add_nodes });
             }
         }
     }
@@ -282,23 +268,13 @@ mod tests {
     use crate::common::test_support::{cluster, job, start};
     use crate::model::{JobId, MalleableSpec, NodeConstraint, Time};
 
-    pub(crate) fn malleable(
-        id: u32,
-        nodes: &[usize],
-        start: Time,
-        mtct: f64,
-        c: NodeConstraint,
-    ) -> RunningJob {
+    pub(crate) fn malleable(id: u32, nodes: &[usize], start: Time, mtct: f64, c: NodeConstraint) -> RunningJob {
         RunningJob {
             id: JobId(id),
             nodes: nodes.to_vec(),
             start,
             end_limit: Some(1000),
-            malleable: Some(MalleableSpec {
-                min: 1,
-                max: 8,
-                constraint: c,
-            }),
+            malleable: Some(MalleableSpec { min: 1, max: 8, constraint: c }),
             adapting: false,
             mtct_ratio: Some(mtct),
             power: None,
@@ -322,18 +298,12 @@ mod tests {
         s.pending = vec![job(1, 0, 1, 2)];
         assert_eq!(
             perf_aware_schedule(&s, AdaptOrder::MtctRatio),
-            vec![Decision::Shrink {
-                job: JobId(10),
-                remove_nodes: vec![2, 3]
-            }]
+            vec![Decision::Shrink { job: JobId(10), remove_nodes: vec![2, 3] }]
         );
         // FPSMA shrinks the later-started job instead.
         assert_eq!(
             perf_aware_schedule(&s, AdaptOrder::StartTime),
-            vec![Decision::Shrink {
-                job: JobId(11),
-                remove_nodes: vec![6, 7]
-            }]
+            vec![Decision::Shrink { job: JobId(11), remove_nodes: vec![6, 7] }]
         );
     }
 
@@ -345,14 +315,8 @@ mod tests {
         assert_eq!(
             perf_aware_schedule(&s, AdaptOrder::MtctRatio),
             vec![
-                Decision::Shrink {
-                    job: JobId(10),
-                    remove_nodes: vec![1, 2, 3]
-                },
-                Decision::Shrink {
-                    job: JobId(11),
-                    remove_nodes: vec![5, 6, 7]
-                },
+                Decision::Shrink { job: JobId(10), remove_nodes: vec![1, 2, 3] },
+                Decision::Shrink { job: JobId(11), remove_nodes: vec![5, 6, 7] },
             ]
         );
         // 7 nodes cannot be freed (each keeps one): no shrink, nothing idle to expand.
@@ -373,14 +337,8 @@ mod tests {
             perf_aware_schedule(&s, AdaptOrder::MtctRatio),
             vec![
                 start(1, &[2]),
-                Decision::Expand {
-                    job: JobId(11),
-                    add_nodes: vec![3, 4, 5]
-                },
-                Decision::Expand {
-                    job: JobId(10),
-                    add_nodes: vec![6, 7]
-                },
+                Decision::Expand { job: JobId(11), add_nodes: vec![3, 4, 5] },
+                Decision::Expand { job: JobId(10), add_nodes: vec![6, 7] },
             ]
         );
     }
@@ -398,18 +356,9 @@ mod tests {
         assert_eq!(
             perf_aware_schedule(&s, AdaptOrder::MtctRatio),
             vec![
-                Decision::Expand {
-                    job: JobId(11),
-                    add_nodes: vec![3, 4]
-                },
-                Decision::Expand {
-                    job: JobId(12),
-                    add_nodes: vec![5, 6]
-                },
-                Decision::Expand {
-                    job: JobId(10),
-                    add_nodes: vec![7]
-                },
+                Decision::Expand { job: JobId(11), add_nodes: vec![3, 4] },
+                Decision::Expand { job: JobId(12), add_nodes: vec![5, 6] },
+                Decision::Expand { job: JobId(10), add_nodes: vec![7] },
             ]
         );
     }
@@ -417,16 +366,11 @@ mod tests {
     #[test]
     fn no_adaptation_while_a_job_adapts_but_starts_go_on() {
         let mut s = cluster(&[false, false, true, true]);
-        s.running = vec![
-            malleable(10, &[0], 0, 0.5, NodeConstraint::None),
-            malleable(11, &[1], 50, 0.2, NodeConstraint::None),
-        ];
+        s.running =
+            vec![malleable(10, &[0], 0, 0.5, NodeConstraint::None), malleable(11, &[1], 50, 0.2, NodeConstraint::None)];
         s.running[0].adapting = true;
         s.pending = vec![job(1, 0, 1, 1)];
-        assert_eq!(
-            perf_aware_schedule(&s, AdaptOrder::MtctRatio),
-            vec![start(1, &[2])]
-        );
+        assert_eq!(perf_aware_schedule(&s, AdaptOrder::MtctRatio), vec![start(1, &[2])]);
     }
 
     #[test]
@@ -435,38 +379,23 @@ mod tests {
         let a = malleable(10, &[0, 1], 0, 0.3, NodeConstraint::None);
         let b = malleable(11, &[2, 3], 50, 0.3, NodeConstraint::None);
         let ids = |v: Vec<&RunningJob>| v.iter().map(|j| j.id.0).collect::<Vec<_>>();
-        assert_eq!(
-            ids(AdaptOrder::MtctRatio.expand_candidates(&[&a, &b])),
-            vec![11, 10]
-        );
-        assert_eq!(
-            ids(AdaptOrder::MtctRatio.shrink_candidates(&[&a, &b])),
-            vec![10, 11]
-        );
+        assert_eq!(ids(AdaptOrder::MtctRatio.expand_candidates(&[&a, &b])), vec![11, 10]);
+        assert_eq!(ids(AdaptOrder::MtctRatio.shrink_candidates(&[&a, &b])), vec![10, 11]);
         // In a pass: one idle node goes to job 11; a 2-node head (1 idle)
         // shrinks job 10 by one.
         let mut s = cluster(&[false, false, false, false, true]);
         s.running = vec![a.clone(), b.clone()];
         assert_eq!(
             perf_aware_schedule(&s, AdaptOrder::MtctRatio),
-            vec![Decision::Expand {
-                job: JobId(11),
-                add_nodes: vec![4]
-            }]
+            vec![Decision::Expand { job: JobId(11), add_nodes: vec![4] }]
         );
         s.pending = vec![job(1, 0, 1, 2)];
         assert_eq!(
             perf_aware_schedule(&s, AdaptOrder::MtctRatio),
-            vec![Decision::Shrink {
-                job: JobId(10),
-                remove_nodes: vec![1]
-            }]
+            vec![Decision::Shrink { job: JobId(10), remove_nodes: vec![1] }]
         );
         // FPSMA's own key decides there: earliest started expands first.
-        assert_eq!(
-            ids(AdaptOrder::StartTime.expand_candidates(&[&a, &b])),
-            vec![10, 11]
-        );
+        assert_eq!(ids(AdaptOrder::StartTime.expand_candidates(&[&a, &b])), vec![10, 11]);
     }
 
     #[test]
@@ -476,13 +405,7 @@ mod tests {
         b.mtct_ratio = None;
         let c = malleable(3, &[2], 0, 0.9, NodeConstraint::None);
         let ids = |v: Vec<&RunningJob>| v.iter().map(|j| j.id.0).collect::<Vec<_>>();
-        assert_eq!(
-            ids(AdaptOrder::MtctRatio.shrink_candidates(&[&a, &b, &c])),
-            vec![3, 1, 2]
-        );
-        assert_eq!(
-            ids(AdaptOrder::MtctRatio.expand_candidates(&[&a, &b, &c])),
-            vec![1, 3, 2]
-        );
+        assert_eq!(ids(AdaptOrder::MtctRatio.shrink_candidates(&[&a, &b, &c])), vec![3, 1, 2]);
+        assert_eq!(ids(AdaptOrder::MtctRatio.expand_candidates(&[&a, &b, &c])), vec![1, 3, 2]);
     }
 }

@@ -63,11 +63,7 @@ pub fn mtct_backfill(s: &Snapshot) -> Vec<Decision> {
     //    nodes cover (it is grown later when nodes are idle).
     let mut head = None;
     for (job, size) in queue.by_ref() {
-        let n = if size <= pool.len() {
-            Some(size)
-        } else {
-            moldable_size(job, size, pool.len())
-        };
+        let n = if size <= pool.len() { Some(size) } else { moldable_size(job, size, pool.len()) };
         match n.and_then(|n| pool.start(job, n).map(|d| (d, n))) {
             Some((d, n)) => {
                 decisions.push(d);
@@ -90,10 +86,7 @@ pub fn mtct_backfill(s: &Snapshot) -> Vec<Decision> {
         // 3. Shrink for the head job if that places it: a malleable head only
         //    needs its lowest valid count (it starts there, moldably, once the
         //    shrinks are done).
-        let need = job
-            .malleable
-            .and_then(|m| m.lowest_valid())
-            .map_or(size, |lo| (lo as usize).min(size));
+        let need = job.malleable.and_then(|m| m.lowest_valid()).map_or(size, |lo| (lo as usize).min(size));
         let order = AdaptOrder::MtctRatio.shrink_candidates(&candidates);
         if let Some(shrinks) = shrink_for_head(&order, need.saturating_sub(pool.len())) {
             decisions.extend(shrinks);
@@ -106,9 +99,7 @@ pub fn mtct_backfill(s: &Snapshot) -> Vec<Decision> {
     // 5. Grow onto what is still idle.
     let jobs_wait = head.is_some();
     let order = AdaptOrder::MtctRatio.expand_candidates(&candidates);
-    decisions.extend(expand_into_idle(&order, &mut pool, |job| {
-        expansion_cap(job, jobs_wait)
-    }));
+    decisions.extend(expand_into_idle(&order, &mut pool, |job| expansion_cap(job, jobs_wait)));
     decisions
 }
 
@@ -151,10 +142,7 @@ fn backfill<'a>(
     for (job, size) in queue {
         let sizes: Vec<usize> = match job.malleable {
             None => vec![size],
-            Some(spec) => (1..=size.min(pool.len()))
-                .rev()
-                .filter(|&n| n == size || spec.allows(n as u32))
-                .collect(),
+            Some(spec) => (1..=size.min(pool.len())).rev().filter(|&n| n == size || spec.allows(n as u32)).collect(),
         };
         for n in sizes {
             if n > pool.len() {
@@ -204,11 +192,7 @@ mod tests {
             nodes: nodes.to_vec(),
             start: 0,
             end_limit: Some(end),
-            malleable: mtct.map(|_| MalleableSpec {
-                min: 1,
-                max: 8,
-                constraint: NodeConstraint::None,
-            }),
+            malleable: mtct.map(|_| MalleableSpec { min: 1, max: 8, constraint: NodeConstraint::None }),
             adapting: false,
             mtct_ratio: mtct,
             power: None,
@@ -225,11 +209,7 @@ mod tests {
         // Rigid jobs only: nodes 0-1 back at 200, 2-3 free, head wants 4.
         let mut s = cluster(&[false, false, true, true]);
         s.running = vec![running(9, &[0, 1], 200, None)];
-        s.pending = vec![
-            job(1, 0, 1, 4),
-            limited(job(2, 0, 2, 2), 100),
-            limited(job(3, 0, 3, 1), 500),
-        ];
+        s.pending = vec![job(1, 0, 1, 4), limited(job(2, 0, 2, 2), 100), limited(job(3, 0, 3, 1), 500)];
         assert_eq!(mtct_backfill(&s), crate::easy::easy(&s));
         assert_eq!(mtct_backfill(&s), vec![start(2, &[2, 3])]);
     }
@@ -240,11 +220,7 @@ mod tests {
         let mut s = cluster(&[false, true, true, true]);
         s.running = vec![running(9, &[0], 900, None)];
         let mut head = job(1, 0, 1, 4);
-        head.malleable = Some(MalleableSpec {
-            min: 2,
-            max: 4,
-            constraint: NodeConstraint::Even,
-        });
+        head.malleable = Some(MalleableSpec { min: 2, max: 4, constraint: NodeConstraint::Even });
         s.pending = vec![head, job(2, 0, 2, 1)];
         assert_eq!(mtct_backfill(&s), vec![start(1, &[1, 2]), start(2, &[3])]);
     }
@@ -256,11 +232,7 @@ mod tests {
         s.running = vec![running(9, &[0, 1], 200, None)];
         // Job 2 asks 3 nodes for 60 s: on 2 nodes at most 90 s, done by 200.
         let mut j2 = job(2, 0, 2, 3);
-        j2.malleable = Some(MalleableSpec {
-            min: 1,
-            max: 4,
-            constraint: NodeConstraint::None,
-        });
+        j2.malleable = Some(MalleableSpec { min: 1, max: 4, constraint: NodeConstraint::None });
         s.pending = vec![job(1, 0, 1, 4), j2.clone()];
         assert_eq!(mtct_backfill(&s), vec![start(2, &[2, 3])]);
         // With a 120 s limit it would end at 280 on 2 nodes, 460 on 1: it waits.
@@ -274,43 +246,22 @@ mod tests {
         let mut s = cluster(&[false, false, false, true]);
         s.running = vec![running(9, &[0, 1, 2], 900, Some(0.3))];
         s.pending = vec![job(1, 0, 1, 2), limited(job(2, 0, 2, 1), 10)];
-        assert_eq!(
-            mtct_backfill(&s),
-            vec![Decision::Shrink {
-                job: JobId(9),
-                remove_nodes: vec![2]
-            }]
-        );
+        assert_eq!(mtct_backfill(&s), vec![Decision::Shrink { job: JobId(9), remove_nodes: vec![2] }]);
     }
 
     #[test]
     fn inefficient_jobs_do_not_grow_while_others_wait() {
         // Node 0 rigid until 200; 1 (MTCT 1.5) and 2 (MTCT 0.4) malleable; 3 free.
         let mut s = cluster(&[false, false, false, true]);
-        s.running = vec![
-            running(8, &[0], 200, None),
-            running(9, &[1], 900, Some(1.5)),
-            running(10, &[2], 900, Some(0.4)),
-        ];
+        s.running =
+            vec![running(8, &[0], 200, None), running(9, &[1], 900, Some(1.5)), running(10, &[2], 900, Some(0.4))];
         // A rigid-sized head job that shrinking cannot place (each keeps 1 node).
         s.pending = vec![job(1, 0, 1, 4)];
-        assert_eq!(
-            mtct_backfill(&s),
-            vec![Decision::Expand {
-                job: JobId(10),
-                add_nodes: vec![3]
-            }]
-        );
+        assert_eq!(mtct_backfill(&s), vec![Decision::Expand { job: JobId(10), add_nodes: vec![3] }]);
         s.running[2].mtct_ratio = Some(1.2);
         assert_eq!(mtct_backfill(&s), vec![]);
         // Nothing waiting: the inefficient job may grow too.
         s.pending.clear();
-        assert_eq!(
-            mtct_backfill(&s),
-            vec![Decision::Expand {
-                job: JobId(10),
-                add_nodes: vec![3]
-            }]
-        );
+        assert_eq!(mtct_backfill(&s), vec![Decision::Expand { job: JobId(10), add_nodes: vec![3] }]);
     }
 }

@@ -248,8 +248,7 @@ impl PowerAware {
             .fold(0u32, u32::saturating_add);
         let room = (usable as u32).saturating_sub(floor);
 
-        let queue: Vec<(&PendingJob, usize)> =
-            runnable_queue(s).into_iter().take(COMBINATION_WINDOW).collect();
+        let queue: Vec<(&PendingJob, usize)> = runnable_queue(s).into_iter().take(COMBINATION_WINDOW).collect();
         let solve = |stats: &mut LpStats, extra: &[(&PendingJob, usize)]| -> Option<Plan> {
             let mut jobs = base.clone();
             jobs.extend(extra.iter().map(|&(p, size)| LpJob {
@@ -321,7 +320,9 @@ impl PowerAware {
         }
         let plan = solve(&mut self.stats, &[]);
         self.stats.last = match &plan {
-            Some(p) => format!("corridor {} broken: resizing running jobs only ({} resized)", power.corridor, p.resize.len()),
+            Some(p) => {
+                format!("corridor {} broken: resizing running jobs only ({} resized)", power.corridor, p.resize.len())
+            }
             None => format!("corridor {} broken: no feasible configuration", power.corridor),
         };
         plan
@@ -392,11 +393,8 @@ fn advance(plan: &Plan, s: &Snapshot) -> Option<(Vec<Decision>, Option<Plan>)> {
     }
     // Targets not reached yet: an adaptation ordered now or under way
     // reaches its target only when it ends.
-    let resize: Vec<(JobId, u32)> = resizing
-        .iter()
-        .filter(|&&(j, k)| j.adapting || j.nodes.len() as u32 != k)
-        .map(|&(j, k)| (j.id, k))
-        .collect();
+    let resize: Vec<(JobId, u32)> =
+        resizing.iter().filter(|&&(j, k)| j.adapting || j.nodes.len() as u32 != k).map(|&(j, k)| (j.id, k)).collect();
     let done = resize.is_empty() && start.is_empty();
     if decisions.is_empty() && !any_adapting(s) && !done {
         // Nothing moved and nothing will: the plan cannot be carried out.
@@ -476,11 +474,8 @@ mod tests {
         for (node, f) in s.nodes.iter_mut().zip(free) {
             node.free = f;
         }
-        s.power = Some(PowerState {
-            corridor: Corridor::new(low, high).unwrap(),
-            idle_node: 71.0,
-            measured_draw: None,
-        });
+        s.power =
+            Some(PowerState { corridor: Corridor::new(low, high).unwrap(), idle_node: 71.0, measured_draw: None });
         s
     }
 

@@ -94,8 +94,7 @@
 use crate::constraint::{MalleableSpec, NodeConstraint};
 use crate::power_model::{Corridor, JobPower, Watts};
 use good_lp::{
-    variable, Expression, ProblemVariables, ResolutionError, Solution, SolutionStatus, SolverModel,
-    Variable,
+    variable, Expression, ProblemVariables, ResolutionError, Solution, SolutionStatus, SolverModel, Variable,
 };
 
 #[cfg(not(any(feature = "cbc", feature = "microlp")))]
@@ -260,10 +259,7 @@ fn domains(p: &LpProblem) -> Option<Vec<Domain>> {
 fn integral(x: f64, what: &str) -> Result<i64, String> {
     let r = x.round();
     if !x.is_finite() || (x - r).abs() > INTEGER_TOLERANCE {
-        return Err(format!(
-            "power_lp: the {} solver returned {x} for {what}, which should be an integer",
-            backend()
-        ));
+        return Err(format!("power_lp: the {} solver returned {x} for {what}, which should be an integer", backend()));
     }
     Ok(r as i64)
 }
@@ -281,10 +277,7 @@ fn verify(p: &LpProblem, counts: &[u32], idle: u32) -> Result<(Watts, Watts), St
             LpNodes::Choose(spec) => spec.allows(k),
         };
         if !ok || k == 0 {
-            return Err(format!(
-                "job {i} gets {k} nodes, which {:?} forbids",
-                job.nodes
-            ));
+            return Err(format!("job {i} gets {k} nodes, which {:?} forbids", job.nodes));
         }
     }
     if idle >= n {
@@ -296,29 +289,20 @@ fn verify(p: &LpProblem, counts: &[u32], idle: u32) -> Result<(Watts, Watts), St
     }
     let (low, high) = draws(p, counts, idle);
     if low < p.corridor.low - POWER_TOLERANCE {
-        return Err(format!(
-            "low draw {low} W is below the corridor's {} W",
-            p.corridor.low
-        ));
+        return Err(format!("low draw {low} W is below the corridor's {} W", p.corridor.low));
     }
     if high > p.corridor.high + POWER_TOLERANCE {
-        return Err(format!(
-            "high draw {high} W is above the corridor's {} W",
-            p.corridor.high
-        ));
+        return Err(format!("high draw {high} W is above the corridor's {} W", p.corridor.high));
     }
     Ok((low, high))
 }
 
 fn draws(p: &LpProblem, counts: &[u32], idle: u32) -> (Watts, Watts) {
     let idle_draw = f64::from(idle) * p.idle_node;
-    p.jobs
-        .iter()
-        .zip(counts)
-        .fold((idle_draw, idle_draw), |(lo, hi), (job, &k)| {
-            let k = f64::from(k);
-            (lo + k * job.power.low(), hi + k * job.power.high())
-        })
+    p.jobs.iter().zip(counts).fold((idle_draw, idle_draw), |(lo, hi), (job, &k)| {
+        let k = f64::from(k);
+        (lo + k * job.power.low(), hi + k * job.power.high())
+    })
 }
 
 /// How a job's count reads off the solver's values.
@@ -356,9 +340,7 @@ fn solve_limited(p: &LpProblem, node_limit: u32) -> Result<(Option<LpSolution>, 
     let finite = p.idle_node.is_finite()
         && p.corridor.low.is_finite()
         && p.corridor.high.is_finite()
-        && p.jobs
-            .iter()
-            .all(|j| j.power.low().is_finite() && j.power.high().is_finite());
+        && p.jobs.iter().all(|j| j.power.low().is_finite() && j.power.high().is_finite());
     if !finite {
         return Err("power_lp: a power in the problem is not a finite number of watts".into());
     }
@@ -392,27 +374,16 @@ fn solve_limited(p: &LpProblem, node_limit: u32) -> Result<(Option<LpSolution>, 
             gave_up = true;
             match run_solver(p, &doms, Objective::IdleOnly, node_limit)? {
                 Outcome::Solved(found) => found,
-                Outcome::GaveUp => {
-                    return Err(format!("power_lp: the {} solver stopped on k_idle alone", backend()))
-                }
+                Outcome::GaveUp => return Err(format!("power_lp: the {} solver stopped on k_idle alone", backend())),
             }
         }
     };
     let Some((counts, idle)) = found else {
         return Ok((None, gave_up));
     };
-    let (low_draw, high_draw) = verify(p, &counts, idle).map_err(|why| {
-        format!(
-            "power_lp: the {} solver's configuration fails Equation 1: {why}",
-            backend()
-        )
-    })?;
-    let sol = LpSolution {
-        counts,
-        idle,
-        low_draw,
-        high_draw,
-    };
+    let (low_draw, high_draw) = verify(p, &counts, idle)
+        .map_err(|why| format!("power_lp: the {} solver's configuration fails Equation 1: {why}", backend()))?;
+    let sol = LpSolution { counts, idle, low_draw, high_draw };
     Ok((Some(sol), gave_up))
 }
 
@@ -483,35 +454,19 @@ fn run_solver(p: &LpProblem, doms: &[Domain], goal: Objective, node_limit: u32) 
             }
             Domain::Interval { first, last } => {
                 let y = vars.add(variable().integer().min(first).max(last));
-                reads.push(Count::Affine {
-                    y,
-                    scale: 1,
-                    offset: 0,
-                });
+                reads.push(Count::Affine { y, scale: 1, offset: 0 });
                 y.into()
             }
             Domain::Step2 { first, last } => {
                 let r = first % 2;
-                let y = vars.add(
-                    variable()
-                        .integer()
-                        .min((first - r) / 2)
-                        .max((last - r) / 2),
-                );
-                reads.push(Count::Affine {
-                    y,
-                    scale: 2,
-                    offset: r,
-                });
+                let y = vars.add(variable().integer().min((first - r) / 2).max((last - r) / 2));
+                reads.push(Count::Affine { y, scale: 2, offset: r });
                 let mut e = Expression::with_capacity(1);
                 e.add_mul(2.0, y);
                 e + f64::from(r)
             }
             Domain::Pick(ref values) => {
-                let b: Vec<Variable> = values
-                    .iter()
-                    .map(|_| vars.add(variable().binary()))
-                    .collect();
+                let b: Vec<Variable> = values.iter().map(|_| vars.add(variable().binary())).collect();
                 let mut k = Expression::with_capacity(b.len());
                 let mut one = Expression::with_capacity(b.len());
                 for (&v, &bv) in values.iter().zip(&b) {
@@ -523,10 +478,7 @@ fn run_solver(p: &LpProblem, doms: &[Domain], goal: Objective, node_limit: u32) 
                     moves.push((bv, f64::from(v.abs_diff(c))));
                 }
                 pick_rows.push(one);
-                reads.push(Count::Pick {
-                    b,
-                    values: values.clone(),
-                });
+                reads.push(Count::Pick { b, values: values.clone() });
                 max_moves += dom.first().abs_diff(c).max(dom.last().abs_diff(c));
                 nodes_row.add_mul(1.0, k.clone());
                 low_row.add_mul(lo_w, k.clone());
@@ -622,10 +574,7 @@ fn run_solver(p: &LpProblem, doms: &[Domain], goal: Objective, node_limit: u32) 
     match sol.status() {
         SolutionStatus::Optimal | SolutionStatus::GapLimit => {}
         other => {
-            return Err(format!(
-                "power_lp: the {} solver stopped without proving optimality ({other:?})",
-                backend()
-            ))
+            return Err(format!("power_lp: the {} solver stopped without proving optimality ({other:?})", backend()))
         }
     }
 
@@ -643,20 +592,12 @@ fn run_solver(p: &LpProblem, doms: &[Domain], goal: Objective, node_limit: u32) 
                 for (&bv, &v) in b.iter().zip(values) {
                     if integral(sol.value(bv), &format!("job {i}'s choice of {v} nodes"))? == 1 {
                         if chosen.is_some() {
-                            return Err(format!(
-                                "power_lp: the {} solver chose two counts for job {i}",
-                                backend()
-                            ));
+                            return Err(format!("power_lp: the {} solver chose two counts for job {i}", backend()));
                         }
                         chosen = Some(v);
                     }
                 }
-                chosen.ok_or_else(|| {
-                    format!(
-                        "power_lp: the {} solver chose no count for job {i}",
-                        backend()
-                    )
-                })?
+                chosen.ok_or_else(|| format!("power_lp: the {} solver chose no count for job {i}", backend()))?
             }
         });
     }
@@ -670,11 +611,7 @@ mod tests {
     use super::*;
 
     fn choose(min: u32, max: u32, constraint: NodeConstraint) -> LpNodes {
-        LpNodes::Choose(MalleableSpec {
-            min,
-            max,
-            constraint,
-        })
+        LpNodes::Choose(MalleableSpec { min, max, constraint })
     }
 
     fn any(max: u32) -> LpNodes {
@@ -682,26 +619,15 @@ mod tests {
     }
 
     fn job(nodes: LpNodes, current: u32, watts: Watts) -> LpJob {
-        LpJob {
-            nodes,
-            current,
-            power: JobPower::fixed(watts),
-        }
+        LpJob { nodes, current, power: JobPower::fixed(watts) }
     }
 
     fn problem(n: u32, idle_node: Watts, low: Watts, high: Watts, jobs: Vec<LpJob>) -> LpProblem {
-        LpProblem {
-            total_nodes: n,
-            idle_node,
-            corridor: Corridor { low, high },
-            jobs,
-        }
+        LpProblem { total_nodes: n, idle_node, corridor: Corridor { low, high }, jobs }
     }
 
     fn solved(p: &LpProblem) -> LpSolution {
-        solve(p)
-            .expect("solver failed")
-            .expect("should be feasible")
+        solve(p).expect("solver failed").expect("should be feasible")
     }
 
     fn infeasible(p: &LpProblem) -> bool {
@@ -752,24 +678,14 @@ mod tests {
 
     #[test]
     fn backend_is_the_one_built() {
-        let want = if cfg!(feature = "cbc") {
-            "coin_cbc"
-        } else {
-            "microlp"
-        };
+        let want = if cfg!(feature = "cbc") { "coin_cbc" } else { "microlp" };
         assert_eq!(backend(), want);
     }
 
     #[test]
     fn unique_configuration_with_no_idle_node() {
         // (1,3) 250 W, (2,2) 300 W, (3,1) 350 W, idle configurations lower.
-        let p = problem(
-            4,
-            10.0,
-            300.0,
-            320.0,
-            vec![job(any(4), 1, 100.0), job(any(4), 1, 50.0)],
-        );
+        let p = problem(4, 10.0, 300.0, 320.0, vec![job(any(4), 1, 100.0), job(any(4), 1, 50.0)]);
         let s = solved(&p);
         assert_eq!((s.counts, s.idle), (vec![2, 2], 0));
         assert_eq!((s.low_draw, s.high_draw), (300.0, 300.0));
@@ -791,11 +707,7 @@ mod tests {
         // Estimates 80..120 W per node: 4 nodes, 1 idle at 10 W give
         // 330..490 W; the corridor 300-500 takes k = 4, not 5 (610 W high).
         let mut j = job(any(5), 1, 0.0);
-        j.power = JobPower {
-            min_per_node: 80.0,
-            max_per_node: 120.0,
-            measured_per_node: None,
-        };
+        j.power = JobPower { min_per_node: 80.0, max_per_node: 120.0, measured_per_node: None };
         let p = problem(5, 10.0, 300.0, 500.0, vec![j]);
         let s = solved(&p);
         assert_eq!((s.counts.clone(), s.idle), (vec![4], 1));
@@ -822,16 +734,7 @@ mod tests {
     /// One malleable job `c` at 100 W with a 1-node fixed job at 100 W and
     /// idle nodes at 10 W: the draw is 90 k + 100 + 10 (N - 1) for k nodes.
     fn constrained(n: u32, c: NodeConstraint, high: Watts) -> LpSolution {
-        let p = problem(
-            n,
-            10.0,
-            0.0,
-            high,
-            vec![
-                job(choose(1, n, c), 1, 100.0),
-                job(LpNodes::Fixed(1), 1, 100.0),
-            ],
-        );
+        let p = problem(n, 10.0, 0.0, high, vec![job(choose(1, n, c), 1, 100.0), job(LpNodes::Fixed(1), 1, 100.0)]);
         solved(&p)
     }
 
@@ -862,17 +765,11 @@ mod tests {
                     10.0,
                     0.0,
                     f64::from(high),
-                    vec![
-                        job(choose(1, n, c), 3, 100.0),
-                        job(choose(2, 9, c), 2, 60.0),
-                        job(any(n), 1, 150.0),
-                    ],
+                    vec![job(choose(1, n, c), 3, 100.0), job(choose(2, 9, c), 2, 60.0), job(any(n), 1, 150.0)],
                 );
                 if let Some(s) = solve(&p).unwrap() {
                     for (j, &k) in p.jobs.iter().zip(&s.counts) {
-                        let LpNodes::Choose(spec) = j.nodes else {
-                            unreachable!()
-                        };
+                        let LpNodes::Choose(spec) = j.nodes else { unreachable!() };
                         assert!(spec.allows(k), "{c}: {k} nodes for {spec:?}");
                     }
                     assert_eq!(s.counts.iter().sum::<u32>() + s.idle, n);
@@ -883,21 +780,9 @@ mod tests {
 
     #[test]
     fn a_spec_with_no_valid_count_is_infeasible() {
-        let p = problem(
-            8,
-            10.0,
-            0.0,
-            1e6,
-            vec![job(choose(3, 3, NodeConstraint::Even), 0, 1.0)],
-        );
+        let p = problem(8, 10.0, 0.0, 1e6, vec![job(choose(3, 3, NodeConstraint::Even), 0, 1.0)]);
         assert!(infeasible(&p));
-        let p = problem(
-            8,
-            10.0,
-            0.0,
-            1e6,
-            vec![job(choose(9, 12, NodeConstraint::None), 0, 1.0)],
-        );
+        let p = problem(8, 10.0, 0.0, 1e6, vec![job(choose(9, 12, NodeConstraint::None), 0, 1.0)]);
         assert!(infeasible(&p));
         // Valid counts exist, but not within what the fixed job leaves.
         let p = problem(
@@ -905,10 +790,7 @@ mod tests {
             10.0,
             0.0,
             1e6,
-            vec![
-                job(choose(3, 8, NodeConstraint::PowerOfTwo), 4, 1.0),
-                job(LpNodes::Fixed(5), 0, 1.0),
-            ],
+            vec![job(choose(3, 8, NodeConstraint::PowerOfTwo), 4, 1.0), job(LpNodes::Fixed(5), 0, 1.0)],
         );
         assert!(infeasible(&p));
     }
@@ -919,26 +801,11 @@ mod tests {
         assert!(infeasible(&one(LpNodes::Fixed(0))));
         assert!(infeasible(&one(LpNodes::Fixed(5))));
         assert!(solve(&one(LpNodes::Fixed(4))).unwrap().is_some());
-        let two = problem(
-            4,
-            10.0,
-            0.0,
-            1e6,
-            vec![
-                job(LpNodes::Fixed(3), 3, 1.0),
-                job(LpNodes::Fixed(2), 0, 1.0),
-            ],
-        );
+        let two = problem(4, 10.0, 0.0, 1e6, vec![job(LpNodes::Fixed(3), 3, 1.0), job(LpNodes::Fixed(2), 0, 1.0)]);
         assert!(infeasible(&two));
         // No job: k_idle = N, but Equation 1 wants k_idle < N.
         assert!(infeasible(&problem(4, 10.0, 0.0, 1e6, vec![])));
-        assert!(infeasible(&problem(
-            0,
-            10.0,
-            0.0,
-            1e6,
-            vec![job(any(4), 1, 1.0)]
-        )));
+        assert!(infeasible(&problem(0, 10.0, 0.0, 1e6, vec![job(any(4), 1, 1.0)])));
     }
 
     #[test]
@@ -953,26 +820,11 @@ mod tests {
         // Shrinking the 300 W waiting job would leave no idle node; it is
         // fixed, so the malleable job goes to 1 and 2 nodes idle.
         // 900 + 100 k + 10 (3 - k) <= 1100: k = 1.
-        let p = problem(
-            6,
-            10.0,
-            0.0,
-            1100.0,
-            vec![job(any(6), 3, 100.0), job(LpNodes::Fixed(3), 0, 300.0)],
-        );
+        let p = problem(6, 10.0, 0.0, 1100.0, vec![job(any(6), 3, 100.0), job(LpNodes::Fixed(3), 0, 300.0)]);
         let s = solved(&p);
         assert_eq!((s.counts, s.idle), (vec![1, 3], 2));
         // All fixed: nothing to choose, the corridor is only checked.
-        let p = problem(
-            6,
-            10.0,
-            0.0,
-            1000.0,
-            vec![
-                job(LpNodes::Fixed(2), 2, 100.0),
-                job(LpNodes::Fixed(3), 3, 200.0),
-            ],
-        );
+        let p = problem(6, 10.0, 0.0, 1000.0, vec![job(LpNodes::Fixed(2), 2, 100.0), job(LpNodes::Fixed(3), 3, 200.0)]);
         let s = solved(&p);
         assert_eq!((s.counts, s.idle, s.high_draw), (vec![2, 3], 1, 810.0));
         let mut p = p;
@@ -984,24 +836,12 @@ mod tests {
     fn ties_go_to_the_current_counts() {
         // Any split of 6 nodes between two equal jobs has no idle node.
         for current in [(4, 2), (5, 1), (1, 5), (3, 3)] {
-            let p = problem(
-                6,
-                10.0,
-                0.0,
-                1e6,
-                vec![job(any(6), current.0, 100.0), job(any(6), current.1, 100.0)],
-            );
+            let p = problem(6, 10.0, 0.0, 1e6, vec![job(any(6), current.0, 100.0), job(any(6), current.1, 100.0)]);
             assert_eq!(solved(&p).counts, vec![current.0, current.1]);
         }
         // From (2, 2) with 2 idle, filling the machine takes 2 moves, and
         // the tie-break does not keep an idle node to save them.
-        let p = problem(
-            6,
-            10.0,
-            0.0,
-            1e6,
-            vec![job(any(6), 2, 100.0), job(any(6), 2, 100.0)],
-        );
+        let p = problem(6, 10.0, 0.0, 1e6, vec![job(any(6), 2, 100.0), job(any(6), 2, 100.0)]);
         let s = solved(&p);
         assert_eq!(s.idle, 0);
         assert_eq!(s.counts.iter().map(|&k| k.abs_diff(2)).sum::<u32>(), 2);
@@ -1039,10 +879,7 @@ mod tests {
         // Brute force over the five running jobs' counts: the least idle.
         let mut best = u32::MAX;
         for code in 0..14u32.pow(5) {
-            let counts: Vec<u32> = (0..5)
-                .map(|i| code / 14u32.pow(i) % 14 + 1)
-                .chain([3])
-                .collect();
+            let counts: Vec<u32> = (0..5).map(|i| code / 14u32.pow(i) % 14 + 1).chain([3]).collect();
             let used: u32 = counts.iter().sum();
             if used < 14 && verify(&p, &counts, 14 - used).is_ok() {
                 best = best.min(14 - used);
@@ -1051,10 +888,7 @@ mod tests {
         assert_eq!(s.idle, best);
         // In the 1000-1700 corridor the waiting job cannot start: even with
         // every running job on 1 node, 1010 + 510 + 6 x 71 = 1946 W > 1700 W.
-        p.corridor = Corridor {
-            low: 1000.0,
-            high: 1700.0,
-        };
+        p.corridor = Corridor { low: 1000.0, high: 1700.0 };
         assert!(infeasible(&p));
         // Without it (scenario 2), 1 node each and 9 idle: 1649 W.
         p.jobs.pop();
@@ -1064,19 +898,11 @@ mod tests {
 
     #[test]
     fn verify_names_the_row_that_fails() {
-        let p = problem(
-            4,
-            10.0,
-            0.0,
-            300.0,
-            vec![job(choose(1, 4, NodeConstraint::Even), 2, 100.0)],
-        );
+        let p = problem(4, 10.0, 0.0, 300.0, vec![job(choose(1, 4, NodeConstraint::Even), 2, 100.0)]);
         assert!(verify(&p, &[2], 2).is_ok());
         assert!(verify(&p, &[3], 1).unwrap_err().contains("forbids"));
         assert!(verify(&p, &[2], 1).unwrap_err().contains("add up to 3"));
-        assert!(verify(&p, &[4], 0)
-            .unwrap_err()
-            .contains("above the corridor"));
+        assert!(verify(&p, &[4], 0).unwrap_err().contains("above the corridor"));
         assert!(verify(&p, &[], 4).unwrap_err().contains("0 counts"));
     }
 
@@ -1097,9 +923,7 @@ mod tests {
         );
         let want = solve(&p);
         std::thread::scope(|s| {
-            let handles: Vec<_> = (0..4)
-                .map(|_| s.spawn(|| (0..25).map(|_| solve(&p)).collect::<Vec<_>>()))
-                .collect();
+            let handles: Vec<_> = (0..4).map(|_| s.spawn(|| (0..25).map(|_| solve(&p)).collect::<Vec<_>>())).collect();
             for h in handles {
                 for got in h.join().unwrap() {
                     assert_eq!(got, want);

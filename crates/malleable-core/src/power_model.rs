@@ -21,11 +21,7 @@ pub struct JobPower {
 impl JobPower {
     /// A job whose draw is known to be `w` per node.
     pub fn fixed(w: Watts) -> Self {
-        JobPower {
-            min_per_node: w,
-            max_per_node: w,
-            measured_per_node: None,
-        }
+        JobPower { min_per_node: w, max_per_node: w, measured_per_node: None }
     }
 
     /// The per-node draw Equation 1's lower bound is checked with: the
@@ -53,9 +49,7 @@ impl Corridor {
     /// rule `LOW-HIGH` broke.
     pub fn new(low: Watts, high: Watts) -> Result<Self, String> {
         if !low.is_finite() || !high.is_finite() {
-            return Err(format!(
-                "{low}-{high}: bounds must be finite numbers of watts"
-            ));
+            return Err(format!("{low}-{high}: bounds must be finite numbers of watts"));
         }
         if low < 0.0 {
             return Err(format!("{low}-{high}: LOW must not be negative"));
@@ -69,13 +63,9 @@ impl Corridor {
     /// Parse `LOW-HIGH` in watts, e.g. `1700-2500`.
     pub fn parse(text: &str) -> Result<Self, String> {
         let t = text.trim();
-        let (l, h) = t
-            .split_once('-')
-            .ok_or_else(|| format!("'{t}' is not LOW-HIGH in watts (e.g. 1700-2500)"))?;
+        let (l, h) = t.split_once('-').ok_or_else(|| format!("'{t}' is not LOW-HIGH in watts (e.g. 1700-2500)"))?;
         let num = |s: &str, which: &str| {
-            s.trim()
-                .parse::<f64>()
-                .map_err(|_| format!("'{t}': {which} '{}' is not a number of watts", s.trim()))
+            s.trim().parse::<f64>().map_err(|_| format!("'{t}': {which} '{}' is not a number of watts", s.trim()))
         };
         Corridor::new(num(l, "LOW")?, num(h, "HIGH")?)
     }
@@ -103,10 +93,7 @@ pub struct CorridorSchedule {
 
 impl CorridorSchedule {
     pub fn constant(c: Corridor) -> Self {
-        CorridorSchedule {
-            initial: c,
-            changes: Vec::new(),
-        }
+        CorridorSchedule { initial: c, changes: Vec::new() }
     }
 
     /// Changes in any order; they are kept sorted by time.
@@ -117,11 +104,7 @@ impl CorridorSchedule {
 
     /// The corridor in force at `t`.
     pub fn at(&self, t: Time) -> Corridor {
-        self.changes
-            .iter()
-            .take_while(|&&(when, _)| when <= t)
-            .last()
-            .map_or(self.initial, |&(_, c)| c)
+        self.changes.iter().take_while(|&&(when, _)| when <= t).last().map_or(self.initial, |&(_, c)| c)
     }
 }
 
@@ -143,20 +126,10 @@ mod tests {
 
     #[test]
     fn corridor_parses_and_rejects_with_the_rule_broken() {
-        assert_eq!(
-            Corridor::parse(" 1700-2500 ").unwrap(),
-            Corridor {
-                low: 1700.0,
-                high: 2500.0
-            }
-        );
-        assert!(Corridor::parse("2500-1700")
-            .unwrap_err()
-            .contains("LOW must be below HIGH"));
+        assert_eq!(Corridor::parse(" 1700-2500 ").unwrap(), Corridor { low: 1700.0, high: 2500.0 });
+        assert!(Corridor::parse("2500-1700").unwrap_err().contains("LOW must be below HIGH"));
         assert!(Corridor::parse("100-100").unwrap_err().contains("below"));
-        assert!(Corridor::parse("abc-100")
-            .unwrap_err()
-            .contains("LOW 'abc' is not a number"));
+        assert!(Corridor::parse("abc-100").unwrap_err().contains("LOW 'abc' is not a number"));
         assert!(Corridor::parse("100").unwrap_err().contains("LOW-HIGH"));
         // "-5-100" splits at the first '-': LOW is empty, not a number.
         assert!(Corridor::parse("-5-100").is_err());
@@ -167,10 +140,7 @@ mod tests {
     #[test]
     fn schedule_gives_the_corridor_in_force() {
         let c = |l, h| Corridor::new(l, h).unwrap();
-        let s = CorridorSchedule::new(
-            c(1700.0, 2500.0),
-            vec![(600, c(2500.0, 3500.0)), (300, c(1000.0, 1700.0))],
-        );
+        let s = CorridorSchedule::new(c(1700.0, 2500.0), vec![(600, c(2500.0, 3500.0)), (300, c(1000.0, 1700.0))]);
         assert_eq!(s.at(0), c(1700.0, 2500.0));
         assert_eq!(s.at(299), c(1700.0, 2500.0));
         assert_eq!(s.at(300), c(1000.0, 1700.0));
@@ -181,11 +151,7 @@ mod tests {
 
     #[test]
     fn measured_power_overrides_the_estimates() {
-        let mut p = JobPower {
-            min_per_node: 150.0,
-            max_per_node: 190.0,
-            measured_per_node: None,
-        };
+        let mut p = JobPower { min_per_node: 150.0, max_per_node: 190.0, measured_per_node: None };
         assert_eq!((p.low(), p.high()), (150.0, 190.0));
         p.measured_per_node = Some(170.0);
         assert_eq!((p.low(), p.high()), (170.0, 170.0));

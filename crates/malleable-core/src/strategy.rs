@@ -57,18 +57,10 @@ impl StrategyKind {
 
     /// Parse a `Strategy=` value; the error lists the allowed names.
     pub fn parse(value: &str) -> Result<Self, String> {
-        Self::ALL
-            .iter()
-            .copied()
-            .find(|k| k.name().eq_ignore_ascii_case(value.trim()))
-            .ok_or_else(|| {
-                let names: Vec<&str> = Self::ALL.iter().map(|k| k.name()).collect();
-                format!(
-                    "unknown strategy '{}', allowed: {}",
-                    value,
-                    names.join(", ")
-                )
-            })
+        Self::ALL.iter().copied().find(|k| k.name().eq_ignore_ascii_case(value.trim())).ok_or_else(|| {
+            let names: Vec<&str> = Self::ALL.iter().map(|k| k.name()).collect();
+            format!("unknown strategy '{}', allowed: {}", value, names.join(", "))
+        })
     }
 
     pub fn build(self) -> Box<dyn Strategy> {

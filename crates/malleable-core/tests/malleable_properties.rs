@@ -3,9 +3,7 @@
 //! [min, max] and on-constraint, and no resize while any job is ADAPTING.
 
 use malleable_core::model::Node;
-use malleable_core::{
-    Decision, JobId, MalleableSpec, NodeConstraint, PendingJob, RunningJob, Snapshot, StrategyKind,
-};
+use malleable_core::{Decision, JobId, MalleableSpec, NodeConstraint, PendingJob, RunningJob, Snapshot, StrategyKind};
 use proptest::prelude::*;
 use std::collections::{HashMap, HashSet};
 
@@ -26,72 +24,51 @@ fn spec() -> impl Strategy<Value = MalleableSpec> {
 /// and up to 6 pending jobs.
 fn snapshot() -> impl Strategy<Value = Snapshot> {
     let running = prop::collection::vec(
-        (
-            1usize..6,
-            prop::option::of(spec()),
-            any::<bool>(),
-            prop::option::of(0.0f64..3.0),
-            0i64..100,
-        ),
+        (1usize..6, prop::option::of(spec()), any::<bool>(), prop::option::of(0.0f64..3.0), 0i64..100),
         0..4,
     );
-    let pending = prop::collection::vec(
-        (
-            1u32..10,
-            prop::option::of(spec()),
-            prop::option::of(1i64..500),
-        ),
-        0..6,
-    );
-    (0usize..5, running, pending, any::<bool>()).prop_map(
-        |(spare, running, pending, adapting_ok)| {
-            let mut nodes = Vec::new();
-            let mut run = Vec::new();
-            for (k, (size, spec, adapting, mtct, start)) in running.into_iter().enumerate() {
-                // A malleable job holds a count its spec allows, if any exists near `size`.
-                let size = match spec {
-                    Some(sp) => (sp.min..=sp.max)
-                        .find(|&n| sp.allows(n) && n as usize >= size)
-                        .or_else(|| sp.highest_valid())
-                        .unwrap_or(sp.min) as usize,
-                    None => size,
-                };
-                let first = nodes.len();
-                nodes.extend((0..size).map(|_| false));
-                run.push(RunningJob {
-                    id: JobId(100 + k as u32),
-                    nodes: (first..first + size).collect(),
-                    start,
-                    end_limit: Some(1000 + 50 * k as i64),
-                    malleable: spec,
-                    adapting: adapting && adapting_ok && spec.is_some(),
-                    mtct_ratio: mtct,
-                    power: None,
-                });
-            }
-            nodes.extend((0..spare).map(|_| true));
-            let pending = pending
-                .into_iter()
-                .enumerate()
-                .map(|(i, (n, malleable, time_limit))| PendingJob {
-                    id: JobId(i as u32 + 1),
-                    priority: 0,
-                    submit: i as i64,
-                    nodes: n,
-                    time_limit,
-                    malleable,
-                    power: None,
-                })
-                .collect();
-            Snapshot {
-                now: 500,
-                nodes: Node::numbered(nodes),
-                running: run,
-                pending,
+    let pending = prop::collection::vec((1u32..10, prop::option::of(spec()), prop::option::of(1i64..500)), 0..6);
+    (0usize..5, running, pending, any::<bool>()).prop_map(|(spare, running, pending, adapting_ok)| {
+        let mut nodes = Vec::new();
+        let mut run = Vec::new();
+        for (k, (size, spec, adapting, mtct, start)) in running.into_iter().enumerate() {
+            // A malleable job holds a count its spec allows, if any exists near `size`.
+            let size = match spec {
+                Some(sp) => (sp.min..=sp.max)
+                    .find(|&n| sp.allows(n) && n as usize >= size)
+                    .or_else(|| sp.highest_valid())
+                    .unwrap_or(sp.min) as usize,
+                None => size,
+            };
+            let first = nodes.len();
+            nodes.extend((0..size).map(|_| false));
+            run.push(RunningJob {
+                id: JobId(100 + k as u32),
+                nodes: (first..first + size).collect(),
+                start,
+                end_limit: Some(1000 + 50 * k as i64),
+                malleable: spec,
+                adapting: adapting && adapting_ok && spec.is_some(),
+                mtct_ratio: mtct,
                 power: None,
-            }
-        },
-    )
+            });
+        }
+        nodes.extend((0..spare).map(|_| true));
+        let pending = pending
+            .into_iter()
+            .enumerate()
+            .map(|(i, (n, malleable, time_limit))| PendingJob {
+                id: JobId(i as u32 + 1),
+                priority: 0,
+                submit: i as i64,
+                nodes: n,
+                time_limit,
+                malleable,
+                power: None,
+            })
+            .collect();
+        Snapshot { now: 500, nodes: Node::numbered(nodes), running: run, pending, power: None }
+    })
 }
 
 /// Applies the decisions' node bookkeeping and checks every invariant.
@@ -105,11 +82,7 @@ fn check(kind: StrategyKind, s: &Snapshot, ds: &[Decision]) -> Result<(), TestCa
         prop_assert!(touched.insert(d.job()), "job {} decided twice", d.job());
         match d {
             Decision::Start { job, nodes } => {
-                let p = s
-                    .pending
-                    .iter()
-                    .find(|p| p.id == *job)
-                    .expect("started job is pending");
+                let p = s.pending.iter().find(|p| p.id == *job).expect("started job is pending");
                 let asked = p.nodes.max(1) as usize;
                 match (kind, p.malleable) {
                     // mtct-backfill may start a malleable job on fewer nodes,
@@ -126,34 +99,18 @@ fn check(kind: StrategyKind, s: &Snapshot, ds: &[Decision]) -> Result<(), TestCa
                     _ => prop_assert_eq!(nodes.len(), asked, "starts at its --nodes"),
                 }
                 for i in nodes {
-                    prop_assert!(
-                        free.contains(i) && handed_out.insert(*i),
-                        "node {} not free",
-                        i
-                    );
+                    prop_assert!(free.contains(i) && handed_out.insert(*i), "node {} not free", i);
                 }
             }
-            Decision::Expand { job, add_nodes }
-            | Decision::Shrink {
-                job,
-                remove_nodes: add_nodes,
-            } => {
-                prop_assert!(
-                    !matches!(kind, StrategyKind::Fcfs | StrategyKind::Easy),
-                    "{:?} resized",
-                    kind
-                );
+            Decision::Expand { job, add_nodes } | Decision::Shrink { job, remove_nodes: add_nodes } => {
+                prop_assert!(!matches!(kind, StrategyKind::Fcfs | StrategyKind::Easy), "{:?} resized", kind);
                 prop_assert!(!any_adapting, "resize while a job adapts");
                 let r = running.get(job).expect("resized job runs");
                 let spec = r.malleable.expect("resized job is malleable");
                 let current = r.nodes.len();
                 let after = if matches!(d, Decision::Expand { .. }) {
                     for i in add_nodes {
-                        prop_assert!(
-                            free.contains(i) && handed_out.insert(*i),
-                            "node {} not free",
-                            i
-                        );
+                        prop_assert!(free.contains(i) && handed_out.insert(*i), "node {} not free", i);
                     }
                     current + add_nodes.len()
                 } else {
@@ -164,13 +121,7 @@ fn check(kind: StrategyKind, s: &Snapshot, ds: &[Decision]) -> Result<(), TestCa
                     prop_assert!(!add_nodes.is_empty() && add_nodes.len() < current);
                     current - add_nodes.len()
                 };
-                prop_assert!(
-                    spec.allows(after as u32),
-                    "{} -> {} off {:?}",
-                    current,
-                    after,
-                    spec
-                );
+                prop_assert!(spec.allows(after as u32), "{} -> {} off {:?}", current, after, spec);
             }
         }
     }

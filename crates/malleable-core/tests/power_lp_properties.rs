@@ -40,24 +40,15 @@ fn nodes() -> impl Strategy<Value = LpNodes> {
 }
 
 fn power() -> impl Strategy<Value = JobPower> {
-    (
-        watts(600),
-        watts(200),
-        prop::option::weighted(0.3, watts(700)),
-    )
-        .prop_map(|(min, extra, measured)| JobPower {
-            min_per_node: min,
-            max_per_node: min + extra,
-            measured_per_node: measured,
-        })
+    (watts(600), watts(200), prop::option::weighted(0.3, watts(700))).prop_map(|(min, extra, measured)| JobPower {
+        min_per_node: min,
+        max_per_node: min + extra,
+        measured_per_node: measured,
+    })
 }
 
 fn job() -> impl Strategy<Value = LpJob> {
-    (nodes(), 0u32..=12, power()).prop_map(|(nodes, current, power)| LpJob {
-        nodes,
-        current,
-        power,
-    })
+    (nodes(), 0u32..=12, power()).prop_map(|(nodes, current, power)| LpJob { nodes, current, power })
 }
 
 /// The corridor: half the time around the draw of a configuration made of
@@ -65,62 +56,34 @@ fn job() -> impl Strategy<Value = LpJob> {
 /// the time anywhere (so that many are not). N is raised to that
 /// configuration's node count when that fits in 12.
 fn problem() -> impl Strategy<Value = LpProblem> {
-    let around = (
-        prop::collection::vec(any::<prop::sample::Index>(), 4),
-        0u32..=300,
-        0u32..=300,
-    );
+    let around = (prop::collection::vec(any::<prop::sample::Index>(), 4), 0u32..=300, 0u32..=300);
     let anywhere = (0u32..=2500, 1u32..=1500);
-    (
-        1u32..=12,
-        watts(200),
-        prop::collection::vec(job(), 1..=4),
-        around,
-        anywhere,
-        any::<bool>(),
+    (1u32..=12, watts(200), prop::collection::vec(job(), 1..=4), around, anywhere, any::<bool>()).prop_map(
+        |(n, idle_node, jobs, (picks, below, above), (low, width), near)| {
+            if !near {
+                let corridor = Corridor { low: f64::from(low), high: f64::from(low + width) };
+                return LpProblem { total_nodes: n, idle_node, corridor, jobs };
+            }
+            let counts: Vec<u32> = jobs
+                .iter()
+                .zip(&picks)
+                .map(|(j, pick)| {
+                    let ok = allowed(j, 12);
+                    if ok.is_empty() {
+                        1
+                    } else {
+                        ok[pick.index(ok.len())]
+                    }
+                })
+                .collect();
+            let used: u32 = counts.iter().sum();
+            let n = if used <= 12 { n.max(used) } else { n };
+            let (lo, hi) = draw_of(&jobs, idle_node, &counts, n.saturating_sub(used));
+            let low = (lo - f64::from(below)).max(0.0);
+            let corridor = Corridor { low, high: (hi + f64::from(above)).max(low + 0.5) };
+            LpProblem { total_nodes: n, idle_node, corridor, jobs }
+        },
     )
-        .prop_map(
-            |(n, idle_node, jobs, (picks, below, above), (low, width), near)| {
-                if !near {
-                    let corridor = Corridor {
-                        low: f64::from(low),
-                        high: f64::from(low + width),
-                    };
-                    return LpProblem {
-                        total_nodes: n,
-                        idle_node,
-                        corridor,
-                        jobs,
-                    };
-                }
-                let counts: Vec<u32> = jobs
-                    .iter()
-                    .zip(&picks)
-                    .map(|(j, pick)| {
-                        let ok = allowed(j, 12);
-                        if ok.is_empty() {
-                            1
-                        } else {
-                            ok[pick.index(ok.len())]
-                        }
-                    })
-                    .collect();
-                let used: u32 = counts.iter().sum();
-                let n = if used <= 12 { n.max(used) } else { n };
-                let (lo, hi) = draw_of(&jobs, idle_node, &counts, n.saturating_sub(used));
-                let low = (lo - f64::from(below)).max(0.0);
-                let corridor = Corridor {
-                    low,
-                    high: (hi + f64::from(above)).max(low + 0.5),
-                };
-                LpProblem {
-                    total_nodes: n,
-                    idle_node,
-                    corridor,
-                    jobs,
-                }
-            },
-        )
 }
 
 // ---- the reference -------------------------------------------------------
@@ -154,10 +117,7 @@ fn feasible(p: &LpProblem, counts: &[u32], idle: u32) -> bool {
     let n = p.total_nodes;
     let (low, high) = draws(p, counts, idle);
     counts.len() == p.jobs.len()
-        && p.jobs
-            .iter()
-            .zip(counts)
-            .all(|(j, k)| allowed(j, n).contains(k))
+        && p.jobs.iter().zip(counts).all(|(j, k)| allowed(j, n).contains(k))
         && idle < n
         && counts.iter().sum::<u32>() + idle == n
         && low >= p.corridor.low - TOL
@@ -183,13 +143,7 @@ fn brute_force(p: &LpProblem) -> Option<(u32, u32)> {
     let options: Vec<Vec<u32>> = p.jobs.iter().map(|j| allowed(j, n)).collect();
     let mut best: Option<(u32, u32)> = None;
     let mut counts = vec![0u32; p.jobs.len()];
-    fn walk(
-        p: &LpProblem,
-        options: &[Vec<u32>],
-        i: usize,
-        counts: &mut Vec<u32>,
-        best: &mut Option<(u32, u32)>,
-    ) {
+    fn walk(p: &LpProblem, options: &[Vec<u32>], i: usize, counts: &mut Vec<u32>, best: &mut Option<(u32, u32)>) {
         if i == options.len() {
             let used: u32 = counts.iter().sum();
             if used <= p.total_nodes {

@@ -4,8 +4,8 @@
 //! exactly the jobs a brute-force booking of every waiting job starts; the
 //! references are written independently here.
 
-use malleable_core::model::Node;
 use malleable_core::conservative::{conservative, MAX_JOB_TEST};
+use malleable_core::model::Node;
 use malleable_core::{easy, fcfs, Decision, JobId, PendingJob, RunningJob, Snapshot, Time};
 use proptest::prelude::*;
 use std::collections::HashSet;
@@ -25,12 +25,8 @@ fn end_limit() -> impl Strategy<Value = Option<Time>> {
 }
 
 fn pending(max_nodes: usize) -> impl Strategy<Value = Vec<PendingJob>> {
-    let one = (
-        0u32..3,
-        0i64..4,
-        0..=max_nodes as u32 + 1,
-        prop_oneof![4 => (0i64..300).prop_map(Some), 1 => Just(None)],
-    );
+    let one =
+        (0u32..3, 0i64..4, 0..=max_nodes as u32 + 1, prop_oneof![4 => (0i64..300).prop_map(Some), 1 => Just(None)]);
     prop::collection::vec(one, 0..9).prop_map(|jobs| {
         jobs.into_iter()
             .enumerate()
@@ -61,13 +57,7 @@ fn consistent_snapshot() -> impl Strategy<Value = Snapshot> {
                     rigid(JobId(100 + k as u32), (0..n).filter(|&i| owner[i] == k + 2).collect(), 0, end_limit)
                 })
                 .collect();
-            Snapshot {
-                now: NOW,
-                nodes: Node::numbered(owner.iter().map(|&o| o == 0)),
-                running,
-                pending,
-                power: None,
-            }
+            Snapshot { now: NOW, nodes: Node::numbered(owner.iter().map(|&o| o == 0)), running, pending, power: None }
         })
     })
 }
@@ -76,24 +66,15 @@ fn consistent_snapshot() -> impl Strategy<Value = Snapshot> {
 /// out of range.
 fn messy_snapshot() -> impl Strategy<Value = Snapshot> {
     (0usize..10).prop_flat_map(|n| {
-        let running =
-            prop::collection::vec((prop::collection::vec(0..n + 3, 0..5), end_limit()), 0..5);
-        (prop::collection::vec(any::<bool>(), n), running, pending(n)).prop_map(
-            |(free, running, pending)| {
-                let running = running
-                    .into_iter()
-                    .enumerate()
-                    .map(|(k, (nodes, end_limit))| rigid(JobId(100 + k as u32), nodes, 0, end_limit))
-                    .collect();
-                Snapshot {
-                    now: NOW,
-                    nodes: Node::numbered(free),
-                    running,
-                    pending,
-                    power: None,
-                }
-            },
-        )
+        let running = prop::collection::vec((prop::collection::vec(0..n + 3, 0..5), end_limit()), 0..5);
+        (prop::collection::vec(any::<bool>(), n), running, pending(n)).prop_map(|(free, running, pending)| {
+            let running = running
+                .into_iter()
+                .enumerate()
+                .map(|(k, (nodes, end_limit))| rigid(JobId(100 + k as u32), nodes, 0, end_limit))
+                .collect();
+            Snapshot { now: NOW, nodes: Node::numbered(free), running, pending, power: None }
+        })
     })
 }
 
@@ -112,10 +93,7 @@ fn size(job: &PendingJob) -> usize {
 fn runnable(s: &Snapshot) -> Vec<(JobId, usize)> {
     let mut q: Vec<&PendingJob> = s.pending.iter().collect();
     q.sort_by_key(|j| (std::cmp::Reverse(j.priority), j.submit, j.id));
-    q.into_iter()
-        .map(|j| (j.id, size(j)))
-        .filter(|&(_, k)| k <= s.nodes.len())
-        .collect()
+    q.into_iter().map(|j| (j.id, size(j))).filter(|&(_, k)| k <= s.nodes.len()).collect()
 }
 
 /// Brute force: the earliest time at which `need` nodes are free, trying every
@@ -129,11 +107,8 @@ fn earliest_start(s: &Snapshot, need: usize) -> Option<Time> {
     candidates.into_iter().find(|&t| {
         let usable = (0..s.nodes.len())
             .filter(|&i| {
-                let holders: Vec<&RunningJob> =
-                    s.running.iter().filter(|r| r.nodes.contains(&i)).collect();
-                s.nodes[i].free
-                    || (!holders.is_empty()
-                        && holders.iter().all(|r| r.end_limit.is_some_and(|e| e <= t)))
+                let holders: Vec<&RunningJob> = s.running.iter().filter(|r| r.nodes.contains(&i)).collect();
+                s.nodes[i].free || (!holders.is_empty() && holders.iter().all(|r| r.end_limit.is_some_and(|e| e <= t)))
             })
             .count();
         usable >= need
@@ -227,7 +202,8 @@ fn conservative_reference(s: &Snapshot) -> Vec<JobId> {
     let mut booked: Vec<(Time, Option<Time>, i64)> = Vec::new();
     let mut free_left = s.nodes.iter().filter(|n| n.free).count();
     let mut started = Vec::new();
-    let limits: std::collections::HashMap<JobId, Option<Time>> = s.pending.iter().map(|p| (p.id, p.time_limit)).collect();
+    let limits: std::collections::HashMap<JobId, Option<Time>> =
+        s.pending.iter().map(|p| (p.id, p.time_limit)).collect();
     for (id, k) in runnable(s).into_iter().take(MAX_JOB_TEST) {
         let len = limits[&id].map(|l| l.max(0));
         let free_at = |t: Time, booked: &[(Time, Option<Time>, i64)]| {

@@ -20,11 +20,19 @@ fn main() {
                 let r = |k: StrategyKind| summarize(k.name(), &simulate(&w, k.build().as_mut(), SimOptions::default()));
                 let (e, ro, p) = (r(StrategyKind::Easy), r(StrategyKind::PowerRunningOnly), r(StrategyKind::Power));
                 let pv = p.power_violations.unwrap();
-                if pv == 0 { p0 += 1; }
-                if ro.power_violations.unwrap() > pv { ro_more += 1; }
-                if e.power_violations.unwrap() > pv { easy_more += 1; }
+                if pv == 0 {
+                    p0 += 1;
+                }
+                if ro.power_violations.unwrap() > pv {
+                    ro_more += 1;
+                }
+                if e.power_violations.unwrap() > pv {
+                    easy_more += 1;
+                }
                 let ratio = p.makespan_s / e.makespan_s;
-                if ratio <= 1.02 { ms_ok += 1; }
+                if ratio <= 1.02 {
+                    ms_ok += 1;
+                }
                 ratios.push(ratio);
             }
             let mean: f64 = ratios.iter().sum::<f64>() / ratios.len() as f64;

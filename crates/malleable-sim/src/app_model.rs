@@ -34,17 +34,7 @@ pub const MPDATA_TABLE_2: [&[(u32, f64)]; 3] = [
         (11, 2.23),
         (12, 2.24),
     ],
-    &[
-        (4, 12.20),
-        (5, 6.10),
-        (6, 5.40),
-        (7, 4.80),
-        (8, 4.65),
-        (9, 4.44),
-        (10, 4.39),
-        (11, 4.19),
-        (12, 4.18),
-    ],
+    &[(4, 12.20), (5, 6.10), (6, 5.40), (7, 4.80), (8, 4.65), (9, 4.44), (10, 4.39), (11, 4.19), (12, 4.18)],
 ];
 
 /// Serial fraction and communication coefficient of the default model, as
@@ -67,10 +57,7 @@ impl AppModel {
     pub const NAMES: &'static str = "fitted|linear";
 
     pub fn fitted() -> Self {
-        AppModel::Fitted {
-            sigma: FITTED_SIGMA,
-            kappa: FITTED_KAPPA,
-        }
+        AppModel::Fitted { sigma: FITTED_SIGMA, kappa: FITTED_KAPPA }
     }
 
     pub fn parse(v: &str) -> Result<Self, String> {
@@ -157,10 +144,7 @@ pub fn fit_mpdata() -> (AppModel, [FitQuality; 3]) {
                 .iter()
                 .map(|series| {
                     let t1 = best_t1(&m, series);
-                    series
-                        .iter()
-                        .map(|&(n, y)| (t1 * m.shape(n) / y - 1.0).powi(2))
-                        .sum::<f64>()
+                    series.iter().map(|&(n, y)| (t1 * m.shape(n) / y - 1.0).powi(2)).sum::<f64>()
                 })
                 .sum();
             if err < best.0 {
@@ -168,10 +152,7 @@ pub fn fit_mpdata() -> (AppModel, [FitQuality; 3]) {
             }
         }
     }
-    let m = AppModel::Fitted {
-        sigma: best.1,
-        kappa: best.2,
-    };
+    let m = AppModel::Fitted { sigma: best.1, kappa: best.2 };
     (m, MPDATA_TABLE_2.map(|series| quality(&m, series)))
 }
 
@@ -188,19 +169,10 @@ fn best_t1(m: &AppModel, series: &[(u32, f64)]) -> f64 {
 pub fn quality(m: &AppModel, series: &[(u32, f64)]) -> FitQuality {
     let t1 = best_t1(m, series);
     let mean = series.iter().map(|p| p.1).sum::<f64>() / series.len() as f64;
-    let ss_res: f64 = series
-        .iter()
-        .map(|&(n, y)| (t1 * m.shape(n) - y).powi(2))
-        .sum();
+    let ss_res: f64 = series.iter().map(|&(n, y)| (t1 * m.shape(n) - y).powi(2)).sum();
     let ss_tot: f64 = series.iter().map(|&(_, y)| (y - mean).powi(2)).sum();
-    let max_relative_error = series
-        .iter()
-        .map(|&(n, y)| (t1 * m.shape(n) / y - 1.0).abs())
-        .fold(0.0, f64::max);
-    FitQuality {
-        r_squared: 1.0 - ss_res / ss_tot,
-        max_relative_error,
-    }
+    let max_relative_error = series.iter().map(|&(n, y)| (t1 * m.shape(n) / y - 1.0).abs()).fold(0.0, f64::max);
+    FitQuality { r_squared: 1.0 - ss_res / ss_tot, max_relative_error }
 }
 
 #[cfg(test)]
@@ -210,13 +182,8 @@ mod tests {
     #[test]
     fn default_constants_are_the_least_squares_fit_of_table_2() {
         let (m, q) = fit_mpdata();
-        let AppModel::Fitted { sigma, kappa } = m else {
-            unreachable!()
-        };
-        assert!(
-            (sigma - FITTED_SIGMA).abs() < 1e-9 && (kappa - FITTED_KAPPA).abs() < 1e-9,
-            "{m:?}"
-        );
+        let AppModel::Fitted { sigma, kappa } = m else { unreachable!() };
+        assert!((sigma - FITTED_SIGMA).abs() < 1e-9 && (kappa - FITTED_KAPPA).abs() < 1e-9, "{m:?}");
         // The tolerances the crate docs state: Small and Medium fit well, Large
         // (with its super-linear step from 4 to 5 nodes) poorly.
         let stated = [(0.86, 0.31), (0.93, 0.18), (0.61, 0.37)];
@@ -226,10 +193,7 @@ mod tests {
         // A clearly wrong model fits clearly worse, so the check has teeth.
         // Ideal scaling misses Medium by almost twice as much.
         let bad = quality(&AppModel::Linear, MPDATA_TABLE_2[1]);
-        assert!(
-            bad.max_relative_error > 1.8 * q[1].max_relative_error,
-            "{bad:?}"
-        );
+        assert!(bad.max_relative_error > 1.8 * q[1].max_relative_error, "{bad:?}");
     }
 
     #[test]

@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use malleable_core::model::Node;
-use malleable_core::{Corridor, JobPower, PowerState, 
-    JobId, MalleableSpec, NodeConstraint, PendingJob, RunningJob, Snapshot, StrategyKind,
+use malleable_core::{
+    Corridor, JobId, JobPower, MalleableSpec, NodeConstraint, PendingJob, PowerState, RunningJob, Snapshot,
+    StrategyKind,
 };
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -44,11 +45,7 @@ pub fn nasa_trace(dir: &Path) -> Result<PathBuf, String> {
 pub fn pass_snapshot(nodes: usize, waiting: usize, seed: u64) -> Snapshot {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let now = 1_000_000;
-    let constraints = [
-        NodeConstraint::None,
-        NodeConstraint::PowerOfTwo,
-        NodeConstraint::Even,
-    ];
+    let constraints = [NodeConstraint::None, NodeConstraint::PowerOfTwo, NodeConstraint::Even];
     let mut order: Vec<usize> = (0..nodes).collect();
     order.shuffle(&mut rng);
     let mut taken = 0;
@@ -61,11 +58,8 @@ pub fn pass_snapshot(nodes: usize, waiting: usize, seed: u64) -> Snapshot {
         for &n in &held {
             free[n] = false;
         }
-        let malleable = rng.gen_bool(0.5).then_some(MalleableSpec {
-            min: 1,
-            max: 64,
-            constraint: NodeConstraint::None,
-        });
+        let malleable =
+            rng.gen_bool(0.5).then_some(MalleableSpec { min: 1, max: 64, constraint: NodeConstraint::None });
         running.push(RunningJob {
             id: JobId(running.len() as u32 + 1),
             nodes: held,
@@ -83,11 +77,7 @@ pub fn pass_snapshot(nodes: usize, waiting: usize, seed: u64) -> Snapshot {
             let size = (rng.gen_range(0.0f64..256f64.ln()).exp() as u32).clamp(1, 256);
             let malleable = rng.gen_bool(0.5).then(|| {
                 let constraint = *constraints.choose(&mut rng).unwrap();
-                MalleableSpec {
-                    min: 1,
-                    max: 512,
-                    constraint,
-                }
+                MalleableSpec { min: 1, max: 512, constraint }
             });
             // Start sizes obey the constraint (round up to one it allows).
             let size = match malleable {
@@ -113,10 +103,7 @@ pub fn pass_snapshot(nodes: usize, waiting: usize, seed: u64) -> Snapshot {
         // A corridor that holds (200 W per busy node, 71 W idle, the top at
         // twice that): the power strategy's pass is its budgeted starts.
         power: Some(PowerState {
-            corridor: Corridor {
-                low: 0.0,
-                high: 2.0 * (taken as f64 * 200.0 + (nodes - taken) as f64 * 71.0),
-            },
+            corridor: Corridor { low: 0.0, high: 2.0 * (taken as f64 * 200.0 + (nodes - taken) as f64 * 71.0) },
             idle_node: 71.0,
             measured_draw: None,
         }),
@@ -154,10 +141,7 @@ mod tests {
         held.dedup();
         assert_eq!(held.len(), 500, "no node held twice");
         assert!(held.iter().all(|&n| !s.nodes[n].free));
-        assert!(s
-            .pending
-            .iter()
-            .all(|p| p.malleable.is_none_or(|m| m.allows(p.nodes))));
+        assert!(s.pending.iter().all(|p| p.malleable.is_none_or(|m| m.allows(p.nodes))));
         assert!(s.running.iter().any(|r| r.malleable.is_some()));
         assert!(s.pending.iter().any(|p| p.malleable.is_some()));
     }
@@ -174,9 +158,6 @@ mod tests {
     #[test]
     fn missing_trace_names_the_option() {
         let e = nasa_trace(Path::new("/nonexistent-dir")).unwrap_err();
-        assert!(
-            e.contains("--workloads-dir") && e.contains(NASA_TRACE),
-            "{e}"
-        );
+        assert!(e.contains("--workloads-dir") && e.contains(NASA_TRACE), "{e}");
     }
 }

@@ -12,31 +12,12 @@ use malleable_core::{Corridor, JobPower, MalleableSpec, NodeConstraint};
 /// malleable jobs of the two applications (PI at 170 W, heat at 250 W per
 /// node) that may take 1 to 14 nodes, and a waiting 3-node PI job.
 pub fn scenario_problem(corridor: Corridor) -> LpProblem {
-    let any = LpNodes::Choose(MalleableSpec {
-        min: 1,
-        max: 14,
-        constraint: NodeConstraint::None,
-    });
+    let any = LpNodes::Choose(MalleableSpec { min: 1, max: 14, constraint: NodeConstraint::None });
     let running = [(3, 170.0), (3, 250.0), (2, 170.0), (3, 250.0), (3, 170.0)];
-    let mut jobs: Vec<LpJob> = running
-        .iter()
-        .map(|&(current, w)| LpJob {
-            nodes: any,
-            current,
-            power: JobPower::fixed(w),
-        })
-        .collect();
-    jobs.push(LpJob {
-        nodes: LpNodes::Fixed(3),
-        current: 0,
-        power: JobPower::fixed(170.0),
-    });
-    LpProblem {
-        total_nodes: 14,
-        idle_node: 71.0,
-        corridor,
-        jobs,
-    }
+    let mut jobs: Vec<LpJob> =
+        running.iter().map(|&(current, w)| LpJob { nodes: any, current, power: JobPower::fixed(w) }).collect();
+    jobs.push(LpJob { nodes: LpNodes::Fixed(3), current: 0, power: JobPower::fixed(170.0) });
+    LpProblem { total_nodes: 14, idle_node: 71.0, corridor, jobs }
 }
 
 /// 64 running malleable jobs on 200 nodes, 194 of them in use, constraints
@@ -58,37 +39,13 @@ pub fn large_problem() -> LpProblem {
             let w = 120.0 + 20.0 * f64::from(i % 9);
             let power = match i % 3 {
                 0 => JobPower::fixed(w),
-                1 => JobPower {
-                    min_per_node: w - 15.0,
-                    max_per_node: w + 15.0,
-                    measured_per_node: None,
-                },
-                _ => JobPower {
-                    min_per_node: w - 30.0,
-                    max_per_node: w + 30.0,
-                    measured_per_node: Some(w + 3.5),
-                },
+                1 => JobPower { min_per_node: w - 15.0, max_per_node: w + 15.0, measured_per_node: None },
+                _ => JobPower { min_per_node: w - 30.0, max_per_node: w + 30.0, measured_per_node: Some(w + 3.5) },
             };
-            LpJob {
-                nodes: LpNodes::Choose(MalleableSpec {
-                    min,
-                    max: 16,
-                    constraint,
-                }),
-                current,
-                power,
-            }
+            LpJob { nodes: LpNodes::Choose(MalleableSpec { min, max: 16, constraint }), current, power }
         })
         .collect();
-    LpProblem {
-        total_nodes: 200,
-        idle_node: 71.0,
-        corridor: Corridor {
-            low: 25_000.0,
-            high: 34_000.0,
-        },
-        jobs,
-    }
+    LpProblem { total_nodes: 200, idle_node: 71.0, corridor: Corridor { low: 25_000.0, high: 34_000.0 }, jobs }
 }
 
 /// Median and largest time of `iterations` solves, in milliseconds, after
@@ -120,29 +77,14 @@ fn time(p: &LpProblem, iterations: usize) -> (f64, f64, String) {
 /// (Algorithm 2's running-jobs-only step), the scenario in its first corridor
 /// (1700-2500 W, feasible with the waiting job), and [`large_problem`].
 pub fn lp_bench(iterations: usize) -> Vec<(String, f64, f64)> {
-    let narrow = Corridor {
-        low: 1000.0,
-        high: 1700.0,
-    };
-    let wide = Corridor {
-        low: 1700.0,
-        high: 2500.0,
-    };
+    let narrow = Corridor { low: 1000.0, high: 1700.0 };
+    let wide = Corridor { low: 1700.0, high: 2500.0 };
     let mut running_only = scenario_problem(narrow);
     running_only.jobs.pop();
     let cases = [
-        (
-            "scenario 14 nodes, 5 running + waiting 3, 1000-1700 W",
-            scenario_problem(narrow),
-        ),
-        (
-            "scenario 14 nodes, 5 running only, 1000-1700 W",
-            running_only,
-        ),
-        (
-            "scenario 14 nodes, 5 running + waiting 3, 1700-2500 W",
-            scenario_problem(wide),
-        ),
+        ("scenario 14 nodes, 5 running + waiting 3, 1000-1700 W", scenario_problem(narrow)),
+        ("scenario 14 nodes, 5 running only, 1000-1700 W", running_only),
+        ("scenario 14 nodes, 5 running + waiting 3, 1700-2500 W", scenario_problem(wide)),
         ("64 malleable jobs on 200 nodes, 25-34 kW", large_problem()),
     ];
     let mut rows: Vec<(String, f64, f64)> = cases
@@ -189,35 +131,19 @@ pub fn random_large_problems(count: usize, seed: u64) -> Vec<LpProblem> {
         .map(|_| {
             let jobs = (0..64)
                 .map(|_| {
-                    let spec = MalleableSpec {
-                        min: 1,
-                        max: 16,
-                        constraint: kinds[rng.gen_range(0..kinds.len())],
-                    };
+                    let spec = MalleableSpec { min: 1, max: 16, constraint: kinds[rng.gen_range(0..kinds.len())] };
                     let valid: Vec<u32> = (1..=16).filter(|&v| spec.allows(v)).collect();
                     let current = valid[rng.gen_range(0..valid.len().min(2))];
                     let w = rng.gen_range(120.0..280.0);
                     LpJob {
                         nodes: LpNodes::Choose(spec),
                         current,
-                        power: JobPower {
-                            min_per_node: w - 10.0,
-                            max_per_node: w + 10.0,
-                            measured_per_node: None,
-                        },
+                        power: JobPower { min_per_node: w - 10.0, max_per_node: w + 10.0, measured_per_node: None },
                     }
                 })
                 .collect();
             let low = rng.gen_range(20_000.0..32_000.0);
-            LpProblem {
-                total_nodes: 200,
-                idle_node: 71.0,
-                corridor: Corridor {
-                    low,
-                    high: low + 9000.0,
-                },
-                jobs,
-            }
+            LpProblem { total_nodes: 200, idle_node: 71.0, corridor: Corridor { low, high: low + 9000.0 }, jobs }
         })
         .collect()
 }
@@ -228,33 +154,15 @@ mod tests {
 
     #[test]
     fn bench_problems_solve_as_described() {
-        assert_eq!(
-            solve(&scenario_problem(Corridor {
-                low: 1000.0,
-                high: 1700.0
-            })),
-            Ok(None)
-        );
-        let s = solve(&scenario_problem(Corridor {
-            low: 1700.0,
-            high: 2500.0,
-        }))
-        .unwrap()
-        .unwrap();
+        assert_eq!(solve(&scenario_problem(Corridor { low: 1000.0, high: 1700.0 })), Ok(None));
+        let s = solve(&scenario_problem(Corridor { low: 1700.0, high: 2500.0 })).unwrap().unwrap();
         assert_eq!(s.counts[5], 3);
         let p = large_problem();
         let s = solve(&p).unwrap().expect("the large problem is feasible");
-        let moved: u32 = s
-            .counts
-            .iter()
-            .zip(&p.jobs)
-            .map(|(&k, j)| k.abs_diff(j.current))
-            .sum();
+        let moved: u32 = s.counts.iter().zip(&p.jobs).map(|(&k, j)| k.abs_diff(j.current)).sum();
         assert!(moved > 0, "the corridor should force resizing");
         let rows = lp_bench(2);
         assert_eq!(rows.len(), 5);
-        assert!(rows
-            .iter()
-            .all(|(label, median, max)| !label.contains("error") && median <= max));
+        assert!(rows.iter().all(|(label, median, max)| !label.contains("error") && median <= max));
     }
 }

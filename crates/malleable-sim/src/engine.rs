@@ -37,10 +37,7 @@ pub struct SimOptions {
 
 impl Default for SimOptions {
     fn default() -> Self {
-        SimOptions {
-            app_model: AppModel::fitted(),
-            tick: 60.0,
-        }
+        SimOptions { app_model: AppModel::fitted(), tick: 60.0 }
     }
 }
 
@@ -96,11 +93,7 @@ struct Job {
 impl Job {
     /// Nodes it holds: its own and, while it expands, those it is being given.
     fn held(&self) -> usize {
-        self.nodes.len()
-            + self
-                .adapting
-                .as_ref()
-                .map_or(0, |(grow, add)| if *grow { add.len() } else { 0 })
+        self.nodes.len() + self.adapting.as_ref().map_or(0, |(grow, add)| if *grow { add.len() } else { 0 })
     }
 }
 
@@ -203,8 +196,7 @@ impl Engine<'_> {
     fn push(&mut self, t: f64, ev: Event) {
         // Non-negative f64s order like their bit patterns.
         self.seq += 1;
-        self.events
-            .push(Reverse((t.max(0.0).to_bits(), self.seq, ev)));
+        self.events.push(Reverse((t.max(0.0).to_bits(), self.seq, ev)));
     }
 
     fn run_time(&self, i: usize, n: usize) -> f64 {
@@ -212,9 +204,7 @@ impl Engine<'_> {
         if s.malleable.is_none() {
             return s.run_time;
         }
-        self.opts
-            .app_model
-            .run_time(s.run_time, s.nodes.max(1), n as u32)
+        self.opts.app_model.run_time(s.run_time, s.nodes.max(1), n as u32)
     }
 
     /// Bring a job's progress up to now (no progress while adapting).
@@ -256,10 +246,7 @@ impl Engine<'_> {
                     time_limit: Some(s.estimate.ceil() as i64),
                     malleable: s.malleable,
                     // Estimates only: the real draw is measured once it runs.
-                    power: s.power.map(|p| JobPower {
-                        measured_per_node: None,
-                        ..p
-                    }),
+                    power: s.power.map(|p| JobPower { measured_per_node: None, ..p }),
                 });
                 true
             }
@@ -326,11 +313,7 @@ impl Engine<'_> {
                 Decision::Start { job, nodes } => {
                     let i = job.0 as usize;
                     for &n in &nodes {
-                        assert!(
-                            self.snapshot.nodes[n].free,
-                            "{} started on busy node {n}",
-                            strategy.name()
-                        );
+                        assert!(self.snapshot.nodes[n].free, "{} started on busy node {n}", strategy.name());
                         self.snapshot.nodes[n].free = false;
                     }
                     let s = &self.specs[i];
@@ -361,11 +344,7 @@ impl Engine<'_> {
                     let i = job.0 as usize;
                     self.begin_adaptation(i);
                     for &n in &add_nodes {
-                        assert!(
-                            self.snapshot.nodes[n].free,
-                            "{} expanded onto busy node {n}",
-                            strategy.name()
-                        );
+                        assert!(self.snapshot.nodes[n].free, "{} expanded onto busy node {n}", strategy.name());
                         self.snapshot.nodes[n].free = false;
                     }
                     let cost = expand_cost(self.jobs[i].nodes.len() + add_nodes.len());
@@ -385,9 +364,7 @@ impl Engine<'_> {
         }
         if !started.is_empty() {
             started.sort_unstable();
-            self.snapshot
-                .pending
-                .retain(|p| started.binary_search(&p.id).is_err());
+            self.snapshot.pending.retain(|p| started.binary_search(&p.id).is_err());
         }
         // Ticks while jobs wait; with a power corridor also while jobs run,
         // since a draw outside it needs a pass even when no event comes (the
@@ -429,10 +406,7 @@ impl Engine<'_> {
     }
 
     fn begin_adaptation(&mut self, i: usize) {
-        assert!(
-            self.jobs[i].running && self.jobs[i].adapting.is_none(),
-            "resize of a job not running steadily"
-        );
+        assert!(self.jobs[i].running && self.jobs[i].adapting.is_none(), "resize of a job not running steadily");
         self.progress(i);
         self.account(i);
         self.jobs[i].version += 1;
@@ -451,11 +425,7 @@ impl Engine<'_> {
             || (rec.start_nodes == s.nodes && rec.expands + rec.shrinks == 0 && j.adapting.is_none());
         let end_limit = if !as_submitted {
             // The time limit scales with the predicted remaining run time.
-            let slack = if s.run_time > 0.0 {
-                (s.estimate / s.run_time).max(1.0)
-            } else {
-                1.0
-            };
+            let slack = if s.run_time > 0.0 { (s.estimate / s.run_time).max(1.0) } else { 1.0 };
             match &j.adapting {
                 Some((grow, change)) => {
                     let after = if *grow { n + change.len() } else { n - change.len() };
@@ -478,9 +448,7 @@ impl Engine<'_> {
             end_limit: Some(end_limit.ceil() as i64),
             malleable: s.malleable,
             adapting: j.adapting.is_some(),
-            mtct_ratio: s
-                .malleable
-                .map(|_| self.opts.app_model.mtct_ratio(n as u32)),
+            mtct_ratio: s.malleable.map(|_| self.opts.app_model.mtct_ratio(n as u32)),
             power: s.power,
         }
     }

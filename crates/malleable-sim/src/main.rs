@@ -11,16 +11,13 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use malleable_core::StrategyKind;
 use malleable_sim::app_model::AppModel;
 use malleable_sim::metrics::{jobs_csv, summarize, Summary};
-use malleable_sim::workload::{esp, swf, synthetic, Workload};
 use malleable_sim::power_meter::PowerReport;
 use malleable_sim::power_scenario::{self, power_corridor};
+use malleable_sim::workload::{esp, swf, synthetic, Workload};
 use malleable_sim::{bench, plot, plot_power, simulate_with_progress, sweep, SimOptions};
 
 #[derive(Parser)]
-#[command(
-    name = "malleable-sim",
-    about = "Simulate sched/malleable's strategies"
-)]
+#[command(name = "malleable-sim", about = "Simulate sched/malleable's strategies")]
 struct Cli {
     /// No progress bars (they are drawn on stderr only when it is a terminal).
     #[arg(long, global = true)]
@@ -137,9 +134,7 @@ fn parse_strategy(v: &str) -> Result<StrategyKind, String> {
 fn parse_fraction(v: &str) -> Result<f64, String> {
     match v.parse::<f64>() {
         Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
-        _ => Err(format!(
-            "'{v}' is not a fraction, allowed: a number from 0.0 to 1.0"
-        )),
+        _ => Err(format!("'{v}' is not a fraction, allowed: a number from 0.0 to 1.0")),
     }
 }
 
@@ -151,14 +146,7 @@ fn parse_positive(v: &str) -> Result<f64, String> {
 }
 
 fn load(c: &Common) -> Result<Workload, String> {
-    load_workload(
-        &c.workload,
-        c.nodes,
-        c.malleable_fraction,
-        c.seed,
-        c.arrival_scale,
-        true,
-    )
+    load_workload(&c.workload, c.nodes, c.malleable_fraction, c.seed, c.arrival_scale, true)
 }
 
 /// Offered load of `synthetic:JOBS` workloads (and of bench's).
@@ -190,20 +178,13 @@ fn load_workload(
         }
         Ok(w)
     } else if let Some(jobs) = workload.strip_prefix("synthetic:") {
-        let jobs: usize = jobs.parse().ok().filter(|&j| j > 0).ok_or_else(|| {
-            format!("--workload '{workload}' not allowed: synthetic:JOBS takes a job count above 0")
-        })?;
-        Ok(synthetic(
-            jobs,
-            nodes.unwrap_or(5_000),
-            SYNTHETIC_LOAD,
-            fraction,
-            seed,
-        ))
+        let jobs: usize =
+            jobs.parse().ok().filter(|&j| j > 0).ok_or_else(|| {
+                format!("--workload '{workload}' not allowed: synthetic:JOBS takes a job count above 0")
+            })?;
+        Ok(synthetic(jobs, nodes.unwrap_or(5_000), SYNTHETIC_LOAD, fraction, seed))
     } else {
-        Err(format!(
-            "--workload '{workload}' not allowed: esp | swf:PATH | synthetic:JOBS | power-corridor"
-        ))
+        Err(format!("--workload '{workload}' not allowed: esp | swf:PATH | synthetic:JOBS | power-corridor"))
     }
 }
 
@@ -214,53 +195,29 @@ fn progress_bar(len: u64, quiet: bool, template: &str) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let pb = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
-    pb.set_style(
-        ProgressStyle::with_template(template)
-            .expect("a valid template")
-            .progress_chars("=> "),
-    );
+    pb.set_style(ProgressStyle::with_template(template).expect("a valid template").progress_chars("=> "));
     pb
 }
 
 const JOBS_TEMPLATE: &str = "{msg} [{wide_bar}] {pos}/{len} jobs done ({elapsed}, eta {eta})";
 
 /// Simulate with a job-completion bar when the workload is big.
-fn simulate_shown(
-    w: &Workload,
-    kind: StrategyKind,
-    opts: SimOptions,
-    quiet: bool,
-) -> malleable_sim::SimResult {
+fn simulate_shown(w: &Workload, kind: StrategyKind, opts: SimOptions, quiet: bool) -> malleable_sim::SimResult {
     let quiet = quiet || w.jobs.len() < PROGRESS_MIN_JOBS;
     let pb = progress_bar(w.jobs.len() as u64, quiet, JOBS_TEMPLATE);
     pb.set_message(kind.name());
-    let r = simulate_with_progress(w, kind.build().as_mut(), opts, &mut |done| {
-        pb.set_position(done as u64)
-    });
+    let r = simulate_with_progress(w, kind.build().as_mut(), opts, &mut |done| pb.set_position(done as u64));
     pb.finish_and_clear();
     r
 }
 
-fn run_one(
-    w: &Workload,
-    kind: StrategyKind,
-    c: &Common,
-    quiet: bool,
-) -> (Summary, malleable_sim::SimResult) {
-    let opts = SimOptions {
-        app_model: c.app_model,
-        tick: c.tick,
-    };
+fn run_one(w: &Workload, kind: StrategyKind, c: &Common, quiet: bool) -> (Summary, malleable_sim::SimResult) {
+    let opts = SimOptions { app_model: c.app_model, tick: c.tick };
     let r = simulate_shown(w, kind, opts, quiet);
     (summarize(kind.name(), &r), r)
 }
 
-fn write_out(
-    dir: &PathBuf,
-    name: &str,
-    s: &Summary,
-    r: &malleable_sim::SimResult,
-) -> Result<(), String> {
+fn write_out(dir: &PathBuf, name: &str, s: &Summary, r: &malleable_sim::SimResult) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("--out {}: {e}", dir.display()))?;
     let json = serde_json::to_string_pretty(s).unwrap();
     std::fs::write(dir.join(format!("{name}.summary.json")), json).map_err(|e| e.to_string())?;
@@ -360,11 +317,7 @@ fn real_main() -> Result<(), String> {
     let cli = Cli::parse();
     let quiet = cli.quiet;
     match cli.command {
-        Command::Run {
-            common,
-            strategy,
-            out,
-        } => {
+        Command::Run { common, strategy, out } => {
             let w = load(&common)?;
             let (s, r) = run_one(&w, strategy, &common, quiet);
             print_table(std::slice::from_ref(&s));
@@ -374,12 +327,7 @@ fn real_main() -> Result<(), String> {
                 write_power(&dir, &w, &power)?;
             }
         }
-        Command::Compare {
-            common,
-            strategies,
-            json,
-            out,
-        } => {
+        Command::Compare { common, strategies, json, out } => {
             if strategies.is_empty() {
                 return Err(
                     "--strategies: give at least one of fcfs,easy,conservative,mtct,fpsma,mtct-backfill,power,power-running-only".into(),
@@ -401,45 +349,28 @@ fn real_main() -> Result<(), String> {
                 write_power(dir, &w, &power)?;
             }
             if let Some(path) = json {
-                let v =
-                    serde_json::json!({ "workload": workload_json(&w, &common), "results": rows });
+                let v = serde_json::json!({ "workload": workload_json(&w, &common), "results": rows });
                 std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap())
                     .map_err(|e| format!("--json {}: {e}", path.display()))?;
             }
         }
         Command::Sweep(args) => run_sweep(args, quiet)?,
-        Command::Bench {
-            workloads_dir,
-            reps,
-        } => run_bench(
-            &workloads_dir.unwrap_or_else(bench::default_workloads_dir),
-            reps as usize,
-            quiet,
-        )?,
+        Command::Bench { workloads_dir, reps } => {
+            run_bench(&workloads_dir.unwrap_or_else(bench::default_workloads_dir), reps as usize, quiet)?
+        }
     }
     Ok(())
 }
 
 fn run_sweep(a: SweepArgs, quiet: bool) -> Result<(), String> {
-    let fractions = if a.fractions.is_empty() {
-        sweep::paper_fractions()
-    } else {
-        a.fractions.clone()
-    };
+    let fractions = if a.fractions.is_empty() { sweep::paper_fractions() } else { a.fractions.clone() };
     if a.strategies.is_empty() {
         return Err("--strategies: give at least one of fcfs,easy,conservative,mtct,fpsma,mtct-backfill,power,power-running-only".into());
     }
     std::fs::create_dir_all(&a.out).map_err(|e| format!("--out {}: {e}", a.out.display()))?;
     let total = (fractions.len() * a.seeds.len() * a.strategies.len()) as u64;
-    let pb = progress_bar(
-        total,
-        quiet,
-        "{msg} [{wide_bar}] {pos}/{len} simulations ({elapsed}, eta {eta})",
-    );
-    let opts = SimOptions {
-        app_model: a.app_model,
-        tick: a.tick,
-    };
+    let pb = progress_bar(total, quiet, "{msg} [{wide_bar}] {pos}/{len} simulations ({elapsed}, eta {eta})");
+    let opts = SimOptions { app_model: a.app_model, tick: a.tick };
     let mut machine = 0;
     let rows = sweep::run_sweep(
         &fractions,
@@ -461,10 +392,8 @@ fn run_sweep(a: SweepArgs, quiet: bool) -> Result<(), String> {
         std::fs::write(&path, text).map_err(|e| format!("--out {}: {e}", path.display()))?;
         Ok::<_, String>(path)
     };
-    let mut written = vec![
-        write("sweep.csv", sweep::rows_csv(&rows))?,
-        write("sweep-means.csv", sweep::means_csv(&means))?,
-    ];
+    let mut written =
+        vec![write("sweep.csv", sweep::rows_csv(&rows))?, write("sweep-means.csv", sweep::means_csv(&means))?];
     let caption = format!(
         "{}, {machine} nodes, mean of {} seed{}",
         a.workload,
@@ -554,12 +483,7 @@ fn bench_whole_run(
     let r = simulate_shown(&w, StrategyKind::Easy, SimOptions::default(), quiet);
     let sim = t.elapsed();
     bench_line(&label(r.jobs.len(), w.nodes), prepared + sim, target);
-    println!(
-        "  ({step} {:.3} s, simulate {:.3} s, {} passes)",
-        prepared.as_secs_f64(),
-        sim.as_secs_f64(),
-        r.passes
-    );
+    println!("  ({step} {:.3} s, simulate {:.3} s, {} passes)", prepared.as_secs_f64(), sim.as_secs_f64(), r.passes);
     Ok(())
 }
 
@@ -594,11 +518,7 @@ fn run_bench(dir: &Path, reps: usize, quiet: bool) -> Result<(), String> {
     );
     for &k in StrategyKind::ALL {
         let (took, decisions) = bench::time_pass(k, &snapshot, reps);
-        bench_line(
-            &format!("  {} pass ({decisions} decisions)", k.name()),
-            took,
-            Duration::from_millis(10),
-        );
+        bench_line(&format!("  {} pass ({decisions} decisions)", k.name()), took, Duration::from_millis(10));
     }
 
     // Seed 002 reports 20 ms per LP; the issue asks for 10 times faster.
@@ -621,10 +541,7 @@ fn run_bench(dir: &Path, reps: usize, quiet: bool) -> Result<(), String> {
     let r = malleable_sim::simulate(&w, StrategyKind::Power.build().as_mut(), SimOptions::default());
     let s = summarize("power", &r);
     bench_line(
-        &format!(
-            "  power-corridor under power: median of its {} solves",
-            s.lp_solves.unwrap_or(0)
-        ),
+        &format!("  power-corridor under power: median of its {} solves", s.lp_solves.unwrap_or(0)),
         Duration::from_secs_f64(s.lp_median_ms.unwrap_or(f64::NAN).max(0.0) / 1e3),
         Duration::from_millis(2),
     );

@@ -39,21 +39,9 @@ pub struct Summary {
 
 pub fn summarize(strategy: &str, r: &SimResult) -> Summary {
     let n = r.jobs.len().max(1) as f64;
-    let first_submit = r
-        .jobs
-        .iter()
-        .map(|j| j.submit)
-        .fold(f64::INFINITY, f64::min);
-    let last_end = r
-        .jobs
-        .iter()
-        .map(|j| j.end)
-        .fold(f64::NEG_INFINITY, f64::max);
-    let makespan = if r.jobs.is_empty() {
-        0.0
-    } else {
-        last_end - first_submit
-    };
+    let first_submit = r.jobs.iter().map(|j| j.submit).fold(f64::INFINITY, f64::min);
+    let last_end = r.jobs.iter().map(|j| j.end).fold(f64::NEG_INFINITY, f64::max);
+    let makespan = if r.jobs.is_empty() { 0.0 } else { last_end - first_submit };
     let mean = |f: &dyn Fn(&crate::engine::JobRecord) -> f64| r.jobs.iter().map(f).sum::<f64>() / n;
     Summary {
         strategy: strategy.to_string(),
@@ -69,14 +57,8 @@ pub fn summarize(strategy: &str, r: &SimResult) -> Summary {
                 1.0
             }
         }),
-        mean_bounded_slowdown: mean(&|j| {
-            ((j.end - j.submit) / (j.end - j.start).max(BOUNDED_SLOWDOWN_TAU)).max(1.0)
-        }),
-        utilization: if makespan > 0.0 {
-            r.node_seconds / (r.nodes as f64 * makespan)
-        } else {
-            0.0
-        },
+        mean_bounded_slowdown: mean(&|j| ((j.end - j.submit) / (j.end - j.start).max(BOUNDED_SLOWDOWN_TAU)).max(1.0)),
+        utilization: if makespan > 0.0 { r.node_seconds / (r.nodes as f64 * makespan) } else { 0.0 },
         expands: r.jobs.iter().map(|j| u64::from(j.expands)).sum(),
         shrinks: r.jobs.iter().map(|j| u64::from(j.shrinks)).sum(),
         power_violations: r.power.as_ref().map(|p| p.violations),
@@ -107,9 +89,7 @@ pub fn median(v: &[f64]) -> f64 {
 
 /// One line per job.
 pub fn jobs_csv(r: &SimResult) -> String {
-    let mut out = String::from(
-        "id,submit,start,end,wait,response,start_nodes,final_nodes,malleable,expands,shrinks\n",
-    );
+    let mut out = String::from("id,submit,start,end,wait,response,start_nodes,final_nodes,malleable,expands,shrinks\n");
     let mut jobs: Vec<_> = r.jobs.iter().collect();
     jobs.sort_by_key(|j| j.id);
     for j in jobs {
@@ -137,17 +117,7 @@ mod tests {
     use crate::engine::JobRecord;
 
     fn rec(id: u32, submit: f64, start: f64, end: f64) -> JobRecord {
-        JobRecord {
-            id,
-            submit,
-            start,
-            end,
-            start_nodes: 1,
-            final_nodes: 1,
-            malleable: false,
-            expands: 0,
-            shrinks: 1,
-        }
+        JobRecord { id, submit, start, end, start_nodes: 1, final_nodes: 1, malleable: false, expands: 0, shrinks: 1 }
     }
 
     #[test]

@@ -22,12 +22,7 @@ pub struct Panel {
 
 /// The four metrics of seed 002's Fig. 3, in its panel order.
 pub const FIG3: [Panel; 4] = [
-    Panel {
-        file: "fig3a-makespan.png",
-        title: "(a) Makespan",
-        y_label: "makespan (s)",
-        value: |m| m.makespan_s,
-    },
+    Panel { file: "fig3a-makespan.png", title: "(a) Makespan", y_label: "makespan (s)", value: |m| m.makespan_s },
     Panel {
         file: "fig3b-utilization.png",
         title: "(b) Average system utilization",
@@ -88,35 +83,20 @@ fn draw_panel<'b>(
 ) -> Result<(), String> {
     let err = |e: DrawingAreaErrorKind<_>| format!("plot {}: {e}", panel.file);
     area.fill(&WHITE).map_err(err)?;
-    let (mut lo, mut hi) = means
-        .iter()
-        .map(panel.value)
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
-            (a.min(v), b.max(v))
-        });
+    let (mut lo, mut hi) =
+        means.iter().map(panel.value).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
     if !lo.is_finite() {
         (lo, hi) = (0.0, 1.0);
     }
     let pad = ((hi - lo) * 0.08).max(hi.abs() * 0.02).max(1e-9);
     // Headroom above the data for the legend, so it never hides a line.
     let (y0, y1) = ((lo - pad).max(0.0), hi + pad + (hi - lo + pad) * 0.35);
-    let (x0, x1) = means
-        .iter()
-        .map(|m| m.fraction)
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
-            (a.min(v), b.max(v))
-        });
-    let (x0, x1) = if x0.is_finite() && x1 > x0 {
-        (x0 - 0.03, x1 + 0.03)
-    } else {
-        (0.0, 1.05)
-    };
+    let (x0, x1) =
+        means.iter().map(|m| m.fraction).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
+    let (x0, x1) = if x0.is_finite() && x1 > x0 { (x0 - 0.03, x1 + 0.03) } else { (0.0, 1.05) };
 
     let mut chart = ChartBuilder::on(area)
-        .caption(
-            format!("{}: {caption}", panel.title),
-            (FONT, 24).into_font().style(FontStyle::Bold),
-        )
+        .caption(format!("{}: {caption}", panel.title), (FONT, 24).into_font().style(FontStyle::Bold))
         .margin(18)
         .x_label_area_size(56)
         .y_label_area_size(88)
@@ -144,28 +124,22 @@ fn draw_panel<'b>(
 
     for (i, name) in strategies(means).into_iter().enumerate() {
         let colour = COLOURS[i % COLOURS.len()];
-        let points: Vec<(f64, f64)> = means
-            .iter()
-            .filter(|m| m.strategy == name)
-            .map(|m| (m.fraction, (panel.value)(m)))
-            .collect();
+        let points: Vec<(f64, f64)> =
+            means.iter().filter(|m| m.strategy == name).map(|m| (m.fraction, (panel.value)(m))).collect();
         let style = colour.stroke_width(3);
         chart
             .draw_series(LineSeries::new(points.clone(), style))
             .map_err(err)?
             .label(name)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 24, y)], colour.stroke_width(3))
-            });
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], colour.stroke_width(3)));
         // Markers of a different shape per strategy, for grey-scale prints.
         let pts = points.iter().copied();
         match i % 4 {
             0 => chart.draw_series(pts.map(|p| Circle::new(p, 5, colour.filled()))),
             1 => chart.draw_series(pts.map(|p| TriangleMarker::new(p, 7, colour.filled()))),
             2 => chart.draw_series(pts.map(|p| Cross::new(p, 6, colour.stroke_width(3)))),
-            _ => chart.draw_series(pts.map(|p| {
-                EmptyElement::at(p) + Rectangle::new([(-5, -5), (5, 5)], colour.filled())
-            })),
+            _ => chart
+                .draw_series(pts.map(|p| EmptyElement::at(p) + Rectangle::new([(-5, -5), (5, 5)], colour.filled()))),
         }
         .map_err(err)?;
     }
@@ -190,8 +164,7 @@ pub fn plot_fig3(dir: &Path, means: &[MeanRow], caption: &str) -> Result<Vec<Pat
         let path = dir.join(panel.file);
         let area = BitMapBackend::new(&path, (900, 640)).into_drawing_area();
         draw_panel(&area, panel, caption, means)?;
-        area.present()
-            .map_err(|e| format!("write {}: {e}", path.display()))?;
+        area.present().map_err(|e| format!("write {}: {e}", path.display()))?;
         drop(area);
         written.push(path);
     }
@@ -200,8 +173,7 @@ pub fn plot_fig3(dir: &Path, means: &[MeanRow], caption: &str) -> Result<Vec<Pat
     for (sub, panel) in area.split_evenly((2, 2)).iter().zip(&FIG3) {
         draw_panel(sub, panel, caption, means)?;
     }
-    area.present()
-        .map_err(|e| format!("write {}: {e}", path.display()))?;
+    area.present().map_err(|e| format!("write {}: {e}", path.display()))?;
     drop(area);
     written.push(path);
     Ok(written)

@@ -44,16 +44,9 @@ pub fn plot_power(path: &Path, runs: &[(&str, &PowerReport)], caption: &str) -> 
         ))
         .map_err(err)?;
 
-    let t_end = runs
-        .iter()
-        .filter_map(|(_, r)| r.timeline.last().map(|s| s.t))
-        .fold(1.0f64, f64::max)
-        / 60.0;
-    let w_max = runs
-        .iter()
-        .flat_map(|(_, r)| r.timeline.iter().map(|s| s.draw.max(s.high)))
-        .fold(1.0f64, f64::max)
-        * 1.08;
+    let t_end = runs.iter().filter_map(|(_, r)| r.timeline.last().map(|s| s.t)).fold(1.0f64, f64::max) / 60.0;
+    let w_max =
+        runs.iter().flat_map(|(_, r)| r.timeline.iter().map(|s| s.draw.max(s.high))).fold(1.0f64, f64::max) * 1.08;
 
     for ((name, report), area) in runs.iter().zip(body.split_evenly((runs.len().max(1), 1))) {
         let tl = &report.timeline;
@@ -87,10 +80,7 @@ pub fn plot_power(path: &Path, runs: &[(&str, &PowerReport)], caption: &str) -> 
         for w in tl.windows(2) {
             let (a, b) = (w[0].t / 60.0, w[1].t / 60.0);
             chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(a, w[0].low), (b, w[0].high)],
-                    CORRIDOR.filled(),
-                )))
+                .draw_series(std::iter::once(Rectangle::new([(a, w[0].low), (b, w[0].high)], CORRIDOR.filled())))
                 .map_err(err)?;
             if !w[0].inside() {
                 let edge = if w[0].draw > w[0].high { w[0].high } else { w[0].low };

@@ -84,12 +84,7 @@ impl PowerMeter {
             }
             (Some(state), false) => Some(state),
         };
-        let sample = PowerSample {
-            t: now,
-            draw,
-            low: corridor.low,
-            high: corridor.high,
-        };
+        let sample = PowerSample { t: now, draw, low: corridor.low, high: corridor.high };
         match self.report.timeline.last_mut() {
             Some(last) if last.t == now => *last = sample,
             Some(last) if (last.draw, last.low, last.high) == (draw, corridor.low, corridor.high) => {}

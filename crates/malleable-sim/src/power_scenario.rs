@@ -92,44 +92,34 @@ impl Scenario {
     }
 
     pub fn build(&self, seed: u64) -> Workload {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let jobs = (0..JOBS)
-        .map(|i| {
-            let (mean, watts, spread) = if i % 2 == 0 {
-                (self.pi_seconds, PI_WATTS, 10.0)
-            } else {
-                (self.heat_seconds, HEAT_WATTS, 10.0)
-            };
-            let f = self.length_spread;
-            let run_time = (mean * rng.gen_range(1.0 - f..1.0 + f)).round();
-            JobSpec {
-                id: i as u32 + 1,
-                submit: i as f64 * INTER_ARRIVAL,
-                nodes: rng.gen_range(1..=4),
-                run_time,
-                estimate: (run_time * 1.5).ceil(),
-                malleable: Some(MalleableSpec {
-                    min: 1,
-                    max: NODES as u32,
-                    constraint: NodeConstraint::None,
-                }),
-                power: Some(JobPower {
-                    min_per_node: watts - spread,
-                    max_per_node: watts + spread,
-                    measured_per_node: Some(watts),
-                }),
-            }
-        })
-        .collect();
-    Workload {
-        name: "power-corridor".into(),
-        nodes: NODES,
-        jobs,
-        power: Some(PowerSetup {
-            corridor: self.corridor(),
-            idle_node: IDLE_NODE_WATTS,
-        }),
-    }
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let jobs = (0..JOBS)
+            .map(|i| {
+                let (mean, watts, spread) =
+                    if i % 2 == 0 { (self.pi_seconds, PI_WATTS, 10.0) } else { (self.heat_seconds, HEAT_WATTS, 10.0) };
+                let f = self.length_spread;
+                let run_time = (mean * rng.gen_range(1.0 - f..1.0 + f)).round();
+                JobSpec {
+                    id: i as u32 + 1,
+                    submit: i as f64 * INTER_ARRIVAL,
+                    nodes: rng.gen_range(1..=4),
+                    run_time,
+                    estimate: (run_time * 1.5).ceil(),
+                    malleable: Some(MalleableSpec { min: 1, max: NODES as u32, constraint: NodeConstraint::None }),
+                    power: Some(JobPower {
+                        min_per_node: watts - spread,
+                        max_per_node: watts + spread,
+                        measured_per_node: Some(watts),
+                    }),
+                }
+            })
+            .collect();
+        Workload {
+            name: "power-corridor".into(),
+            nodes: NODES,
+            jobs,
+            power: Some(PowerSetup { corridor: self.corridor(), idle_node: IDLE_NODE_WATTS }),
+        }
     }
 }
 

@@ -16,16 +16,12 @@ pub fn paper_fractions() -> Vec<f64> {
 /// `--seeds`: a list `1,2,7`, an inclusive range `1..5` (or `1..=5`), or a
 /// mix `1..3,9`. The error names the argument and the forms allowed.
 pub fn parse_seeds(v: &str) -> Result<Vec<u64>, String> {
-    let bad =
-        || format!("--seeds '{v}' not allowed: a list like 1,2,3 or an inclusive range like 1..5");
+    let bad = || format!("--seeds '{v}' not allowed: a list like 1,2,3 or an inclusive range like 1..5");
     let mut seeds = Vec::new();
     for part in v.split(',').map(str::trim) {
         if let Some((a, b)) = part.split_once("..") {
             let b = b.strip_prefix('=').unwrap_or(b);
-            let (a, b) = (
-                a.trim().parse::<u64>().map_err(|_| bad())?,
-                b.trim().parse::<u64>().map_err(|_| bad())?,
-            );
+            let (a, b) = (a.trim().parse::<u64>().map_err(|_| bad())?, b.trim().parse::<u64>().map_err(|_| bad())?);
             if a > b {
                 return Err(bad());
             }
@@ -80,11 +76,7 @@ pub fn run_sweep(
             let w = make(fraction, seed)?;
             for &k in strategies {
                 let r = simulate(&w, k.build().as_mut(), opts);
-                let row = SweepRow {
-                    fraction,
-                    seed,
-                    summary: summarize(k.name(), &r),
-                };
+                let row = SweepRow { fraction, seed, summary: summarize(k.name(), &r) };
                 done(&row);
                 rows.push(row);
             }
@@ -99,10 +91,7 @@ pub fn means(rows: &[SweepRow]) -> Vec<MeanRow> {
     let mut out: Vec<(MeanRow, usize)> = Vec::new();
     for r in rows {
         let s = &r.summary;
-        let i = match out
-            .iter()
-            .position(|(m, _)| m.fraction == r.fraction && m.strategy == s.strategy)
-        {
+        let i = match out.iter().position(|(m, _)| m.fraction == r.fraction && m.strategy == s.strategy) {
             Some(i) => i,
             None => {
                 out.push((
@@ -259,10 +248,7 @@ mod tests {
             row(0.2, 1, "easy", 50.0, 0),
         ];
         let m = means(&rows);
-        let key: Vec<(f64, &str, usize)> = m
-            .iter()
-            .map(|m| (m.fraction, m.strategy.as_str(), m.seeds))
-            .collect();
+        let key: Vec<(f64, &str, usize)> = m.iter().map(|m| (m.fraction, m.strategy.as_str(), m.seeds)).collect();
         assert_eq!(key, [(0.1, "easy", 2), (0.1, "mtct", 2), (0.2, "easy", 1)]);
         assert_eq!(m[0].makespan_s, 200.0);
         assert_eq!(m[0].mean_wait_s, 20.0);
@@ -283,20 +269,14 @@ mod tests {
             "fraction,seed,strategy,jobs,makespan_s,mean_wait_s,mean_response_s,mean_slowdown,\
              mean_bounded_slowdown,utilization,expands,shrinks"
         );
-        assert_eq!(
-            lines[1],
-            "0.1,1,easy,2,100.000,10.000,50.000,1.500000,1.250000,0.500000,0,0"
-        );
+        assert_eq!(lines[1], "0.1,1,easy,2,100.000,10.000,50.000,1.500000,1.250000,0.500000,0,0");
         assert_eq!(lines.len(), 3);
         assert!(lines.iter().all(|l| l.split(',').count() == 12));
 
         let csv = means_csv(&means(&rows));
         let lines: Vec<&str> = csv.lines().collect();
         assert!(lines[0].starts_with("fraction,strategy,seeds,makespan_s,"));
-        assert_eq!(
-            lines[1],
-            "0.1,easy,2,200.000,20.000,100.000,1.500000,1.250000,0.500000,0.0,0.0"
-        );
+        assert_eq!(lines[1], "0.1,easy,2,200.000,20.000,100.000,1.500000,1.250000,0.500000,0.0,0.0");
         assert_eq!(lines.len(), 2);
     }
 }

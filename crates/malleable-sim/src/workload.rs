@@ -70,16 +70,8 @@ pub const ESP_INTER_ARRIVAL: f64 = 30.0;
 /// Seed 002's min/max rule: the lowest and highest count the constraint allows
 /// on the machine (1 and the machine size when unconstrained).
 pub fn paper_spec(constraint: NodeConstraint, machine: u32) -> MalleableSpec {
-    let all = MalleableSpec {
-        min: 1,
-        max: machine,
-        constraint,
-    };
-    MalleableSpec {
-        min: all.lowest_valid().unwrap_or(1),
-        max: all.highest_valid().unwrap_or(machine),
-        constraint,
-    }
+    let all = MalleableSpec { min: 1, max: machine, constraint };
+    MalleableSpec { min: all.lowest_valid().unwrap_or(1), max: all.highest_valid().unwrap_or(machine), constraint }
 }
 
 /// The ESP mix on `machine` nodes: 230 jobs in a random order from `seed`,
@@ -109,12 +101,7 @@ pub fn esp(machine: usize, malleable_fraction: f64, seed: u64) -> Workload {
             power: None,
         })
         .collect();
-    Workload {
-        name: "esp".into(),
-        nodes: machine,
-        jobs,
-        power: None,
-    }
+    Workload { name: "esp".into(), nodes: machine, jobs, power: None }
 }
 
 /// Which of `n` jobs are malleable: round(fraction * n) of them, chosen by a
@@ -138,11 +125,7 @@ fn make_malleable(jobs: &mut [JobSpec], fraction: f64, seed: u64, machine: usize
     let chosen = choose_malleable(jobs.len(), fraction, seed);
     for (job, m) in jobs.iter_mut().zip(chosen) {
         if m {
-            job.malleable = Some(MalleableSpec {
-                min: 1,
-                max: machine as u32,
-                constraint: NodeConstraint::None,
-            });
+            job.malleable = Some(MalleableSpec { min: 1, max: machine as u32, constraint: NodeConstraint::None });
         }
     }
 }
@@ -154,18 +137,10 @@ fn make_malleable(jobs: &mut [JobSpec], fraction: f64, seed: u64, machine: usize
 /// time times U(1, 3); Poisson arrivals at the rate that offers `load` times
 /// the machine's node-seconds. Malleable jobs (the chosen fraction) get min
 /// 1, max the machine, no constraint, as for SWF traces.
-pub fn synthetic(
-    jobs: usize,
-    machine: usize,
-    load: f64,
-    malleable_fraction: f64,
-    seed: u64,
-) -> Workload {
+pub fn synthetic(jobs: usize, machine: usize, load: f64, malleable_fraction: f64, seed: u64) -> Workload {
     use rand::Rng;
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x7379_6e74_6865_7469);
-    let log_uniform = |rng: &mut ChaCha8Rng, lo: f64, hi: f64| {
-        (lo.ln() + rng.gen::<f64>() * (hi.ln() - lo.ln())).exp()
-    };
+    let log_uniform = |rng: &mut ChaCha8Rng, lo: f64, hi: f64| (lo.ln() + rng.gen::<f64>() * (hi.ln() - lo.ln())).exp();
     let largest = (machine / 8).max(1) as f64;
     let mut specs: Vec<JobSpec> = (0..jobs)
         .map(|i| {
@@ -195,12 +170,7 @@ pub fn synthetic(
         t += -(1.0 - rng.gen::<f64>()).ln() * mean_gap;
     }
     make_malleable(&mut specs, malleable_fraction, seed, machine);
-    Workload {
-        name: format!("synthetic:{jobs}"),
-        nodes: machine,
-        jobs: specs,
-        power: None,
-    }
+    Workload { name: format!("synthetic:{jobs}"), nodes: machine, jobs: specs, power: None }
 }
 
 /// What was dropped while reading a trace, and why.
@@ -226,20 +196,12 @@ pub fn swf(
 ) -> Result<(Workload, SwfSkipped), String> {
     let file = std::fs::File::open(path).map_err(|e| format!("--workload swf:{path}: {e}"))?;
     let mut reader = BufReader::new(file);
-    let gz = reader
-        .fill_buf()
-        .map(|b| b.starts_with(&[0x1f, 0x8b]))
-        .unwrap_or(false);
-    let input: Box<dyn Read> = if gz {
-        Box::new(flate2::read::MultiGzDecoder::new(reader))
-    } else {
-        Box::new(reader)
-    };
-    let (header_size, rows) =
-        parse_swf(BufReader::new(input)).map_err(|e| format!("--workload swf:{path}: {e}"))?;
-    let machine = machine.or(header_size).ok_or_else(|| {
-        format!("--workload swf:{path}: no MaxNodes/MaxProcs in the header; give --nodes")
-    })?;
+    let gz = reader.fill_buf().map(|b| b.starts_with(&[0x1f, 0x8b])).unwrap_or(false);
+    let input: Box<dyn Read> = if gz { Box::new(flate2::read::MultiGzDecoder::new(reader)) } else { Box::new(reader) };
+    let (header_size, rows) = parse_swf(BufReader::new(input)).map_err(|e| format!("--workload swf:{path}: {e}"))?;
+    let machine = machine
+        .or(header_size)
+        .ok_or_else(|| format!("--workload swf:{path}: no MaxNodes/MaxProcs in the header; give --nodes"))?;
     let mut skipped = SwfSkipped::default();
     let first = rows.iter().map(|r| r.1).fold(f64::INFINITY, f64::min);
     let mut jobs = Vec::new();
@@ -266,15 +228,7 @@ pub fn swf(
     jobs.sort_by(|a, b| a.submit.total_cmp(&b.submit));
     make_malleable(&mut jobs, malleable_fraction, seed, machine);
     let name = format!("swf:{path}");
-    Ok((
-        Workload {
-            name,
-            nodes: machine,
-            jobs,
-            power: None,
-        },
-        skipped,
-    ))
+    Ok((Workload { name, nodes: machine, jobs, power: None }, skipped))
 }
 
 type SwfRow = (u32, f64, f64, u32, f64);
@@ -306,11 +260,7 @@ fn parse_swf(input: impl BufRead) -> Result<(Option<usize>, Vec<SwfRow>), String
             .collect::<Result<_, _>>()
             .map_err(|e| format!("line {}: {e}", lineno + 1))?;
         if f.len() < 9 {
-            return Err(format!(
-                "line {}: {} fields, SWF has 18",
-                lineno + 1,
-                f.len()
-            ));
+            return Err(format!("line {}: {} fields, SWF has 18", lineno + 1, f.len()));
         }
         let size = if f[4] > 0.0 { f[4] } else { f[7].max(0.0) };
         rows.push((f[0] as u32, f[1], f[3], size as u32, f[8]));
@@ -326,12 +276,7 @@ mod tests {
     fn esp_has_table_i_mix_on_32_nodes() {
         let w = esp(32, 0.0, 1);
         assert_eq!(w.jobs.len(), 230);
-        let count = |n: u32, t: f64| {
-            w.jobs
-                .iter()
-                .filter(|j| j.nodes == n && j.run_time == t)
-                .count()
-        };
+        let count = |n: u32, t: f64| w.jobs.iter().filter(|j| j.nodes == n && j.run_time == t).count();
         assert_eq!(count(1, 267.0), 75); // A
         assert_eq!(count(5, 1067.0), 6); // H: 0.15625 * 32
         assert_eq!(count(32, 100.0), 2); // Z
@@ -341,48 +286,22 @@ mod tests {
 
     #[test]
     fn esp_order_is_seeded_and_malleable_set_grows_with_fraction() {
-        let sizes = |w: &Workload| {
-            w.jobs
-                .iter()
-                .map(|j| (j.nodes, j.run_time as u32))
-                .collect::<Vec<_>>()
-        };
+        let sizes = |w: &Workload| w.jobs.iter().map(|j| (j.nodes, j.run_time as u32)).collect::<Vec<_>>();
         assert_eq!(sizes(&esp(32, 0.3, 7)), sizes(&esp(32, 0.9, 7)));
         assert_ne!(sizes(&esp(32, 0.3, 7)), sizes(&esp(32, 0.3, 8)));
         let low = esp(32, 0.1, 7);
         let high = esp(32, 1.0, 7);
-        assert_eq!(
-            low.jobs.iter().filter(|j| j.malleable.is_some()).count(),
-            23
-        );
+        assert_eq!(low.jobs.iter().filter(|j| j.malleable.is_some()).count(), 23);
         for (a, b) in low.jobs.iter().zip(&high.jobs) {
             assert!(a.malleable.is_none() || a.malleable == b.malleable);
         }
         // The paper's min/max: even -> 2..32, odd -> 1..31, pof2 -> 1..32.
         let spec = |c| paper_spec(c, 32);
-        assert_eq!(
-            (
-                spec(NodeConstraint::Even).min,
-                spec(NodeConstraint::Even).max
-            ),
-            (2, 32)
-        );
-        assert_eq!(
-            (spec(NodeConstraint::Odd).min, spec(NodeConstraint::Odd).max),
-            (1, 31)
-        );
-        assert_eq!(
-            (
-                spec(NodeConstraint::None).min,
-                spec(NodeConstraint::None).max
-            ),
-            (1, 32)
-        );
+        assert_eq!((spec(NodeConstraint::Even).min, spec(NodeConstraint::Even).max), (2, 32));
+        assert_eq!((spec(NodeConstraint::Odd).min, spec(NodeConstraint::Odd).max), (1, 31));
+        assert_eq!((spec(NodeConstraint::None).min, spec(NodeConstraint::None).max), (1, 32));
         // Every malleable job starts on a count its spec allows.
-        assert!(high
-            .jobs
-            .iter()
-            .all(|j| j.malleable.unwrap().allows(j.nodes)));
+        assert!(high.jobs.iter().all(|j| j.malleable.unwrap().allows(j.nodes)));
     }
 
     #[test]
@@ -393,10 +312,7 @@ mod tests {
         assert!(a.jobs.iter().all(|j| (1..=64).contains(&j.nodes)));
         assert!(a.jobs.iter().all(|j| j.estimate >= j.run_time));
         assert!(a.jobs.windows(2).all(|p| p[0].submit <= p[1].submit));
-        assert_eq!(
-            a.jobs.iter().filter(|j| j.malleable.is_some()).count(),
-            2_500
-        );
+        assert_eq!(a.jobs.iter().filter(|j| j.malleable.is_some()).count(), 2_500);
         // Offered load: work / (machine * span) near 0.8.
         let work: f64 = a.jobs.iter().map(|j| j.nodes as f64 * j.run_time).sum();
         let span = a.jobs.last().unwrap().submit;

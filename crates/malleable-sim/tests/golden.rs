@@ -12,10 +12,7 @@ use malleable_sim::{simulate, summarize, SimOptions};
 
 fn run(kind: StrategyKind, fraction: f64, seed: u64) -> malleable_sim::Summary {
     let w = esp(32, fraction, seed);
-    summarize(
-        kind.name(),
-        &simulate(&w, kind.build().as_mut(), SimOptions::default()),
-    )
+    summarize(kind.name(), &simulate(&w, kind.build().as_mut(), SimOptions::default()))
 }
 
 #[test]
@@ -23,27 +20,9 @@ fn golden_esp_seed_1_fully_malleable() {
     let expected = [
         (StrategyKind::Easy, 12029.0, 1608.3304347826088, 0, 0),
         (StrategyKind::Conservative, 12011.0, 1918.4565217391305, 0, 0),
-        (
-            StrategyKind::Fpsma,
-            10708.233409178047,
-            1091.314490794474,
-            374,
-            303,
-        ),
-        (
-            StrategyKind::Mtct,
-            10372.393786235527,
-            965.4734752565096,
-            359,
-            341,
-        ),
-        (
-            StrategyKind::MtctBackfill,
-            9760.900873904035,
-            589.5498189076139,
-            192,
-            111,
-        ),
+        (StrategyKind::Fpsma, 10708.233409178047, 1091.314490794474, 374, 303),
+        (StrategyKind::Mtct, 10372.393786235527, 965.4734752565096, 359, 341),
+        (StrategyKind::MtctBackfill, 9760.900873904035, 589.5498189076139, 192, 111),
     ];
     for (kind, makespan, wait, expands, shrinks) in expected {
         let s = run(kind, 1.0, 1);
@@ -81,10 +60,7 @@ fn makespan_is_at_least_the_work_over_the_machine() {
     for kind in [StrategyKind::Fcfs, StrategyKind::Easy, StrategyKind::Mtct] {
         let s = run(kind, 0.0, 4);
         assert!(s.makespan_s >= work / 32.0, "{kind:?}");
-        assert!(
-            (s.utilization - work / (32.0 * s.makespan_s)).abs() < 1e-9,
-            "{kind:?}"
-        );
+        assert!((s.utilization - work / (32.0 * s.makespan_s)).abs() < 1e-9, "{kind:?}");
     }
 }
 

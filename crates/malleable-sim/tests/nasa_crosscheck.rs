@@ -59,10 +59,7 @@ fn fcfs_starts(w: &Workload) -> Vec<f64> {
 /// Every job's (id, start) as the simulator runs `kind`, with ticks off (as
 /// the references assume: passes at submissions and completions only), by id.
 fn simulated_starts(w: &Workload, kind: StrategyKind) -> Vec<(u32, f64)> {
-    let opts = SimOptions {
-        tick: 0.0,
-        ..SimOptions::default()
-    };
+    let opts = SimOptions { tick: 0.0, ..SimOptions::default() };
     let r = simulate(w, kind.build().as_mut(), opts);
     let mut got: Vec<_> = r.jobs.iter().map(|j| (j.id, j.start)).collect();
     got.sort_by_key(|p| p.0);
@@ -109,10 +106,7 @@ struct EasyStats {
 /// loader sorts jobs by submit time, that is simply index order.
 fn easy_starts(w: &Workload) -> (Vec<f64>, EasyStats) {
     let total = w.nodes as u32;
-    assert!(
-        w.jobs.iter().all(|j| (1..=total).contains(&j.nodes)),
-        "the loader drops jobs that can never run"
-    );
+    assert!(w.jobs.iter().all(|j| (1..=total).contains(&j.nodes)), "the loader drops jobs that can never run");
     let limit = |i: usize| w.jobs[i].estimate.ceil() as i64;
     // What `running` holds of job i started at t.
     let launch = |i: usize, t: f64| {
@@ -132,11 +126,7 @@ fn easy_starts(w: &Workload) -> (Vec<f64>, EasyStats) {
             break;
         };
         // Everything happening at t happens before the pass.
-        free += running
-            .iter()
-            .filter(|r| r.0 <= t)
-            .map(|r| r.2)
-            .sum::<u32>();
+        free += running.iter().filter(|r| r.0 <= t).map(|r| r.2).sum::<u32>();
         running.retain(|r| r.0 > t);
         while w.jobs.get(next).is_some_and(|j| j.submit.max(0.0) <= t) {
             waiting.push_back(next);
@@ -166,18 +156,8 @@ fn easy_starts(w: &Workload) -> (Vec<f64>, EasyStats) {
         // back by then (that instant included) beyond the head's need.
         releases.sort_unstable();
         let need = w.jobs[head].nodes;
-        let back_by = |s: i64| {
-            free + releases
-                .iter()
-                .filter(|r| r.0 <= s)
-                .map(|r| r.1)
-                .sum::<u32>()
-        };
-        let shadow = releases
-            .iter()
-            .map(|r| r.0)
-            .find(|&e| back_by(e) >= need)
-            .expect("every job has a time limit");
+        let back_by = |s: i64| free + releases.iter().filter(|r| r.0 <= s).map(|r| r.1).sum::<u32>();
+        let shadow = releases.iter().map(|r| r.0).find(|&e| back_by(e) >= need).expect("every job has a time limit");
         let mut extra = back_by(shadow) - need;
 
         // Backfill, in queue order: a job that fits now may start if it is done
@@ -222,42 +202,21 @@ fn easy_on_nasa_agrees_exactly_with_the_reference() {
     );
     // Not vacuous: both backfill rules fire, and EASY is not just FCFS here.
     assert!(stats.by_shadow > 0 && stats.on_extra > 0, "{stats:?}");
-    let overtaken = expected
-        .iter()
-        .zip(fcfs_starts(&w))
-        .filter(|&(&e, f)| e != f)
-        .count();
+    let overtaken = expected.iter().zip(fcfs_starts(&w)).filter(|&(&e, f)| e != f).count();
     assert!(overtaken > 0);
 }
 
 #[test]
 fn easy_on_nasa_never_waits_longer_on_average_than_fcfs() {
     let w = nasa();
-    let fcfs: f64 = w
-        .jobs
-        .iter()
-        .zip(fcfs_starts(&w))
-        .map(|(j, s)| s - j.submit)
-        .sum();
-    let r = simulate(
-        &w,
-        StrategyKind::Easy.build().as_mut(),
-        SimOptions::default(),
-    );
+    let fcfs: f64 = w.jobs.iter().zip(fcfs_starts(&w)).map(|(j, s)| s - j.submit).sum();
+    let r = simulate(&w, StrategyKind::Easy.build().as_mut(), SimOptions::default());
     assert_eq!(r.jobs.len(), w.jobs.len());
     let easy: f64 = r.jobs.iter().map(|j| j.start - j.submit).sum();
     assert!(easy <= fcfs, "easy {easy} fcfs {fcfs}");
     // Never oversubscribed: at every start, the nodes held fit the machine.
-    let mut ev: Vec<(f64, i64)> = r
-        .jobs
-        .iter()
-        .flat_map(|j| {
-            [
-                (j.start, j.start_nodes as i64),
-                (j.end, -(j.start_nodes as i64)),
-            ]
-        })
-        .collect();
+    let mut ev: Vec<(f64, i64)> =
+        r.jobs.iter().flat_map(|j| [(j.start, j.start_nodes as i64), (j.end, -(j.start_nodes as i64))]).collect();
     ev.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     let mut held = 0;
     for (_, d) in ev {

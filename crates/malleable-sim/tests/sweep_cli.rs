@@ -6,21 +6,13 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn sim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_malleable-sim"))
-        .args(args)
-        .output()
-        .expect("run malleable-sim")
+    Command::new(env!("CARGO_BIN_EXE_malleable-sim")).args(args).output().expect("run malleable-sim")
 }
 
 /// Width and height from a PNG's IHDR chunk, after checking the signature.
 fn png_size(path: &Path) -> (u32, u32, usize) {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert_eq!(
-        &bytes[..8],
-        b"\x89PNG\r\n\x1a\n",
-        "{} is not a PNG",
-        path.display()
-    );
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{} is not a PNG", path.display());
     assert_eq!(&bytes[12..16], b"IHDR");
     let be = |i: usize| u32::from_be_bytes(bytes[i..i + 4].try_into().unwrap());
     (be(16), be(20), bytes.len())
@@ -43,11 +35,7 @@ fn sweep_writes_csvs_and_pngs() {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // stderr is a pipe here, so no progress bar may be drawn on it.
-    assert!(
-        o.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
 
     let rows = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     let rows: Vec<&str> = rows.lines().collect();
@@ -75,10 +63,7 @@ fn sweep_writes_csvs_and_pngs() {
         assert!(len > 20_000, "{name}: only {len} bytes");
     }
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        stdout.contains("mean_wait_s") && stdout.contains("wrote"),
-        "{stdout}"
-    );
+    assert!(stdout.contains("mean_wait_s") && stdout.contains("wrote"), "{stdout}");
     let _ = std::fs::remove_dir_all(&out);
 }
 
@@ -87,29 +72,13 @@ fn bad_arguments_name_the_argument_and_allowed_values() {
     for (args, needles) in [
         (
             &["sweep", "--strategies", "easy,sjf"][..],
-            &[
-                "--strategies",
-                "sjf",
-                "fcfs, easy, conservative, mtct, fpsma, mtct-backfill",
-            ][..],
+            &["--strategies", "sjf", "fcfs, easy, conservative, mtct, fpsma, mtct-backfill"][..],
         ),
         (&["sweep", "--seeds", "5..1"], &["--seeds", "1..5"]),
-        (
-            &["sweep", "--fractions", "0.1,1.5"],
-            &["--fractions", "0.0 to 1.0"],
-        ),
-        (
-            &["sweep", "--workload", "lublin"],
-            &["--workload", "esp | swf:PATH"],
-        ),
-        (
-            &["sweep", "--app-model", "cubic"],
-            &["--app-model", "linear"],
-        ),
-        (
-            &["run", "--workload", "synthetic:x", "--strategy", "easy"],
-            &["synthetic:JOBS"],
-        ),
+        (&["sweep", "--fractions", "0.1,1.5"], &["--fractions", "0.0 to 1.0"]),
+        (&["sweep", "--workload", "lublin"], &["--workload", "esp | swf:PATH"]),
+        (&["sweep", "--app-model", "cubic"], &["--app-model", "linear"]),
+        (&["run", "--workload", "synthetic:x", "--strategy", "easy"], &["synthetic:JOBS"]),
         (
             &["bench", "--workloads-dir", "/nonexistent-workloads"],
             &["--workloads-dir", "NASA-iPSC-1993-3.1-cln.swf.gz"],

@@ -41,10 +41,8 @@ pub struct AgentHandle {
 
 impl AgentHandle {
     pub fn start(ctld: &'static Slurmctld, config: Config) -> Result<AgentHandle, String> {
-        let shared = Arc::new(Shared {
-            state: Mutex::new(SharedState { stop: false, new_config: None }),
-            wake: Condvar::new(),
-        });
+        let shared =
+            Arc::new(Shared { state: Mutex::new(SharedState { stop: false, new_config: None }), wake: Condvar::new() });
         let agent = Agent::new(ctld, config, shared.clone());
         let thread = std::thread::Builder::new()
             .name("malleable".into())
@@ -216,7 +214,9 @@ impl Agent {
                     }
                 }
                 Decision::Expand { job, .. } | Decision::Shrink { job, .. } => {
-                    log::info!("JobId={job}: {d} not applied: resizing running jobs is not supported by the plugin yet");
+                    log::info!(
+                        "JobId={job}: {d} not applied: resizing running jobs is not supported by the plugin yet"
+                    );
                 }
             }
         }

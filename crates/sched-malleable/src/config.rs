@@ -86,7 +86,11 @@ impl PowerSettings {
 
 impl Default for Config {
     fn default() -> Self {
-        Config { strategy: StrategyKind::Easy, scheduler_tick: Duration::from_secs(10), power: PowerSettings::default() }
+        Config {
+            strategy: StrategyKind::Easy,
+            scheduler_tick: Duration::from_secs(10),
+            power: PowerSettings::default(),
+        }
     }
 }
 
@@ -122,7 +126,8 @@ impl std::fmt::Display for Config {
     }
 }
 
-const KEYS: &[&str] = &["Strategy", "SchedulerTick", "PowerCorridor", "PowerCorridorSchedule", "IdleNodeWatts", "DefaultJobWatts"];
+const KEYS: &[&str] =
+    &["Strategy", "SchedulerTick", "PowerCorridor", "PowerCorridorSchedule", "IdleNodeWatts", "DefaultJobWatts"];
 const TICK_RANGE: std::ops::RangeInclusive<u64> = 1..=3600;
 
 const CORRIDOR_ALLOWED: &str = "expected LOW-HIGH in watts with 0 <= LOW < HIGH, e.g. PowerCorridor=1700-2500";
@@ -221,25 +226,19 @@ impl Config {
                 continue;
             }
             let at = |msg: String| format!("line {}: {msg}", n + 1);
-            let (key, value) = line
-                .split_once('=')
-                .ok_or_else(|| at(format!("'{line}' is not Key=Value")))?;
+            let (key, value) = line.split_once('=').ok_or_else(|| at(format!("'{line}' is not Key=Value")))?;
             let (key, value) = (key.trim(), value.trim());
             if key.eq_ignore_ascii_case("Strategy") {
                 config.strategy = StrategyKind::parse(value).map_err(|e| at(format!("Strategy={value}: {e}")))?;
                 strategy_line = n + 1;
             } else if key.eq_ignore_ascii_case("SchedulerTick") {
-                let secs = value
-                    .parse::<u64>()
-                    .ok()
-                    .filter(|s| TICK_RANGE.contains(s))
-                    .ok_or_else(|| {
-                        at(format!(
-                            "SchedulerTick={value} is not valid: expected whole seconds from {} to {}",
-                            TICK_RANGE.start(),
-                            TICK_RANGE.end()
-                        ))
-                    })?;
+                let secs = value.parse::<u64>().ok().filter(|s| TICK_RANGE.contains(s)).ok_or_else(|| {
+                    at(format!(
+                        "SchedulerTick={value} is not valid: expected whole seconds from {} to {}",
+                        TICK_RANGE.start(),
+                        TICK_RANGE.end()
+                    ))
+                })?;
                 config.scheduler_tick = Duration::from_secs(secs);
             } else if key.eq_ignore_ascii_case("PowerCorridor") {
                 let c = parse_corridor(value)
@@ -376,7 +375,10 @@ mod tests {
         let e = Config::parse("Strategy=easy\nStrategi=easy\n").unwrap_err();
         assert!(e.contains("line 2"), "{e}");
         assert!(e.contains("'Strategi'"), "{e}");
-        assert!(e.contains("Strategy, SchedulerTick, PowerCorridor, PowerCorridorSchedule, IdleNodeWatts, DefaultJobWatts"), "{e}");
+        assert!(
+            e.contains("Strategy, SchedulerTick, PowerCorridor, PowerCorridorSchedule, IdleNodeWatts, DefaultJobWatts"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -492,7 +494,9 @@ mod tests {
 
     #[test]
     fn bad_idle_and_job_watts_name_the_key_the_value_and_the_rule() {
-        for (bad, why) in [("-1", "negative"), ("lots", "not a number"), ("NaN", "not a finite number"), ("", "not a number")] {
+        for (bad, why) in
+            [("-1", "negative"), ("lots", "not a number"), ("NaN", "not a finite number"), ("", "not a number")]
+        {
             let e = power_err(&format!("IdleNodeWatts={bad}"));
             assert!(e.starts_with(&format!("line 1: IdleNodeWatts={bad} is not valid (")), "{bad}: {e}");
             assert!(e.contains(why) && e.contains("expected a number of watts >= 0"), "{bad}: {e}");
@@ -597,7 +601,10 @@ mod tests {
         assert!(check_scheduler_parameters(Some("defer,sched_interval=-1")).is_ok());
         assert!(check_scheduler_parameters(Some("bf_interval=30, sched_interval=-1 ,defer")).is_ok());
         let e = check_scheduler_parameters(Some("defer")).unwrap_err();
-        assert!(e.contains("must contain sched_interval=-1") && e.contains("SchedulerParameters=defer,sched_interval=-1"), "{e}");
+        assert!(
+            e.contains("must contain sched_interval=-1") && e.contains("SchedulerParameters=defer,sched_interval=-1"),
+            "{e}"
+        );
         let e = check_scheduler_parameters(None).unwrap_err();
         assert!(e.contains("sched_interval=-1 and defer"), "{e}");
         // "defer" must be its own option, not part of another one.

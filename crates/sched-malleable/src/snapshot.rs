@@ -42,11 +42,7 @@ pub fn take(guard: &LockGuard, now: i64, power: Option<&PowerSettings>) -> Taken
                     .collect::<Vec<NodeIndex>>(),
                 start: job.start_time(),
                 // A completing job's nodes come back as soon as its epilog ends.
-                end_limit: if completing {
-                    Some(now)
-                } else {
-                    job.time_limit_minutes().map(|_| job.end_time())
-                },
+                end_limit: if completing { Some(now) } else { job.time_limit_minutes().map(|_| job.end_time()) },
                 // The plugin cannot resize jobs yet: every job is rigid to the core.
                 malleable: None,
                 adapting: false,

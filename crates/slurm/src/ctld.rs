@@ -59,10 +59,7 @@ fn symbol(name: &CStr) -> Result<*mut libc::c_void, String> {
     // process; `name` is NUL-terminated.
     let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
     if p.is_null() {
-        Err(format!(
-            "symbol {} not found: this plugin must be loaded by slurmctld 22.05",
-            name.to_string_lossy()
-        ))
+        Err(format!("symbol {} not found: this plugin must be loaded by slurmctld 22.05", name.to_string_lossy()))
     } else {
         Ok(p)
     }

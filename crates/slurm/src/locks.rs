@@ -66,7 +66,10 @@ pub enum StartError {
     NotPending(u32),
     BadNode(usize),
     /// `select_nodes` refused, with Slurm's error code and its text.
-    Slurm { code: i32, text: String },
+    Slurm {
+        code: i32,
+        text: String,
+    },
 }
 
 impl std::fmt::Display for StartError {

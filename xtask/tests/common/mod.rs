@@ -13,7 +13,11 @@ use xtask::{setup, wait};
 pub fn plugin_dir() -> PathBuf {
     let dir = setup::plugin_dir(&xtask::repo_root());
     for (_, _, name) in setup::PLUGINS {
-        assert!(dir.join(name).is_file(), "{} missing: run these tests through `cargo xtask test`", dir.join(name).display());
+        assert!(
+            dir.join(name).is_file(),
+            "{} missing: run these tests through `cargo xtask test`",
+            dir.join(name).display()
+        );
     }
     dir
 }
@@ -47,7 +51,8 @@ pub fn up_with(spec: ClusterSpec) -> Cluster {
 pub fn refused_log(cluster: &Cluster) -> String {
     let _ = cluster.spawn_controller();
     wait::until("slurmctld to refuse and exit", Duration::from_secs(30), || {
-        Ok((cluster.ctld_log().contains("sched/malleable: refusing to load") && !cluster.controller_running()).then_some(()))
+        Ok((cluster.ctld_log().contains("sched/malleable: refusing to load") && !cluster.controller_running())
+            .then_some(()))
     })
     .unwrap_or_else(|e| {
         cluster.print_logs();
