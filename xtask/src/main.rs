@@ -136,6 +136,19 @@ fn test() -> Result<()> {
     eprintln!("xtask: set-up and plugin build took {:.1?}", t.elapsed());
     let tree = setup::source_cache(&root).join(setup::SLURM_SRC_NAME);
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let t = Instant::now();
+    setup::run(Command::new(&cargo).current_dir(&root).args(["fmt", "--all", "--check"]))
+        .map_err(|e| format!("{e}: the tree is not formatted as rustfmt.toml says; run `cargo fmt --all`"))?;
+    setup::run(Command::new(&cargo).current_dir(&root).env("SLURM_SRC_DIR", &tree).args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))
+    .map_err(|e| format!("{e}: clippy has warnings (the workspace denies them)"))?;
+    eprintln!("xtask: cargo fmt --check and clippy took {:.1?}", t.elapsed());
     let mut total = TestCounts::default();
     let t = Instant::now();
     let unit =
