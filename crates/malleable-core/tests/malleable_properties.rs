@@ -2,8 +2,10 @@
 //! on random consistent snapshots: never oversubscribed, resizes always within
 //! [min, max] and on-constraint, and no resize while any job is ADAPTING.
 
-use malleable_core::model::Node;
-use malleable_core::{Decision, JobId, MalleableSpec, NodeConstraint, PendingJob, RunningJob, Snapshot, StrategyKind};
+use malleable_core::{StrategyChoice, REGISTRY};
+use malleable_model::{
+    validate, Decision, JobId, MalleableSpec, Node, NodeConstraint, PendingJob, RunningJob, Snapshot,
+};
 use proptest::prelude::*;
 use std::collections::{HashMap, HashSet};
 
@@ -42,29 +44,16 @@ fn snapshot() -> impl Strategy<Value = Snapshot> {
             };
             let first = nodes.len();
             nodes.extend((0..size).map(|_| false));
-            run.push(RunningJob {
-                id: JobId(100 + k as u32),
-                nodes: (first..first + size).collect(),
-                start,
-                end_limit: Some(1000 + 50 * k as i64),
-                malleable: spec,
-                adapting: adapting && adapting_ok && spec.is_some(),
-                mtct_ratio: mtct,
-                power: None,
-            });
+            let job = RunningJob::new(100 + k as u32, first..first + size).start(start);
+            let job = job.end_limit(Some(1000 + 50 * k as i64)).malleable(spec).mtct_ratio(mtct);
+            run.push(job.adapting(adapting && adapting_ok && spec.is_some()));
         }
         nodes.extend((0..spare).map(|_| true));
         let pending = pending
             .into_iter()
             .enumerate()
-            .map(|(i, (n, malleable, time_limit))| PendingJob {
-                id: JobId(i as u32 + 1),
-                priority: 0,
-                submit: i as i64,
-                nodes: n,
-                time_limit,
-                malleable,
-                power: None,
+            .map(|(i, (n, malleable, time_limit))| {
+                PendingJob::new(i as u32 + 1, n).submit(i as i64).time_limit(time_limit).malleable(malleable)
             })
             .collect();
         Snapshot { now: 500, nodes: Node::numbered(nodes), running: run, pending, power: None }
@@ -72,7 +61,8 @@ fn snapshot() -> impl Strategy<Value = Snapshot> {
 }
 
 /// Applies the decisions' node bookkeeping and checks every invariant.
-fn check(kind: StrategyKind, s: &Snapshot, ds: &[Decision]) -> Result<(), TestCaseError> {
+fn check(kind: &str, s: &Snapshot, ds: &[Decision]) -> Result<(), TestCaseError> {
+    prop_assert_eq!(validate(s, ds), Ok(()), "{}", kind);
     let free: HashSet<usize> = s.free_nodes().into_iter().collect();
     let mut handed_out = HashSet::new();
     let mut touched = HashSet::new();
@@ -87,7 +77,7 @@ fn check(kind: StrategyKind, s: &Snapshot, ds: &[Decision]) -> Result<(), TestCa
                 match (kind, p.malleable) {
                     // mtct-backfill may start a malleable job on fewer nodes,
                     // on a count its spec allows.
-                    (StrategyKind::MtctBackfill, Some(spec)) if nodes.len() != asked => {
+                    ("mtct-backfill", Some(spec)) if nodes.len() != asked => {
                         prop_assert!(
                             nodes.len() < asked && spec.allows(nodes.len() as u32),
                             "moldable start on {} of {} nodes off {:?}",
@@ -103,7 +93,7 @@ fn check(kind: StrategyKind, s: &Snapshot, ds: &[Decision]) -> Result<(), TestCa
                 }
             }
             Decision::Expand { job, add_nodes } | Decision::Shrink { job, remove_nodes: add_nodes } => {
-                prop_assert!(!matches!(kind, StrategyKind::Fcfs | StrategyKind::Easy), "{:?} resized", kind);
+                prop_assert!(!matches!(kind, "fcfs" | "easy"), "{} resized", kind);
                 prop_assert!(!any_adapting, "resize while a job adapts");
                 let r = running.get(job).expect("resized job runs");
                 let spec = r.malleable.expect("resized job is malleable");
@@ -133,9 +123,9 @@ proptest! {
 
     #[test]
     fn every_strategy_keeps_the_invariants(s in snapshot()) {
-        for &kind in StrategyKind::ALL {
-            let ds = kind.build().schedule(&s);
-            check(kind, &s, &ds)?;
+        for info in REGISTRY {
+            let ds = (info.build)(&malleable_core::Params::defaults(info.params)).schedule(&s).decisions;
+            check(info.name, &s, &ds)?;
         }
     }
 
@@ -144,8 +134,8 @@ proptest! {
     /// valid step with the nodes still idle.
     #[test]
     fn algorithm_1_expansion_leaves_no_usable_idle_node(s in snapshot()) {
-        for kind in [StrategyKind::Mtct, StrategyKind::Fpsma] {
-            let ds = kind.build().schedule(&s);
+        for kind in ["mtct", "fpsma"] {
+            let ds = StrategyChoice::named(kind).unwrap().build().schedule(&s).decisions;
             if s.running.iter().any(|j| j.adapting)
                 || ds.iter().any(|d| matches!(d, Decision::Shrink { .. }))
             {

@@ -1,11 +1,12 @@
-//! Property tests for `power_lp::solve` (Equation 1 of seed 002) against a
+//! Property tests for the power strategy's `lp::solve` (Equation 1 of
+//! Chadha et al. 2020) against a
 //! brute-force enumeration written independently here: on random small
 //! problems, feasibility agrees exactly, every returned configuration meets
 //! every row of Equation 1 and the node-count rules, its k_idle is the least
 //! possible, and among those its number of node moves is the least too.
 
-use malleable_core::power_lp::{solve, LpJob, LpNodes, LpProblem, LpSolution};
-use malleable_core::{Corridor, JobPower, MalleableSpec, NodeConstraint};
+use malleable_core::strategies::power::lp::{solve, LpJob, LpNodes, LpProblem, LpSolution};
+use malleable_model::{Corridor, JobPower, MalleableSpec, NodeConstraint};
 use proptest::prelude::*;
 
 /// The slack the solver allows on the corridor's bounds.

@@ -4,9 +4,10 @@
 //! exactly the jobs a brute-force booking of every waiting job starts; the
 //! references are written independently here.
 
-use malleable_core::conservative::{conservative, MAX_JOB_TEST};
-use malleable_core::model::Node;
-use malleable_core::{easy, fcfs, Decision, JobId, PendingJob, RunningJob, Snapshot, Time};
+use malleable_core::blocks::backfill::easy;
+use malleable_core::strategies::conservative::MAX_JOB_TEST;
+use malleable_core::strategies::fcfs::fcfs;
+use malleable_model::{validate, Decision, JobId, Node, PendingJob, RunningJob, Snapshot, Time};
 use proptest::prelude::*;
 use std::collections::HashSet;
 
@@ -16,7 +17,11 @@ const NOW: Time = 1_000;
 
 /// A rigid running job (FCFS, EASY and conservative see no other kind).
 fn rigid(id: JobId, nodes: Vec<usize>, start: Time, end_limit: Option<Time>) -> RunningJob {
-    RunningJob { id, nodes, start, end_limit, malleable: None, adapting: false, mtct_ratio: None, power: None }
+    RunningJob::new(id.0, nodes).start(start).end_limit(end_limit)
+}
+
+fn conservative(s: &Snapshot) -> Vec<Decision> {
+    malleable_core::strategies::conservative::conservative(s, MAX_JOB_TEST)
 }
 
 fn end_limit() -> impl Strategy<Value = Option<Time>> {
@@ -30,14 +35,8 @@ fn pending(max_nodes: usize) -> impl Strategy<Value = Vec<PendingJob>> {
     prop::collection::vec(one, 0..9).prop_map(|jobs| {
         jobs.into_iter()
             .enumerate()
-            .map(|(i, (priority, submit, nodes, time_limit))| PendingJob {
-                id: JobId(i as u32 + 1),
-                priority,
-                submit,
-                nodes,
-                time_limit,
-                malleable: None,
-                power: None,
+            .map(|(i, (priority, submit, nodes, time_limit))| {
+                PendingJob::new(i as u32 + 1, nodes).priority(priority).submit(submit).time_limit(time_limit)
             })
             .collect()
     })
@@ -147,7 +146,9 @@ fn started_ids(decisions: &[Decision]) -> Vec<JobId> {
 
 /// Every node free and used once, every job pending and started once, with
 /// the node count it asked for (at least 1); nodes handed out lowest first.
+/// The model's `validate` must agree that the decisions can be carried out.
 fn check_valid(s: &Snapshot, decisions: &[Decision]) -> Result<(), TestCaseError> {
+    prop_assert_eq!(validate(s, decisions), Ok(()));
     let mut used = HashSet::new();
     let mut jobs = HashSet::new();
     let mut in_order: Vec<usize> = Vec::new();
@@ -329,15 +330,10 @@ proptest! {
             pending: jobs
                 .into_iter()
                 .enumerate()
-                .map(|(i, (priority, submit, nodes, time_limit))| PendingJob {
-                    id: JobId(i as u32 + 1),
-                    priority,
-                    submit,
+                .map(|(i, (priority, submit, nodes, time_limit))| {
                     // Mostly small enough to fit, sometimes huge.
-                    nodes: if nodes % 4 == 0 { nodes } else { nodes % 4 },
-                    time_limit,
-                    malleable: None,
-                    power: None,
+                    let nodes = if nodes % 4 == 0 { nodes } else { nodes % 4 };
+                    PendingJob::new(i as u32 + 1, nodes).priority(priority).submit(submit).time_limit(time_limit)
                 })
                 .collect(),
             power: None,

@@ -6,7 +6,7 @@
 //!
 //! `cargo run --release -p malleable-sim --example power_scenario_sweep`
 
-use malleable_core::StrategyKind;
+use malleable_core::StrategyChoice;
 use malleable_sim::power_scenario::Scenario;
 use malleable_sim::{simulate, summarize, SimOptions};
 fn main() {
@@ -17,8 +17,11 @@ fn main() {
             let mut ratios = vec![];
             for seed in 1..=10 {
                 let w = sc.build(seed);
-                let r = |k: StrategyKind| summarize(k.name(), &simulate(&w, k.build().as_mut(), SimOptions::default()));
-                let (e, ro, p) = (r(StrategyKind::Easy), r(StrategyKind::PowerRunningOnly), r(StrategyKind::Power));
+                let r = |k: &str| {
+                    let choice = StrategyChoice::named(k).unwrap();
+                    summarize(&choice, &simulate(&w, choice.build().as_mut(), SimOptions::default()))
+                };
+                let (e, ro, p) = (r("easy"), r("power-running-only"), r("power"));
                 let pv = p.power_violations.unwrap();
                 if pv == 0 {
                     p0 += 1;

@@ -5,10 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use malleable_core::model::Node;
-use malleable_core::{
-    Corridor, JobId, JobPower, MalleableSpec, NodeConstraint, PendingJob, PowerState, RunningJob, Snapshot,
-    StrategyKind,
+use malleable_core::StrategyChoice;
+use malleable_model::{
+    Corridor, JobPower, MalleableSpec, Node, NodeConstraint, PendingJob, PowerState, RunningJob, Snapshot,
 };
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -60,16 +59,10 @@ pub fn pass_snapshot(nodes: usize, waiting: usize, seed: u64) -> Snapshot {
         }
         let malleable =
             rng.gen_bool(0.5).then_some(MalleableSpec { min: 1, max: 64, constraint: NodeConstraint::None });
-        running.push(RunningJob {
-            id: JobId(running.len() as u32 + 1),
-            nodes: held,
-            start: now - rng.gen_range(0..3_600),
-            end_limit: Some(now + rng.gen_range(60..36_000)),
-            malleable,
-            adapting: false,
-            mtct_ratio: malleable.map(|_| rng.gen_range(0.0..0.5)),
-            power: Some(JobPower::fixed(200.0)),
-        });
+        // The builder's arguments draw from `rng` in the order they are written.
+        let job = RunningJob::new(running.len() as u32 + 1, held).start(now - rng.gen_range(0..3_600));
+        let job = job.end_limit(Some(now + rng.gen_range(60..36_000))).malleable(malleable);
+        running.push(job.mtct_ratio(malleable.map(|_| rng.gen_range(0.0..0.5))).power(JobPower::fixed(200.0)));
     }
     let first_pending = running.len() as u32 + 1;
     let pending = (0..waiting)
@@ -84,15 +77,9 @@ pub fn pass_snapshot(nodes: usize, waiting: usize, seed: u64) -> Snapshot {
                 Some(spec) => (size..=512).find(|&n| spec.allows(n)).unwrap_or(size),
                 None => size,
             };
-            PendingJob {
-                id: JobId(first_pending + i as u32),
-                priority: 0,
-                submit: now - (waiting - i) as i64,
-                nodes: size,
-                time_limit: Some(rng.gen_range(60..86_400)),
-                malleable,
-                power: Some(JobPower::fixed(rng.gen_range(150.0..300.0))),
-            }
+            let job = PendingJob::new(first_pending + i as u32, size).submit(now - (waiting - i) as i64);
+            let job = job.time_limit(Some(rng.gen_range(60..86_400))).malleable(malleable);
+            job.power(JobPower::fixed(rng.gen_range(150.0..300.0)))
         })
         .collect();
     Snapshot {
@@ -112,15 +99,15 @@ pub fn pass_snapshot(nodes: usize, waiting: usize, seed: u64) -> Snapshot {
 
 /// One strategy's pass on `snapshot`: the median of `reps` timed passes, each
 /// by a freshly built strategy, and how many decisions a pass took.
-pub fn time_pass(kind: StrategyKind, snapshot: &Snapshot, reps: usize) -> (Duration, usize) {
+pub fn time_pass(choice: &StrategyChoice, snapshot: &Snapshot, reps: usize) -> (Duration, usize) {
     let mut times = Vec::with_capacity(reps);
     let mut decisions = 0;
     for _ in 0..reps.max(1) {
-        let mut strategy = kind.build();
+        let mut strategy = choice.build();
         let t = Instant::now();
         let d = strategy.schedule(std::hint::black_box(snapshot));
         times.push(t.elapsed());
-        decisions = d.len();
+        decisions = d.decisions.len();
     }
     times.sort_unstable();
     (times[times.len() / 2], decisions)
@@ -149,9 +136,9 @@ mod tests {
     #[test]
     fn every_strategy_passes_on_a_small_snapshot() {
         let s = pass_snapshot(256, 200, 2);
-        for &k in StrategyKind::ALL {
-            let (_, decisions) = time_pass(k, &s, 1);
-            assert!(decisions > 0, "{} took no decision", k.name());
+        for info in malleable_core::REGISTRY {
+            let (_, decisions) = time_pass(&StrategyChoice::named(info.name).unwrap(), &s, 1);
+            assert!(decisions > 0, "{} took no decision", info.name);
         }
     }
 

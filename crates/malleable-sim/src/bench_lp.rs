@@ -1,12 +1,13 @@
-//! How long one solve of Equation 1 (malleable-core's `power_lp`) takes, on
+//! How long one solve of Equation 1 (the power strategy's `lp`) takes, on
 //! problems shaped like seed 002's power scenario and on a large machine.
 //! Wall-clock figures, not tests: the target is a median of at most 2 ms on
 //! the scenario-like problems.
 
 use std::time::Instant;
 
-use malleable_core::power_lp::{backend, solve, LpJob, LpNodes, LpProblem};
-use malleable_core::{Corridor, JobPower, MalleableSpec, NodeConstraint};
+use malleable_core::lp::backend;
+use malleable_core::strategies::power::lp::{solve, LpJob, LpNodes, LpProblem};
+use malleable_model::{Corridor, JobPower, MalleableSpec, NodeConstraint};
 
 /// Seed 002's scenario (section VI-C): 14 nodes at 71 W idle, 5 running
 /// malleable jobs of the two applications (PI at 170 W, heat at 250 W per
@@ -95,7 +96,7 @@ pub fn lp_bench(iterations: usize) -> Vec<(String, f64, f64)> {
         })
         .collect();
     // One fixed problem says little about the tail: some problems of this
-    // size make the tie-break's search long (power_lp's TIE_BREAK_NODE_LIMIT).
+    // size make the tie-break's search long (the power strategy's TIE_BREAK_NODE_LIMIT).
     let problems = random_large_problems(iterations, 7);
     let mut ms: Vec<f64> = problems
         .iter()

@@ -5,9 +5,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use malleable_core::model::Node;
-use malleable_core::power::LpStats;
-use malleable_core::{Decision, JobPower, PendingJob, PowerState, RunningJob, Snapshot, Strategy};
+use malleable_core::{Measure, Strategy};
+use malleable_model::{validate, Decision, JobId, JobPower, Node, PendingJob, PowerState, RunningJob, Snapshot};
 
 use crate::app_model::{expand_cost, shrink_cost, AppModel};
 use crate::power_meter::{PowerMeter, PowerReport};
@@ -50,8 +49,48 @@ pub struct SimResult {
     pub passes: u64,
     /// Draw against the corridor, for workloads with one.
     pub power: Option<PowerReport>,
-    /// What the strategy's LP did, for strategies with one.
-    pub lp: Option<LpStats>,
+    /// The strategy's figures, added up over the run's passes.
+    pub tally: Tally,
+}
+
+/// A figure added up over a run.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Total {
+    Count(u64),
+    Highest(u64),
+    /// Every time reported, in milliseconds.
+    Millis(Vec<f64>),
+}
+
+/// The strategy's figures over a run, by name, in the order first reported.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Tally(pub Vec<(&'static str, Total)>);
+
+impl Tally {
+    pub fn add(&mut self, name: &'static str, m: Measure) {
+        let i = match self.0.iter().position(|(n, _)| *n == name) {
+            Some(i) => i,
+            None => {
+                let empty = match m {
+                    Measure::Count(_) => Total::Count(0),
+                    Measure::Highest(_) => Total::Highest(0),
+                    Measure::Millis(_) => Total::Millis(Vec::new()),
+                };
+                self.0.push((name, empty));
+                self.0.len() - 1
+            }
+        };
+        match (&mut self.0[i].1, m) {
+            (Total::Count(c), Measure::Count(n)) => *c += n,
+            (Total::Highest(h), Measure::Highest(v)) => *h = (*h).max(v),
+            (Total::Millis(all), Measure::Millis(ms)) => all.push(ms),
+            (total, m) => panic!("figure {name} reported as {m:?} and before as {total:?}"),
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Total> {
+        self.0.iter().find(|(n, _)| *n == name).map(|(_, t)| t)
+    }
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -112,6 +151,7 @@ struct Engine<'a> {
     passes: u64,
     power: Option<PowerSetup>,
     meter: PowerMeter,
+    tally: Tally,
 }
 
 /// Run `workload` under `strategy` to the end.
@@ -146,6 +186,7 @@ pub fn simulate_with_progress(
         passes: 0,
         power: workload.power.clone(),
         meter: PowerMeter::default(),
+        tally: Tally::default(),
     };
     if let Some(p) = &workload.power {
         for &(t, _) in &p.corridor.changes {
@@ -182,14 +223,7 @@ pub fn simulate_with_progress(
     let end = e.now;
     let power = e.power.is_some().then(|| std::mem::take(&mut e.meter).finish(end));
     let jobs = e.jobs.into_iter().filter_map(|j| j.record).collect();
-    SimResult {
-        nodes: workload.nodes,
-        jobs,
-        node_seconds: e.node_seconds,
-        passes: e.passes,
-        power,
-        lp: strategy.lp_stats().cloned(),
-    }
+    SimResult { nodes: workload.nodes, jobs, node_seconds: e.node_seconds, passes: e.passes, power, tally: e.tally }
 }
 
 impl Engine<'_> {
@@ -239,7 +273,7 @@ impl Engine<'_> {
             Event::Submit { job } => {
                 let s = &self.specs[job];
                 self.snapshot.pending.push(PendingJob {
-                    id: malleable_core::JobId(job as u32),
+                    id: JobId(job as u32),
                     priority: 0,
                     submit: s.submit.floor() as i64,
                     nodes: s.nodes,
@@ -306,14 +340,22 @@ impl Engine<'_> {
             idle_node: p.idle_node,
             measured_draw: Some(self.draw()),
         });
-        let decisions = strategy.schedule(&self.snapshot);
+        let report = strategy.schedule(&self.snapshot);
+        // A decision that breaks the model's rules is the strategy's bug: stop
+        // the run and say which (the plugin, in production, skips and logs it).
+        if let Err(rejected) = validate(&self.snapshot, &report.decisions) {
+            let why: Vec<String> = rejected.iter().map(ToString::to_string).collect();
+            panic!("{} at t={}: {}", strategy.name(), self.now, why.join("; "));
+        }
+        for (name, m) in report.measures {
+            self.tally.add(name, m);
+        }
         let mut started = Vec::new();
-        for d in decisions {
+        for d in report.decisions {
             match d {
                 Decision::Start { job, nodes } => {
                     let i = job.0 as usize;
                     for &n in &nodes {
-                        assert!(self.snapshot.nodes[n].free, "{} started on busy node {n}", strategy.name());
                         self.snapshot.nodes[n].free = false;
                     }
                     let s = &self.specs[i];
@@ -344,7 +386,6 @@ impl Engine<'_> {
                     let i = job.0 as usize;
                     self.begin_adaptation(i);
                     for &n in &add_nodes {
-                        assert!(self.snapshot.nodes[n].free, "{} expanded onto busy node {n}", strategy.name());
                         self.snapshot.nodes[n].free = false;
                     }
                     let cost = expand_cost(self.jobs[i].nodes.len() + add_nodes.len());
@@ -405,8 +446,9 @@ impl Engine<'_> {
         self.meter.record(self.now, draw, corridor, pass_ran, adapting);
     }
 
+    /// Stop a running job's progress for a resize (`validate` has checked
+    /// that it runs and is not adapting already).
     fn begin_adaptation(&mut self, i: usize) {
-        assert!(self.jobs[i].running && self.jobs[i].adapting.is_none(), "resize of a job not running steadily");
         self.progress(i);
         self.account(i);
         self.jobs[i].version += 1;
@@ -442,7 +484,7 @@ impl Engine<'_> {
             rec.start + s.estimate
         };
         RunningJob {
-            id: malleable_core::JobId(i as u32),
+            id: JobId(i as u32),
             nodes: j.nodes.clone(),
             start: rec.start.floor() as i64,
             end_limit: Some(end_limit.ceil() as i64),

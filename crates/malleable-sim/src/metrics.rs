@@ -1,10 +1,13 @@
-//! The metrics of a run (seed 002, section VI-B, plus slowdowns): makespan,
-//! mean wait, response, slowdown and bounded slowdown, utilization, number of
-//! expands and shrinks; and the per-job CSV.
+//! The metrics of a run (Chadha et al. 2020, section VI-B, plus slowdowns):
+//! makespan, mean wait, response, slowdown and bounded slowdown,
+//! utilization, number of expands and shrinks, the strategy's own figures;
+//! and the per-job CSV.
 
-use serde::Serialize;
+use malleable_core::{MeasureKind, StrategyChoice};
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
 
-use crate::engine::SimResult;
+use crate::engine::{SimResult, Total};
 
 /// Bounded slowdown's threshold (s): short jobs do not dominate the mean.
 pub const BOUNDED_SLOWDOWN_TAU: f64 = 10.0;
@@ -29,22 +32,92 @@ pub struct Summary {
     pub corridor_breaks: Option<u64>,
     pub seconds_outside_corridor: Option<f64>,
     pub energy_j: Option<f64>,
-    /// and the LP's solve times, `null` for strategies without one.
-    pub lp_median_ms: Option<f64>,
-    pub lp_max_ms: Option<f64>,
-    pub lp_solves: Option<u64>,
-    /// Waiting-job combinations the LP was given, over the run.
-    pub lp_combinations_tried: Option<u64>,
+    /// The strategy's own figures (those its registry entry declares, then
+    /// any other it reported), as fields of their own: a count or highest
+    /// value as `name`, times as `name_median_ms` and `name_max_ms`.
+    #[serde(flatten)]
+    pub figures: Figures,
 }
 
-pub fn summarize(strategy: &str, r: &SimResult) -> Summary {
+/// One of a strategy's figures over a run.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Figure {
+    Count(u64),
+    Value(f64),
+}
+
+impl Figure {
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Figure::Count(c) => c as f64,
+            Figure::Value(v) => v,
+        }
+    }
+}
+
+/// A strategy's figures in order, written into the summary's JSON as fields.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Figures(pub Vec<(String, Figure)>);
+
+impl Serialize for Figures {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (name, f) in &self.0 {
+            match f {
+                Figure::Count(c) => map.serialize_entry(name, c)?,
+                Figure::Value(v) => map.serialize_entry(name, v)?,
+            }
+        }
+        map.end()
+    }
+}
+
+impl Summary {
+    /// A figure by its field name, if the strategy has it.
+    pub fn figure(&self, name: &str) -> Option<f64> {
+        self.figures.0.iter().find(|(n, _)| n == name).map(|(_, f)| f.as_f64())
+    }
+}
+
+/// The figures of a run: each one the strategy declares (0 when never
+/// reported), then any it reported without declaring.
+fn figures(choice: &StrategyChoice, r: &SimResult) -> Figures {
+    let mut out = Vec::new();
+    let mut push = |name: &str, total: Option<&Total>, kind: MeasureKind| match (kind, total) {
+        (MeasureKind::Millis, t) => {
+            let all = match t {
+                Some(Total::Millis(all)) => all.as_slice(),
+                _ => &[],
+            };
+            out.push((format!("{name}_median_ms"), Figure::Value(median(all))));
+            out.push((format!("{name}_max_ms"), Figure::Value(all.iter().copied().fold(0.0, f64::max))));
+        }
+        (_, Some(Total::Count(c) | Total::Highest(c))) => out.push((name.to_string(), Figure::Count(*c))),
+        (_, _) => out.push((name.to_string(), Figure::Count(0))),
+    };
+    for m in choice.info.measures {
+        push(m.name, r.tally.get(m.name), m.kind);
+    }
+    for (name, total) in &r.tally.0 {
+        if !choice.info.measures.iter().any(|m| m.name == *name) {
+            let kind = match total {
+                Total::Millis(_) => MeasureKind::Millis,
+                _ => MeasureKind::Count,
+            };
+            push(name, Some(total), kind);
+        }
+    }
+    Figures(out)
+}
+
+pub fn summarize(choice: &StrategyChoice, r: &SimResult) -> Summary {
     let n = r.jobs.len().max(1) as f64;
     let first_submit = r.jobs.iter().map(|j| j.submit).fold(f64::INFINITY, f64::min);
     let last_end = r.jobs.iter().map(|j| j.end).fold(f64::NEG_INFINITY, f64::max);
     let makespan = if r.jobs.is_empty() { 0.0 } else { last_end - first_submit };
     let mean = |f: &dyn Fn(&crate::engine::JobRecord) -> f64| r.jobs.iter().map(f).sum::<f64>() / n;
     Summary {
-        strategy: strategy.to_string(),
+        strategy: choice.to_string(),
         jobs: r.jobs.len(),
         makespan_s: makespan,
         mean_wait_s: mean(&|j| j.start - j.submit),
@@ -65,10 +138,7 @@ pub fn summarize(strategy: &str, r: &SimResult) -> Summary {
         corridor_breaks: r.power.as_ref().map(|p| p.breaks),
         seconds_outside_corridor: r.power.as_ref().map(|p| p.seconds_outside),
         energy_j: r.power.as_ref().map(|p| p.energy_j),
-        lp_median_ms: r.lp.as_ref().map(|l| median(&l.solve_ms)),
-        lp_max_ms: r.lp.as_ref().map(|l| l.solve_ms.iter().copied().fold(0.0, f64::max)),
-        lp_solves: r.lp.as_ref().map(|l| l.solves),
-        lp_combinations_tried: r.lp.as_ref().map(|l| l.combinations_tried),
+        figures: figures(choice, r),
     }
 }
 
@@ -129,9 +199,9 @@ mod tests {
             node_seconds: 105.0,
             passes: 0,
             power: None,
-            lp: None,
+            tally: Default::default(),
         };
-        let s = summarize("x", &r);
+        let s = summarize(&StrategyChoice::named("easy").unwrap(), &r);
         assert_eq!(s.makespan_s, 105.0);
         assert_eq!(s.mean_wait_s, 45.0);
         assert_eq!(s.mean_response_s, 97.5);
@@ -140,7 +210,42 @@ mod tests {
         assert_eq!(s.utilization, 0.5);
         assert_eq!(s.shrinks, 2);
         assert_eq!(s.power_violations, None);
-        assert_eq!(s.lp_median_ms, None);
+        assert_eq!(s.figures, Figures::default(), "easy declares no figures");
+    }
+
+    #[test]
+    fn figures_follow_the_declaration_and_land_in_the_json() {
+        let mut tally = crate::engine::Tally::default();
+        tally.add("lp_solves", malleable_core::Measure::Count(2));
+        tally.add("lp", malleable_core::Measure::Millis(3.0));
+        tally.add("lp", malleable_core::Measure::Millis(1.0));
+        tally.add("extra", malleable_core::Measure::Count(7));
+        let r = SimResult { nodes: 1, jobs: vec![], node_seconds: 0.0, passes: 0, power: None, tally };
+        let s = summarize(&StrategyChoice::named("power").unwrap(), &r);
+        let names: Vec<&str> = s.figures.0.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "lp_median_ms",
+                "lp_max_ms",
+                "lp_solves",
+                "lp_combinations_tried",
+                "lp_repairs_attempted",
+                "lp_repairs_found",
+                "lp_longest_combination",
+                "lp_solver_errors",
+                "extra"
+            ]
+        );
+        assert_eq!((s.figure("lp_median_ms"), s.figure("lp_max_ms")), (Some(2.0), Some(3.0)));
+        assert_eq!(
+            (s.figure("lp_solves"), s.figure("lp_repairs_found"), s.figure("extra")),
+            (Some(2.0), Some(0.0), Some(7.0))
+        );
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["lp_solves"], serde_json::json!(2));
+        assert_eq!(json["lp_median_ms"], serde_json::json!(2.0));
+        assert_eq!(json["strategy"], "power");
     }
 
     #[test]

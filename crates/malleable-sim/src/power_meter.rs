@@ -10,7 +10,7 @@
 //! repairs is never seen at all; an idle machine below the corridor at the
 //! start is seen, and the pass at the next submission gets to repair it.
 
-use malleable_core::{Corridor, Watts};
+use malleable_model::{Corridor, Watts};
 use serde::Serialize;
 
 /// One step of the draw: from `t` on, until the next step.

@@ -25,7 +25,7 @@
 //!   240-260 W per node; the simulator reveals the real draw (170, 250) to
 //!   the strategy once a job runs, as seed 002's runtime measurement does.
 
-use malleable_core::{Corridor, CorridorSchedule, JobPower, MalleableSpec, NodeConstraint};
+use malleable_model::{Corridor, CorridorSchedule, JobPower, MalleableSpec, NodeConstraint};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

@@ -1,8 +1,8 @@
-//! Seed 002's Fig. 3 as a sweep: every strategy at every fraction of malleable
+//! Chadha et al. 2020's Fig. 3 as a sweep: every strategy at every fraction of malleable
 //! jobs (0.1 .. 1.0) and several seeds, one CSV row per simulation, and the
 //! means over seeds that the plots show.
 
-use malleable_core::StrategyKind;
+use malleable_core::StrategyChoice;
 
 use crate::engine::{simulate, SimOptions};
 use crate::metrics::{summarize, Summary};
@@ -65,7 +65,7 @@ pub struct MeanRow {
 pub fn run_sweep(
     fractions: &[f64],
     seeds: &[u64],
-    strategies: &[StrategyKind],
+    strategies: &[StrategyChoice],
     opts: SimOptions,
     make: &mut dyn FnMut(f64, u64) -> Result<Workload, String>,
     done: &mut dyn FnMut(&SweepRow),
@@ -74,9 +74,9 @@ pub fn run_sweep(
     for &fraction in fractions {
         for &seed in seeds {
             let w = make(fraction, seed)?;
-            for &k in strategies {
+            for k in strategies {
                 let r = simulate(&w, k.build().as_mut(), opts);
-                let row = SweepRow { fraction, seed, summary: summarize(k.name(), &r) };
+                let row = SweepRow { fraction, seed, summary: summarize(k, &r) };
                 done(&row);
                 rows.push(row);
             }

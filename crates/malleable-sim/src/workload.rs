@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader, Read};
 
-use malleable_core::{CorridorSchedule, JobPower, MalleableSpec, NodeConstraint, Watts};
+use malleable_model::{CorridorSchedule, JobPower, MalleableSpec, NodeConstraint, Watts};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

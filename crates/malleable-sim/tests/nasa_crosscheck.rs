@@ -8,7 +8,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use malleable_core::StrategyKind;
+use malleable_core::StrategyChoice;
 use malleable_sim::workload::{swf, Workload};
 use malleable_sim::{simulate, SimOptions};
 
@@ -58,9 +58,9 @@ fn fcfs_starts(w: &Workload) -> Vec<f64> {
 
 /// Every job's (id, start) as the simulator runs `kind`, with ticks off (as
 /// the references assume: passes at submissions and completions only), by id.
-fn simulated_starts(w: &Workload, kind: StrategyKind) -> Vec<(u32, f64)> {
+fn simulated_starts(w: &Workload, kind: &str) -> Vec<(u32, f64)> {
     let opts = SimOptions { tick: 0.0, ..SimOptions::default() };
-    let r = simulate(w, kind.build().as_mut(), opts);
+    let r = simulate(w, StrategyChoice::named(kind).unwrap().build().as_mut(), opts);
     let mut got: Vec<_> = r.jobs.iter().map(|j| (j.id, j.start)).collect();
     got.sort_by_key(|p| p.0);
     got
@@ -77,7 +77,7 @@ fn by_id(w: &Workload, starts: &[f64]) -> Vec<(u32, f64)> {
 fn fcfs_on_nasa_agrees_exactly_with_the_reference() {
     let w = nasa();
     assert_eq!(w.jobs.len(), 18_066);
-    assert_eq!(simulated_starts(&w, StrategyKind::Fcfs), by_id(&w, &fcfs_starts(&w)));
+    assert_eq!(simulated_starts(&w, "fcfs"), by_id(&w, &fcfs_starts(&w)));
 }
 
 /// What [`easy_starts`] saw along the way, so the test can tell that both of
@@ -189,7 +189,7 @@ fn easy_starts(w: &Workload) -> (Vec<f64>, EasyStats) {
 fn easy_on_nasa_agrees_exactly_with_the_reference() {
     let w = nasa();
     let (expected, stats) = easy_starts(&w);
-    let got = simulated_starts(&w, StrategyKind::Easy);
+    let got = simulated_starts(&w, "easy");
     assert_eq!(got.len(), w.jobs.len());
     let want = by_id(&w, &expected);
     let differ: Vec<_> = got.iter().zip(&want).filter(|(g, w)| g != w).collect();
@@ -210,7 +210,7 @@ fn easy_on_nasa_agrees_exactly_with_the_reference() {
 fn easy_on_nasa_never_waits_longer_on_average_than_fcfs() {
     let w = nasa();
     let fcfs: f64 = w.jobs.iter().zip(fcfs_starts(&w)).map(|(j, s)| s - j.submit).sum();
-    let r = simulate(&w, StrategyKind::Easy.build().as_mut(), SimOptions::default());
+    let r = simulate(&w, StrategyChoice::named("easy").unwrap().build().as_mut(), SimOptions::default());
     assert_eq!(r.jobs.len(), w.jobs.len());
     let easy: f64 = r.jobs.iter().map(|j| j.start - j.submit).sum();
     assert!(easy <= fcfs, "easy {easy} fcfs {fcfs}");

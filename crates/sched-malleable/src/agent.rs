@@ -3,14 +3,13 @@
 //! when the power corridor moves (reconfigure or a scheduled change), and at
 //! least every SchedulerTick, until fini stops it.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use malleable_core::model::Snapshot;
-use malleable_core::power::{budget_starts, LpStats};
-use malleable_core::{Corridor, Decision, JobId, Strategy, Watts};
+use malleable_core::{Note, Strategy};
+use malleable_model::{rejections, Corridor, Decision, JobId, Snapshot};
 use parking_lot::{Condvar, Mutex};
 use slurm::{LockGuard, Locks, Slurmctld, UpdateCounters};
 
@@ -84,12 +83,9 @@ struct Agent {
     /// The power corridor the last look found in force; `None` when the
     /// strategy does not use one.
     corridor_in_force: Option<Corridor>,
-    /// Jobs already said to be held back by the power budget (under the
-    /// corridor in force), so each is said once.
-    held_logged: HashSet<JobId>,
-    /// The strategy's LP counters after our last pass: repair attempts and
-    /// solves.
-    lp_seen: (u64, u64),
+    /// For each waiting job a note was said about, the note's reason, so a
+    /// note is said once while its job waits for the same reason.
+    said: HashMap<JobId, String>,
 }
 
 fn unix_now() -> i64 {
@@ -109,8 +105,7 @@ impl Agent {
             passes: 0,
             force_next: false,
             corridor_in_force: None,
-            held_logged: HashSet::new(),
-            lp_seen: (0, 0),
+            said: HashMap::new(),
         }
     }
 
@@ -131,12 +126,11 @@ impl Agent {
                     break;
                 }
                 if let Some(c) = st.new_config.take() {
-                    // The same strategy keeps its instance, and so its
-                    // state: a power plan is dropped by the strategy itself
-                    // when the corridor moves.
+                    // The same strategy with the same parameters keeps its
+                    // instance, and so its state: a power plan is dropped by
+                    // the strategy itself when the corridor moves.
                     if c.strategy != self.config.strategy {
                         self.strategy = c.strategy.build();
-                        self.lp_seen = (0, 0);
                     }
                     self.config = c;
                     reconfigured = true;
@@ -153,7 +147,6 @@ impl Agent {
                     );
                 }
                 self.corridor_in_force = corridor;
-                self.held_logged.clear();
                 self.force_next = true;
             }
             if self.ctld.scheduling_disabled() {
@@ -194,7 +187,7 @@ impl Agent {
         let mut guard = LockGuard::acquire(self.ctld, Locks::SCHEDULE);
         let now = unix_now();
         let taken = snapshot::take(&guard, now, self.config.power_in_use());
-        let decisions = self.strategy.schedule(&taken.snapshot);
+        let report = self.strategy.schedule(&taken.snapshot);
         log::debug!(
             "pass {}: {} nodes ({} free), {} running, {} ready to start, {} decisions",
             self.passes,
@@ -202,9 +195,18 @@ impl Agent {
             taken.snapshot.nodes.iter().filter(|n| n.free).count(),
             taken.snapshot.running.len(),
             taken.snapshot.pending.len(),
-            decisions.len()
+            report.decisions.len()
         );
-        for d in &decisions {
+        // The model's rules first: a decision that breaks one is a strategy
+        // bug, said in the log and not applied; the rest go ahead.
+        let rejected = rejections(&taken.snapshot, &report.decisions);
+        for r in &rejected {
+            log::error!("{r} ({} strategy)", self.strategy.name());
+        }
+        for (i, d) in report.decisions.iter().enumerate() {
+            if rejected.iter().any(|r| r.index == i) {
+                continue;
+            }
             match d {
                 Decision::Start { job, nodes } => {
                     let table: Vec<usize> = nodes.iter().map(|&i| taken.table_index[i]).collect();
@@ -222,180 +224,63 @@ impl Agent {
         }
         self.seen = self.ctld.update_counters();
         drop(guard);
-        self.log_power(&taken.snapshot, &decisions);
+        for line in self.notes_to_say(&taken.snapshot, report.notes) {
+            log::info!("{line}");
+        }
         self.last_pass_second = unix_now();
         self.last_pass = Instant::now();
         self.passes += 1;
     }
+
+    /// The lines of this pass's notes to say: every note about no job; a note
+    /// about a waiting job once while it waits for the same reason.
+    fn notes_to_say(&mut self, s: &Snapshot, notes: Vec<Note>) -> Vec<String> {
+        self.said.retain(|id, _| s.pending.iter().any(|p| p.id == *id));
+        notes_once(&mut self.said, notes)
+    }
 }
 
-impl Agent {
-    /// After a pass of a power-aware strategy: say once per job why the
-    /// power budget holds it back, and what the LP did if it was asked.
-    fn log_power(&mut self, s: &Snapshot, decisions: &[Decision]) {
-        if s.power.is_some() {
-            self.held_logged.retain(|id| s.pending.iter().any(|p| p.id == *id));
-            for (job, why) in held_back_by_power(s, decisions) {
-                if self.held_logged.insert(job) {
-                    log::info!("{why}");
+/// Which notes to say, given what was said about each waiting job (updated).
+fn notes_once(said: &mut HashMap<JobId, String>, notes: Vec<Note>) -> Vec<String> {
+    let mut lines = Vec::new();
+    for note in notes {
+        match note.job {
+            None => lines.push(note.text),
+            Some(job) => {
+                if said.get(&job) != Some(&note.reason) {
+                    said.insert(job, note.reason);
+                    lines.push(note.text);
                 }
             }
         }
-        if let Some(st) = self.strategy.lp_stats() {
-            if let Some(line) = lp_news(st, self.lp_seen) {
-                log::info!("{line}");
-            }
-            self.lp_seen = (st.repairs_attempted, st.solves);
-        }
     }
-}
-
-/// What the LP did since `seen` (repair attempts, solves), when it tried a
-/// repair: its last finding and the solves' time.
-fn lp_news(st: &LpStats, (repairs, solves): (u64, u64)) -> Option<String> {
-    (st.repairs_attempted > repairs).then(|| {
-        // The stats keep the latest solve times: the new ones are the last.
-        let fresh = usize::try_from(st.solves.saturating_sub(solves)).unwrap_or(usize::MAX);
-        let new = &st.solve_ms[st.solve_ms.len().saturating_sub(fresh)..];
-        format!("power: {} (LP: {} solve(s) in {:.1} ms)", st.last, new.len(), new.iter().sum::<f64>())
-    })
-}
-
-/// Watts for the log: at most one decimal, none when whole.
-fn watts(w: Watts) -> String {
-    let t = format!("{w:.1}");
-    t.strip_suffix(".0").map_or(t.clone(), str::to_string)
-}
-
-/// The jobs EASY would start now that the power-aware strategy held back,
-/// because their start would take the estimated draw above the corridor's
-/// top, each with a log line that says so. The figures are the core's own
-/// budget check (seed 002, Algorithm 2, lines 15-17). A pass that carried
-/// out a resize plan instead holds nothing back by budget.
-pub fn held_back_by_power(s: &Snapshot, decisions: &[Decision]) -> Vec<(JobId, String)> {
-    let Some(power) = s.power else {
-        return Vec::new();
-    };
-    if decisions.iter().any(|d| !matches!(d, Decision::Start { .. })) {
-        return Vec::new();
-    }
-    let started: HashSet<JobId> = decisions.iter().map(Decision::job).collect();
-    budget_starts(s)
-        .1
-        .into_iter()
-        .filter(|h| !started.contains(&h.job))
-        .map(|h| {
-            (
-                h.job,
-                format!(
-                    "JobId={} held back by the power budget: starting it on {} node(s) would raise the estimated \
-                     draw from {} W to {} W, above the top of the power corridor {} W",
-                    h.job,
-                    h.nodes,
-                    watts(h.draw_before),
-                    watts(h.draw_after),
-                    power.corridor
-                ),
-            )
-        })
-        .collect()
+    lines
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use malleable_core::model::{Node, PendingJob, RunningJob};
-    use malleable_core::{JobPower, PowerState};
-
-    fn cluster(nodes: usize, corridor: (f64, f64)) -> Snapshot {
-        Snapshot {
-            now: 1000,
-            nodes: (0..nodes).map(|i| Node { name: format!("n{}", i + 1), free: true }).collect(),
-            running: Vec::new(),
-            pending: Vec::new(),
-            power: Some(PowerState {
-                corridor: Corridor::new(corridor.0, corridor.1).unwrap(),
-                idle_node: 71.0,
-                measured_draw: None,
-            }),
-        }
-    }
-
-    fn pending(id: u32, nodes: u32, watts: f64) -> PendingJob {
-        PendingJob {
-            id: JobId(id),
-            priority: 100 - id,
-            submit: 0,
-            nodes,
-            time_limit: Some(60),
-            malleable: None,
-            power: Some(JobPower::fixed(watts)),
-        }
-    }
 
     #[test]
-    fn lp_repairs_are_logged_with_their_solve_time_once() {
-        let mut st = LpStats::default();
-        assert_eq!(lp_news(&st, (0, 0)), None);
-        st.repairs_attempted = 1;
-        st.solve_ms = vec![1.25, 2.5, 0.25];
-        st.solves = 3;
-        st.last = "corridor 1000-1700 broken: resizing running jobs only (2 resized)".into();
+    fn a_note_about_a_job_is_said_once_per_reason() {
+        let mut said = HashMap::new();
+        let held = |corridor: &str| {
+            Note::about(JobId(7), format!("power budget under {corridor}"), format!("JobId=7 held ({corridor})"))
+        };
+        let pass = |said: &mut HashMap<JobId, String>, notes: Vec<Note>| notes_once(said, notes);
         assert_eq!(
-            lp_news(&st, (0, 1)).unwrap(),
-            "power: corridor 1000-1700 broken: resizing running jobs only (2 resized) (LP: 2 solve(s) in 2.8 ms)"
+            pass(&mut said, vec![held("0-300"), Note::pass("power: repaired")]),
+            vec!["JobId=7 held (0-300)".to_string(), "power: repaired".to_string()]
         );
-        // Nothing new since the last pass: nothing said.
-        assert_eq!(lp_news(&st, (1, 3)), None);
-    }
-
-    #[test]
-    fn a_start_above_the_corridor_is_said_held_back_with_the_draws() {
-        // The issue's example: 4 idle nodes at 71 W draw 284 W; one node of
-        // a 250 W job makes it 463 W, above 300 W.
-        let mut s = cluster(4, (0.0, 300.0));
-        s.pending.push(pending(7, 1, 250.0));
-        let held = held_back_by_power(&s, &[]);
-        assert_eq!(held.len(), 1);
-        assert_eq!(held[0].0, JobId(7));
+        // The next pass says the same: only the note about no job is said.
         assert_eq!(
-            held[0].1,
-            "JobId=7 held back by the power budget: starting it on 1 node(s) would raise the estimated draw \
-             from 284 W to 463 W, above the top of the power corridor 0-300 W"
+            pass(&mut said, vec![held("0-300"), Note::pass("power: repaired")]),
+            vec!["power: repaired".to_string()]
         );
-        // With room in the corridor it is not held back.
-        s.power.as_mut().unwrap().corridor = Corridor::new(0.0, 1000.0).unwrap();
-        assert!(held_back_by_power(&s, &[]).is_empty());
-        // Without power-aware scheduling there is nothing to say.
-        s.power = None;
-        assert!(held_back_by_power(&s, &[]).is_empty());
-    }
-
-    #[test]
-    fn the_strategys_own_starts_use_up_the_budget_first() {
-        // 463 W after job 1 starts; job 2 would add 179 W more: 642 > 600.
-        let mut s = cluster(4, (0.0, 600.0));
-        s.pending.push(pending(1, 1, 250.0));
-        s.pending.push(pending(2, 1, 250.0));
-        let started = [Decision::Start { job: JobId(1), nodes: vec![0] }];
-        let held = held_back_by_power(&s, &started);
-        assert_eq!(held.iter().map(|h| h.0).collect::<Vec<_>>(), vec![JobId(2)]);
-        assert!(held[0].1.contains("from 463 W to 642 W"), "{}", held[0].1);
-        // A running job counts at its upper estimate, a measurement first.
-        let mut s = cluster(4, (0.0, 600.0));
-        s.nodes[0].free = false;
-        s.running.push(RunningJob {
-            id: JobId(9),
-            nodes: vec![0],
-            start: 0,
-            end_limit: Some(5000),
-            malleable: None,
-            adapting: false,
-            mtct_ratio: None,
-            power: Some(JobPower { min_per_node: 100.0, max_per_node: 300.0, measured_per_node: Some(200.5) }),
-        });
-        s.pending.push(pending(3, 2, 250.0));
-        let held = held_back_by_power(&s, &[]);
-        assert!(held[0].1.contains("on 2 node(s)") && held[0].1.contains("from 413.5 W to 771.5 W"), "{:?}", held);
+        // A pass without the note keeps it said (the job still waits) ...
+        assert!(pass(&mut said, vec![]).is_empty());
+        assert!(pass(&mut said, vec![held("0-300")]).is_empty());
+        // ... and a new reason is said again.
+        assert_eq!(pass(&mut said, vec![held("0-1000")]), vec!["JobId=7 held (0-1000)".to_string()]);
     }
 }

@@ -1,24 +1,32 @@
 //! malleable.conf: Slurm's key=value style, one setting per line, `#` starts
-//! a comment, keys case-insensitive. Unknown keys and bad values are errors
-//! that name the file, the line, the key and what is allowed.
+//! a comment, keys case-insensitive. The plugin's own keys are here; each
+//! strategy's keys come from its parameter table in the core's registry, so
+//! a new strategy's settings need nothing here. Unknown keys and bad values
+//! are errors that name the file, the line, the key and what is allowed.
 
 use std::path::Path;
 use std::time::Duration;
 
 use jiff::civil::DateTime;
 use jiff::tz::TimeZone;
-use malleable_core::{Corridor, CorridorSchedule, JobPower, PowerState, StrategyKind, Time, Watts};
+use malleable_core::{StrategyChoice, REGISTRY};
+use malleable_model::{Corridor, CorridorSchedule, JobPower, PowerState, Time, Watts};
 
 /// The plugin's settings, after validation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
-    /// Which core strategy schedules (`Strategy=`).
-    pub strategy: StrategyKind,
+    /// Which core strategy schedules (`Strategy=`), with the values of its
+    /// parameters the file set.
+    pub strategy: StrategyChoice,
     /// The longest time between two scheduling passes (`SchedulerTick=`),
     /// however quiet the cluster: time limits expire without an event.
     pub scheduler_tick: Duration,
     /// What the power-aware strategies need (seed 002, section V-B).
     pub power: PowerSettings,
+    /// Keys of other strategies than the one chosen, checked and kept (so
+    /// that switching `Strategy=` is one line), but unused: (key, the
+    /// strategies that take it).
+    pub other_strategy_keys: Vec<(String, String)>,
 }
 
 /// `PowerCorridor=`, `PowerCorridorSchedule=`, `IdleNodeWatts=` and
@@ -87,9 +95,10 @@ impl PowerSettings {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            strategy: StrategyKind::Easy,
+            strategy: StrategyChoice::named("easy").expect("easy is registered"),
             scheduler_tick: Duration::from_secs(10),
             power: PowerSettings::default(),
+            other_strategy_keys: Vec::new(),
         }
     }
 }
@@ -108,7 +117,11 @@ impl std::fmt::Display for Config {
     /// draws in force are shown too, defaults included; without one, only
     /// the power keys the file set.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Strategy={} SchedulerTick={}", self.strategy.name(), self.scheduler_tick.as_secs())?;
+        write!(f, "Strategy={}", self.strategy.name())?;
+        for kv in self.strategy.params.explicit() {
+            write!(f, " {kv}")?;
+        }
+        write!(f, " SchedulerTick={}", self.scheduler_tick.as_secs())?;
         let p = &self.power;
         if let Some(s) = &p.corridor {
             write!(f, " PowerCorridor={}", s.initial)?;
@@ -126,8 +139,33 @@ impl std::fmt::Display for Config {
     }
 }
 
+/// The plugin's own keys; the strategies' keys come from the registry.
 const KEYS: &[&str] =
     &["Strategy", "SchedulerTick", "PowerCorridor", "PowerCorridorSchedule", "IdleNodeWatts", "DefaultJobWatts"];
+
+/// The first registered strategy that takes `key`, and the names of all
+/// that do (for a message); `None` when none does.
+fn strategies_taking(key: &str) -> Option<(&'static str, String)> {
+    let names: Vec<&str> =
+        REGISTRY.iter().filter(|s| s.params.iter().any(|p| p.matches(key))).map(|s| s.name).collect();
+    (!names.is_empty()).then(|| (names[0], names.join(", ")))
+}
+
+/// Every key the file may hold, for the unknown-key error: the plugin's, then
+/// each strategy parameter with the strategies that take it.
+fn allowed_keys() -> String {
+    let mut params: Vec<(&str, String)> = Vec::new();
+    for s in REGISTRY {
+        for p in s.params {
+            match params.iter_mut().find(|(k, _)| *k == p.key) {
+                Some((_, owners)) => *owners += &format!(", {}", s.name),
+                None => params.push((p.key, s.name.to_string())),
+            }
+        }
+    }
+    let params: Vec<String> = params.into_iter().map(|(k, owners)| format!("{k} ({owners})")).collect();
+    format!("{}, and the strategies' own: {}", KEYS.join(", "), params.join(", "))
+}
 const TICK_RANGE: std::ops::RangeInclusive<u64> = 1..=3600;
 
 const CORRIDOR_ALLOWED: &str = "expected LOW-HIGH in watts with 0 <= LOW < HIGH, e.g. PowerCorridor=1700-2500";
@@ -219,6 +257,17 @@ impl Config {
         let mut config = Config::default();
         // Where the settings that other keys depend on were given.
         let mut strategy_line = 0;
+        // The strategy first: its keys may come before it in the file. The
+        // last Strategy= line counts, as for every other key.
+        for (n, raw) in text.lines().enumerate() {
+            let line = raw.split('#').next().unwrap_or("");
+            if let Some((_, value)) = line.split_once('=').filter(|(k, _)| k.trim().eq_ignore_ascii_case("Strategy")) {
+                let value = value.trim();
+                config.strategy =
+                    StrategyChoice::named(value).map_err(|e| format!("line {}: Strategy={value}: {e}", n + 1))?;
+                strategy_line = n + 1;
+            }
+        }
         let mut schedule: Option<(usize, Vec<(Time, Corridor)>)> = None;
         for (n, raw) in text.lines().enumerate() {
             let line = raw.split('#').next().unwrap_or("").trim();
@@ -229,8 +278,14 @@ impl Config {
             let (key, value) = line.split_once('=').ok_or_else(|| at(format!("'{line}' is not Key=Value")))?;
             let (key, value) = (key.trim(), value.trim());
             if key.eq_ignore_ascii_case("Strategy") {
-                config.strategy = StrategyKind::parse(value).map_err(|e| at(format!("Strategy={value}: {e}")))?;
-                strategy_line = n + 1;
+                // Read above.
+            } else if config.strategy.info.params.iter().any(|p| p.matches(key)) {
+                config.strategy.set(key, value).map_err(at)?;
+            } else if let Some((owner, owners)) = strategies_taking(key) {
+                // Another strategy's key: checked as that strategy would, kept unused.
+                let mut other = StrategyChoice::named(owner).expect("a registered name");
+                other.set(key, value).map_err(at)?;
+                config.other_strategy_keys.push((key.to_string(), owners));
             } else if key.eq_ignore_ascii_case("SchedulerTick") {
                 let secs = value.parse::<u64>().ok().filter(|s| TICK_RANGE.contains(s)).ok_or_else(|| {
                     at(format!(
@@ -272,7 +327,7 @@ impl Config {
                 config.power.schedule_written = written;
                 schedule = Some((n + 1, changes));
             } else {
-                return Err(at(format!("unknown key '{key}'; allowed keys: {}", KEYS.join(", "))));
+                return Err(at(format!("unknown key '{key}'; allowed keys: {}", allowed_keys())));
             }
         }
         if let Some((line, changes)) = schedule {
@@ -290,7 +345,7 @@ impl Config {
             *corridor = CorridorSchedule::new(corridor.initial, changes);
             config.power.schedule_written = written;
         }
-        if uses_power(config.strategy) && config.power.corridor.is_none() {
+        if config.strategy.info.uses_power_corridor && config.power.corridor.is_none() {
             return Err(format!(
                 "line {strategy_line}: Strategy={} needs a power corridor: add PowerCorridor=LOW-HIGH, the watts the \
                  machine may draw (e.g. PowerCorridor=1700-2500), to malleable.conf",
@@ -303,26 +358,32 @@ impl Config {
     /// The power settings, when the strategy uses them; with another
     /// strategy they are accepted but do nothing.
     pub fn power_in_use(&self) -> Option<&PowerSettings> {
-        (uses_power(self.strategy) && self.power.corridor.is_some()).then_some(&self.power)
+        (self.strategy.info.uses_power_corridor && self.power.corridor.is_some()).then_some(&self.power)
     }
 
-    /// Said in the log when the file sets power keys that the strategy does
-    /// not use (they are kept, so switching Strategy= is one line).
-    pub fn unused_power_note(&self) -> Option<String> {
+    /// What to say in the log about keys the file sets that the strategy
+    /// does not use (they are kept, so switching Strategy= is one line):
+    /// power settings, and other strategies' parameters.
+    pub fn unused_notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
         let keys = self.power.keys_set();
-        (!uses_power(self.strategy) && !keys.is_empty()).then(|| {
-            format!(
-                "{} set but unused: Strategy={} does not use power settings, only power and power-running-only do",
+        if !self.strategy.info.uses_power_corridor && !keys.is_empty() {
+            let users: Vec<&str> = REGISTRY.iter().filter(|s| s.uses_power_corridor).map(|s| s.name).collect();
+            notes.push(format!(
+                "{} set but unused: Strategy={} does not use power settings, only {} do",
                 keys.join(", "),
+                self.strategy.name(),
+                users.join(" and ")
+            ));
+        }
+        for (key, owners) in &self.other_strategy_keys {
+            notes.push(format!(
+                "{key} set but unused: Strategy={} does not take it, only {owners} does",
                 self.strategy.name()
-            )
-        })
+            ));
+        }
+        notes
     }
-}
-
-/// The strategies that keep the machine inside a power corridor.
-pub fn uses_power(kind: StrategyKind) -> bool {
-    matches!(kind, StrategyKind::Power | StrategyKind::PowerRunningOnly)
 }
 
 /// slurmctld must leave all job starts to us: its periodic FIFO pass is off
@@ -366,7 +427,7 @@ mod tests {
     #[test]
     fn reads_keys_case_insensitively_with_comments() {
         let c = Config::parse("strategy = FCFS  # first come\nSCHEDULERTICK=5\n").unwrap();
-        assert_eq!(c.strategy, StrategyKind::Fcfs);
+        assert_eq!(c.strategy.name(), "fcfs");
         assert_eq!(c.scheduler_tick, Duration::from_secs(5));
     }
 
@@ -581,7 +642,7 @@ mod tests {
     #[test]
     fn power_keys_with_another_strategy_are_kept_but_said_unused() {
         let c = power("Strategy=easy\nPowerCorridor=0-300\nDefaultJobWatts=250");
-        let note = c.unused_power_note().unwrap();
+        let note = c.unused_notes().remove(0);
         assert_eq!(
             note,
             "PowerCorridor, DefaultJobWatts set but unused: Strategy=easy does not use power settings, \
@@ -590,10 +651,49 @@ mod tests {
         assert!(c.power_in_use().is_none());
         assert!(c.to_string().contains("PowerCorridor=0-300"), "{c}");
         let c = power("Strategy=power\nPowerCorridor=0-300");
-        assert!(c.unused_power_note().is_none() && c.power_in_use().is_some());
-        assert!(power("Strategy=mtct").unused_power_note().is_none());
+        assert!(c.unused_notes().is_empty() && c.power_in_use().is_some());
+        assert!(power("Strategy=mtct").unused_notes().is_empty());
         // IdleNodeWatts alone with another strategy shows in the log line.
         assert_eq!(power("IdleNodeWatts=80").to_string(), "Strategy=easy SchedulerTick=10 IdleNodeWatts=80");
+    }
+
+    #[test]
+    fn a_strategys_keys_come_from_its_parameter_table() {
+        // Before or after Strategy=, any case or spelling.
+        let c = Config::parse("max_job_test=100\nStrategy=conservative\n").unwrap();
+        assert_eq!(c.strategy.to_string(), "conservative[MaxJobTest=100]");
+        assert_eq!(c.to_string(), "Strategy=conservative MaxJobTest=100 SchedulerTick=10");
+        assert_eq!(Config::parse(&c.to_string().replace(' ', "\n")).unwrap(), c);
+        assert!(c.unused_notes().is_empty());
+        // A bad value names the line, the strategy, the key, the value and what is allowed.
+        let e = Config::parse("Strategy=conservative\nMaxJobTest=0").unwrap_err();
+        assert!(
+            e.starts_with("line 2: conservative: MaxJobTest=0 is not valid: expected a whole number from 1 to 1000000"),
+            "{e}"
+        );
+        // Another strategy's key is checked as that strategy would, and said unused.
+        let c = Config::parse("Strategy=easy\nExpandMtctLimit=2").unwrap();
+        assert_eq!(
+            c.unused_notes(),
+            vec!["ExpandMtctLimit set but unused: Strategy=easy does not take it, only mtct-backfill does".to_string()]
+        );
+        let e = Config::parse("Strategy=easy\nExpandMtctLimit=-1").unwrap_err();
+        assert!(e.starts_with("line 2: mtct-backfill: ExpandMtctLimit=-1 is not valid"), "{e}");
+        // The same key in two strategies.
+        let c = Config::parse("Strategy=power-running-only\nPowerCorridor=0-9\nCombinationWindow=3").unwrap();
+        assert_eq!(c.strategy.to_string(), "power-running-only[CombinationWindow=3]");
+        let c = Config::parse("CombinationWindow=3").unwrap();
+        assert_eq!(
+            c.other_strategy_keys,
+            vec![("CombinationWindow".to_string(), "power, power-running-only".to_string())]
+        );
+        // Unknown keys list the strategies' keys too.
+        let e = Config::parse("MaxJobTests=3").unwrap_err();
+        assert!(
+            e.contains("and the strategies' own: MaxJobTest (conservative), ExpandMtctLimit (mtct-backfill)"),
+            "{e}"
+        );
+        assert!(e.contains("CombinationWindow (power, power-running-only)"), "{e}");
     }
 
     #[test]

@@ -26,7 +26,7 @@ fn read_config(ctx: &PluginContext) -> Result<Config, String> {
     } else {
         log::info!("{} not found, using the defaults: {config}", path.display());
     }
-    if let Some(note) = config.unused_power_note() {
+    for note in config.unused_notes() {
         log::warn!("{}: {note}", path.display());
     }
     Ok(config)

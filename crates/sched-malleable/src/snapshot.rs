@@ -1,8 +1,7 @@
 //! Translate slurmctld's records into the core's Snapshot, and remember how
 //! the core's node indices map back to slurmctld's node table.
 
-use malleable_core::model::{Node, PendingJob, RunningJob, Snapshot};
-use malleable_core::{JobId, NodeIndex};
+use malleable_model::{JobId, Node, NodeIndex, PendingJob, RunningJob, Snapshot};
 use slurm::LockGuard;
 
 use crate::config::PowerSettings;

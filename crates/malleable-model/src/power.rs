@@ -3,7 +3,7 @@
 //! [l, u] the site's contract bounds the machine's draw with, as a schedule
 //! of changes over time (the supplier may move it during the day).
 
-use crate::model::Time;
+use crate::ids::Time;
 
 /// Watts.
 pub type Watts = f64;

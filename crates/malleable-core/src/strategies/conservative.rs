@@ -5,43 +5,53 @@
 //! reservation, so a long job behind the head can no longer slip past a
 //! short one further up.
 //!
-//! This is the "static backfilling" seed 002 compares against (section VI-B:
-//! "the default backfill scheduling plugin in SLURM with default scheduling
-//! parameters"). Like sched/backfill, it tests at most
-//! [`MAX_JOB_TEST`] jobs a pass (`bf_max_job_test`'s default). Unlike it, it
+//! This is the "static backfilling" Chadha et al. 2020 compare against
+//! (section VI-B: "the default backfill scheduling plugin in SLURM with
+//! default scheduling parameters"). Like sched/backfill, it tests at most
+//! `MaxJobTest` jobs a pass (`bf_max_job_test`, 500 by default). Unlike it, it
 //! runs at every pass rather than every `bf_interval` (30 s), and plans in
 //! seconds rather than `bf_resolution` (60 s) steps: the idealised form,
 //! never worse for the jobs than what slurmctld would do. Nodes are counted,
 //! not named (every node is alike to the core), so a plan is a step function
 //! of how many nodes are free over time.
 
-use crate::common::{end_if_started, node_release_times, runnable_queue, FreePool};
-use crate::model::{Decision, Snapshot, Time};
-use crate::strategy::Strategy;
+use malleable_model::{Decision, Snapshot, Time};
 
-/// Jobs tested per pass, as slurmctld's `bf_max_job_test` default (22.05).
+use crate::blocks::pool::FreePool;
+use crate::blocks::queue::{end_if_started, runnable_queue};
+use crate::blocks::reservation::node_release_times;
+use crate::params::{ParamKind, ParamSpec};
+use crate::strategy::{Stateless, StrategyInfo};
+
+/// Jobs tested per pass by default, as slurmctld's `bf_max_job_test` (22.05).
 pub const MAX_JOB_TEST: usize = 500;
 
-pub struct Conservative;
+pub const CONSERVATIVE: StrategyInfo = StrategyInfo {
+    name: "conservative",
+    about: "conservative backfill, Slurm's sched/backfill rule: every waiting job books its earliest start",
+    params: &[ParamSpec {
+        key: "MaxJobTest",
+        kind: ParamKind::Whole { min: 1, max: 1_000_000 },
+        default: MAX_JOB_TEST as f64,
+        help: "waiting jobs tested and booked per pass, as sched/backfill's bf_max_job_test",
+    }],
+    measures: &[],
+    uses_power_corridor: false,
+    build: |p| {
+        let max_job_test = p.whole("MaxJobTest") as usize;
+        Stateless::new("conservative", move |s| conservative(s, max_job_test))
+    },
+};
 
-impl Strategy for Conservative {
-    fn name(&self) -> &'static str {
-        "conservative"
-    }
-    fn schedule(&mut self, s: &Snapshot) -> Vec<Decision> {
-        conservative(s)
-    }
-}
-
-/// One pass: each of the first [`MAX_JOB_TEST`] runnable jobs in queue order
+/// One pass: each of the first `max_job_test` runnable jobs in queue order
 /// starts now if the plan has room for it from now to its time limit, and
 /// otherwise books its earliest such start. A job that can never get its
 /// nodes (held by unlimited jobs, or down) books nothing.
-pub fn conservative(s: &Snapshot) -> Vec<Decision> {
+pub fn conservative(s: &Snapshot, max_job_test: usize) -> Vec<Decision> {
     let mut pool = FreePool::new(s);
     let mut plan = FreePlan::new(s, pool.len());
     let mut decisions = Vec::new();
-    for (job, size) in runnable_queue(s).into_iter().take(MAX_JOB_TEST) {
+    for (job, size) in runnable_queue(s).into_iter().take(max_job_test) {
         let length = end_if_started(s.now, job).map(|end| end - s.now);
         let Some(start) = plan.earliest(size, length) else {
             continue;
@@ -142,8 +152,12 @@ impl FreePlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::test_support::{cluster, job, limited, running, start};
-    use crate::easy::easy;
+    use crate::blocks::backfill::easy;
+    use crate::test_support::{cluster, job, limited, running, start};
+
+    fn conservative(s: &Snapshot) -> Vec<Decision> {
+        super::conservative(s, MAX_JOB_TEST)
+    }
 
     /// 6 nodes, now 100; nodes 0-1 busy until 200. Job 1 (5 nodes, 100 s)
     /// books 200-300, job 2 (all 6, 100 s) books 300-400.
@@ -208,5 +222,6 @@ mod tests {
         let mut s = cluster(&vec![true; MAX_JOB_TEST + 2]);
         s.pending = (0..MAX_JOB_TEST as u32 + 2).map(|i| job(i + 1, 0, i64::from(i), 1)).collect();
         assert_eq!(conservative(&s).len(), MAX_JOB_TEST);
+        assert_eq!(super::conservative(&s, 7).len(), 7);
     }
 }

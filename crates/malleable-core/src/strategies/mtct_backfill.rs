@@ -1,4 +1,4 @@
-//! `mtct-backfill`, ours (beyond seed 002): Algorithm 1's MTCT-ordered shrinks
+//! `mtct-backfill`, ours (beyond Chadha et al. 2020): Algorithm 1's MTCT-ordered shrinks
 //! and expands, plus EASY backfilling behind a head job that shrinking cannot
 //! place, and moldable starts, so that a workload with few malleable jobs does
 //! at least as well as EASY and a fully malleable one runs efficiently.
@@ -21,60 +21,63 @@
 //!    rigid head needs its size, a malleable head only its lowest valid count
 //!    (it then starts moldably in the pass after the shrinks complete).
 //! 4. Otherwise give the head job an EASY reservation from the running jobs'
-//!    time limits and backfill later jobs that cannot delay it (easy.rs). A
+//!    time limits and backfill later jobs that cannot delay it (blocks/backfill.rs). A
 //!    malleable job may backfill on fewer nodes: the largest valid count that
 //!    fits and ends by the shadow time or fits in the extra nodes, with its
 //!    time limit stretched by `--nodes / n` (a safe bound whenever efficiency
 //!    does not rise as nodes are taken away).
 //! 5. Expand running malleable jobs round robin in increasing MTCT ratio onto
-//!    the nodes still idle (mtct.rs). While jobs wait, a job whose MTCT ratio
-//!    is 1 or more (as much time in MPI as in computation) is not expanded:
+//!    the nodes still idle (blocks/adapt.rs). While jobs wait, a job whose MTCT
+//!    ratio is `ExpandMtctLimit` (1) or more (as much time in MPI as in
+//!    computation) is not expanded:
 //!    the nodes would buy it little speed and must be shrunk back, at a cost,
 //!    when the head job needs them. With nothing waiting, every job may grow.
 
-use crate::common::{runnable_queue, FreePool};
-use crate::easy::reservation;
-use crate::model::{Decision, PendingJob, RunningJob, Snapshot, Time};
-use crate::mtct::{any_adapting, expand_into_idle, resizable_jobs, shrink_for_head, AdaptOrder};
-use crate::strategy::Strategy;
+use malleable_model::{Decision, PendingJob, RunningJob, Snapshot};
 
-/// Above this MTCT ratio a job is not grown while others wait.
+use crate::blocks::adapt::{any_adapting, expand_into_idle, resizable_jobs, shrink_for_head, AdaptOrder};
+use crate::blocks::backfill::backfill;
+use crate::blocks::pool::FreePool;
+use crate::blocks::queue::{runnable_queue, start_in_order};
+use crate::params::{ParamKind, ParamSpec};
+use crate::strategy::{Stateless, StrategyInfo};
+
+/// Above this MTCT ratio a job is not grown while others wait (by default).
 pub const EXPAND_MTCT_LIMIT: f64 = 1.0;
 
-pub struct MtctBackfill;
+pub const MTCT_BACKFILL: StrategyInfo = StrategyInfo {
+    name: "mtct-backfill",
+    about: "ours: Algorithm 1's MTCT-ordered resizes with EASY backfilling and moldable starts",
+    params: &[ParamSpec {
+        key: "ExpandMtctLimit",
+        kind: ParamKind::Number { min: 0.0, max: 1e6 },
+        default: EXPAND_MTCT_LIMIT,
+        help: "while jobs wait, a job with this MTCT ratio or more is not grown",
+    }],
+    measures: &[],
+    uses_power_corridor: false,
+    build: |p| {
+        let expand_mtct_limit = p.number("ExpandMtctLimit");
+        Stateless::new("mtct-backfill", move |s| mtct_backfill(s, expand_mtct_limit))
+    },
+};
 
-impl Strategy for MtctBackfill {
-    fn name(&self) -> &'static str {
-        "mtct-backfill"
-    }
-    fn schedule(&mut self, s: &Snapshot) -> Vec<Decision> {
-        mtct_backfill(s)
-    }
-}
-
-pub fn mtct_backfill(s: &Snapshot) -> Vec<Decision> {
+pub fn mtct_backfill(s: &Snapshot, expand_mtct_limit: f64) -> Vec<Decision> {
     let mut pool = FreePool::new(s);
-    let mut decisions = Vec::new();
-    let mut started: Vec<(Option<Time>, usize)> = Vec::new();
     let mut queue = runnable_queue(s).into_iter();
 
     // 1. Priority order while jobs fit; a malleable job that does not fit at
     //    its --nodes starts on fewer nodes if its spec allows a count the idle
     //    nodes cover (it is grown later when nodes are idle).
-    let mut head = None;
-    for (job, size) in queue.by_ref() {
-        let n = if size <= pool.len() { Some(size) } else { moldable_size(job, size, pool.len()) };
-        match n.and_then(|n| pool.start(job, n).map(|d| (d, n))) {
-            Some((d, n)) => {
-                decisions.push(d);
-                started.push((end_on(s.now, job, size, n), n));
-            }
-            None => {
-                head = Some((job, size));
-                break;
-            }
+    let first = start_in_order(s, &mut queue, &mut pool, |job, size, free| {
+        if size <= free {
+            Some(size)
+        } else {
+            moldable_size(job, size, free)
         }
-    }
+    });
+    let mut decisions = first.decisions;
+    let head = first.head;
 
     // 2. An adaptation under way: nothing more this pass.
     if any_adapting(s) {
@@ -93,13 +96,13 @@ pub fn mtct_backfill(s: &Snapshot) -> Vec<Decision> {
             return decisions;
         }
         // 4. EASY behind the head; malleable jobs may backfill on fewer nodes.
-        decisions.extend(backfill(s, queue.by_ref(), &mut pool, &started, size));
+        decisions.extend(backfill(s, queue.by_ref(), &mut pool, &first.started, size, backfill_sizes));
     }
 
     // 5. Grow onto what is still idle.
     let jobs_wait = head.is_some();
     let order = AdaptOrder::MtctRatio.expand_candidates(&candidates);
-    decisions.extend(expand_into_idle(&order, &mut pool, |job| expansion_cap(job, jobs_wait)));
+    decisions.extend(expand_into_idle(&order, &mut pool, |job| expansion_cap(job, jobs_wait, expand_mtct_limit)));
     decisions
 }
 
@@ -111,68 +114,19 @@ fn moldable_size(job: &PendingJob, size: usize, idle: usize) -> Option<usize> {
     (1..=hi).rev().find(|&n| spec.allows(n)).map(|n| n as usize)
 }
 
-/// When `job` (asking `size` nodes) at most ends if started now on `n`
-/// nodes. On fewer nodes than asked its limit is stretched by size/n: no
-/// parallel job runs more than n/size as fast on n nodes as on size nodes
-/// when its efficiency falls with node count, so this bound is safe.
-fn end_on(now: Time, job: &PendingJob, size: usize, n: usize) -> Option<Time> {
-    let limit = job.time_limit?.max(0);
-    let scaled = if n < size {
-        let (num, den) = (i128::from(limit) * size as i128, n.max(1) as i128);
-        i64::try_from((num + den - 1) / den).unwrap_or(i64::MAX)
-    } else {
-        limit
-    };
-    Some(now.saturating_add(scaled))
-}
-
-/// EASY's second phase (easy.rs) with the head job needing `head_size`, where a
-/// malleable job may also start on fewer nodes: the largest count its spec
-/// allows that fits, and that ends by the shadow time (at its stretched limit)
-/// or fits in the extra nodes.
-fn backfill<'a>(
-    s: &Snapshot,
-    queue: impl Iterator<Item = (&'a PendingJob, usize)>,
-    pool: &mut FreePool,
-    started: &[(Option<Time>, usize)],
-    head_size: usize,
-) -> Vec<Decision> {
-    let mut decisions = Vec::new();
-    let mut reservation = reservation(s, pool.len(), started, head_size);
-    for (job, size) in queue {
-        let sizes: Vec<usize> = match job.malleable {
-            None => vec![size],
-            Some(spec) => (1..=size.min(pool.len())).rev().filter(|&n| n == size || spec.allows(n as u32)).collect(),
-        };
-        for n in sizes {
-            if n > pool.len() {
-                continue;
-            }
-            let may_start = match reservation.as_mut() {
-                None => true,
-                Some(r) => {
-                    if end_on(s.now, job, size, n).is_some_and(|end| end <= r.shadow_time) {
-                        true
-                    } else if n <= r.extra_nodes {
-                        r.extra_nodes -= n;
-                        true
-                    } else {
-                        false
-                    }
-                }
-            };
-            if may_start {
-                decisions.extend(pool.start(job, n));
-                break;
-            }
-        }
+/// The counts a job behind the head may backfill on, largest first: its
+/// size, and for a malleable job every smaller count its spec allows that
+/// the `free` nodes cover.
+fn backfill_sizes(job: &PendingJob, size: usize, free: usize) -> Vec<usize> {
+    match job.malleable {
+        None => vec![size],
+        Some(spec) => (1..=size.min(free)).rev().filter(|&n| n == size || spec.allows(n as u32)).collect(),
     }
-    decisions
 }
 
 /// The most nodes `job` may grow to in this pass.
-fn expansion_cap(job: &RunningJob, jobs_wait: bool) -> u32 {
-    let inefficient = job.mtct_ratio.is_some_and(|r| r >= EXPAND_MTCT_LIMIT);
+fn expansion_cap(job: &RunningJob, jobs_wait: bool, limit: f64) -> u32 {
+    let inefficient = job.mtct_ratio.is_some_and(|r| r >= limit);
     if jobs_wait && inefficient {
         job.nodes.len() as u32
     } else {
@@ -183,25 +137,21 @@ fn expansion_cap(job: &RunningJob, jobs_wait: bool) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::test_support::{cluster, job, start};
-    use crate::model::{JobId, MalleableSpec, NodeConstraint, PendingJob};
+    use crate::test_support::{cluster, job, start};
+    use malleable_model::{JobId, MalleableSpec, NodeConstraint, Time};
 
-    fn running(id: u32, nodes: &[usize], end: Time, mtct: Option<f64>) -> RunningJob {
-        RunningJob {
-            id: JobId(id),
-            nodes: nodes.to_vec(),
-            start: 0,
-            end_limit: Some(end),
-            malleable: mtct.map(|_| MalleableSpec { min: 1, max: 8, constraint: NodeConstraint::None }),
-            adapting: false,
-            mtct_ratio: mtct,
-            power: None,
-        }
+    fn mtct_backfill(s: &Snapshot) -> Vec<Decision> {
+        super::mtct_backfill(s, EXPAND_MTCT_LIMIT)
     }
 
-    fn limited(mut j: PendingJob, limit: Time) -> PendingJob {
-        j.time_limit = Some(limit);
-        j
+    /// A running job until `end`, malleable (any count 1..8) when it has an MTCT ratio.
+    fn running(id: u32, nodes: &[usize], end: Time, mtct: Option<f64>) -> RunningJob {
+        let spec = mtct.map(|_| MalleableSpec { min: 1, max: 8, constraint: NodeConstraint::None });
+        RunningJob::new(id, nodes.iter().copied()).end_limit(Some(end)).malleable(spec).mtct_ratio(mtct)
+    }
+
+    fn limited(j: PendingJob, limit: Time) -> PendingJob {
+        j.time_limit(Some(limit))
     }
 
     #[test]
@@ -210,7 +160,7 @@ mod tests {
         let mut s = cluster(&[false, false, true, true]);
         s.running = vec![running(9, &[0, 1], 200, None)];
         s.pending = vec![job(1, 0, 1, 4), limited(job(2, 0, 2, 2), 100), limited(job(3, 0, 3, 1), 500)];
-        assert_eq!(mtct_backfill(&s), crate::easy::easy(&s));
+        assert_eq!(mtct_backfill(&s), crate::blocks::backfill::easy(&s));
         assert_eq!(mtct_backfill(&s), vec![start(2, &[2, 3])]);
     }
 
@@ -260,6 +210,11 @@ mod tests {
         assert_eq!(mtct_backfill(&s), vec![Decision::Expand { job: JobId(10), add_nodes: vec![3] }]);
         s.running[2].mtct_ratio = Some(1.2);
         assert_eq!(mtct_backfill(&s), vec![]);
+        // ExpandMtctLimit=1.3 lets a job at 1.2 grow, still not the one at 1.5.
+        let mut p = crate::params::Params::defaults(MTCT_BACKFILL.params);
+        p.set("ExpandMtctLimit", "1.3").unwrap();
+        let report = (MTCT_BACKFILL.build)(&p).schedule(&s);
+        assert_eq!(report.decisions, vec![Decision::Expand { job: JobId(10), add_nodes: vec![3] }]);
         // Nothing waiting: the inefficient job may grow too.
         s.pending.clear();
         assert_eq!(mtct_backfill(&s), vec![Decision::Expand { job: JobId(10), add_nodes: vec![3] }]);

@@ -2,41 +2,32 @@
 //! first one that does not fit, and no job overtakes it. The baseline that
 //! EASY improves on, and EASY's first phase.
 
-use crate::common::{runnable_queue, FreePool};
-use crate::model::{Decision, Snapshot};
-use crate::strategy::Strategy;
+use malleable_model::{Decision, Snapshot};
 
-pub struct Fcfs;
+use crate::blocks::pool::FreePool;
+use crate::blocks::queue::{rigid_size, runnable_queue, start_in_order};
+use crate::strategy::{Stateless, StrategyInfo};
 
-impl Strategy for Fcfs {
-    fn name(&self) -> &'static str {
-        "fcfs"
-    }
-    fn schedule(&mut self, s: &Snapshot) -> Vec<Decision> {
-        fcfs(s)
-    }
-}
+pub const FCFS: StrategyInfo = StrategyInfo {
+    name: "fcfs",
+    about: "first come, first served: nothing overtakes the first waiting job",
+    params: &[],
+    measures: &[],
+    uses_power_corridor: false,
+    build: |_| Stateless::new("fcfs", fcfs),
+};
 
 /// One FCFS pass. A job asking more nodes than the whole cluster has is
 /// skipped rather than made to block the queue forever (it can never run);
 /// a job that could run later, once nodes come back, does block it.
 pub fn fcfs(s: &Snapshot) -> Vec<Decision> {
-    let mut pool = FreePool::new(s);
-    let mut decisions = Vec::new();
-    for (job, size) in runnable_queue(s) {
-        match pool.start(job, size) {
-            Some(d) => decisions.push(d),
-            None => break,
-        }
-    }
-    decisions
+    start_in_order(s, &mut runnable_queue(s).into_iter(), &mut FreePool::new(s), rigid_size).decisions
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::test_support::{cluster, job, start};
-    use crate::model::{JobId, RunningJob};
+    use crate::test_support::{cluster, job, running, start};
 
     #[test]
     fn starts_fitting_jobs_in_queue_order_on_lowest_nodes() {
@@ -49,16 +40,7 @@ mod tests {
     #[test]
     fn first_job_that_does_not_fit_blocks_the_rest() {
         let mut s = cluster(&[true, true, true, false]);
-        s.running = vec![RunningJob {
-            id: JobId(9),
-            nodes: vec![3],
-            start: 0,
-            end_limit: Some(200),
-            malleable: None,
-            adapting: false,
-            mtct_ratio: None,
-            power: None,
-        }];
+        s.running = vec![running(9, &[3], Some(200))];
         // 1 fits; 2 needs 3 of the 2 left; 3 would fit but must not overtake 2.
         s.pending = vec![job(1, 0, 1, 1), job(2, 0, 2, 3), job(3, 0, 3, 1)];
         assert_eq!(fcfs(&s), vec![start(1, &[0])]);

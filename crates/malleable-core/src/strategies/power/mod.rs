@@ -1,7 +1,7 @@
-//! Seed 002's Algorithm 2, Power_Aware_Schedule: keep the machine's draw
-//! inside the power corridor by resizing malleable jobs and choosing which
-//! waiting job to start, with the integer program of Equation 1
-//! ([`crate::power_lp`]).
+//! Chadha et al. 2020's Algorithm 2, Power_Aware_Schedule: keep the
+//! machine's draw inside the power corridor by resizing malleable jobs and
+//! choosing which waiting job to start, with the integer program of
+//! Equation 1 ([`lp`]).
 //!
 //! One pass:
 //! 1. If a repair planned earlier is still being carried out, carry on with
@@ -10,8 +10,9 @@
 //! 2. Lines 4-14: if no malleable job is adapting, at least one runs, and the
 //!    corridor is broken, solve Equation 1 with the running jobs and waiting
 //!    jobs in priority order: every single waiting job first, then every pair
-//!    (the paper's lengths one and two), then longer combinations while the
-//!    pass's time budget lasts. The first feasible configuration becomes the
+//!    (the paper's lengths one and two), then longer ones (up to
+//!    `MaxCombinationLength`, among the first `CombinationWindow` waiting
+//!    jobs) while the pass's time budget (`DeepSearchBudgetMs`) lasts. The first feasible configuration becomes the
 //!    plan. `power-running-only` (Table II's scenario 2) solves with the
 //!    running jobs alone; `power` falls back to that when no combination is
 //!    feasible.
@@ -38,58 +39,139 @@
 //! upper bound), idle nodes at the idle draw. A job with no power information
 //! is taken to draw what an idle node does (the plugin fills in
 //! `DefaultJobWatts=`, so in slurmctld that does not happen).
+//!
+//! What a pass says: when it looked for a repair, what the LP found and how
+//! long its solves took; for each job EASY would start but the budget holds
+//! back, why (once per job and corridor, the plugin sees to that). Its
+//! figures are the LP's: solves and their times, combinations tried, repairs
+//! attempted and found.
+
+pub mod lp;
 
 use std::time::{Duration, Instant};
 
-use crate::common::{runnable_queue, FreePool};
-use crate::easy::easy;
-use crate::model::{Decision, JobId, JobPower, PendingJob, PowerState, RunningJob, Snapshot};
-use crate::mtct::{any_adapting, resizable_jobs};
-use crate::power_lp::{self, LpJob, LpNodes, LpProblem};
-use crate::power_model::{Corridor, Watts};
-use crate::strategy::Strategy;
+use malleable_model::{Corridor, Decision, JobId, JobPower, PendingJob, PowerState, RunningJob, Snapshot, Watts};
 
-/// Waiting jobs considered for combinations, in priority order (like
-/// Slurm's backfill window): pairs of 16 jobs are 120 solves.
+use self::lp::{LpJob, LpNodes, LpProblem};
+use crate::blocks::adapt::{any_adapting, resizable_jobs};
+use crate::blocks::backfill::easy;
+use crate::blocks::pool::FreePool;
+use crate::blocks::queue::runnable_queue;
+use crate::params::{ParamKind, ParamSpec, Params};
+use crate::strategy::{MeasureKind, MeasureSpec, Note, PassReport, Strategy, StrategyInfo};
+
+/// Waiting jobs considered for combinations by default, in priority order
+/// (like Slurm's backfill window): pairs of 16 jobs are 120 solves.
 pub const COMBINATION_WINDOW: usize = 16;
-/// Longest combination of waiting jobs tried once lengths one and two failed.
+/// Longest combination of waiting jobs tried by default once lengths one
+/// and two failed.
 pub const MAX_COMBINATION_LEN: usize = 4;
-/// Time allowed for combinations longer than two in one pass. Lengths one
-/// and two are always tried in full, so runs that find a plan there (the
-/// paper found every one there) do not depend on the machine's speed.
+/// Time allowed by default for combinations longer than two in one pass.
+/// Lengths one and two are always tried in full, so runs that find a plan
+/// there (the paper found every one there) do not depend on the machine's speed.
 pub const DEEP_SEARCH_BUDGET: Duration = Duration::from_millis(20);
 
-/// Solve times [`LpStats`] keeps.
-pub const SOLVE_TIMES_KEPT: usize = 4096;
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        key: "CombinationWindow",
+        kind: ParamKind::Whole { min: 1, max: 1000 },
+        default: COMBINATION_WINDOW as f64,
+        help: "waiting jobs, in priority order, whose combinations the LP is given",
+    },
+    ParamSpec {
+        key: "MaxCombinationLength",
+        kind: ParamKind::Whole { min: 1, max: 16 },
+        default: MAX_COMBINATION_LEN as f64,
+        help: "most waiting jobs started together by one repair",
+    },
+    ParamSpec {
+        key: "DeepSearchBudgetMs",
+        kind: ParamKind::Whole { min: 0, max: 60_000 },
+        default: 20.0,
+        help: "milliseconds a pass may spend on combinations of three jobs or more",
+    },
+];
 
-/// What the LP did, for the simulator's metrics and the plugin's log.
+const MEASURES: &[MeasureSpec] = &[
+    MeasureSpec { name: "lp", kind: MeasureKind::Millis, help: "wall time of each solve of Equation 1" },
+    MeasureSpec { name: "lp_solves", kind: MeasureKind::Count, help: "solves of Equation 1" },
+    MeasureSpec { name: "lp_combinations_tried", kind: MeasureKind::Count, help: "waiting-job combinations solved" },
+    MeasureSpec {
+        name: "lp_repairs_attempted",
+        kind: MeasureKind::Count,
+        help: "passes that found the corridor broken and looked for a repair",
+    },
+    MeasureSpec { name: "lp_repairs_found", kind: MeasureKind::Count, help: "repairs that found a configuration" },
+    MeasureSpec { name: "lp_longest_combination", kind: MeasureKind::Highest, help: "the longest combination solved" },
+    MeasureSpec { name: "lp_solver_errors", kind: MeasureKind::Count, help: "solver failures (not infeasibility)" },
+];
+
+/// `Strategy=power`: Algorithm 2 with waiting jobs in the LP.
+pub const POWER: StrategyInfo = StrategyInfo {
+    name: "power",
+    about: "Chadha et al. 2020, Algorithm 2: keep the draw inside the power corridor by resizing and choosing starts",
+    params: PARAMS,
+    measures: MEASURES,
+    uses_power_corridor: true,
+    build: |p| Box::new(PowerAware::new(p)),
+};
+
+/// `Strategy=power-running-only`: the paper's Table II scenario 2, which
+/// repairs by resizing running jobs only.
+pub const POWER_RUNNING_ONLY: StrategyInfo = StrategyInfo {
+    name: "power-running-only",
+    about: "Algorithm 2 resizing running jobs only (the paper's Table II, scenario 2)",
+    params: PARAMS,
+    measures: MEASURES,
+    uses_power_corridor: true,
+    build: |p| Box::new(PowerAware::running_only(p)),
+};
+
+/// What the LP did in one pass.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct LpStats {
-    /// Wall time of the latest solves, in milliseconds: the last
-    /// [`SOLVE_TIMES_KEPT`], so that a long-running slurmctld does not grow it.
-    pub solve_ms: Vec<f64>,
-    /// Solves over all passes.
-    pub solves: u64,
-    /// Passes that found the corridor broken and looked for a repair.
-    pub repairs_attempted: u64,
-    /// Of those, the ones that found a feasible configuration.
-    pub repairs_found: u64,
-    /// Waiting-job combinations given to the LP, over all passes.
-    pub combinations_tried: u64,
-    /// The longest combination tried.
-    pub longest_combination: usize,
-    /// Solver failures (not infeasibility): the pass then changes nothing.
-    pub solver_errors: u64,
-    /// What the last repair attempt found, said for a log line.
-    pub last: String,
+struct LpPass {
+    solve_ms: Vec<f64>,
+    repairs_attempted: u64,
+    repairs_found: u64,
+    combinations_tried: u64,
+    longest_combination: usize,
+    solver_errors: u64,
+    /// What the repair attempt found, said for the log.
+    last: String,
 }
 
-/// Seed 002's power-aware strategy (`power`), or its Table II scenario 2
-/// variant that resizes running jobs only (`power-running-only`).
+impl LpPass {
+    /// Its figures and, when it looked for a repair, a note saying what it
+    /// found and what the solves cost.
+    fn report_into(self, report: &mut PassReport) {
+        if self.repairs_attempted > 0 {
+            let total: f64 = self.solve_ms.iter().sum();
+            report.notes.push(Note::pass(format!(
+                "power: {} (LP: {} solve(s) in {total:.1} ms)",
+                self.last,
+                self.solve_ms.len()
+            )));
+        }
+        report.count("lp_solves", self.solve_ms.len() as u64);
+        for ms in self.solve_ms {
+            report.millis("lp", ms);
+        }
+        report.count("lp_combinations_tried", self.combinations_tried);
+        report.count("lp_repairs_attempted", self.repairs_attempted);
+        report.count("lp_repairs_found", self.repairs_found);
+        report.highest("lp_longest_combination", self.longest_combination as u64);
+        report.count("lp_solver_errors", self.solver_errors);
+    }
+}
+
+/// The power-aware strategy (`power`), or its variant that resizes running
+/// jobs only (`power-running-only`).
 pub struct PowerAware {
     with_waiting_jobs: bool,
+    combination_window: usize,
+    max_combination_len: usize,
+    deep_search_budget: Duration,
     plan: Option<Plan>,
-    stats: LpStats,
 }
 
 /// A configuration being carried out.
@@ -105,42 +187,55 @@ struct Plan {
 
 impl PowerAware {
     /// `power`: the LP with waiting jobs (Algorithm 2).
-    pub fn new() -> Self {
-        PowerAware { with_waiting_jobs: true, plan: None, stats: LpStats::default() }
+    pub fn new(p: &Params) -> Self {
+        PowerAware {
+            with_waiting_jobs: true,
+            combination_window: p.whole("CombinationWindow") as usize,
+            max_combination_len: p.whole("MaxCombinationLength") as usize,
+            deep_search_budget: Duration::from_millis(p.whole("DeepSearchBudgetMs")),
+            plan: None,
+        }
     }
 
     /// `power-running-only`: the LP over running jobs only.
-    pub fn running_only() -> Self {
-        PowerAware { with_waiting_jobs: false, ..PowerAware::new() }
-    }
-}
-
-impl Default for PowerAware {
-    fn default() -> Self {
-        PowerAware::new()
+    pub fn running_only(p: &Params) -> Self {
+        PowerAware { with_waiting_jobs: false, ..PowerAware::new(p) }
     }
 }
 
 impl Strategy for PowerAware {
     fn name(&self) -> &'static str {
         if self.with_waiting_jobs {
-            "power"
+            POWER.name
         } else {
-            "power-running-only"
+            POWER_RUNNING_ONLY.name
         }
     }
 
-    fn schedule(&mut self, s: &Snapshot) -> Vec<Decision> {
+    fn schedule(&mut self, s: &Snapshot) -> PassReport {
+        let mut lp = LpPass::default();
+        let (decisions, held) = self.decide(s, &mut lp);
+        let mut report = PassReport::from(decisions);
+        report.notes = held_notes(s, &report.decisions, held);
+        lp.report_into(&mut report);
+        report
+    }
+}
+
+impl PowerAware {
+    /// The pass's decisions, and the starts the budget held back when the
+    /// budget was what chose them (lines 15-17).
+    fn decide(&mut self, s: &Snapshot, lp: &mut LpPass) -> (Vec<Decision>, Option<Vec<HeldBack>>) {
         // Without a corridor there is nothing to keep: schedule like EASY.
         let Some(power) = s.power else {
-            return easy(s);
+            return (easy(s), None);
         };
 
         if let Some(plan) = self.plan.take() {
             if plan.corridor == power.corridor {
                 if let Some((decisions, rest)) = advance(&plan, s) {
                     self.plan = rest;
-                    return decisions;
+                    return (decisions, None);
                 }
             }
             // Gone stale: plan afresh below.
@@ -150,12 +245,12 @@ impl Strategy for PowerAware {
         let broken = draw.low < power.corridor.low || draw.high > power.corridor.high;
         let mut repair_failed = false;
         if broken && !any_adapting(s) && !resizable_jobs(s).is_empty() {
-            self.stats.repairs_attempted += 1;
-            if let Some(plan) = self.find_plan(s, &power) {
-                self.stats.repairs_found += 1;
+            lp.repairs_attempted += 1;
+            if let Some(plan) = self.find_plan(s, &power, lp) {
+                lp.repairs_found += 1;
                 if let Some((decisions, rest)) = advance(&plan, s) {
                     self.plan = rest;
-                    return decisions;
+                    return (decisions, None);
                 }
             }
             repair_failed = true;
@@ -171,14 +266,50 @@ impl Strategy for PowerAware {
         // power-running-only start the waiting jobs that only the LP with
         // waiting jobs is meant to choose, and hid Table II's difference.)
         if draw.high <= power.corridor.high && !repair_failed {
-            return budget_starts(s).0;
+            let (kept, held) = budget_starts(s);
+            return (kept, Some(held));
         }
-        Vec::new()
+        (Vec::new(), None)
     }
+}
 
-    fn lp_stats(&self) -> Option<&LpStats> {
-        Some(&self.stats)
+/// Notes on the jobs EASY would start now that the power budget holds back,
+/// because their start would take the estimated draw above the corridor's
+/// top: the core's own budget check (lines 15-17), whichever branch the pass
+/// took. A pass that carried out a resize plan holds nothing back by budget.
+/// `held`: the budget's verdict when the pass already asked for it.
+fn held_notes(s: &Snapshot, decisions: &[Decision], held: Option<Vec<HeldBack>>) -> Vec<Note> {
+    let Some(power) = s.power else {
+        return Vec::new();
+    };
+    if decisions.iter().any(|d| !matches!(d, Decision::Start { .. })) {
+        return Vec::new();
     }
+    let held = held.unwrap_or_else(|| budget_starts(s).1);
+    held.into_iter()
+        .filter(|h| !decisions.iter().any(|d| d.job() == h.job))
+        .map(|h| {
+            Note::about(
+                h.job,
+                format!("held back by the power budget under corridor {}", power.corridor),
+                format!(
+                    "JobId={} held back by the power budget: starting it on {} node(s) would raise the estimated \
+                     draw from {} W to {} W, above the top of the power corridor {} W",
+                    h.job,
+                    h.nodes,
+                    watts(h.draw_before),
+                    watts(h.draw_after),
+                    power.corridor
+                ),
+            )
+        })
+        .collect()
+}
+
+/// Watts for the log: at most one decimal, none when whole.
+fn watts(w: Watts) -> String {
+    let t = format!("{w:.1}");
+    t.strip_suffix(".0").map_or(t.clone(), str::to_string)
 }
 
 /// The machine's draw, as a range when estimated from the users' figures.
@@ -213,7 +344,7 @@ impl PowerAware {
     /// Lines 6-8: the first feasible configuration, trying waiting-job
     /// combinations in priority order, then (or, for `power-running-only`,
     /// only) the running jobs alone.
-    fn find_plan(&mut self, s: &Snapshot, power: &PowerState) -> Option<Plan> {
+    fn find_plan(&self, s: &Snapshot, power: &PowerState, stats: &mut LpPass) -> Option<Plan> {
         let running: Vec<&RunningJob> = s.running.iter().collect();
         let resizable: Vec<JobId> = resizable_jobs(s).iter().map(|j| j.id).collect();
         // Nodes neither free nor held (down, drained) still draw idle power
@@ -248,8 +379,8 @@ impl PowerAware {
             .fold(0u32, u32::saturating_add);
         let room = (usable as u32).saturating_sub(floor);
 
-        let queue: Vec<(&PendingJob, usize)> = runnable_queue(s).into_iter().take(COMBINATION_WINDOW).collect();
-        let solve = |stats: &mut LpStats, extra: &[(&PendingJob, usize)]| -> Option<Plan> {
+        let queue: Vec<(&PendingJob, usize)> = runnable_queue(s).into_iter().take(self.combination_window).collect();
+        let solve = |stats: &mut LpPass, extra: &[(&PendingJob, usize)]| -> Option<Plan> {
             let mut jobs = base.clone();
             jobs.extend(extra.iter().map(|&(p, size)| LpJob {
                 nodes: LpNodes::Fixed(size as u32),
@@ -258,12 +389,8 @@ impl PowerAware {
             }));
             let problem = LpProblem { total_nodes: usable as u32, idle_node: power.idle_node, corridor, jobs };
             let t = Instant::now();
-            let result = power_lp::solve(&problem);
-            if stats.solve_ms.len() == SOLVE_TIMES_KEPT {
-                stats.solve_ms.remove(0);
-            }
+            let result = lp::solve(&problem);
             stats.solve_ms.push(t.elapsed().as_secs_f64() * 1e3);
-            stats.solves += 1;
             match result {
                 Ok(Some(sol)) => Some(Plan {
                     resize: running
@@ -287,13 +414,13 @@ impl PowerAware {
         if self.with_waiting_jobs {
             let started = Instant::now();
             let mut tried = 0u64;
-            for len in 1..=MAX_COMBINATION_LEN.min(queue.len()) {
-                if len > 2 && started.elapsed() > DEEP_SEARCH_BUDGET {
+            for len in 1..=self.max_combination_len.min(queue.len()) {
+                if len > 2 && started.elapsed() > self.deep_search_budget {
                     break;
                 }
                 let mut found = None;
                 for_each_combination(queue.len(), len, &mut |idx| {
-                    if len > 2 && started.elapsed() > DEEP_SEARCH_BUDGET {
+                    if len > 2 && started.elapsed() > self.deep_search_budget {
                         return false;
                     }
                     let combo: Vec<(&PendingJob, usize)> = idx.iter().map(|&i| queue[i]).collect();
@@ -302,13 +429,13 @@ impl PowerAware {
                         return true;
                     }
                     tried += 1;
-                    self.stats.longest_combination = self.stats.longest_combination.max(len);
-                    found = solve(&mut self.stats, &combo);
+                    stats.longest_combination = stats.longest_combination.max(len);
+                    found = solve(stats, &combo);
                     found.is_none()
                 });
                 if let Some(plan) = found {
-                    self.stats.combinations_tried += tried;
-                    self.stats.last = format!(
+                    stats.combinations_tried += tried;
+                    stats.last = format!(
                         "corridor {} broken: configuration found with waiting job(s) {} after {tried} combination(s)",
                         power.corridor,
                         plan.start.iter().map(|(id, m)| format!("{id} on {m}")).collect::<Vec<_>>().join(", ")
@@ -316,10 +443,10 @@ impl PowerAware {
                     return Some(plan);
                 }
             }
-            self.stats.combinations_tried += tried;
+            stats.combinations_tried += tried;
         }
-        let plan = solve(&mut self.stats, &[]);
-        self.stats.last = match &plan {
+        let plan = solve(stats, &[]);
+        stats.last = match &plan {
             Some(p) => {
                 format!("corridor {} broken: resizing running jobs only ({} resized)", power.corridor, p.resize.len())
             }
@@ -443,14 +570,22 @@ pub fn budget_starts(s: &Snapshot) -> (Vec<Decision>, Vec<HeldBack>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::test_support::{cluster, job};
-    use crate::constraint::{MalleableSpec, NodeConstraint};
+    use crate::test_support::{cluster, job};
+    use malleable_model::{MalleableSpec, NodeConstraint};
 
     const PI: f64 = 170.0;
     const HEAT: f64 = 250.0;
 
     fn any_count(max: u32) -> MalleableSpec {
         MalleableSpec { min: 1, max, constraint: NodeConstraint::None }
+    }
+
+    fn power() -> PowerAware {
+        PowerAware::new(&Params::defaults(PARAMS))
+    }
+
+    fn running_only() -> PowerAware {
+        PowerAware::running_only(&Params::defaults(PARAMS))
     }
 
     /// 14 nodes; running jobs (id, first node, nodes, watts) hold the nodes
@@ -460,16 +595,8 @@ mod tests {
         let mut s = cluster(&free);
         for &(id, first, n, w) in running {
             free[first..first + n].iter_mut().for_each(|f| *f = false);
-            s.running.push(RunningJob {
-                id: JobId(id),
-                nodes: (first..first + n).collect(),
-                start: 0,
-                end_limit: Some(10_000),
-                malleable: Some(any_count(14)),
-                adapting: false,
-                mtct_ratio: None,
-                power: Some(JobPower::fixed(w)),
-            });
+            let job = RunningJob::new(id, first..first + n).end_limit(Some(10_000)).malleable(any_count(14));
+            s.running.push(job.power(JobPower::fixed(w)));
         }
         for (node, f) in s.nodes.iter_mut().zip(free) {
             node.free = f;
@@ -480,7 +607,7 @@ mod tests {
     }
 
     fn waiting(id: u32, nodes: u32, w: f64) -> PendingJob {
-        PendingJob { malleable: Some(any_count(14)), power: Some(JobPower::fixed(w)), ..job(id, 1, id as i64, nodes) }
+        job(id, 1, id as i64, nodes).malleable(any_count(14)).power(JobPower::fixed(w))
     }
 
     fn sizes(d: &[Decision]) -> Vec<(u32, &'static str, usize)> {
@@ -498,7 +625,9 @@ mod tests {
         let mut s = machine(&[(1, 0, 10, HEAT)], 0.0, 1.0);
         s.power = None;
         s.pending = vec![waiting(2, 3, PI), waiting(3, 2, PI)];
-        assert_eq!(PowerAware::new().schedule(&s), easy(&s));
+        let r = power().schedule(&s);
+        assert_eq!(r.decisions, easy(&s));
+        assert!(r.notes.is_empty());
     }
 
     #[test]
@@ -506,11 +635,22 @@ mod tests {
         // 4 idle nodes and a 10-node heat job: 4*71 + 10*250 = 2784 W > 1700.
         // 994 + 179 k <= 1700 gives k <= 3.9: the job keeps 3 nodes.
         let s = machine(&[(1, 0, 10, HEAT)], 1000.0, 1700.0);
-        let mut p = PowerAware::running_only();
-        let d = p.schedule(&s);
-        assert_eq!(sizes(&d), vec![(1, "shrink", 7)]);
-        assert_eq!(d[0], Decision::Shrink { job: JobId(1), remove_nodes: (3..10).collect() });
-        assert_eq!(p.lp_stats().unwrap().repairs_found, 1);
+        let r = running_only().schedule(&s);
+        assert_eq!(sizes(&r.decisions), vec![(1, "shrink", 7)]);
+        assert_eq!(r.decisions[0], Decision::Shrink { job: JobId(1), remove_nodes: (3..10).collect() });
+        assert_eq!((r.counted("lp_repairs_attempted"), r.counted("lp_repairs_found")), (1, 1));
+        // The repair is said, with its solves.
+        assert_eq!(r.notes.len(), 1);
+        let note = &r.notes[0];
+        assert_eq!(note.job, None);
+        assert!(
+            note.text.starts_with(
+                "power: corridor 1000-1700 broken: resizing running jobs only (1 resized) (LP: 1 solve(s) in "
+            ) && note.text.ends_with(" ms)"),
+            "{}",
+            note.text
+        );
+        assert_eq!(r.measures.iter().filter(|(n, _)| *n == "lp").count(), 1);
     }
 
     #[test]
@@ -520,16 +660,17 @@ mod tests {
         // with the 3-node heat job waiting: 11*170 + 3*250 = 2620 W fits.
         let mut s = machine(&[(1, 0, 2, PI)], 2500.0, 3500.0);
         s.pending = vec![waiting(2, 3, HEAT)];
-        let d = PowerAware::new().schedule(&s);
-        assert_eq!(sizes(&d), vec![(2, "start", 3), (1, "expand", 9)]);
+        let r = power().schedule(&s);
+        assert_eq!(sizes(&r.decisions), vec![(2, "start", 3), (1, "expand", 9)]);
+        assert_eq!(r.counted("lp_combinations_tried"), 1);
 
         // Scenario 2 of Table II has no such repair, and after a repair
         // found nothing, lines 15-17 do not run: the break stands.
-        let mut p = PowerAware::running_only();
-        assert_eq!(p.schedule(&s), vec![]);
-        let stats = p.lp_stats().unwrap();
-        assert_eq!((stats.repairs_attempted, stats.repairs_found, stats.combinations_tried), (1, 0, 0));
-        assert!(stats.last.contains("no feasible configuration"), "{}", stats.last);
+        let r = running_only().schedule(&s);
+        assert_eq!(r.decisions, vec![]);
+        let counts = ["lp_repairs_attempted", "lp_repairs_found", "lp_combinations_tried"].map(|n| r.counted(n));
+        assert_eq!(counts, [1, 0, 0]);
+        assert!(r.notes[0].text.contains("corridor 2500-3500 broken: no feasible configuration"), "{:?}", r.notes);
     }
 
     #[test]
@@ -538,10 +679,12 @@ mod tests {
         // waiting jobs start by EASY while they fit under 2500 W.
         let mut s = machine(&[], 1700.0, 2500.0);
         s.pending = vec![waiting(1, 4, HEAT), waiting(2, 4, HEAT), waiting(3, 4, HEAT)];
-        for mut p in [PowerAware::new(), PowerAware::running_only()] {
+        for mut p in [power(), running_only()] {
             // 994 + 4 * 179 = 1710, + 716 = 2426, + 716 = 3142 > 2500: held.
-            assert_eq!(sizes(&p.schedule(&s)), vec![(1, "start", 4), (2, "start", 4)]);
-            assert_eq!(p.lp_stats().unwrap().repairs_attempted, 0);
+            let r = p.schedule(&s);
+            assert_eq!(sizes(&r.decisions), vec![(1, "start", 4), (2, "start", 4)]);
+            assert_eq!(r.counted("lp_repairs_attempted"), 0);
+            assert_eq!(r.notes.iter().map(|n| n.job).collect::<Vec<_>>(), vec![Some(JobId(3))]);
         }
     }
 
@@ -551,28 +694,33 @@ mod tests {
         // 1000-1700. With the 1-node PI job: 994 + 179 k + 99 <= 1700, k = 3.
         let mut s = machine(&[(1, 0, 14, HEAT)], 1000.0, 1700.0);
         s.pending = vec![waiting(2, 1, PI)];
-        let mut p = PowerAware::new();
-        assert_eq!(sizes(&p.schedule(&s)), vec![(1, "shrink", 11)]);
-        // While the shrink runs, nothing else happens.
+        let mut p = power();
+        let r = p.schedule(&s);
+        assert_eq!(sizes(&r.decisions), vec![(1, "shrink", 11)]);
+        assert_eq!(r.counted("lp_combinations_tried"), 1);
+        // While the shrink runs, nothing else happens, and no budget note:
+        // the plan, not the budget, holds the job back.
         s.running[0].adapting = true;
-        assert_eq!(p.schedule(&s), vec![]);
+        let r = p.schedule(&s);
+        assert_eq!((r.decisions, r.notes), (vec![], vec![]));
         // Shrunk: the waiting job of the plan starts on a freed node.
         s.running[0].adapting = false;
         s.running[0].nodes.truncate(3);
         for n in &mut s.nodes[3..] {
             n.free = true;
         }
-        assert_eq!(p.schedule(&s), vec![Decision::Start { job: JobId(2), nodes: vec![3] }]);
-        assert_eq!(p.lp_stats().unwrap().combinations_tried, 1);
+        let r = p.schedule(&s);
+        assert_eq!(r.decisions, vec![Decision::Start { job: JobId(2), nodes: vec![3] }]);
+        assert_eq!(r.counted("lp_solves"), 0, "carrying out a plan solves nothing");
     }
 
     #[test]
     fn no_repair_while_a_job_adapts() {
         let mut s = machine(&[(1, 0, 10, HEAT)], 1000.0, 1700.0);
         s.running[0].adapting = true;
-        let mut p = PowerAware::new();
-        assert_eq!(p.schedule(&s), vec![]);
-        assert_eq!(p.lp_stats().unwrap().repairs_attempted, 0);
+        let r = power().schedule(&s);
+        assert_eq!(r.decisions, vec![]);
+        assert_eq!(r.counted("lp_repairs_attempted"), 0);
     }
 
     #[test]
@@ -581,8 +729,73 @@ mod tests {
         // (+716 W: 1809 > 1700, held back) and 2 PI nodes (+198 W: fits).
         let mut s = machine(&[(1, 0, 1, PI)], 1000.0, 1700.0);
         s.pending = vec![waiting(2, 4, HEAT), waiting(3, 2, PI)];
-        let d = PowerAware::new().schedule(&s);
-        assert_eq!(sizes(&d), vec![(3, "start", 2)]);
+        let r = power().schedule(&s);
+        assert_eq!(sizes(&r.decisions), vec![(3, "start", 2)]);
+        assert_eq!(
+            r.notes,
+            vec![Note::about(
+                JobId(2),
+                "held back by the power budget under corridor 1000-1700",
+                "JobId=2 held back by the power budget: starting it on 4 node(s) would raise the estimated draw \
+                 from 1093 W to 1809 W, above the top of the power corridor 1000-1700 W"
+            )]
+        );
+    }
+
+    /// What the plugin used to work out by itself, now said by the strategy:
+    /// the example of the power issue, 4 idle nodes at 71 W (284 W) and a
+    /// 250 W job on one node (463 W) under a 300 W top.
+    #[test]
+    fn a_start_above_the_corridor_is_said_held_back_with_the_draws() {
+        let mut s = cluster(&[true; 4]);
+        s.power =
+            Some(PowerState { corridor: Corridor::new(0.0, 300.0).unwrap(), idle_node: 71.0, measured_draw: None });
+        s.pending = vec![job(7, 93, 0, 1).power(JobPower::fixed(250.0))];
+        let r = power().schedule(&s);
+        assert_eq!(r.decisions, vec![]);
+        assert_eq!(
+            r.notes[0].text,
+            "JobId=7 held back by the power budget: starting it on 1 node(s) would raise the estimated draw \
+             from 284 W to 463 W, above the top of the power corridor 0-300 W"
+        );
+        // The job's own starts use up the budget first: under 600 W one
+        // starts (463 W), the second would add 179 W more (642 W).
+        s.power.as_mut().unwrap().corridor = Corridor::new(0.0, 600.0).unwrap();
+        s.pending.push(job(8, 92, 0, 1).power(JobPower::fixed(250.0)));
+        let r = power().schedule(&s);
+        assert_eq!(r.decisions.len(), 1);
+        assert_eq!(r.notes.iter().map(|n| n.job).collect::<Vec<_>>(), vec![Some(JobId(8))]);
+        assert!(r.notes[0].text.contains("from 463 W to 642 W"), "{}", r.notes[0].text);
+        // A running job counts at its upper estimate, a measurement first.
+        let mut s = cluster(&[false, true, true, true]);
+        s.power =
+            Some(PowerState { corridor: Corridor::new(0.0, 600.0).unwrap(), idle_node: 71.0, measured_draw: None });
+        let measured = JobPower { min_per_node: 100.0, max_per_node: 300.0, measured_per_node: Some(200.5) };
+        s.running = vec![RunningJob::new(9, [0]).end_limit(Some(5000)).power(measured)];
+        s.pending = vec![job(3, 97, 0, 2).power(JobPower::fixed(250.0))];
+        let note = &power().schedule(&s).notes[0];
+        assert!(note.text.contains("on 2 node(s)") && note.text.contains("from 413.5 W to 771.5 W"), "{note:?}");
+    }
+
+    #[test]
+    fn parameters_bound_the_combinations() {
+        // No single 1-node heat job lets the PI job fill the corridor's
+        // floor (13 PI + 1 heat: 2460 W < 2500), the pair does (12 PI + 2
+        // heat: 2540 W).
+        let mut s = machine(&[(1, 0, 2, PI)], 2500.0, 3500.0);
+        s.pending = vec![waiting(2, 1, HEAT), waiting(3, 1, HEAT)];
+        let run = |key: &str, value: &str| {
+            let mut p = Params::defaults(PARAMS);
+            if !key.is_empty() {
+                p.set(key, value).unwrap();
+            }
+            let r = (POWER.build)(&p).schedule(&s);
+            (sizes(&r.decisions), r.counted("lp_combinations_tried"))
+        };
+        let pair = vec![(2, "start", 1), (3, "start", 1), (1, "expand", 10)];
+        assert_eq!(run("", ""), (pair, 3), "two singles, then the pair");
+        assert_eq!(run("MaxCombinationLength", "1"), (vec![], 2), "singles only");
+        assert_eq!(run("CombinationWindow", "1"), (vec![], 1), "job 2 alone");
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The integer program of seed 002's power-aware strategy (section V-B,
+//! The integer program of Chadha et al. 2020's power-aware strategy (section V-B,
 //! Algorithm 2, Equation 1): given the running jobs (and, in Algorithm 2's
 //! second step, one waiting job), find node counts that keep the machine's
 //! draw inside the power corridor with as few idle nodes as possible.
@@ -76,13 +76,12 @@
 //!
 //! # Backends
 //! CBC (feature `cbc`, the default; Debian's `coinor-libcbc-dev`) or the
-//! pure-Rust microlp (feature `microlp`), both through good_lp; with both
-//! features on, CBC is used. CBC runs with log level 0: this code runs inside
-//! slurmctld, where anything printed to stdout/stderr would land in its
-//! terminal or be lost, never in its log.
+//! pure-Rust microlp (feature `microlp`), through the scaffolding in
+//! `crate::lp`: silent solvers, an integer bound `z` on the objective, the
+//! node limit, rounding.
 //!
 //! # Speed
-//! `malleable_sim::bench_lp` times the scenario of seed 002 (14 nodes, 5
+//! `malleable_sim::bench_lp` times the paper's scenario (14 nodes, 5
 //! running jobs, a waiting one) and 64 malleable jobs on 200 nodes. In
 //! release mode, medians: CBC about 1.4 ms and 4.5 ms, microlp about 0.05 ms
 //! and 1 ms; CBC's floor is its per-call set-up (0.4 ms even when presolve
@@ -91,27 +90,18 @@
 //! some random 64-job problems it took a few hundred milliseconds with either
 //! backend (minimising `k_idle` alone stays under 15 ms there).
 
-use crate::constraint::{MalleableSpec, NodeConstraint};
-use crate::power_model::{Corridor, JobPower, Watts};
-use good_lp::{
-    variable, Expression, ProblemVariables, ResolutionError, Solution, SolutionStatus, SolverModel, Variable,
-};
+use good_lp::{variable, Constraint, Expression, ProblemVariables, Variable};
+use malleable_model::{Corridor, JobPower, MalleableSpec, NodeConstraint, Watts};
 
-#[cfg(not(any(feature = "cbc", feature = "microlp")))]
-compile_error!(
-    "malleable-core needs an LP backend for power_lp: enable feature `cbc` (the default; \
-     needs Debian's coinor-libcbc-dev) or feature `microlp` (pure Rust), e.g. \
-     `--no-default-features --features microlp`"
-);
+use crate::lp::{self, backend, Outcome};
+
+/// How this program is named in error messages.
+const PROGRAM: &str = "power_lp";
 
 /// Slack on the corridor's bounds, in watts: a draw of `l - 1e-6` counts as
 /// `l`. Far below any measurement's precision, far above the rounding error
 /// of summing a few hundred products of watts and node counts.
 pub const POWER_TOLERANCE: Watts = 1e-6;
-
-/// How far from an integer a solver's value of an integer variable may be
-/// before we call the solve failed rather than round it.
-const INTEGER_TOLERANCE: f64 = 1e-4;
 
 /// How many nodes a job may get in the solution.
 #[derive(Copy, Clone, Debug, PartialEq)]
@@ -157,16 +147,6 @@ pub struct LpSolution {
     /// `sum_i k_i * p_high_i + k_idle * P_idle`: the draw the upper bound was
     /// checked with.
     pub high_draw: Watts,
-}
-
-/// Which backend this build uses ("coin_cbc" or "microlp"), for logs and
-/// benchmarks.
-pub fn backend() -> &'static str {
-    if cfg!(feature = "cbc") {
-        "coin_cbc"
-    } else {
-        "microlp"
-    }
 }
 
 /// The counts a job may take, after tightening to the machine.
@@ -257,11 +237,7 @@ fn domains(p: &LpProblem) -> Option<Vec<Domain>> {
 
 /// Round a solver value that must be integral.
 fn integral(x: f64, what: &str) -> Result<i64, String> {
-    let r = x.round();
-    if !x.is_finite() || (x - r).abs() > INTEGER_TOLERANCE {
-        return Err(format!("power_lp: the {} solver returned {x} for {what}, which should be an integer", backend()));
-    }
-    Ok(r as i64)
+    lp::integral(PROGRAM, x, what)
 }
 
 /// Check `counts`/`idle` against every row of Equation 1 and the node-count
@@ -367,14 +343,14 @@ fn solve_limited(p: &LpProblem, node_limit: u32) -> Result<(Option<LpSolution>, 
 
     let mut gave_up = false;
     let found = match run_solver(p, &doms, Objective::IdleThenMoves, node_limit)? {
-        Outcome::Solved(found) => found,
+        Run::Solved(found) => found,
         // The tie-break's search hit its node limit: take the fewest idle
         // nodes without it (see TIE_BREAK_NODE_LIMIT).
-        Outcome::GaveUp => {
+        Run::GaveUp => {
             gave_up = true;
             match run_solver(p, &doms, Objective::IdleOnly, node_limit)? {
-                Outcome::Solved(found) => found,
-                Outcome::GaveUp => return Err(format!("power_lp: the {} solver stopped on k_idle alone", backend())),
+                Run::Solved(found) => found,
+                Run::GaveUp => return Err(format!("power_lp: the {} solver stopped on k_idle alone", backend())),
             }
         }
     };
@@ -411,7 +387,7 @@ pub const TIE_BREAK_NODE_LIMIT: u32 = 100;
 
 /// A solver run's result: counts and `k_idle` (rounded, not yet verified;
 /// `None` when infeasible), or the tie-break stopped at its node limit.
-enum Outcome {
+enum Run {
     Solved(Option<(Vec<u32>, u32)>),
     GaveUp,
 }
@@ -419,7 +395,7 @@ enum Outcome {
 /// Build the model of the module docs over `doms`, solve it, and read the
 /// counts and k_idle off the solution, rounded but not yet verified.
 /// `node_limit` bounds the tie-break's search ([`Objective::IdleThenMoves`]).
-fn run_solver(p: &LpProblem, doms: &[Domain], goal: Objective, node_limit: u32) -> Result<Outcome, String> {
+fn run_solver(p: &LpProblem, doms: &[Domain], goal: Objective, node_limit: u32) -> Result<Run, String> {
     let with_moves = goal == Objective::IdleThenMoves;
     let n = p.total_nodes;
     let mut vars = ProblemVariables::new();
@@ -513,84 +489,47 @@ fn run_solver(p: &LpProblem, doms: &[Domain], goal: Objective, node_limit: u32) 
         objective.add_mul(1.0, idle);
     }
 
-    // Minimise an integer z >= objective rather than the objective itself.
-    // microlp prunes a node only when its bound reaches the incumbent, not
-    // when it is within 1 of it with an integral objective; on problems with
-    // many equally good configurations that left it proving 99.5 < 100 over
-    // thousands of nodes (44 s for bench_lp's 64 jobs on 200 nodes); with z
-    // it branches z up to the integer bound at once (1 ms). CBC infers the
-    // objective's integrality itself, but was faster with z too (random
-    // 64-job problems: median 6 ms, 90th percentile 27 ms, against 7 ms and
-    // 156 ms without).
-    let z = vars.add(variable().integer().min(0));
-    #[cfg(feature = "cbc")]
-    let mut model = {
-        let mut m = vars.minimise(z).using(good_lp::solvers::coin_cbc::coin_cbc);
-        // Silence CBC (and the Clp it drives): we run inside slurmctld.
-        m.set_log_level(0);
-        m.set_parameter("slogLevel", "0");
-        // These models are small and their LP bound is close: CBC's
-        // preprocessing and primal heuristics (the feasibility pump above
-        // all) cost more than the branching they save. Measured on
-        // bench_lp's problems and 100 random ones of each size: the 14-node
-        // scenario's median solve drops from about 2.5 ms to 1.3 ms, and
-        // 64 jobs on 200 nodes from about 12 ms to 6 ms. (Turning cuts off
-        // too saves another 0.5 ms at 14 nodes, but at 64 jobs the median
-        // goes to 10 ms and the 90th percentile to 300 ms.)
-        m.set_parameter("preprocess", "off");
-        m.set_parameter("heuristicsOnOff", "off");
-        if with_moves {
-            m.set_parameter("maxNodes", &node_limit.to_string());
-        }
-        m
-    };
-    // microlp has no node limit: its tie-break always runs to the end.
-    #[cfg(all(feature = "microlp", not(feature = "cbc")))]
-    let mut model = {
-        let _ = node_limit;
-        vars.minimise(z).using(good_lp::solvers::microlp::microlp)
-    };
-    model.add_constraint((Expression::from(z) - objective).geq(0.0));
-
-    model.add_constraint(nodes_row.eq(f64::from(n) - fixed_nodes));
-    model.add_constraint(low_row.geq(p.corridor.low - fixed_low - POWER_TOLERANCE));
-    model.add_constraint(high_row.leq(p.corridor.high - fixed_high + POWER_TOLERANCE));
-    for one in pick_rows {
-        model.add_constraint(one.eq(1.0));
-    }
+    let mut rows: Vec<Constraint> = vec![
+        nodes_row.eq(f64::from(n) - fixed_nodes),
+        low_row.geq(p.corridor.low - fixed_low - POWER_TOLERANCE),
+        high_row.leq(p.corridor.high - fixed_high + POWER_TOLERANCE),
+    ];
+    rows.extend(pick_rows.into_iter().map(|one| one.eq(1.0)));
     for (d, k, c) in deviations {
         // d >= k - c and d >= c - k.
-        model.add_constraint((Expression::from(d) - k.clone()).geq(-c));
-        model.add_constraint((Expression::from(d) + k).geq(c));
+        rows.push((Expression::from(d) - k.clone()).geq(-c));
+        rows.push((Expression::from(d) + k).geq(c));
     }
+    let limit = with_moves.then_some(node_limit);
+    let outcome =
+        lp::minimise_integral(PROGRAM, vars, objective, rows, limit, |value| read_counts(p, &reads, idle, value))?;
+    Ok(match outcome {
+        Outcome::Optimal(found) => Run::Solved(Some(found)),
+        Outcome::Infeasible => Run::Solved(None),
+        Outcome::NodeLimit => Run::GaveUp,
+    })
+}
 
-    let sol = match model.solve() {
-        Ok(sol) => sol,
-        Err(ResolutionError::Infeasible) => return Ok(Outcome::Solved(None)),
-        // good_lp's word for CBC stopping on its node limit.
-        Err(ResolutionError::Other("Stopped")) if with_moves => return Ok(Outcome::GaveUp),
-        Err(e) => return Err(format!("power_lp: the {} solver failed: {e}", backend())),
-    };
-    match sol.status() {
-        SolutionStatus::Optimal | SolutionStatus::GapLimit => {}
-        other => {
-            return Err(format!("power_lp: the {} solver stopped without proving optimality ({other:?})", backend()))
-        }
-    }
-
+/// Each job's count and k_idle off the solver's values, rounded, not yet verified.
+fn read_counts(
+    p: &LpProblem,
+    reads: &[Count],
+    idle: Variable,
+    value: &dyn Fn(Variable) -> f64,
+) -> Result<(Vec<u32>, u32), String> {
     let mut counts = Vec::with_capacity(p.jobs.len());
     for (i, read) in reads.iter().enumerate() {
         counts.push(match read {
             Count::Const(v) => *v,
             Count::Affine { y, scale, offset } => {
-                let y = integral(sol.value(*y), &format!("job {i}'s node count"))?;
+                let y = integral(value(*y), &format!("job {i}'s node count"))?;
                 let k = y * i64::from(*scale) + i64::from(*offset);
                 u32::try_from(k).map_err(|_| format!("power_lp: job {i} got {k} nodes"))?
             }
             Count::Pick { b, values } => {
                 let mut chosen = None;
                 for (&bv, &v) in b.iter().zip(values) {
-                    if integral(sol.value(bv), &format!("job {i}'s choice of {v} nodes"))? == 1 {
+                    if integral(value(bv), &format!("job {i}'s choice of {v} nodes"))? == 1 {
                         if chosen.is_some() {
                             return Err(format!("power_lp: the {} solver chose two counts for job {i}", backend()));
                         }
@@ -601,9 +540,9 @@ fn run_solver(p: &LpProblem, doms: &[Domain], goal: Objective, node_limit: u32) 
             }
         });
     }
-    let idle = integral(sol.value(idle), "k_idle")?;
+    let idle = integral(value(idle), "k_idle")?;
     let idle = u32::try_from(idle).map_err(|_| format!("power_lp: k_idle came out as {idle}"))?;
-    Ok(Outcome::Solved(Some((counts, idle))))
+    Ok((counts, idle))
 }
 
 #[cfg(test)]
@@ -674,12 +613,6 @@ mod tests {
             }
         }
         assert!(gave_up > 0, "no problem reached the limit: the fallback went untested");
-    }
-
-    #[test]
-    fn backend_is_the_one_built() {
-        let want = if cfg!(feature = "cbc") { "coin_cbc" } else { "microlp" };
-        assert_eq!(backend(), want);
     }
 
     #[test]
@@ -865,7 +798,7 @@ mod tests {
 
     #[test]
     fn the_papers_scenario_shape_is_solved_and_checked() {
-        // 14 nodes, 71 W idle, corridor 1700-2500 (seed 002, section VI-C),
+        // 14 nodes, 71 W idle, corridor 1700-2500 (the paper's section VI-C),
         // 5 running jobs at 170 or 250 W and a waiting 3-node job.
         let jobs: Vec<LpJob> = [(3, 170.0), (3, 250.0), (2, 170.0), (3, 250.0), (3, 170.0)]
             .iter()
@@ -940,7 +873,7 @@ mod tests {
         let out = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "power_lp::tests::the_papers_scenario_shape_is_solved_and_checked",
+                "strategies::power::lp::tests::the_papers_scenario_shape_is_solved_and_checked",
                 "--nocapture",
                 "--test-threads=1",
             ])

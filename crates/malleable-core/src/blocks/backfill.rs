@@ -1,0 +1,73 @@
+//! EASY backfilling (Lifka 1995; Mu'alem and Feitelson 2001): FCFS until the
+//! head job does not fit, one reservation for that head job, and later jobs
+//! start early only where they cannot delay it. The `easy` strategy is
+//! exactly [`easy`]; the power-aware strategy filters its starts by the
+//! power budget; `mtct-backfill` backfills with [`backfill`] on moldable
+//! sizes.
+
+use malleable_model::{Decision, PendingJob, Snapshot, Time};
+
+use crate::blocks::pool::FreePool;
+use crate::blocks::queue::{end_on, rigid_size, runnable_queue, start_in_order};
+use crate::blocks::reservation::reservation;
+
+/// One EASY pass. Jobs larger than the whole cluster are skipped (they can
+/// never run). If the head job can never get enough nodes (they are held by
+/// unlimited jobs, or down), it gets no reservation and blocks nothing: every
+/// later job that fits starts. Nodes go lowest index first, in queue order.
+pub fn easy(s: &Snapshot) -> Vec<Decision> {
+    let mut pool = FreePool::new(s);
+    let mut queue = runnable_queue(s).into_iter();
+    // Jobs started in this pass hand their nodes back too, which can bring
+    // the shadow time forward.
+    let first = start_in_order(s, &mut queue, &mut pool, rigid_size);
+    let mut decisions = first.decisions;
+    if let Some((_, head_size)) = first.head {
+        decisions.extend(backfill(s, queue, &mut pool, &first.started, head_size, |_, size, _| vec![size]));
+    }
+    decisions
+}
+
+/// EASY's second phase: with the head job (needing `head_size`) blocked, start
+/// the jobs of `queue` (those behind it) that cannot delay its reservation.
+/// `started`: the jobs started earlier in this pass (when they end, size).
+/// `sizes(job, size, free)` lists the counts to try for a job, largest
+/// first: its size for a rigid job; a malleable job may also try fewer, with
+/// its time limit stretched by [`end_on`]. A job starts on the first count
+/// that fits and either ends by the shadow time or fits in the extra nodes.
+pub fn backfill<'a>(
+    s: &Snapshot,
+    queue: impl Iterator<Item = (&'a PendingJob, usize)>,
+    pool: &mut FreePool,
+    started: &[(Option<Time>, usize)],
+    head_size: usize,
+    sizes: impl Fn(&PendingJob, usize, usize) -> Vec<usize>,
+) -> Vec<Decision> {
+    let mut decisions = Vec::new();
+    let mut reservation = reservation(s, pool.len(), started, head_size);
+    for (job, size) in queue {
+        for n in sizes(job, size, pool.len()) {
+            if n > pool.len() {
+                continue;
+            }
+            let may_start = match reservation.as_mut() {
+                None => true,
+                Some(r) => {
+                    if end_on(s.now, job, size, n).is_some_and(|end| end <= r.shadow_time) {
+                        true
+                    } else if n <= r.extra_nodes {
+                        r.extra_nodes -= n;
+                        true
+                    } else {
+                        false
+                    }
+                }
+            };
+            if may_start {
+                decisions.extend(pool.start(job, n));
+                break;
+            }
+        }
+    }
+    decisions
+}

@@ -1,0 +1,119 @@
+//! The queue as a pass serves it: the jobs that could ever run, in
+//! `queue_order()`, each with the node count it asks for, and the prefix of
+//! it that starts while it fits.
+
+use std::collections::HashSet;
+
+use malleable_model::{Decision, PendingJob, Snapshot, Time};
+
+use crate::blocks::pool::FreePool;
+
+/// When a job started now at most ends; `None` if unlimited. A negative time
+/// limit makes no sense and is read as 0; the sum saturates rather than wrap.
+pub fn end_if_started(now: Time, job: &PendingJob) -> Option<Time> {
+    job.time_limit.map(|limit| now.saturating_add(limit.max(0)))
+}
+
+/// When `job` (asking `size` nodes) at most ends if started now on `n`
+/// nodes. On fewer nodes than asked its limit is stretched by size/n: no
+/// parallel job runs more than n/size as fast on n nodes as on size nodes
+/// when its efficiency falls with node count, so this bound is safe. On its
+/// own size it is [`end_if_started`].
+pub fn end_on(now: Time, job: &PendingJob, size: usize, n: usize) -> Option<Time> {
+    let limit = job.time_limit?.max(0);
+    let scaled = if n < size {
+        let (num, den) = (i128::from(limit) * size as i128, n.max(1) as i128);
+        i64::try_from((num + den - 1) / den).unwrap_or(i64::MAX)
+    } else {
+        limit
+    };
+    Some(now.saturating_add(scaled))
+}
+
+/// The pending jobs in `queue_order()` with their sizes, leaving out:
+/// - jobs asking more nodes than the cluster has in total: they can never run,
+///   and letting them hold the queue would stop it for good;
+/// - a second entry with an id already seen (a job starts at most once).
+pub fn runnable_queue(s: &Snapshot) -> Vec<(&PendingJob, usize)> {
+    let total = s.nodes.len();
+    let mut seen = HashSet::new();
+    s.queue_order()
+        .into_iter()
+        .filter(|job| seen.insert(job.id))
+        .map(|job| (job, job.size()))
+        .filter(|&(_, size)| size <= total)
+        .collect()
+}
+
+/// What starting the queue in order while jobs fit leaves.
+pub struct InOrder<'a> {
+    pub decisions: Vec<Decision>,
+    /// For each job started: when it at most ends, and on how many nodes.
+    pub started: Vec<(Option<Time>, usize)>,
+    /// The first job that did not fit (the head job), with its size.
+    pub head: Option<(&'a PendingJob, usize)>,
+}
+
+/// Start jobs from `queue` in order while they fit, FCFS's rule and the
+/// first phase of EASY and of Chadha et al. 2020's Algorithm 1 (lines 4-6).
+/// `size_now(job, size, free)` is the count a job starts on with `free`
+/// nodes left: its size for a rigid start; a moldable start may give fewer.
+/// Stops at the first job that gets no start (the head job).
+pub fn start_in_order<'a>(
+    s: &Snapshot,
+    queue: &mut impl Iterator<Item = (&'a PendingJob, usize)>,
+    pool: &mut FreePool,
+    size_now: impl Fn(&PendingJob, usize, usize) -> Option<usize>,
+) -> InOrder<'a> {
+    let mut out = InOrder { decisions: Vec::new(), started: Vec::new(), head: None };
+    for (job, size) in queue.by_ref() {
+        match size_now(job, size, pool.len()).and_then(|n| pool.start(job, n).map(|d| (d, n))) {
+            Some((d, n)) => {
+                out.decisions.push(d);
+                out.started.push((end_on(s.now, job, size, n), n));
+            }
+            None => {
+                out.head = Some((job, size));
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// A rigid start: the job's own size, whatever is free.
+pub fn rigid_size(_: &PendingJob, size: usize, _: usize) -> Option<usize> {
+    Some(size)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{cluster, job, limited};
+
+    #[test]
+    fn a_stretched_limit_rounds_up_and_saturates() {
+        let j = limited(job(1, 0, 0, 3), Some(100));
+        assert_eq!(end_on(10, &j, 3, 3), Some(110));
+        assert_eq!(end_on(10, &j, 3, 2), Some(160));
+        assert_eq!(end_on(10, &j, 3, 1), Some(310));
+        assert_eq!(end_on(10, &j, 3, 3), end_if_started(10, &j));
+        let huge = limited(job(1, 0, 0, 3), Some(i64::MAX));
+        assert_eq!(end_on(10, &huge, 3, 1), Some(i64::MAX));
+        assert_eq!(end_on(10, &limited(j, None), 3, 1), None);
+    }
+
+    #[test]
+    fn the_first_job_that_gets_no_start_is_the_head() {
+        let mut s = cluster(&[true, true, true]);
+        s.pending = vec![job(1, 0, 1, 2), job(2, 0, 2, 2), job(3, 0, 3, 1)];
+        let queue = runnable_queue(&s);
+        let mut it = queue.into_iter();
+        let mut pool = FreePool::new(&s);
+        let r = start_in_order(&s, &mut it, &mut pool, rigid_size);
+        assert_eq!(r.decisions.len(), 1);
+        assert_eq!(r.started, vec![(Some(160), 2)]);
+        assert_eq!(r.head.map(|(j, n)| (j.id.0, n)), Some((2, 2)));
+        assert_eq!(it.next().map(|(j, _)| j.id.0), Some(3), "the jobs behind the head are left");
+    }
+}

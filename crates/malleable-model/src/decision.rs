@@ -1,0 +1,32 @@
+//! What a strategy may ask the resource manager to do.
+
+use crate::ids::{JobId, NodeIndex};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Start this pending job on exactly these nodes.
+    Start { job: JobId, nodes: Vec<NodeIndex> },
+    /// Grow a running malleable job onto these free nodes.
+    Expand { job: JobId, add_nodes: Vec<NodeIndex> },
+    /// Take these of its nodes from a running malleable job; they come back
+    /// free once the adaptation completes.
+    Shrink { job: JobId, remove_nodes: Vec<NodeIndex> },
+}
+
+impl Decision {
+    pub fn job(&self) -> JobId {
+        match self {
+            Decision::Start { job, .. } | Decision::Expand { job, .. } | Decision::Shrink { job, .. } => *job,
+        }
+    }
+}
+
+impl std::fmt::Display for Decision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Decision::Start { nodes, .. } => write!(f, "start on {} nodes", nodes.len()),
+            Decision::Expand { add_nodes, .. } => write!(f, "expand by {} nodes", add_nodes.len()),
+            Decision::Shrink { remove_nodes, .. } => write!(f, "shrink by {} nodes", remove_nodes.len()),
+        }
+    }
+}

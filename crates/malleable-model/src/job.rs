@@ -1,0 +1,174 @@
+//! Jobs as a scheduling pass sees them: waiting ones and running ones, each
+//! with a builder so that a test or a bench states a job in one line:
+//! `PendingJob::new(7, 4).time_limit(Some(60)).malleable(spec)`.
+
+use crate::constraint::MalleableSpec;
+use crate::ids::{JobId, NodeIndex, Time};
+use crate::power::JobPower;
+
+/// A job that holds nodes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunningJob {
+    pub id: JobId,
+    pub nodes: Vec<NodeIndex>,
+    pub start: Time,
+    /// When its time limit runs out: the latest moment its nodes come back.
+    /// `None` for an unlimited job, whose nodes never come back as far as
+    /// planning can tell.
+    pub end_limit: Option<Time>,
+    /// `None` for a rigid job (it keeps its nodes until it ends).
+    pub malleable: Option<MalleableSpec>,
+    /// The ADAPTING state of Chadha et al. 2020: an expand or shrink of this
+    /// job is under way, so its node count is about to change (section IV-C).
+    pub adapting: bool,
+    /// The job's measured MPI-to-compute time ratio (Chadha et al. 2020,
+    /// section IV-D), reset after each adaptation; `None` until measured.
+    /// Higher means less efficient, so shrunk first and expanded last.
+    pub mtct_ratio: Option<f64>,
+    /// Its draw per node, for the power-aware strategy; `None` when unknown
+    /// (the plugin fills in `DefaultJobWatts=`).
+    pub power: Option<JobPower>,
+}
+
+impl RunningJob {
+    /// A rigid job on these nodes, started at 0, unlimited, not measured.
+    pub fn new(id: u32, nodes: impl IntoIterator<Item = NodeIndex>) -> RunningJob {
+        RunningJob {
+            id: JobId(id),
+            nodes: nodes.into_iter().collect(),
+            start: 0,
+            end_limit: None,
+            malleable: None,
+            adapting: false,
+            mtct_ratio: None,
+            power: None,
+        }
+    }
+
+    pub fn start(mut self, start: Time) -> RunningJob {
+        self.start = start;
+        self
+    }
+
+    pub fn end_limit(mut self, end_limit: Option<Time>) -> RunningJob {
+        self.end_limit = end_limit;
+        self
+    }
+
+    pub fn malleable(mut self, spec: impl Into<Option<MalleableSpec>>) -> RunningJob {
+        self.malleable = spec.into();
+        self
+    }
+
+    pub fn adapting(mut self, adapting: bool) -> RunningJob {
+        self.adapting = adapting;
+        self
+    }
+
+    pub fn mtct_ratio(mut self, ratio: Option<f64>) -> RunningJob {
+        self.mtct_ratio = ratio;
+        self
+    }
+
+    pub fn power(mut self, power: impl Into<Option<JobPower>>) -> RunningJob {
+        self.power = power.into();
+        self
+    }
+
+    /// A running malleable job that may be resized now: not mid-adaptation.
+    pub fn resizable(&self) -> Option<&MalleableSpec> {
+        self.malleable.as_ref().filter(|_| !self.adapting)
+    }
+}
+
+/// A job waiting in the queue that may be started now (its dependencies are
+/// met and it is not held: the plugin filters the others out).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PendingJob {
+    pub id: JobId,
+    /// Higher runs first.
+    pub priority: u32,
+    pub submit: Time,
+    /// Nodes it asks for (a rigid job gets exactly this many).
+    pub nodes: u32,
+    /// Its time limit in seconds; `None` if unlimited.
+    pub time_limit: Option<Time>,
+    /// `None` for a rigid job. A malleable job starts on `nodes` (its
+    /// `--nodes`) and may later be resized within the spec.
+    pub malleable: Option<MalleableSpec>,
+    /// Its users' per-node power estimates (`--min-power` / `--max-power`).
+    pub power: Option<JobPower>,
+}
+
+impl PendingJob {
+    /// A rigid job asking `nodes` nodes, priority 0, submitted at 0, unlimited.
+    pub fn new(id: u32, nodes: u32) -> PendingJob {
+        PendingJob { id: JobId(id), priority: 0, submit: 0, nodes, time_limit: None, malleable: None, power: None }
+    }
+
+    pub fn priority(mut self, priority: u32) -> PendingJob {
+        self.priority = priority;
+        self
+    }
+
+    pub fn submit(mut self, submit: Time) -> PendingJob {
+        self.submit = submit;
+        self
+    }
+
+    pub fn time_limit(mut self, seconds: Option<Time>) -> PendingJob {
+        self.time_limit = seconds;
+        self
+    }
+
+    pub fn malleable(mut self, spec: impl Into<Option<MalleableSpec>>) -> PendingJob {
+        self.malleable = spec.into();
+        self
+    }
+
+    pub fn power(mut self, power: impl Into<Option<JobPower>>) -> PendingJob {
+        self.power = power.into();
+        self
+    }
+
+    /// Nodes it starts on when rigid: what it asks for, but at least one
+    /// (a job asking for 0 nodes still needs somewhere to run).
+    pub fn size(&self) -> usize {
+        usize::try_from(self.nodes).unwrap_or(usize::MAX).max(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::NodeConstraint;
+
+    #[test]
+    fn builders_set_what_they_name_and_leave_the_rest() {
+        let spec = MalleableSpec { min: 1, max: 4, constraint: NodeConstraint::Even };
+        let p = PendingJob::new(7, 3).priority(5).submit(10).time_limit(Some(60)).malleable(spec);
+        assert_eq!(
+            p,
+            PendingJob {
+                id: JobId(7),
+                priority: 5,
+                submit: 10,
+                nodes: 3,
+                time_limit: Some(60),
+                malleable: Some(spec),
+                power: None
+            }
+        );
+        let r = RunningJob::new(9, [2, 3]).start(4).end_limit(Some(100)).malleable(spec).adapting(true);
+        assert_eq!((r.nodes.clone(), r.start, r.end_limit, r.adapting), (vec![2, 3], 4, Some(100), true));
+        assert_eq!(r.resizable(), None, "an adapting job is not resizable");
+        assert_eq!(r.adapting(false).resizable(), Some(&spec));
+        assert_eq!(RunningJob::new(1, [0]).resizable(), None, "a rigid job is not resizable");
+    }
+
+    #[test]
+    fn a_job_asking_no_nodes_gets_one() {
+        assert_eq!(PendingJob::new(1, 0).size(), 1);
+        assert_eq!(PendingJob::new(1, 5).size(), 5);
+    }
+}

@@ -1,0 +1,31 @@
+//! The words every part of sched/malleable shares: the cluster a scheduling
+//! pass sees ([`Snapshot`]), what a strategy may decide ([`Decision`]) and
+//! whether a decision can be carried out ([`validate`]), malleable jobs'
+//! node constraints and power, and the two contracts whose ends live in
+//! different programs: the sbatch options as they travel in a job's
+//! environment ([`submit_options`]) and the messages between an
+//! application's runtime and the plugin ([`runtime_msg`]).
+//!
+//! No solver, no Slurm, no `unsafe`: a SPANK plugin loaded by sbatch and an
+//! application linking the runtime depend on this crate alone.
+#![forbid(unsafe_code)]
+
+mod constraint;
+mod decision;
+mod ids;
+mod job;
+mod node;
+mod power;
+pub mod runtime_msg;
+mod snapshot;
+pub mod submit_options;
+mod validate;
+
+pub use constraint::{MalleableSpec, NodeConstraint};
+pub use decision::Decision;
+pub use ids::{JobId, NodeIndex, Time};
+pub use job::{PendingJob, RunningJob};
+pub use node::Node;
+pub use power::{Corridor, CorridorSchedule, JobPower, PowerState, Watts};
+pub use snapshot::Snapshot;
+pub use validate::{rejections, validate, Rejection};

@@ -1,0 +1,317 @@
+//! Whether a pass's decisions can be carried out on the snapshot they were
+//! made for: the one set of rules the simulator's engine (which stops on a
+//! broken one: a strategy bug), the plugin (which applies the rest and logs
+//! the broken ones) and the property tests hold every strategy to.
+//!
+//! The rules, in the order of the decisions (a later decision that conflicts
+//! with an accepted earlier one is the one rejected, and a rejected decision
+//! claims nothing):
+//! - a job is decided at most once a pass;
+//! - `Start`: the job is waiting; it gets at least one node; a rigid job gets
+//!   exactly what it asks for (at least one), a malleable one that or any
+//!   count its spec allows (a moldable start);
+//! - `Expand`: the job runs, is malleable and is not adapting; it gets at
+//!   least one node, and its new count is one its spec allows;
+//! - `Shrink`: the same, and the nodes taken are distinct nodes of the job's,
+//!   never its first one (the batch host, where its launcher runs);
+//! - every node a `Start` or `Expand` hands out exists, is free and is handed
+//!   out once.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::decision::Decision;
+use crate::ids::{JobId, NodeIndex};
+use crate::job::{PendingJob, RunningJob};
+use crate::snapshot::Snapshot;
+
+/// A decision that cannot be carried out, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rejection {
+    /// Its position in the pass's decisions.
+    pub index: usize,
+    pub decision: Decision,
+    pub why: String,
+}
+
+impl std::fmt::Display for Rejection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "JobId={}: {} rejected: {}", self.decision.job(), self.decision, self.why)
+    }
+}
+
+/// `Ok` when every decision follows the rules (module docs), else every
+/// rejection.
+pub fn validate(s: &Snapshot, decisions: &[Decision]) -> Result<(), Vec<Rejection>> {
+    let rejected = rejections(s, decisions);
+    if rejected.is_empty() {
+        Ok(())
+    } else {
+        Err(rejected)
+    }
+}
+
+/// The decisions that break a rule, in order; the others can be applied.
+pub fn rejections(s: &Snapshot, decisions: &[Decision]) -> Vec<Rejection> {
+    if decisions.is_empty() {
+        return Vec::new();
+    }
+    // Only the jobs decided on are looked up: one walk over each list, so a
+    // pass over a long queue costs no more than reading it.
+    let decided: HashSet<JobId> = decisions.iter().map(Decision::job).collect();
+    let pending: HashMap<JobId, &PendingJob> =
+        s.pending.iter().filter(|p| decided.contains(&p.id)).map(|p| (p.id, p)).collect();
+    let running: HashMap<JobId, &RunningJob> =
+        s.running.iter().filter(|r| decided.contains(&r.id)).map(|r| (r.id, r)).collect();
+
+    let mut seen_jobs = HashSet::new();
+    let mut handed_out = HashSet::new();
+    let mut rejected = Vec::new();
+    for (index, d) in decisions.iter().enumerate() {
+        let verdict = if seen_jobs.contains(&d.job()) {
+            Err("the job is decided twice in one pass".to_string())
+        } else {
+            check(s, d, &pending, &running, &handed_out)
+        };
+        match verdict {
+            Ok(claimed) => {
+                seen_jobs.insert(d.job());
+                handed_out.extend(claimed);
+            }
+            Err(why) => rejected.push(Rejection { index, decision: d.clone(), why }),
+        }
+    }
+    rejected
+}
+
+/// One decision against the snapshot and what earlier decisions handed out;
+/// the nodes it hands out when it is valid.
+fn check(
+    s: &Snapshot,
+    d: &Decision,
+    pending: &HashMap<JobId, &PendingJob>,
+    running: &HashMap<JobId, &RunningJob>,
+    handed_out: &HashSet<NodeIndex>,
+) -> Result<Vec<NodeIndex>, String> {
+    match d {
+        Decision::Start { job, nodes } => {
+            let p = pending.get(job).ok_or("the job is not waiting")?;
+            let n = nodes.len();
+            if n == 0 {
+                return Err("it would start on no node".into());
+            }
+            let asked = p.size();
+            match p.malleable {
+                _ if n == asked => {}
+                Some(spec) if spec.allows(n as u32) => {}
+                Some(spec) => {
+                    return Err(format!(
+                        "it would start on {n} nodes: it asks for {asked}, and {n} is outside {}",
+                        spec_text(&spec)
+                    ))
+                }
+                None => return Err(format!("it would start on {n} nodes: it is rigid and asks for {asked}")),
+            }
+            free_and_unclaimed(s, nodes, handed_out)?;
+            Ok(nodes.clone())
+        }
+        Decision::Expand { job, add_nodes } => {
+            let (r, spec) = resizable(running, *job)?;
+            if add_nodes.is_empty() {
+                return Err("it would add no node".into());
+            }
+            let after = r.nodes.len() + add_nodes.len();
+            if !spec.allows(after as u32) {
+                return Err(format!("it would run on {after} nodes, outside {}", spec_text(&spec)));
+            }
+            free_and_unclaimed(s, add_nodes, handed_out)?;
+            Ok(add_nodes.clone())
+        }
+        Decision::Shrink { job, remove_nodes } => {
+            let (r, spec) = resizable(running, *job)?;
+            if remove_nodes.is_empty() {
+                return Err("it would remove no node".into());
+            }
+            let mut distinct = HashSet::new();
+            for &i in remove_nodes {
+                if !r.nodes.contains(&i) {
+                    return Err(format!("node {} is not the job's", node_name(s, i)));
+                }
+                if !distinct.insert(i) {
+                    return Err(format!("node {} is removed twice", node_name(s, i)));
+                }
+            }
+            if let Some(&first) = r.nodes.first() {
+                if distinct.contains(&first) {
+                    return Err(format!("node {} is its first node, where its batch script runs", node_name(s, first)));
+                }
+            }
+            let after = r.nodes.len().saturating_sub(remove_nodes.len());
+            if !spec.allows(after as u32) {
+                return Err(format!("it would run on {after} nodes, outside {}", spec_text(&spec)));
+            }
+            Ok(Vec::new())
+        }
+    }
+}
+
+/// The running, malleable, not adapting job a resize names.
+fn resizable<'a>(
+    running: &HashMap<JobId, &'a RunningJob>,
+    job: JobId,
+) -> Result<(&'a RunningJob, crate::MalleableSpec), String> {
+    let r = running.get(&job).ok_or("the job is not running")?;
+    let spec = r.malleable.ok_or("the job is rigid")?;
+    if r.adapting {
+        return Err("the job is adapting already".into());
+    }
+    Ok((r, spec))
+}
+
+fn free_and_unclaimed(s: &Snapshot, nodes: &[NodeIndex], handed_out: &HashSet<NodeIndex>) -> Result<(), String> {
+    let mut mine = HashSet::new();
+    for &i in nodes {
+        let Some(node) = s.nodes.get(i) else {
+            return Err(format!("node index {i} does not exist (the cluster has {} nodes)", s.nodes.len()));
+        };
+        if !node.free {
+            return Err(format!("node {} is not free", node.name));
+        }
+        if handed_out.contains(&i) || !mine.insert(i) {
+            return Err(format!("node {} is handed out twice", node.name));
+        }
+    }
+    Ok(())
+}
+
+fn node_name(s: &Snapshot, i: NodeIndex) -> String {
+    s.nodes.get(i).map_or_else(|| format!("index {i}"), |n| n.name.clone())
+}
+
+fn spec_text(spec: &crate::MalleableSpec) -> String {
+    format!("its range {}..{} ({})", spec.min, spec.max, spec.constraint)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{MalleableSpec, Node, NodeConstraint};
+
+    fn even(min: u32, max: u32) -> MalleableSpec {
+        MalleableSpec { min, max, constraint: NodeConstraint::Even }
+    }
+
+    /// 6 nodes: 0-1 held by rigid job 10, 2-3 by malleable job 11 (even,
+    /// 2..4), 4-5 free. Waiting: rigid 1 (1 node), malleable 2 (asks 2, even).
+    fn cluster() -> Snapshot {
+        Snapshot {
+            now: 100,
+            nodes: Node::numbered([false, false, false, false, true, true]),
+            running: vec![RunningJob::new(10, [0, 1]), RunningJob::new(11, [2, 3]).malleable(even(2, 4))],
+            pending: vec![PendingJob::new(1, 1), PendingJob::new(2, 2).malleable(even(2, 4))],
+            power: None,
+        }
+    }
+
+    fn start(job: u32, nodes: &[usize]) -> Decision {
+        Decision::Start { job: JobId(job), nodes: nodes.to_vec() }
+    }
+    fn expand(job: u32, nodes: &[usize]) -> Decision {
+        Decision::Expand { job: JobId(job), add_nodes: nodes.to_vec() }
+    }
+    fn shrink(job: u32, nodes: &[usize]) -> Decision {
+        Decision::Shrink { job: JobId(job), remove_nodes: nodes.to_vec() }
+    }
+
+    fn why(s: &Snapshot, ds: &[Decision]) -> Vec<(usize, String)> {
+        rejections(s, ds).into_iter().map(|r| (r.index, r.why)).collect()
+    }
+
+    #[test]
+    fn valid_decisions_pass() {
+        let s = cluster();
+        assert!(validate(&s, &[start(1, &[4])]).is_ok());
+        assert!(validate(&s, &[start(2, &[4, 5])]).is_ok());
+        assert!(validate(&s, &[expand(11, &[4, 5])]).is_ok());
+        assert!(validate(&s, &[]).is_ok());
+    }
+
+    #[test]
+    fn starts_need_a_waiting_job_free_nodes_and_the_right_count() {
+        let s = cluster();
+        assert_eq!(why(&s, &[start(10, &[4])]), vec![(0, "the job is not waiting".into())]);
+        assert_eq!(why(&s, &[start(1, &[])]), vec![(0, "it would start on no node".into())]);
+        assert_eq!(
+            why(&s, &[start(1, &[4, 5])]),
+            vec![(0, "it would start on 2 nodes: it is rigid and asks for 1".into())]
+        );
+        assert_eq!(why(&s, &[start(1, &[3])]), vec![(0, "node n3 is not free".into())]);
+        assert_eq!(
+            why(&s, &[start(1, &[9])]),
+            vec![(0, "node index 9 does not exist (the cluster has 6 nodes)".into())]
+        );
+        // A malleable job may start on another count its spec allows, not on one it does not.
+        let mut s = cluster();
+        s.pending[1].nodes = 3;
+        assert!(validate(&s, &[start(2, &[4, 5])]).is_ok(), "a moldable start on an allowed count");
+        s.nodes[3].free = true;
+        s.running[1].nodes = vec![2];
+        assert!(validate(&s, &[start(2, &[3, 4, 5])]).is_ok(), "its own --nodes, whatever its constraint");
+        assert_eq!(
+            why(&s, &[start(2, &[3])]),
+            vec![(0, "it would start on 1 nodes: it asks for 3, and 1 is outside its range 2..4 (even)".into())]
+        );
+    }
+
+    #[test]
+    fn a_node_is_handed_out_once_and_a_job_decided_once() {
+        let s = cluster();
+        assert_eq!(why(&s, &[start(1, &[4]), expand(11, &[4, 5])]), vec![(1, "node n4 is handed out twice".into())]);
+        assert_eq!(why(&s, &[start(2, &[5, 5])]), vec![(0, "node n5 is handed out twice".into())]);
+        assert_eq!(
+            why(&s, &[start(1, &[4]), start(1, &[5])]),
+            vec![(1, "the job is decided twice in one pass".into())]
+        );
+        // A rejected decision claims nothing: the later start gets node 4.
+        assert_eq!(why(&s, &[start(1, &[4, 5]), start(2, &[4, 5])]).len(), 1);
+    }
+
+    #[test]
+    fn resizes_need_a_running_malleable_steady_job_and_an_allowed_count() {
+        let mut s = cluster();
+        assert_eq!(why(&s, &[expand(10, &[4])]), vec![(0, "the job is rigid".into())]);
+        assert_eq!(why(&s, &[expand(1, &[4])]), vec![(0, "the job is not running".into())]);
+        assert_eq!(
+            why(&s, &[expand(11, &[4])]),
+            vec![(0, "it would run on 3 nodes, outside its range 2..4 (even)".into())]
+        );
+        assert_eq!(why(&s, &[expand(11, &[])]), vec![(0, "it would add no node".into())]);
+        assert_eq!(
+            why(&s, &[shrink(11, &[3])]),
+            vec![(0, "it would run on 1 nodes, outside its range 2..4 (even)".into())]
+        );
+        s.running[1].adapting = true;
+        assert_eq!(why(&s, &[expand(11, &[4, 5])]), vec![(0, "the job is adapting already".into())]);
+    }
+
+    #[test]
+    fn a_shrink_takes_distinct_nodes_of_the_job_but_never_its_first() {
+        let mut s = cluster();
+        s.running[1] =
+            RunningJob::new(11, [2, 3]).malleable(MalleableSpec { min: 1, max: 4, constraint: NodeConstraint::None });
+        assert!(validate(&s, &[shrink(11, &[3])]).is_ok());
+        assert_eq!(
+            why(&s, &[shrink(11, &[2])]),
+            vec![(0, "node n2 is its first node, where its batch script runs".into())]
+        );
+        assert_eq!(why(&s, &[shrink(11, &[4])]), vec![(0, "node n4 is not the job's".into())]);
+        assert_eq!(why(&s, &[shrink(11, &[3, 3])]), vec![(0, "node n3 is removed twice".into())]);
+        assert_eq!(why(&s, &[shrink(11, &[])]), vec![(0, "it would remove no node".into())]);
+    }
+
+    #[test]
+    fn rejections_say_the_job_and_the_decision() {
+        let s = cluster();
+        let r = &rejections(&s, &[start(1, &[3])])[0];
+        assert_eq!(r.to_string(), "JobId=1: start on 1 nodes rejected: node n3 is not free");
+    }
+}
