@@ -1,7 +1,12 @@
-//! Generates the bindings at build time from the Slurm source tree named by
-//! SLURM_SRC_DIR, after checking that the tree is the very Slurm installed on
-//! this machine: a plugin built against other headers would load and misread
-//! slurmctld's structs.
+//! Generates the bindings at build time, by daemon:
+//! - always: the installed public headers (slurm.h, slurm_errno.h, spank.h),
+//!   enough for a SPANK plugin (feature `spank`), from /usr/include or
+//!   SLURM_INCLUDE_DIR;
+//! - features `ctld` and `stepd`: slurmctld's or slurmstepd's internal
+//!   headers too, from the configured source tree named by SLURM_SRC_DIR,
+//!   after checking that the tree is the very Slurm installed on this
+//!   machine: a plugin built against other headers would load and misread
+//!   the daemon's structs.
 
 use std::env;
 use std::fs;
@@ -13,27 +18,57 @@ const INCLUDE_VAR: &str = "SLURM_INCLUDE_DIR";
 fn main() {
     println!("cargo:rerun-if-env-changed={SRC_VAR}");
     println!("cargo:rerun-if-env-changed={INCLUDE_VAR}");
-    println!("cargo:rerun-if-changed=wrapper.h");
-    println!("cargo:rerun-if-changed=layout_probe.c");
+    for file in ["wrapper.h", "wrapper_public.h", "layout_probe.c"] {
+        println!("cargo:rerun-if-changed={file}");
+    }
 
-    let src = source_tree();
+    let ctld = env::var_os("CARGO_FEATURE_CTLD").is_some();
+    let stepd = env::var_os("CARGO_FEATURE_STEPD").is_some();
+    let spank = env::var_os("CARGO_FEATURE_SPANK").is_some();
     let installed = PathBuf::from(env::var(INCLUDE_VAR).unwrap_or_else(|_| "/usr/include".into()));
-    check_same_version(&src, &installed);
-
+    let installed_version = read_installed_version(&installed);
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
-    generate_bindings(&src, &out);
-    compile_layout_probe(&src);
+
+    if ctld || stepd {
+        let src = source_tree();
+        check_same_version(&src, &installed_version);
+        generate_bindings(Headers::Internal { src: &src, stepd }, Features { ctld, stepd, spank }, &out);
+        compile_layout_probe(&src, stepd);
+    } else {
+        generate_bindings(Headers::Public { include: &installed }, Features { ctld, stepd, spank }, &out);
+    }
     link_libslurmfull();
 }
 
-/// The plugins call libslurmfull's functions (logging, bitstrings, lists).
-/// Inside slurmctld the library is already loaded and matched by its soname;
-/// elsewhere (tests, the symbol check) the runpath finds it.
+/// Which daemons' bindings to generate.
+#[derive(Copy, Clone)]
+struct Features {
+    ctld: bool,
+    stepd: bool,
+    spank: bool,
+}
+
+/// Where the headers come from.
+enum Headers<'a> {
+    /// The installed public headers only.
+    Public { include: &'a Path },
+    /// The configured source tree: its public headers (checked identical to
+    /// the installed ones) and the internal ones.
+    Internal { src: &'a Path, stepd: bool },
+}
+
+/// Every daemon and command loads libslurmfull, and the plugins call its
+/// functions (logging, bitstrings, lists, SPANK). Inside a daemon the
+/// library is already loaded and matched by its soname; elsewhere (tests,
+/// the symbol check) the runpath finds it.
 fn link_libslurmfull() {
     let dir = env::var("SLURM_LIB_DIR").unwrap_or_else(|_| "/usr/lib/x86_64-linux-gnu/slurm-wlm".into());
     println!("cargo:rerun-if-env-changed=SLURM_LIB_DIR");
     if !Path::new(&dir).join("libslurmfull.so").is_file() {
-        panic!("{dir}/libslurmfull.so not found: install slurmctld (or set SLURM_LIB_DIR)");
+        panic!(
+            "{dir}/libslurmfull.so not found: it comes with Debian's Slurm packages; install slurmctld \
+             (apt-get install slurmctld; `cargo xtask build` does), or set SLURM_LIB_DIR"
+        );
     }
     println!("cargo:rustc-link-search=native={dir}");
     println!("cargo:rustc-link-lib=dylib=slurmfull");
@@ -44,9 +79,10 @@ fn link_libslurmfull() {
 fn source_tree() -> PathBuf {
     let Some(dir) = env::var_os(SRC_VAR) else {
         panic!(
-            "{SRC_VAR} is not set: it must name a configured Slurm 22.05.8 source tree \
-             (Debian's slurm-wlm 22.05.8-4+deb12u3). `cargo xtask slurm-src` fetches and \
-             configures one and prints its path."
+            "{SRC_VAR} is not set: the ctld and stepd features need a configured Slurm 22.05.8 source tree \
+             (Debian's slurm-wlm 22.05.8-4+deb12u3) for the daemons' internal headers. `cargo xtask slurm-src` \
+             fetches and configures one and prints its path. (A SPANK-only build, --no-default-features \
+             --features spank, needs none.)"
         );
     };
     let dir = PathBuf::from(dir);
@@ -63,28 +99,31 @@ fn source_tree() -> PathBuf {
     dir
 }
 
-/// The tree's slurm_version.h must be identical to the installed one.
-fn check_same_version(src: &Path, include: &Path) {
-    let tree = src.join("slurm/slurm_version.h");
+/// The installed slurm_version.h, or a panic naming the package to install.
+fn read_installed_version(include: &Path) -> String {
     let inst = include.join("slurm/slurm_version.h");
     println!("cargo:rerun-if-changed={}", inst.display());
-    let a = fs::read_to_string(&tree).unwrap_or_else(|e| panic!("cannot read {}: {e}", tree.display()));
-    let b = fs::read_to_string(&inst).unwrap_or_else(|e| {
+    fs::read_to_string(&inst).unwrap_or_else(|e| {
         panic!(
             "cannot read {}: {e}. The installed Slurm's public headers come with Debian's package \
              libslurm-dev: install it (apt-get install libslurm-dev; `cargo xtask build` does), or set \
              {INCLUDE_VAR} to the directory that holds slurm/slurm_version.h",
             inst.display()
         )
-    });
-    if a != b {
+    })
+}
+
+/// The tree's slurm_version.h must be identical to the installed one.
+fn check_same_version(src: &Path, installed: &str) {
+    let tree = src.join("slurm/slurm_version.h");
+    let a = fs::read_to_string(&tree).unwrap_or_else(|e| panic!("cannot read {}: {e}", tree.display()));
+    if a != installed {
         panic!(
-            "refusing to build: {} ({}) differs from the installed {} ({}). \
+            "refusing to build: {} ({}) differs from the installed slurm/slurm_version.h ({}). \
              {SRC_VAR} must be the source of the installed Slurm.",
             tree.display(),
             version_line(&a),
-            inst.display(),
-            version_line(&b)
+            version_line(installed)
         );
     }
 }
@@ -97,10 +136,8 @@ fn version_line(header: &str) -> String {
         .to_string()
 }
 
-fn generate_bindings(src: &Path, out: &Path) {
-    let builder = bindgen::Builder::default()
-        .header("wrapper.h")
-        .clang_arg(format!("-I{}", src.display()))
+fn generate_bindings(headers: Headers, f: Features, out: &Path) {
+    let mut builder = bindgen::Builder::default()
         .parse_callbacks(Box::new(bindgen::CargoCallbacks::new()))
         .layout_tests(true)
         .derive_default(true)
@@ -108,72 +145,140 @@ fn generate_bindings(src: &Path, out: &Path) {
         // Flag macros are spelled SLURM_BIT(n): let clang evaluate them.
         .clang_macro_fallback()
         // netinet/in.h defines it both as an enum value and a macro.
-        .blocklist_item("IPPORT_RESERVED")
-        // The records a scheduler reads, and what they point to.
-        .allowlist_type("job_record_t")
-        .allowlist_type("job_details")
-        .allowlist_type("node_record_t")
-        .allowlist_type("part_record_t")
-        .allowlist_type("slurmctld_lock_t")
-        .allowlist_type("slurmctld_config_t")
-        .allowlist_type("slurm_conf_t")
-        .allowlist_type("log_level_t")
-        .allowlist_type("job_states")
-        .allowlist_type("node_states")
-        // slurmctld's own functions: declared here for their types, resolved
-        // at run time (see the safe layer's `ctld` module).
-        .allowlist_function("lock_slurmctld")
-        .allowlist_function("unlock_slurmctld")
-        .allowlist_function("select_nodes")
-        .allowlist_function("launch_job")
-        .allowlist_function("srun_allocate")
-        .allowlist_function("job_independent")
-        .allowlist_function("find_job_record")
-        .allowlist_var("job_list")
-        .allowlist_var("last_job_update")
-        .allowlist_var("slurmctld_config")
-        // libslurmfull, linked into slurmctld.
-        .allowlist_var("last_node_update")
-        .allowlist_var("node_record_table_ptr")
-        .allowlist_var("node_record_count")
-        .allowlist_var("slurm_conf")
-        .allowlist_function("log_var")
-        .allowlist_function("error")
-        .allowlist_function("bit_alloc")
-        .allowlist_function("bit_set")
-        .allowlist_function("bit_test")
-        .allowlist_function("bit_size")
-        .allowlist_function("bit_not")
-        .allowlist_function("bit_or")
-        .allowlist_function("bit_copy")
-        .allowlist_function("slurm_bit_free")
-        .allowlist_function("bitmap2node_name")
-        .allowlist_function("slurm_list_iterator_create")
-        .allowlist_function("slurm_list_next")
-        .allowlist_function("slurm_list_iterator_destroy")
-        .allowlist_function("list_iterator_create")
-        .allowlist_function("list_next")
-        .allowlist_function("list_iterator_destroy")
-        .allowlist_function("get_extra_conf_path")
-        .allowlist_function("slurm_xfree")
-        .allowlist_function("slurm_strerror")
-        // Constants a plugin needs.
-        .allowlist_var("SLURM_VERSION_NUMBER")
-        .allowlist_var("SLURM_SUCCESS")
-        .allowlist_var("SLURM_ERROR")
-        .allowlist_var("NO_VAL")
-        .allowlist_var("NO_VAL64")
-        .allowlist_var("INFINITE")
-        .allowlist_var("JOB_STATE_BASE")
-        .allowlist_var("JOB_.*")
-        .allowlist_var("NODE_STATE_.*")
-        .allowlist_type("slurm_err_t")
-        .allowlist_var("ESLURM_.*")
-        .allowlist_var("SLURMDB_JOB_FLAG_.*");
-    let bindings = builder.generate().expect("bindgen failed on wrapper.h");
+        .blocklist_item("IPPORT_RESERVED");
+    builder = match headers {
+        Headers::Public { include } => builder.header("wrapper_public.h").clang_arg(format!("-I{}", include.display())),
+        Headers::Internal { src, stepd } => {
+            let b = builder.header("wrapper.h").clang_arg(format!("-I{}", src.display()));
+            if stepd {
+                b.clang_arg("-DMALLEABLE_STEPD")
+            } else {
+                b
+            }
+        }
+    };
+
+    for (wanted, allow) in
+        [(true, &EVERY_BUILD), (f.spank, &SPANK), (f.ctld, &CTLD), (f.ctld || f.stepd, &DAEMONS), (f.stepd, &STEPD)]
+    {
+        if wanted {
+            builder = allow.apply(builder);
+        }
+    }
+
+    let bindings = builder.generate().expect("bindgen failed on the Slurm headers");
     bindings.write_to_file(out.join("bindings.rs")).expect("cannot write bindings.rs");
 }
 
-fn compile_layout_probe(src: &Path) {
-    cc::Build::new().file("layout_probe.c").include(src).include(".").warnings(false).compile("slurm_layout_probe");
+/// What a feature's bindings hold, by bindgen's allowlist patterns.
+struct Allow {
+    types: &'static [&'static str],
+    functions: &'static [&'static str],
+    vars: &'static [&'static str],
+}
+
+impl Allow {
+    fn apply(&self, mut b: bindgen::Builder) -> bindgen::Builder {
+        for t in self.types {
+            b = b.allowlist_type(t);
+        }
+        for f in self.functions {
+            b = b.allowlist_function(f);
+        }
+        for v in self.vars {
+            b = b.allowlist_var(v);
+        }
+        b
+    }
+}
+
+/// Every build: the version, error codes and texts, and the log functions
+/// spank.h declares (the same code as the daemons' info() and error()).
+const EVERY_BUILD: Allow = Allow {
+    types: &["slurm_err_t"],
+    functions: &["slurm_info", "slurm_error", "slurm_debug", "slurm_debug2", "slurm_strerror"],
+    vars: &["SLURM_VERSION_NUMBER", "SLURM_SUCCESS", "SLURM_ERROR", "NO_VAL", "NO_VAL64", "INFINITE", "ESLURM_.*"],
+};
+
+/// SPANK plugins: spank.h, a public header.
+const SPANK: Allow = Allow {
+    types: &["spank_t", "spank_err_t", "spank_item_t", "spank_context_t", "spank_option", "spank_opt_cb_f"],
+    functions: &["spank_.*"],
+    vars: &["ESPANK_.*", "SPANK_.*"],
+};
+
+/// A scheduler in slurmctld: the records it reads and what they point to;
+/// slurmctld's own functions (declared here for their types, resolved at
+/// run time, see the safe layer's `ctld` module); libslurmfull's globals.
+const CTLD: Allow = Allow {
+    types: &[
+        "job_record_t",
+        "job_details",
+        "node_record_t",
+        "part_record_t",
+        "slurmctld_lock_t",
+        "slurmctld_config_t",
+        "slurm_conf_t",
+        "job_states",
+        "node_states",
+    ],
+    functions: &[
+        "lock_slurmctld",
+        "unlock_slurmctld",
+        "select_nodes",
+        "launch_job",
+        "srun_allocate",
+        "job_independent",
+        "find_job_record",
+        "get_extra_conf_path",
+        "slurm_list_iterator_create",
+        "slurm_list_next",
+        "slurm_list_iterator_destroy",
+        "list_iterator_create",
+        "list_next",
+        "list_iterator_destroy",
+    ],
+    vars: &[
+        "job_list",
+        "last_job_update",
+        "slurmctld_config",
+        "last_node_update",
+        "node_record_table_ptr",
+        "node_record_count",
+        "slurm_conf",
+        "JOB_STATE_BASE",
+        "JOB_.*",
+        "NODE_STATE_.*",
+        "SLURMDB_JOB_FLAG_.*",
+    ],
+};
+
+/// Any daemon: libslurmfull's bitstrings and memory, from internal headers.
+const DAEMONS: Allow = Allow {
+    types: &[],
+    functions: &[
+        "bit_alloc",
+        "bit_set",
+        "bit_test",
+        "bit_size",
+        "bit_not",
+        "bit_or",
+        "bit_copy",
+        "slurm_bit_free",
+        "bitmap2node_name",
+        "slurm_xfree",
+    ],
+    vars: &[],
+};
+
+/// A task plugin in slurmstepd: what it sees of its step.
+const STEPD: Allow = Allow { types: &["stepd_step_rec_t"], functions: &[], vars: &[] };
+
+fn compile_layout_probe(src: &Path, stepd: bool) {
+    let mut build = cc::Build::new();
+    build.file("layout_probe.c").include(src).include(".").warnings(false);
+    if stepd {
+        build.define("MALLEABLE_STEPD", None);
+    }
+    build.compile("slurm_layout_probe");
 }

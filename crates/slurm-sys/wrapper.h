@@ -1,5 +1,7 @@
-/* What the bindings cover: the public API plus the slurmctld internals that a
- * scheduling plugin uses (locks, job and node records, starting jobs). */
+/* What the daemon builds' bindings cover: the public API plus the internals
+ * a scheduling plugin in slurmctld uses (locks, job and node records,
+ * starting jobs) and, with MALLEABLE_STEPD, what a task plugin in slurmstepd
+ * sees of its step. */
 #include "config.h"
 #include "slurm/slurm.h"
 #include "slurm/slurm_errno.h"
@@ -15,3 +17,6 @@
 #include "src/slurmctld/node_scheduler.h"
 #include "src/slurmctld/slurmctld.h"
 #include "src/slurmctld/srun_comm.h"
+#ifdef MALLEABLE_STEPD
+#include "src/slurmd/slurmstepd/slurmstepd_job.h"
+#endif

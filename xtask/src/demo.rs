@@ -4,9 +4,10 @@
 
 use std::time::Duration;
 
-use xtask::cluster::{Cluster, ClusterSpec};
-use xtask::jobs::{summarize, JobInfo};
-use xtask::{repo_root, setup, Result};
+use testcluster::jobs::{summarize, JobInfo};
+use testcluster::{plugins, Cluster, ClusterSpec};
+
+use crate::{repo_root, setup, Result};
 
 /// (name, nodes, time limit in minutes, seconds of work). Sizes are for 8
 /// nodes and scale down with fewer. Limits are what the scheduler plans
@@ -35,8 +36,8 @@ const WORKLOAD: &[(&str, usize, u32, u32)] = &[
 ];
 
 pub fn run(nodes: usize, keep: bool) -> Result<()> {
-    let plugins = setup::build_plugins(&repo_root())?;
-    let mut cluster = Cluster::up(ClusterSpec::new("demo", nodes, 17000, &plugins))?;
+    let staged = setup::build_plugins(&repo_root())?;
+    let mut cluster = Cluster::up(plugins::sched_malleable(ClusterSpec::new("demo", nodes), &staged))?;
     cluster.keep = keep;
     println!("cluster up: {nodes} nodes, SchedulerType=sched/malleable, Strategy=easy");
 

@@ -6,26 +6,33 @@
 //!   cargo xtask build                       packages, Slurm source tree, plugins
 //!   cargo xtask slurm-src                   prints the configured source tree
 
+mod architecture;
 mod demo;
+mod setup;
+mod test;
 
-use std::process::{Command, ExitCode};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::time::Instant;
 
-use xtask::cluster::{self, Cluster, ClusterSpec};
-use xtask::{repo_root, setup, Result};
+use testcluster::cluster::{self, Cluster};
+use testcluster::{plugins, ClusterSpec};
+
+pub type Result<T> = std::result::Result<T, String>;
 
 const USAGE: &str = "usage: cargo xtask <command>
   demo [--nodes N] [--keep]              bring up a cluster, run the demo workload, print the schedule
-  test                                   unit, property, symbol and real-cluster tests
+  test                                   formatting, lints, unit, property, symbol and real-cluster tests
   cluster up [--nodes N] [--name NAME]   start a cluster and leave it running
   cluster down [--name NAME]             stop it (by pid files)
   cluster status [--name NAME]           which of its daemons run
   build                                  install Slurm, prepare its source tree, build the plugins
   slurm-src                              prepare the source tree and print its path";
 
-/// Ports of `cluster up` clusters: apart from the demo's (17000) and the
-/// tests' (17100 and up), so a development cluster can run beside them.
-const DEV_PORT_BASE: u16 = 16000;
+/// The workspace root (xtask sits one level below it).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask has a parent").to_path_buf()
+}
 
 /// Options shared by the commands.
 struct Opts {
@@ -66,7 +73,7 @@ fn main() -> ExitCode {
     let started = Instant::now();
     let result = match args.first().map(String::as_str) {
         Some("demo") => parse_opts(&args[1..], "demo").and_then(|o| demo::run(o.nodes, o.keep)),
-        Some("test") => test(),
+        Some("test") => test::run_all(&repo_root()),
         Some("cluster") => cluster_cmd(&args[1..]),
         Some("build") => setup::build_plugins(&repo_root()).map(|d| println!("plugins in {}", d.display())),
         Some("slurm-src") => setup::ensure_packages()
@@ -97,10 +104,13 @@ fn cluster_cmd(args: &[String]) -> Result<()> {
     let dir = Cluster::dir_of(&o.name);
     match sub {
         "up" => {
-            let plugins = setup::build_plugins(&repo_root())?;
-            let mut c = Cluster::up(ClusterSpec::new(&o.name, o.nodes, DEV_PORT_BASE, &plugins))?;
+            let staged = setup::build_plugins(&repo_root())?;
+            let mut c = Cluster::up(plugins::sched_malleable(ClusterSpec::new(&o.name, o.nodes), &staged))?;
             c.keep = true;
-            println!("cluster '{}' is up with {} nodes; use it with:", o.name, o.nodes);
+            println!(
+                "cluster '{}' is up with {} nodes (slurmctld on port {}); use it with:",
+                o.name, o.nodes, c.ports.base
+            );
             println!("  export SLURM_CONF={}", c.conf_path().display());
             println!("logs in {}", c.log_dir().display());
             Ok(())
@@ -123,94 +133,5 @@ fn cluster_cmd(args: &[String]) -> Result<()> {
             Ok(())
         }
         other => Err(format!("unknown cluster command '{other}': expected up, down or status")),
-    }
-}
-
-/// Everything, in order of cost: set-up, unit and property tests, then the
-/// symbol check and the real-cluster tests (marked #[ignore] so that a plain
-/// `cargo test` never needs root or a cluster).
-fn test() -> Result<()> {
-    let root = repo_root();
-    let t = Instant::now();
-    setup::build_plugins(&root)?;
-    eprintln!("xtask: set-up and plugin build took {:.1?}", t.elapsed());
-    let tree = setup::source_cache(&root).join(setup::SLURM_SRC_NAME);
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let t = Instant::now();
-    setup::run(Command::new(&cargo).current_dir(&root).args(["fmt", "--all", "--check"]))
-        .map_err(|e| format!("{e}: the tree is not formatted as rustfmt.toml says; run `cargo fmt --all`"))?;
-    setup::run(Command::new(&cargo).current_dir(&root).env("SLURM_SRC_DIR", &tree).args([
-        "clippy",
-        "--workspace",
-        "--all-targets",
-        "--",
-        "-D",
-        "warnings",
-    ]))
-    .map_err(|e| format!("{e}: clippy has warnings (the workspace denies them)"))?;
-    eprintln!("xtask: cargo fmt --check and clippy took {:.1?}", t.elapsed());
-    let mut total = TestCounts::default();
-    let t = Instant::now();
-    let unit =
-        run_tests(Command::new(&cargo).current_dir(&root).env("SLURM_SRC_DIR", &tree).args(["test", "--workspace"]));
-    eprintln!("xtask: unit and property tests took {:.1?}", t.elapsed());
-    total.add(unit?);
-    let t = Instant::now();
-    let cluster = run_tests(Command::new(&cargo).current_dir(&root).env("SLURM_SRC_DIR", &tree).args([
-        "test",
-        "-p",
-        "xtask",
-        "--",
-        "--ignored",
-        "--test-threads=1",
-    ]));
-    eprintln!("xtask: symbol check and cluster tests took {:.1?}", t.elapsed());
-    total.add(cluster?);
-    // One closing line for the whole run (cargo's last line is often a
-    // doc-test block with nothing in it).
-    println!("tests: {} passed, {} failed", total.passed, total.failed);
-    Ok(())
-}
-
-#[derive(Default)]
-struct TestCounts {
-    passed: u64,
-    failed: u64,
-}
-
-impl TestCounts {
-    fn add(&mut self, other: TestCounts) {
-        self.passed += other.passed;
-        self.failed += other.failed;
-    }
-}
-
-/// Run `cargo test`, echoing its output, and add up its "test result:" lines.
-fn run_tests(cmd: &mut Command) -> Result<TestCounts> {
-    use std::io::{BufRead, BufReader};
-    let mut child = cmd.stdout(std::process::Stdio::piped()).spawn().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
-    let mut counts = TestCounts::default();
-    for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
-        let line = line.map_err(|e| e.to_string())?;
-        println!("{line}");
-        if let Some(rest) = line.strip_prefix("test result: ") {
-            for part in rest.split([';', '.']) {
-                let mut words = part.split_whitespace();
-                if let (Some(n), Some(what)) = (words.next().and_then(|n| n.parse::<u64>().ok()), words.next()) {
-                    match what {
-                        "passed" => counts.passed += n,
-                        "failed" => counts.failed += n,
-                        _ => {}
-                    }
-                }
-            }
-        }
-    }
-    let status = child.wait().map_err(|e| e.to_string())?;
-    if status.success() {
-        Ok(counts)
-    } else {
-        println!("tests: {} passed, {} failed", counts.passed, counts.failed.max(1));
-        Err(format!("{cmd:?} failed: {status}"))
     }
 }

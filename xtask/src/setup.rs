@@ -6,12 +6,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use testcluster::plugins::{plugin_dir, PLUGINS};
+use testcluster::process::run;
+
 use crate::Result;
 
 /// The Slurm we build against: exactly what Debian bookworm ships.
 pub const SLURM_DEB_VERSION: &str = "22.05.8-4+deb12u3";
 pub const SLURM_SRC_NAME: &str = "slurm-wlm-22.05.8";
-pub const SLURM_PLUGIN_SYSTEM_DIR: &str = "/usr/lib/x86_64-linux-gnu/slurm-wlm";
 
 const PACKAGES: &[&str] = &[
     "slurmctld",
@@ -24,27 +26,6 @@ const PACKAGES: &[&str] = &[
     // CBC, the solver behind the power-aware strategy's integer program.
     "coinor-libcbc-dev",
 ];
-
-/// Our plugins: cargo package, library file, and the name Slurm loads.
-pub const PLUGINS: &[(&str, &str, &str)] = &[("sched-malleable", "libsched_malleable.so", "sched_malleable.so")];
-
-pub fn run(cmd: &mut Command) -> Result<()> {
-    let status = cmd.status().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("{cmd:?} failed: {status}"))
-    }
-}
-
-pub fn output(cmd: &mut Command) -> Result<String> {
-    let out = cmd.output().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    } else {
-        Err(format!("{cmd:?} failed: {}: {}", out.status, String::from_utf8_lossy(&out.stderr).trim()))
-    }
-}
 
 fn installed_version(pkg: &str) -> Option<String> {
     let out = Command::new("dpkg-query").args(["-W", "-f", "${Status}|${Version}", pkg]).output().ok()?;
@@ -128,11 +109,6 @@ pub fn ensure_source_tree(root: &Path) -> Result<PathBuf> {
     .map_err(|e| format!("{e} (see {})", log.display()))?;
     eprintln!("xtask: source tree ready in {:.1?}", t.elapsed());
     Ok(tree)
-}
-
-/// Where the staged plugins go: the PluginDir our clusters search first.
-pub fn plugin_dir(root: &Path) -> PathBuf {
-    root.join("target/plugins")
 }
 
 /// Packages, source tree, release build, and each .so copied under the file

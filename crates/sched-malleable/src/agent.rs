@@ -6,12 +6,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use malleable_core::{Note, Strategy};
 use malleable_model::{rejections, Corridor, Decision, JobId, Snapshot};
 use parking_lot::{Condvar, Mutex};
-use slurm::{LockGuard, Locks, Slurmctld, UpdateCounters};
+use slurm::ctld::{LockGuard, Scheduling, Slurmctld, UpdateCounters};
 
 use crate::config::Config;
 use crate::snapshot;
@@ -88,8 +88,12 @@ struct Agent {
     said: HashMap<JobId, String>,
 }
 
+/// Now, by the clock slurmctld stamps its records with (not SystemTime,
+/// which can be ahead of it by a tick near a second's turn: a job started
+/// at a corridor change due at a whole second was then recorded as started
+/// the second before it).
 fn unix_now() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+    slurm::common::clock::now()
 }
 
 impl Agent {
@@ -156,7 +160,7 @@ impl Agent {
                 self.force_next = false;
                 // A panic in one pass must not end scheduling for good: log
                 // it and try again at the next change or tick.
-                slurm::ffi_guard::guard("scheduling pass", (), || self.pass());
+                slurm::common::ffi_guard::guard("scheduling pass", (), || self.pass());
             }
         }
         log::info!("agent stopped after {} passes", self.passes);
@@ -184,7 +188,7 @@ impl Agent {
     }
 
     fn pass(&mut self) {
-        let mut guard = LockGuard::acquire(self.ctld, Locks::SCHEDULE);
+        let mut guard = LockGuard::<Scheduling>::acquire(self.ctld);
         let now = unix_now();
         let taken = snapshot::take(&guard, now, self.config.power_in_use());
         let report = self.strategy.schedule(&taken.snapshot);

@@ -6,7 +6,7 @@ pub mod agent;
 pub mod config;
 pub mod snapshot;
 
-use slurm::{PluginContext, SchedPlugin, Slurmctld};
+use slurm::ctld::{PluginContext, SchedPlugin, Slurmctld};
 
 use crate::agent::AgentHandle;
 use crate::config::{check_scheduler_parameters, Config};

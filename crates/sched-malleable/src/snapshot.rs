@@ -2,7 +2,7 @@
 //! the core's node indices map back to slurmctld's node table.
 
 use malleable_model::{JobId, Node, NodeIndex, PendingJob, RunningJob, Snapshot};
-use slurm::LockGuard;
+use slurm::ctld::{JobState, LockGuard, Scheduling};
 
 use crate::config::PowerSettings;
 
@@ -16,7 +16,7 @@ pub struct Taken {
 /// yet (held, unmet dependencies, heterogeneous) are left out of the queue.
 /// With `power` (a power-aware strategy), the corridor in force now and
 /// every job's draw: `DefaultJobWatts=` until jobs carry their own estimates.
-pub fn take(guard: &LockGuard, now: i64, power: Option<&PowerSettings>) -> Taken {
+pub fn take(guard: &LockGuard<Scheduling>, now: i64, power: Option<&PowerSettings>) -> Taken {
     let job_power = power.map(PowerSettings::default_job);
     let mut nodes = Vec::new();
     let mut table_index = Vec::new();
@@ -31,7 +31,7 @@ pub fn take(guard: &LockGuard, now: i64, power: Option<&PowerSettings>) -> Taken
     let mut pending = Vec::new();
     for job in guard.jobs() {
         if job.holds_nodes() {
-            let completing = !matches!(job.state(), slurm::JobState::Running | slurm::JobState::Suspended);
+            let completing = !matches!(job.state(), JobState::Running | JobState::Suspended);
             running.push(RunningJob {
                 id: JobId(job.id()),
                 nodes: job

@@ -2,15 +2,13 @@
 //! slurmstepd that slurmd forked for a running job, and the job's processes,
 //! must not outlive it.
 
-mod common;
-
 use std::fs;
 use std::process::Command;
 use std::time::Duration;
 
-use common::up;
-use xtask::cluster::pid_alive;
-use xtask::wait;
+use cluster_tests::up;
+use testcluster::process::pid_alive;
+use testcluster::wait;
 
 /// Name and parent pid, from /proc/PID/stat.
 fn name_and_parent(pid: i32) -> Option<(String, i32)> {
@@ -47,7 +45,7 @@ fn job_processes(cluster: &str, job: u32) -> Vec<i32> {
 #[test]
 #[ignore = "needs a real cluster: cargo xtask test"]
 fn dropping_the_cluster_stops_its_slurmstepd_and_job_processes() {
-    let c = up("t-teardown", 1, 18000);
+    let c = up("t-teardown", 1);
     // ClusterName is the cluster's name without its non-alphanumerics.
     let cluster_name = "tteardown";
     let id = c.sbatch(&["-N1", "-t", "10", "--wrap", "sleep 300"]).unwrap();

@@ -1,17 +1,36 @@
-//! slurmctld's five locks as one RAII guard, and what may be done while
-//! holding them: read job and node records, and start a job.
+//! slurmctld's five locks as RAII guards whose type says which locks they
+//! hold, and what each may do: a guard that holds the job lock may read job
+//! records, one that holds the node lock node records, and only one holding
+//! both write locks may start (and later resize) a job. The compiler checks
+//! it: starting a job from a [`LockGuard<Reading>`] does not build.
+//!
+//! ```compile_fail,E0599
+//! use slurm::ctld::{LockGuard, Reading, Slurmctld};
+//! fn start(ctld: &'static Slurmctld) {
+//!     let mut guard = LockGuard::<Reading>::acquire(ctld);
+//!     let _ = guard.start_job(1, &[0]);
+//! }
+//! ```
+//!
+//! ```no_run
+//! use slurm::ctld::{LockGuard, Scheduling, Slurmctld};
+//! fn start(ctld: &'static Slurmctld) {
+//!     let mut guard = LockGuard::<Scheduling>::acquire(ctld);
+//!     let _ = guard.start_job(1, &[0]);
+//! }
+//! ```
 
 use std::marker::PhantomData;
 
 use slurm_sys as sys;
 
-use crate::bitmap::Bitmap;
-use crate::ctld::Slurmctld;
-use crate::job::{JobIter, JobView};
-use crate::node::NodeIter;
+use crate::common::bitmap::Bitmap;
+use crate::ctld::job::{JobIter, JobView};
+use crate::ctld::node::NodeIter;
+use crate::ctld::symbols::Slurmctld;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum LockLevel {
+enum LockLevel {
     None,
     Read,
     Write,
@@ -30,24 +49,14 @@ impl LockLevel {
 /// Which of slurmctld's locks to take, and how.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Locks {
-    pub conf: LockLevel,
-    pub job: LockLevel,
-    pub node: LockLevel,
-    pub part: LockLevel,
-    pub fed: LockLevel,
+    conf: LockLevel,
+    job: LockLevel,
+    node: LockLevel,
+    part: LockLevel,
+    fed: LockLevel,
 }
 
 impl Locks {
-    /// What starting jobs needs, as the stock backfill takes it: read config
-    /// and partitions, write jobs and nodes.
-    pub const SCHEDULE: Locks = Locks {
-        conf: LockLevel::Read,
-        job: LockLevel::Write,
-        node: LockLevel::Write,
-        part: LockLevel::Read,
-        fed: LockLevel::Read,
-    };
-
     fn raw(self) -> sys::slurmctld_lock_t {
         sys::slurmctld_lock_t {
             conf: self.conf.raw(),
@@ -58,6 +67,50 @@ impl Locks {
         }
     }
 }
+
+/// A set of slurmctld's locks, as a type: what a [`LockGuard`] holds.
+pub trait LockSet: 'static {
+    const LOCKS: Locks;
+}
+/// The set holds the job lock, to read at least.
+pub trait ReadsJobs: LockSet {}
+/// The set holds the job write lock.
+pub trait WritesJobs: ReadsJobs {}
+/// The set holds the node lock, to read at least.
+pub trait ReadsNodes: LockSet {}
+/// The set holds the node write lock.
+pub trait WritesNodes: ReadsNodes {}
+
+/// What starting and resizing jobs needs, as the stock backfill takes it:
+/// read config and partitions, write jobs and nodes.
+pub struct Scheduling;
+impl LockSet for Scheduling {
+    const LOCKS: Locks = Locks {
+        conf: LockLevel::Read,
+        job: LockLevel::Write,
+        node: LockLevel::Write,
+        part: LockLevel::Read,
+        fed: LockLevel::Read,
+    };
+}
+impl ReadsJobs for Scheduling {}
+impl WritesJobs for Scheduling {}
+impl ReadsNodes for Scheduling {}
+impl WritesNodes for Scheduling {}
+
+/// Reading job, node and partition records, changing nothing.
+pub struct Reading;
+impl LockSet for Reading {
+    const LOCKS: Locks = Locks {
+        conf: LockLevel::Read,
+        job: LockLevel::Read,
+        node: LockLevel::Read,
+        part: LockLevel::Read,
+        fed: LockLevel::None,
+    };
+}
+impl ReadsJobs for Reading {}
+impl ReadsNodes for Reading {}
 
 /// Why a job could not be started.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,74 +136,71 @@ impl std::fmt::Display for StartError {
     }
 }
 
-/// Holds slurmctld's locks until dropped. Views borrowed from it cannot
+/// Holds the locks of `L` until dropped. Views borrowed from it cannot
 /// outlive it, so no record is read after the locks are released.
-pub struct LockGuard {
+pub struct LockGuard<L: LockSet> {
     ctld: &'static Slurmctld,
-    locks: Locks,
     // slurmctld's locks are pthread rwlocks: release them on the thread
     // that took them.
-    _not_send: PhantomData<*const ()>,
+    _not_send: PhantomData<*const L>,
 }
 
-impl LockGuard {
-    pub fn acquire(ctld: &'static Slurmctld, locks: Locks) -> LockGuard {
+impl<L: LockSet> LockGuard<L> {
+    pub fn acquire(ctld: &'static Slurmctld) -> LockGuard<L> {
         // SAFETY: lock_slurmctld takes the locks in slurmctld's order; the
         // guard releases exactly the same set on drop.
-        unsafe { (ctld.lock)(locks.raw()) };
-        LockGuard { ctld, locks, _not_send: PhantomData }
+        unsafe { (ctld.lock)(L::LOCKS.raw()) };
+        LockGuard { ctld, _not_send: PhantomData }
     }
+}
 
-    fn require(&self, what: &str, have: LockLevel, need: LockLevel) {
-        // A programming error in the plugin, caught by the FFI guard.
-        assert!(have >= need, "{what} needs the {need:?} lock, the guard holds {have:?}");
-    }
-
+impl<L: ReadsJobs> LockGuard<L> {
     /// Every job record, in slurmctld's list order.
     pub fn jobs(&self) -> JobIter<'_> {
-        self.require("reading jobs", self.locks.job, LockLevel::Read);
-        // SAFETY: job_list points to slurmctld's global list; the job read
-        // lock keeps its records alive while the iterator (tied to self) lives.
+        // SAFETY: job_list points to slurmctld's global list; the job lock
+        // L holds keeps its records alive while the iterator (tied to self) lives.
         unsafe { JobIter::new(*self.ctld.job_list) }
     }
 
     /// The job with this id, if it exists.
     pub fn find_job(&self, job_id: u32) -> Option<JobView<'_>> {
-        self.require("reading jobs", self.locks.job, LockLevel::Read);
         // SAFETY: find_job_record only reads the job hash, under our lock.
         let p = unsafe { (self.ctld.find_job_record)(job_id) };
         // SAFETY: a non-null result is a live record while the lock is held.
         unsafe { JobView::from_ptr(p) }
     }
+}
 
+impl<L: ReadsNodes> LockGuard<L> {
     /// Every node record with its index in the node table.
     pub fn nodes(&self) -> NodeIter<'_> {
-        self.require("reading nodes", self.locks.node, LockLevel::Read);
         NodeIter::new()
     }
 
     /// Size of slurmctld's node table (node indices run below it).
     pub fn node_table_len(&self) -> usize {
-        // SAFETY: a plain int global, changed only under the node write lock.
+        // SAFETY: a plain int global, changed only under the node write
+        // lock, which nobody holds while we hold the node lock.
         unsafe { sys::node_record_count.max(0) as usize }
     }
+}
 
+impl<L: WritesJobs> LockGuard<L> {
     /// True if the job's dependencies are met and nothing else holds it back
     /// (slurmctld's job_independent, which also updates the job's reason).
     pub fn job_is_independent(&self, job: &JobView<'_>) -> bool {
-        self.require("testing dependencies", self.locks.job, LockLevel::Write);
         // SAFETY: job_independent may update the record's reason fields,
         // which our job write lock allows.
         unsafe { (self.ctld.job_independent)(job.as_ptr()) }
     }
+}
 
+impl<L: WritesJobs + WritesNodes> LockGuard<L> {
     /// Start a pending job on exactly these nodes (indices into the node
     /// table), the way the stock backfill does: every other node is excluded
     /// for the duration of the select_nodes call, then the job's own
     /// exclusions are restored. Returns the node list Slurm recorded.
     pub fn start_job(&mut self, job_id: u32, nodes: &[usize]) -> Result<String, StartError> {
-        self.require("starting a job", self.locks.job, LockLevel::Write);
-        self.require("starting a job", self.locks.node, LockLevel::Write);
         let table = self.node_table_len();
         if let Some(&bad) = nodes.iter().find(|&&i| i >= table) {
             return Err(StartError::BadNode(bad));
@@ -193,7 +243,7 @@ impl LockGuard {
             drop(Bitmap::from_raw((*details).exc_node_bitmap));
             (*details).exc_node_bitmap = original.map_or(std::ptr::null_mut(), Bitmap::into_raw);
             if rc != sys::SLURM_SUCCESS as i32 {
-                return Err(StartError::Slurm { code: rc, text: crate::strerror(rc) });
+                return Err(StartError::Slurm { code: rc, text: crate::common::cstr::strerror(rc) });
             }
             *self.ctld.last_job_update = libc::time(std::ptr::null_mut());
             if (*job_ptr).batch_flag == 0 {
@@ -201,14 +251,14 @@ impl LockGuard {
             } else if (*job_ptr).job_state & sys::JOB_CONFIGURING == 0 {
                 (self.ctld.launch_job)(job_ptr);
             }
-            Ok(crate::cstr_to_string((*job_ptr).nodes).unwrap_or_default())
+            Ok(crate::common::cstr::cstr_to_string((*job_ptr).nodes).unwrap_or_default())
         }
     }
 }
 
-impl Drop for LockGuard {
+impl<L: LockSet> Drop for LockGuard<L> {
     fn drop(&mut self) {
         // SAFETY: releases exactly the locks acquire() took, on this thread.
-        unsafe { (self.ctld.unlock)(self.locks.raw()) };
+        unsafe { (self.ctld.unlock)(L::LOCKS.raw()) };
     }
 }

@@ -1,18 +1,26 @@
-//! What the real-cluster tests share: our staged plugins, and a cluster spec
-//! per test with ports of its own.
-#![allow(dead_code)]
+//! The plugins' tests on real Slurm clusters (tests/), run by `cargo xtask
+//! test` after it has built and staged the plugins, and the symbol check of
+//! every built plugin. They are `#[ignore]`d so that a plain `cargo test`
+//! needs neither root nor a cluster. This library is what they share: our
+//! staged plugins, a cluster spec running sched/malleable, and the ways to
+//! wait on the daemons.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::Duration;
 
-use xtask::cluster::{Cluster, ClusterSpec};
-use xtask::{setup, wait};
+use testcluster::plugins::{self, PLUGINS};
+use testcluster::{wait, Cluster, ClusterSpec};
+
+/// The workspace root (this crate sits two levels below it).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
 
 /// The staged plugins; `cargo xtask test` builds them before running us.
 pub fn plugin_dir() -> PathBuf {
-    let dir = setup::plugin_dir(&xtask::repo_root());
-    for (_, _, name) in setup::PLUGINS {
+    let dir = plugins::plugin_dir(&repo_root());
+    for (_, _, name) in PLUGINS {
         assert!(
             dir.join(name).is_file(),
             "{} missing: run these tests through `cargo xtask test`",
@@ -22,12 +30,13 @@ pub fn plugin_dir() -> PathBuf {
     dir
 }
 
-pub fn spec(name: &str, nodes: usize, port_base: u16) -> ClusterSpec {
-    ClusterSpec::new(name, nodes, port_base, &plugin_dir())
+/// A cluster of `nodes` nodes running sched/malleable (Strategy=easy).
+pub fn spec(name: &str, nodes: usize) -> ClusterSpec {
+    plugins::sched_malleable(ClusterSpec::new(name, nodes), &plugin_dir())
 }
 
-pub fn up(name: &str, nodes: usize, port_base: u16) -> Cluster {
-    up_with(spec(name, nodes, port_base))
+pub fn up(name: &str, nodes: usize) -> Cluster {
+    up_with(spec(name, nodes))
 }
 
 /// `up` for a spec the test has changed (its malleable.conf, say).
@@ -37,9 +46,9 @@ pub fn up_with(spec: ClusterSpec) -> Cluster {
         Ok(c) => c,
         Err(e) => {
             // The cluster was dropped inside up(); show what its daemons said.
-            let c = Cluster { spec, dir: Cluster::dir_of(&name), keep: true };
+            let c = Cluster::attach(spec);
             c.print_logs();
-            xtask::cluster::stop_all_in(&c.dir);
+            testcluster::cluster::stop_all_in(&c.dir);
             panic!("cluster {name} did not come up: {e}");
         }
     }

@@ -3,19 +3,17 @@
 //! every symbol slurmctld's loader requires for its kind (read from Slurm's
 //! own source, so the list follows Slurm rather than our belief about it).
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use slurm::loader::LoadedObject;
-use xtask::setup;
+use slurm::common::loader::LoadedObject;
+use testcluster::plugins::PLUGINS;
 
 fn source_tree() -> PathBuf {
     let dir =
         std::env::var_os("SLURM_SRC_DIR").expect("SLURM_SRC_DIR is set by .cargo/config.toml or cargo xtask test");
     let dir = PathBuf::from(dir);
     if dir.is_relative() {
-        xtask::repo_root().join(dir)
+        cluster_tests::repo_root().join(dir)
     } else {
         dir
     }
@@ -48,10 +46,10 @@ fn loader_source(plugin_type: &str) -> &'static str {
 #[test]
 #[ignore = "needs the built plugins: cargo xtask test"]
 fn every_plugin_loads_and_exports_what_slurm_requires() {
-    let dir = common::plugin_dir();
+    let dir = cluster_tests::plugin_dir();
     let version = installed_version();
     assert_eq!(version & 0xffffff, slurm::SLURM_VERSION_NUMBER & 0xffffff, "bindings and installed headers disagree");
-    for (_, _, file) in setup::PLUGINS {
+    for (_, _, file) in PLUGINS {
         let path = dir.join(file);
         let so = LoadedObject::open(&path).unwrap_or_else(|e| panic!("{e}"));
         let ptype = so.string("plugin_type").unwrap_or_else(|| panic!("{file}: no plugin_type"));

@@ -5,16 +5,14 @@
 //! naming the key. The plugin cannot resize jobs yet, so on a cluster the
 //! strategy controls only which jobs start.
 
-mod common;
-
 use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::{refused_log, start_lines, up_with};
-use xtask::cluster::Cluster;
-use xtask::jobs::parse_time;
-use xtask::setup::output;
-use xtask::wait;
+use cluster_tests::{refused_log, start_lines, up_with};
+use testcluster::jobs::parse_time;
+use testcluster::process::output;
+use testcluster::wait;
+use testcluster::Cluster;
 
 /// 4 idle nodes at 71 W draw 284 W; one node of a 250 W job adds 179 W.
 const HELD_AT_300: &str = "held back by the power budget: starting it on 1 node(s) would raise the estimated draw \
@@ -42,12 +40,10 @@ fn local_time(t: i64) -> String {
 #[test]
 #[ignore = "needs a real cluster: cargo xtask test"]
 fn power_budget_holds_a_start_until_reconfigure_widens_the_corridor() {
-    let mut spec = common::spec("t-power", 4, 17700);
     let conf = |corridor: &str| {
         format!("Strategy=power\nSchedulerTick=1\nPowerCorridor={corridor}\nIdleNodeWatts=71\nDefaultJobWatts=250\n")
     };
-    spec.malleable_conf = Some(conf("0-300"));
-    let c = up_with(spec);
+    let c = up_with(cluster_tests::spec("t-power", 4).file("malleable.conf", &conf("0-300")));
     assert!(
         c.ctld_log().contains(
             "sched/malleable: agent started: Strategy=power SchedulerTick=1 PowerCorridor=0-300 IdleNodeWatts=71 \
@@ -99,11 +95,14 @@ fn a_scheduled_corridor_change_starts_the_held_job_at_its_time() {
     // only the change itself can explain a start at its time.
     let at = unix_now() + 20;
     let when = local_time(at);
-    let mut spec = common::spec("t-power-sched", 4, 17800);
-    spec.malleable_conf = Some(format!(
-        "Strategy=power\nSchedulerTick=60\nPowerCorridor=0-300\nPowerCorridorSchedule={when}@0-1000\n\
+    let spec = cluster_tests::spec("t-power-sched", 4);
+    let spec = spec.file(
+        "malleable.conf",
+        &format!(
+            "Strategy=power\nSchedulerTick=60\nPowerCorridor=0-300\nPowerCorridorSchedule={when}@0-1000\n\
          IdleNodeWatts=71\nDefaultJobWatts=250\n"
-    ));
+        ),
+    );
     let c = up_with(spec);
     assert!(
         c.ctld_log().contains(&format!("PowerCorridorSchedule={when}@0-1000")),
@@ -135,8 +134,8 @@ fn a_scheduled_corridor_change_starts_the_held_job_at_its_time() {
 #[test]
 #[ignore = "needs slurmctld: cargo xtask test"]
 fn bad_power_settings_refuse_the_load_naming_the_key() {
-    let mut spec = common::spec("t-power-bad", 1, 17900);
-    spec.malleable_conf = Some("Strategy=power\nPowerCorridor=300-200\n".into());
+    let spec = cluster_tests::spec("t-power-bad", 1);
+    let spec = spec.file("malleable.conf", "Strategy=power\nPowerCorridor=300-200\n");
     let c = Cluster::create(spec).unwrap();
     let log = refused_log(&c);
     assert!(
@@ -148,9 +147,9 @@ fn bad_power_settings_refuse_the_load_naming_the_key() {
     );
     assert!(log.contains("Failed to initialize sched plugin"), "slurmctld should report the failed load");
 
-    let mut spec = c.spec.clone();
+    let spec = c.spec.clone();
     drop(c);
-    spec.malleable_conf = Some("Strategy=power\nSchedulerTick=5\n".into());
+    let spec = spec.file("malleable.conf", "Strategy=power\nSchedulerTick=5\n");
     let c = Cluster::create(spec).unwrap();
     let log = refused_log(&c);
     assert!(

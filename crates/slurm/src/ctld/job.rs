@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 
 use slurm_sys as sys;
 
-use crate::bitmap::set_bits;
+use crate::common::bitmap::set_bits;
 
 /// A job's base state (job_states in slurm.h).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -80,7 +80,7 @@ impl<'g> JobView<'g> {
 
     pub fn name(&self) -> String {
         // SAFETY: NULL or a NUL-terminated string owned by the record.
-        unsafe { crate::cstr_to_string(self.rec().name) }.unwrap_or_default()
+        unsafe { crate::common::cstr::cstr_to_string(self.rec().name) }.unwrap_or_default()
     }
 
     pub fn state(&self) -> JobState {
@@ -152,7 +152,7 @@ impl<'g> JobView<'g> {
     /// Its allocated nodes as Slurm writes them ("n[1-3]").
     pub fn nodes(&self) -> String {
         // SAFETY: NULL or a NUL-terminated string owned by the record.
-        unsafe { crate::cstr_to_string(self.rec().nodes) }.unwrap_or_default()
+        unsafe { crate::common::cstr::cstr_to_string(self.rec().nodes) }.unwrap_or_default()
     }
 
     /// The SPANK environment (NAME=value) that SPANK plugins set at submit.
@@ -164,7 +164,7 @@ impl<'g> JobView<'g> {
         (0..rec.spank_job_env_size as usize)
             // SAFETY: spank_job_env has spank_job_env_size entries, each
             // NULL or a NUL-terminated string owned by the record.
-            .filter_map(|i| unsafe { crate::cstr_to_string(*rec.spank_job_env.add(i)) })
+            .filter_map(|i| unsafe { crate::common::cstr::cstr_to_string(*rec.spank_job_env.add(i)) })
             .collect()
     }
 }

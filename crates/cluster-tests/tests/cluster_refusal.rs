@@ -1,16 +1,14 @@
 //! Bad configuration: the plugin refuses to load, slurmctld stops, and its
 //! log says exactly what is wrong and what to write instead.
 
-mod common;
-
-use common::refused_log;
-use xtask::cluster::Cluster;
+use cluster_tests::refused_log;
+use testcluster::Cluster;
 
 #[test]
 #[ignore = "needs slurmctld: cargo xtask test"]
 fn bad_values_in_malleable_conf_refuse_the_load() {
-    let mut spec = common::spec("t-badconf", 1, 17400);
-    spec.malleable_conf = Some("Strategy=easy\nSchedulerTick=soon\n".into());
+    let spec = cluster_tests::spec("t-badconf", 1);
+    let spec = spec.file("malleable.conf", "Strategy=easy\nSchedulerTick=soon\n");
     let c = Cluster::create(spec).unwrap();
     let log = refused_log(&c);
     assert!(
@@ -20,9 +18,9 @@ fn bad_values_in_malleable_conf_refuse_the_load() {
     assert!(log.contains("Failed to initialize sched plugin"), "slurmctld should report the failed load");
 
     // An unknown key is refused the same way, naming the allowed keys.
-    let mut spec = c.spec.clone();
+    let spec = c.spec.clone();
     drop(c);
-    spec.malleable_conf = Some("Strategy=easy\nBackfillDepth=100\n".into());
+    let spec = spec.file("malleable.conf", "Strategy=easy\nBackfillDepth=100\n");
     let c = Cluster::create(spec).unwrap();
     let log = refused_log(&c);
     assert!(log.contains("line 2: unknown key 'BackfillDepth'; allowed keys: Strategy, SchedulerTick"), "{log}");
@@ -31,8 +29,8 @@ fn bad_values_in_malleable_conf_refuse_the_load() {
 #[test]
 #[ignore = "needs slurmctld: cargo xtask test"]
 fn slurm_conf_that_keeps_the_builtin_scheduler_refuses_the_load() {
-    let mut spec = common::spec("t-badparams", 1, 17500);
-    spec.scheduler_parameters = "defer".into();
+    let spec = cluster_tests::spec("t-badparams", 1);
+    let spec = spec.set("SchedulerParameters", "defer");
     let c = Cluster::create(spec).unwrap();
     let log = refused_log(&c);
     assert!(log.contains("SchedulerParameters in slurm.conf must contain sched_interval=-1"), "{log}");

@@ -2,18 +2,16 @@
 //! effect at once; a bad one is rejected, the running configuration stays,
 //! and slurmctld keeps scheduling.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{start_lines, up};
-use xtask::setup::output;
-use xtask::wait;
+use cluster_tests::{start_lines, up};
+use testcluster::process::output;
+use testcluster::wait;
 
 #[test]
 #[ignore = "needs a real cluster: cargo xtask test"]
 fn reconfigure_applies_a_new_strategy_and_rejects_a_bad_file() {
-    let c = up("t-reconfig", 2, 17600);
+    let c = up("t-reconfig", 2);
     let conf = c.dir.join("etc/malleable.conf");
 
     std::fs::write(&conf, "Strategy=fcfs\nSchedulerTick=7\n").unwrap();

@@ -1,16 +1,14 @@
 //! slurmctld restarted with jobs running and pending: none is lost, the
 //! running one keeps running, and the plugin starts the pending ones.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{start_lines, up};
+use cluster_tests::{start_lines, up};
 
 #[test]
 #[ignore = "needs a real cluster: cargo xtask test"]
 fn restart_loses_no_job_and_starts_the_pending_ones() {
-    let c = up("t-restart", 2, 17300);
+    let c = up("t-restart", 2);
     let running = c.sbatch(&["-J", "R", "-N2", "-t", "2", "--wrap", "sleep 12"]).unwrap();
     c.wait_job(running, "running", Duration::from_secs(30), |j| j.state == "RUNNING").unwrap();
     let p1 = c.sbatch(&["-J", "P1", "-N1", "-t", "1", "--wrap", "sleep 1"]).unwrap();
@@ -19,7 +17,7 @@ fn restart_loses_no_job_and_starts_the_pending_ones() {
 
     let old_pid = c.controller_pid().expect("slurmctld pid");
     c.stop_controller();
-    assert!(!xtask::cluster::pid_alive(old_pid), "slurmctld did not stop");
+    assert!(!testcluster::process::pid_alive(old_pid), "slurmctld did not stop");
     c.start_controller().unwrap();
     assert_ne!(c.controller_pid(), Some(old_pid));
 

@@ -84,7 +84,7 @@ impl Drop for Bitmap {
 ///
 /// # Safety
 /// `p` must be NULL or a valid bitstring, not changed during the call.
-pub(crate) unsafe fn set_bits(p: *mut sys::bitstr_t) -> Vec<usize> {
+pub unsafe fn set_bits(p: *mut sys::bitstr_t) -> Vec<usize> {
     if p.is_null() {
         return Vec::new();
     }

@@ -1,14 +1,15 @@
 //! What a scheduler plugin is to slurmctld: a few exported symbols. A plugin
 //! crate implements [`SchedPlugin`] and writes one `sched_plugin!` line; the
-//! macro emits every symbol slurmctld requires, each entry point behind the
-//! panic guard, so no plugin can forget a symbol or let a panic reach C.
+//! macro emits the plugin header and every symbol slurmctld requires, each
+//! entry point behind the panic guard, so no plugin can forget a symbol or
+//! let a panic reach C.
 
 use std::path::PathBuf;
 
 use parking_lot::Mutex;
 use slurm_sys as sys;
 
-use crate::ffi_guard::guard;
+use crate::common::ffi_guard::guard;
 use crate::{SLURM_ERROR, SLURM_SUCCESS};
 
 /// What slurmctld lets a plugin see while it calls `init` or `reconfig`
@@ -23,17 +24,17 @@ impl PluginContext {
         // SAFETY: slurm_conf is libslurmfull's global, stable under the
         // config lock our caller holds; sched_params is NULL or a
         // NUL-terminated string it owns.
-        unsafe { crate::cstr_to_string(std::ptr::addr_of!(sys::slurm_conf.sched_params).read()) }
+        unsafe { crate::common::cstr::cstr_to_string(std::ptr::addr_of!(sys::slurm_conf.sched_params).read()) }
     }
 
     /// The path of a configuration file that sits beside slurm.conf.
     pub fn conf_path(&self, file: &str) -> PathBuf {
-        let name = crate::logger::c_text(file);
+        let name = crate::common::cstr::c_text(file);
         // SAFETY: get_extra_conf_path reads slurm_conf's path (config lock
         // held by our caller) and returns an xmalloc'd string we free.
         unsafe {
             let mut p = sys::get_extra_conf_path(name.as_ptr().cast_mut());
-            let path = crate::cstr_to_string(p).unwrap_or_else(|| file.to_string());
+            let path = crate::common::cstr::cstr_to_string(p).unwrap_or_else(|| file.to_string());
             sys::slurm_xfree(std::ptr::addr_of_mut!(p).cast());
             PathBuf::from(path)
         }
@@ -61,7 +62,7 @@ impl<P: SchedPlugin> Instance<P> {
     }
 
     pub fn init(&self, plugin_type: &'static str) -> i32 {
-        crate::logger::init(plugin_type);
+        crate::common::logger::init(plugin_type);
         guard("init", SLURM_ERROR, || {
             let ctx = PluginContext { _private: () };
             let mut slot = self.0.lock();
@@ -113,20 +114,6 @@ impl<P: SchedPlugin> Default for Instance<P> {
     }
 }
 
-/// `s` followed by a NUL, as a fixed-size array for a `const char x[]` symbol.
-pub const fn nul_terminated<const N: usize>(s: &str) -> [u8; N] {
-    let b = s.as_bytes();
-    assert!(b.len() + 1 == N, "array must be one longer than the string");
-    let mut out = [0u8; N];
-    let mut i = 0;
-    while i < b.len() {
-        assert!(b[i] != 0, "plugin strings may not contain NUL");
-        out[i] = b[i];
-        i += 1;
-    }
-    out
-}
-
 /// Emit the symbols of a `sched/...` plugin for type `$plugin`.
 ///
 /// ```ignore
@@ -136,17 +123,10 @@ pub const fn nul_terminated<const N: usize>(s: &str) -> [u8; N] {
 macro_rules! sched_plugin {
     ($plugin:ty, name: $name:literal, type: $ptype:literal) => {
         const _: () = {
-            #[no_mangle]
-            #[used]
-            pub static plugin_name: [u8; $name.len() + 1] = $crate::plugin::nul_terminated($name);
-            #[no_mangle]
-            #[used]
-            pub static plugin_type: [u8; $ptype.len() + 1] = $crate::plugin::nul_terminated($ptype);
-            #[no_mangle]
-            #[used]
-            pub static plugin_version: u32 = $crate::SLURM_VERSION_NUMBER;
+    $crate::plugin_header!(name: $name, type: $ptype);
 
-            static INSTANCE: $crate::plugin::Instance<$plugin> = $crate::plugin::Instance::new();
+            static INSTANCE: $crate::ctld::sched_plugin::Instance<$plugin> =
+                $crate::ctld::sched_plugin::Instance::new();
 
             #[no_mangle]
             pub extern "C" fn init() -> ::std::os::raw::c_int {

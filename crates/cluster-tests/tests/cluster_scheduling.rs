@@ -2,16 +2,14 @@
 //! sched/malleable (batch scripts and srun allocations alike); and EASY's
 //! behaviour with a blocked head job.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{srun, start_lines, up, wait_child};
+use cluster_tests::{srun, start_lines, up, wait_child};
 
 #[test]
 #[ignore = "needs a real cluster: cargo xtask test"]
 fn batch_and_srun_jobs_start_only_through_the_plugin() {
-    let c = up("t-starts", 4, 17100);
+    let c = up("t-starts", 4);
     let mut ids = vec![
         c.sbatch(&["-N1", "-t", "1", "--wrap", "sleep 1"]).unwrap(),
         c.sbatch(&["-N2", "-t", "1", "--wrap", "sleep 2"]).unwrap(),
@@ -56,7 +54,7 @@ fn batch_and_srun_jobs_start_only_through_the_plugin() {
 #[test]
 #[ignore = "needs a real cluster: cargo xtask test"]
 fn easy_backfills_only_jobs_that_do_not_delay_the_head() {
-    let c = up("t-easy", 4, 17200);
+    let c = up("t-easy", 4);
     // A holds 3 of 4 nodes; its 2-minute limit sets the head's reservation.
     let a = c.sbatch(&["-J", "A", "-N3", "-t", "2", "--wrap", "sleep 15"]).unwrap();
     c.wait_job(a, "running", Duration::from_secs(30), |j| j.state == "RUNNING").unwrap();

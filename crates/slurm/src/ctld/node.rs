@@ -28,7 +28,7 @@ impl<'g> NodeView<'g> {
 
     pub fn name(&self) -> String {
         // SAFETY: NULL or a NUL-terminated string owned by the record.
-        unsafe { crate::cstr_to_string(self.rec.name) }.unwrap_or_default()
+        unsafe { crate::common::cstr::cstr_to_string(self.rec.name) }.unwrap_or_default()
     }
 
     pub fn state_raw(&self) -> u32 {

@@ -2,21 +2,17 @@
 //! that slurmctld runs. Each test sets up a queue on which that policy and
 //! EASY (the default, cluster_scheduling.rs) start different jobs.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{spec, start_lines, up_with};
-use xtask::cluster::Cluster;
+use cluster_tests::{spec, start_lines, up_with};
+use testcluster::Cluster;
 
-fn up_with_strategy(name: &str, port_base: u16, strategy: &str) -> Cluster {
-    let mut s = spec(name, 4, port_base);
-    s.malleable_conf = Some(format!("Strategy={strategy}\nSchedulerTick=5\n"));
-    up_with(s)
+fn up_with_strategy(name: &str, strategy: &str) -> Cluster {
+    up_with(spec(name, 4).file("malleable.conf", &format!("Strategy={strategy}\nSchedulerTick=5\n")))
 }
 
 /// Every job completed and was started once, by the plugin running `strategy`.
-fn check_all_started_by(c: &Cluster, jobs: &[xtask::jobs::JobInfo], strategy: &str) {
+fn check_all_started_by(c: &Cluster, jobs: &[testcluster::jobs::JobInfo], strategy: &str) {
     for j in jobs {
         assert_eq!(j.state, "COMPLETED", "{} ended {}", j.name, j.state);
         let lines = start_lines(c, j.id);
@@ -28,7 +24,7 @@ fn check_all_started_by(c: &Cluster, jobs: &[xtask::jobs::JobInfo], strategy: &s
 #[test]
 #[ignore = "needs a real cluster: cargo xtask test"]
 fn mtct_serves_rigid_jobs_strictly_in_order() {
-    let c = up_with_strategy("t-mtct", 18100, "mtct");
+    let c = up_with_strategy("t-mtct", "mtct");
     // A holds 3 of 4 nodes; B, needing all 4, is the blocked head job.
     let a = c.sbatch(&["-J", "A", "-N3", "-t", "2", "--wrap", "sleep 15"]).unwrap();
     c.wait_job(a, "running", Duration::from_secs(30), |j| j.state == "RUNNING").unwrap();
@@ -48,7 +44,7 @@ fn mtct_serves_rigid_jobs_strictly_in_order() {
 #[test]
 #[ignore = "needs a real cluster: cargo xtask test"]
 fn conservative_backfill_protects_every_waiting_job_not_only_the_head() {
-    let c = up_with_strategy("t-conservative", 18200, "conservative");
+    let c = up_with_strategy("t-conservative", "conservative");
     // A holds 2 of 4 nodes until at most 2 minutes from now.
     let a = c.sbatch(&["-J", "A", "-N2", "-t", "2", "--wrap", "sleep 20"]).unwrap();
     c.wait_job(a, "running", Duration::from_secs(30), |j| j.state == "RUNNING").unwrap();

@@ -10,7 +10,7 @@ pub struct LoadedObject {
 
 fn dl_error() -> String {
     // SAFETY: dlerror returns NULL or a NUL-terminated message owned by libdl.
-    unsafe { crate::cstr_to_string(libc::dlerror()) }.unwrap_or_else(|| "unknown dlopen error".into())
+    unsafe { crate::common::cstr::cstr_to_string(libc::dlerror()) }.unwrap_or_else(|| "unknown dlopen error".into())
 }
 
 impl LoadedObject {

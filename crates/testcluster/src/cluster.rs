@@ -1,10 +1,10 @@
 //! A whole Slurm cluster on this machine: munged, slurmctld and N slurmd
 //! daemons (Debian builds Slurm with --enable-multiple-slurmd), each in a
-//! private directory with its own ports, loading our plugins before the
-//! system ones. Every daemon writes a pid file and is stopped by it, also
-//! when a test panics (the cluster is stopped on drop, after printing the
-//! daemons' logs if the thread is panicking); the slurmstepds slurmd forks
-//! for jobs have none and are found by their working directory instead.
+//! private directory with leased ports. Every daemon writes a pid file and
+//! is stopped by it, also when a test panics (the cluster is stopped on
+//! drop, after printing the daemons' logs if the thread is panicking); the
+//! slurmstepds slurmd forks for jobs have none and are found by their
+//! working directory instead.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -13,45 +13,16 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::jobs::{parse_show_job, JobInfo};
-use crate::setup::{output, run, SLURM_PLUGIN_SYSTEM_DIR};
+use crate::ports::{self, Lease};
+use crate::process::{output, pid_alive, read_pid, run, stop_by_pid_file, stop_stepds_in};
+use crate::spec::ClusterSpec;
 use crate::{wait, Result};
-
-/// What cluster to run.
-#[derive(Clone, Debug)]
-pub struct ClusterSpec {
-    /// Names its directory and its ClusterName.
-    pub name: String,
-    pub nodes: usize,
-    /// SlurmctldPort; slurmd n1..nN listen on the ports after it.
-    pub port_base: u16,
-    pub scheduler_type: String,
-    pub scheduler_parameters: String,
-    /// Contents of malleable.conf; None writes no file.
-    pub malleable_conf: Option<String>,
-    /// Where our staged plugins are (searched before the system dir).
-    pub plugin_dir: PathBuf,
-    /// More slurm.conf lines.
-    pub extra_conf: String,
-}
-
-impl ClusterSpec {
-    pub fn new(name: &str, nodes: usize, port_base: u16, plugin_dir: &Path) -> ClusterSpec {
-        ClusterSpec {
-            name: name.to_string(),
-            nodes,
-            port_base,
-            scheduler_type: "sched/malleable".into(),
-            scheduler_parameters: "sched_interval=-1,defer".into(),
-            malleable_conf: Some("Strategy=easy\nSchedulerTick=5\n".into()),
-            plugin_dir: plugin_dir.to_path_buf(),
-            extra_conf: String::new(),
-        }
-    }
-}
 
 pub struct Cluster {
     pub spec: ClusterSpec,
     pub dir: PathBuf,
+    /// Its ports: slurmctld's is the first, slurmd nX's the X-th after it.
+    pub ports: Lease,
     /// Leave the daemons running when dropped (`cluster up`, `demo --keep`).
     pub keep: bool,
 }
@@ -75,117 +46,6 @@ fn mkdir(path: &Path, mode: u32) -> Result<()> {
     fs::set_permissions(path, fs::Permissions::from_mode(mode)).map_err(|e| e.to_string())
 }
 
-/// Alive and not a zombie (a daemon whose parent is gone may linger as one
-/// where PID 1 does not reap).
-pub fn pid_alive(pid: i32) -> bool {
-    match fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')),
-        Err(_) => false,
-    }
-}
-
-fn read_pid(file: &Path) -> Option<i32> {
-    fs::read_to_string(file).ok()?.trim().parse().ok().filter(|&p| p > 0)
-}
-
-/// Stop the process named in a pid file: SIGTERM, wait, SIGKILL if it will
-/// not go. Only a process whose name matches `comm` is signalled, so a pid
-/// reused by something else is left alone.
-pub fn stop_by_pid_file(file: &Path, comm: &str) {
-    let Some(pid) = read_pid(file) else { return };
-    let name = fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-    if name.trim() != comm || !pid_alive(pid) {
-        let _ = fs::remove_file(file);
-        return;
-    }
-    send_signal(pid, "TERM");
-    if wait::until(&format!("{comm} ({pid}) to exit"), Duration::from_secs(15), || Ok((!pid_alive(pid)).then_some(())))
-        .is_err()
-    {
-        eprintln!("xtask: {comm} ({pid}) ignored SIGTERM, killing it");
-        send_signal(pid, "KILL");
-        let _ = wait::until("SIGKILL to take effect", Duration::from_secs(5), || Ok((!pid_alive(pid)).then_some(())));
-    }
-    let _ = fs::remove_file(file);
-}
-
-/// kill(1) rather than libc::kill, so that xtask needs no `unsafe`.
-fn send_signal(pid: i32, sig: &str) {
-    let _ = Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status();
-}
-
-/// Every process as (pid, parent pid, name), from /proc.
-fn process_table() -> Vec<(i32, i32, String)> {
-    let Ok(entries) = fs::read_dir("/proc") else { return Vec::new() };
-    entries
-        .flatten()
-        .filter_map(|e| {
-            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
-            let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            // The name may hold spaces and parentheses; it ends at the last ") ".
-            let (head, rest) = stat.rsplit_once(") ")?;
-            let name = head.split_once(" (")?.1.to_string();
-            let ppid = rest.split_whitespace().nth(1)?.parse().ok()?;
-            Some((pid, ppid, name))
-        })
-        .collect()
-}
-
-/// The live slurmstepd processes of the cluster in `dir`.
-///
-/// They have no pid file, and slurmd double-forks them (their parent is
-/// PID 1), so slurmd's process tree does not lead to them. Their command
-/// line is a title like `slurmstepd: [1.batch]` that every cluster's first
-/// job shares, and setting that title overwrote the environment area, so
-/// /proc/PID/environ no longer shows their SLURM_CONF. What does tell them
-/// apart is the working directory: slurmd changes into the directory of its
-/// log file (else its spool directory), both inside the cluster's directory,
-/// and slurmstepd inherits it and stays there (only the tasks it forks move
-/// to the job's directory).
-fn stepd_pids_in(dir: &Path) -> Vec<i32> {
-    let dir = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    process_table()
-        .into_iter()
-        .filter(|(pid, _, name)| {
-            name == "slurmstepd"
-                && pid_alive(*pid)
-                && fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(&dir))
-        })
-        .map(|(pid, _, _)| pid)
-        .collect()
-}
-
-/// Stop the cluster's slurmstepd processes and the job processes under them
-/// (a batch script's `sleep`, say): SIGTERM, wait, SIGKILL what is left.
-/// The job processes are found as the slurmstepds' descendants, so they are
-/// collected before anything is signalled: once their slurmstepd is gone
-/// they belong to PID 1 and nothing ties them to the cluster any more.
-fn stop_stepds_in(dir: &Path) {
-    let table = process_table();
-    let mut doomed = stepd_pids_in(dir);
-    let mut i = 0;
-    while i < doomed.len() {
-        let parent = doomed[i];
-        doomed.extend(table.iter().filter(|(_, ppid, _)| *ppid == parent).map(|(pid, _, _)| *pid));
-        i += 1;
-    }
-    if doomed.is_empty() {
-        return;
-    }
-    for &pid in &doomed {
-        send_signal(pid, "TERM");
-    }
-    let all_gone = || Ok(doomed.iter().all(|&p| !pid_alive(p)).then_some(()));
-    if wait::until("slurmstepd and its job processes to exit", Duration::from_secs(10), all_gone).is_err() {
-        let left: Vec<i32> = doomed.iter().copied().filter(|&p| pid_alive(p)).collect();
-        eprintln!("xtask: slurmstepd or job processes {left:?} ignored SIGTERM, killing them");
-        for &pid in &left {
-            send_signal(pid, "KILL");
-        }
-        let _ = wait::until("SIGKILL to take effect", Duration::from_secs(5), all_gone);
-    }
-}
-
 impl Cluster {
     pub fn dir_of(name: &str) -> PathBuf {
         clusters_root().join(name)
@@ -199,23 +59,32 @@ impl Cluster {
         self.dir.join("log")
     }
 
-    /// Write the configuration and start munged; Slurm's daemons are not
-    /// started yet. Daemons left over from an earlier run of the same name
-    /// are stopped first and the directory is made anew.
+    /// Lease ports, write the configuration and start munged; Slurm's
+    /// daemons are not started yet. Daemons left over from an earlier run
+    /// of the same name are stopped first and the directory is made anew.
     pub fn create(spec: ClusterSpec) -> Result<Cluster> {
         let dir = Cluster::dir_of(&spec.name);
         stop_all_in(&dir);
         if dir.exists() {
             fs::remove_dir_all(&dir).map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
         }
-        let cluster = Cluster { spec, dir, keep: false };
-        for sub in ["etc", "log", "state", "spool", "run"] {
-            mkdir(&cluster.dir.join(sub), 0o755)?;
-        }
         mkdir(&clusters_root(), 0o755)?;
+        for sub in ["etc", "log", "state", "spool", "run"] {
+            mkdir(&dir.join(sub), 0o755)?;
+        }
+        let lease = ports::lease(&clusters_root(), &dir, spec.ports_needed())?;
+        let cluster = Cluster { spec, dir, ports: lease, keep: false };
         cluster.write_conf()?;
         cluster.start_munge()?;
         Ok(cluster)
+    }
+
+    /// A handle on a cluster directory whose daemons may run (to show its
+    /// logs or stop it), without starting anything.
+    pub fn attach(spec: ClusterSpec) -> Cluster {
+        let dir = Cluster::dir_of(&spec.name);
+        let lease = ports::read_lease(&dir).map_or(Lease { base: 0, count: 0 }, |(l, _)| l);
+        Cluster { spec, dir, ports: lease, keep: true }
     }
 
     /// create, slurmctld, every slurmd, and wait until all nodes are idle.
@@ -228,70 +97,35 @@ impl Cluster {
     }
 
     pub fn node_names(&self) -> Vec<String> {
-        (1..=self.spec.nodes).map(|i| format!("n{i}")).collect()
+        self.spec.node_names()
     }
 
+    /// slurm.conf, the spec's other files, and gres.conf for GPUs.
     pub fn write_conf(&self) -> Result<()> {
-        let s = &self.spec;
-        let d = self.dir.display();
         let host = hostname()?;
-        let conf = format!(
-            "# Written by cargo xtask: a {nodes}-node cluster on this machine.\n\
-             ClusterName={name}\n\
-             SlurmctldHost={host}(127.0.0.1)\n\
-             SlurmctldPort={ctld_port}\n\
-             SlurmUser=root\n\
-             SlurmdUser=root\n\
-             AuthType=auth/munge\n\
-             CredType=cred/munge\n\
-             AuthInfo=socket={d}/munge/munge.socket\n\
-             PluginDir={ours}:{system}\n\
-             SchedulerType={sched}\n\
-             SchedulerParameters={params}\n\
-             SelectType=select/linear\n\
-             PriorityType=priority/basic\n\
-             ProctrackType=proctrack/linuxproc\n\
-             TaskPlugin=task/none\n\
-             JobAcctGatherType=jobacct_gather/none\n\
-             AccountingStorageType=accounting_storage/none\n\
-             JobCompType=jobcomp/filetxt\n\
-             JobCompLoc={d}/log/jobcomp.txt\n\
-             MpiDefault=none\n\
-             SwitchType=switch/none\n\
-             ReturnToService=2\n\
-             SlurmdParameters=config_overrides\n\
-             DebugFlags=NO_CONF_HASH\n\
-             MinJobAge=86400\n\
-             KillWait=2\n\
-             InactiveLimit=0\n\
-             StateSaveLocation={d}/state\n\
-             SlurmdSpoolDir={d}/spool/%n\n\
-             SlurmctldPidFile={d}/run/slurmctld.pid\n\
-             SlurmdPidFile={d}/run/slurmd-%n.pid\n\
-             SlurmctldLogFile={d}/log/slurmctld.log\n\
-             SlurmdLogFile={d}/log/slurmd-%n.log\n\
-             SlurmctldDebug=info\n\
-             SlurmdDebug=info\n\
-             NodeName=n[1-{nodes}] NodeHostname={host} NodeAddr=127.0.0.1 Port=[{first}-{last}] CPUs=1 State=UNKNOWN\n\
-             PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n\
-             {extra}",
-            nodes = s.nodes,
-            name = s.name.replace(|c: char| !c.is_ascii_alphanumeric(), ""),
-            ctld_port = s.port_base,
-            ours = s.plugin_dir.display(),
-            system = SLURM_PLUGIN_SYSTEM_DIR,
-            sched = s.scheduler_type,
-            params = s.scheduler_parameters,
-            first = s.port_base + 1,
-            last = s.port_base + s.nodes as u16,
-            extra = s.extra_conf,
-        );
-        fs::write(self.conf_path(), conf).map_err(|e| e.to_string())?;
-        let mconf = self.dir.join("etc/malleable.conf");
-        match &s.malleable_conf {
-            Some(text) => fs::write(&mconf, text).map_err(|e| e.to_string())?,
-            None => {
-                let _ = fs::remove_file(&mconf);
+        let etc = self.dir.join("etc");
+        let write = |name: &str, text: &str| {
+            fs::write(etc.join(name), text).map_err(|e| format!("cannot write {}: {e}", etc.join(name).display()))
+        };
+        write("slurm.conf", &self.spec.slurm_conf(&self.dir, &host, self.ports.base))?;
+        for (name, text) in &self.spec.files {
+            write(name, text)?;
+        }
+        if let Some(gres) = self.spec.gres_conf(&self.dir) {
+            mkdir(&self.dir.join("dev"), 0o755)?;
+            for i in 0..self.spec.gpus_most() {
+                fs::write(self.dir.join(format!("dev/gpu{i}")), "").map_err(|e| e.to_string())?;
+            }
+            write("gres.conf", &gres)?;
+        }
+        // A file the spec no longer has (a test changed it) is not left behind.
+        if let Ok(entries) = fs::read_dir(&etc) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let known = name == "slurm.conf" || name == "gres.conf" || self.spec.file_contents(&name).is_some();
+                if !known {
+                    let _ = fs::remove_file(e.path());
+                }
             }
         }
         Ok(())
@@ -361,7 +195,7 @@ impl Cluster {
     }
 
     pub fn wait_nodes_idle(&self, timeout: Duration) -> Result<()> {
-        let want = self.spec.nodes;
+        let want = self.spec.node_count();
         wait::until(&format!("{want} idle nodes"), timeout, || {
             let out = output(self.cmd("sinfo").args(["-h", "-N", "-o", "%N %T"]))?;
             let idle = out.lines().filter(|l| l.ends_with(" idle")).count();
@@ -463,6 +297,7 @@ pub fn stop_all_in(dir: &Path) {
     stop_stepds_in(dir);
     stop_by_pid_file(&run_dir.join("slurmctld.pid"), "slurmctld");
     stop_by_pid_file(&dir.join("munge/munged.pid"), "munged");
+    ports::release(dir);
 }
 
 /// Which of a cluster's daemons are running, by pid file.

@@ -1,0 +1,46 @@
+//! C strings both ways: Slurm's (maybe NULL) into Rust, and ours into C with
+//! any NUL made visible rather than cutting the text short.
+
+use std::ffi::CString;
+
+/// Copy a C string that may be NULL.
+///
+/// # Safety
+/// `p` must be NULL or point to a NUL-terminated string valid for the call.
+pub(crate) unsafe fn cstr_to_string(p: *const libc::c_char) -> Option<String> {
+    if p.is_null() {
+        None
+    } else {
+        // SAFETY: non-null and NUL-terminated by the caller's contract.
+        Some(unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned())
+    }
+}
+
+/// The text as a C string, with any NUL bytes made visible instead of
+/// cutting the line short.
+pub(crate) fn c_text(text: &str) -> CString {
+    CString::new(text.replace('\0', "\\0")).expect("NULs were replaced")
+}
+
+/// Text of a Slurm error code, as `slurm_strerror` gives it.
+pub fn strerror(code: i32) -> String {
+    // SAFETY: slurm_strerror returns a pointer to a static string (or to a
+    // thread-local buffer for unknown codes) that stays valid while we copy.
+    unsafe { cstr_to_string(slurm_sys::slurm_strerror(code)) }.unwrap_or_else(|| format!("error {code}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nul_bytes_are_shown_not_cut() {
+        assert_eq!(c_text("a\0b").to_str().unwrap(), "a\\0b");
+    }
+
+    #[test]
+    fn error_codes_read_as_slurm_says_them() {
+        assert_eq!(strerror(0), "No error");
+        assert_eq!(strerror(2016), "Requested nodes are busy");
+    }
+}

@@ -1,0 +1,15 @@
+//! slurmctld: its internals resolved at run time ([`Slurmctld`]), its locks
+//! as guards whose type says what they hold ([`LockGuard`]), read-only views
+//! of job and node records, starting a job, and the sched plugin's exports.
+
+pub mod job;
+pub mod locks;
+pub mod node;
+pub mod sched_plugin;
+pub mod symbols;
+
+pub use job::{JobState, JobView};
+pub use locks::{LockGuard, LockSet, Reading, Scheduling, StartError};
+pub use node::NodeView;
+pub use sched_plugin::{PluginContext, SchedPlugin};
+pub use symbols::{Slurmctld, UpdateCounters};

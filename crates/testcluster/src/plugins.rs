@@ -1,0 +1,31 @@
+//! This workspace's plugins as a cluster loads them: which are built, the
+//! names Slurm looks for, where `cargo xtask build` stages them, and the
+//! settings a cluster needs to run sched/malleable.
+
+use std::path::{Path, PathBuf};
+
+use crate::spec::ClusterSpec;
+
+/// Our plugins: cargo package, the library cargo builds, and the file name
+/// Slurm loads (sched/malleable -> sched_malleable.so).
+pub const PLUGINS: &[(&str, &str, &str)] = &[("sched-malleable", "libsched_malleable.so", "sched_malleable.so")];
+
+/// Where the staged plugins go: the PluginDir our clusters search first.
+pub fn plugin_dir(root: &Path) -> PathBuf {
+    root.join("target/plugins")
+}
+
+/// `spec` with sched/malleable as its scheduler (staged in `plugins`),
+/// slurmctld's own scheduling handed over to it, and Strategy=easy with a
+/// 5 s tick unless a test writes its own malleable.conf.
+pub fn sched_malleable(spec: ClusterSpec, plugins: &Path) -> ClusterSpec {
+    let spec = spec
+        .plugin_dir(plugins)
+        .set("SchedulerType", "sched/malleable")
+        .set("SchedulerParameters", "sched_interval=-1,defer");
+    if spec.file_contents("malleable.conf").is_some() {
+        spec
+    } else {
+        spec.file("malleable.conf", "Strategy=easy\nSchedulerTick=5\n")
+    }
+}

@@ -1,0 +1,356 @@
+//! What cluster to run, as a builder: slurm.conf as an ordered key/value map
+//! (any key may be set or unset, defaults are those of a whole Slurm on one
+//! machine), nodes with CPUs, cores and GPUs, partitions, and extra files
+//! beside slurm.conf (plugstack.conf, gres.conf, malleable.conf). The
+//! paths, ports and host name a running cluster needs are filled in when
+//! it is written, unless a test set them.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Where Debian installs Slurm's own plugins.
+pub const SLURM_PLUGIN_SYSTEM_DIR: &str = "/usr/lib/x86_64-linux-gnu/slurm-wlm";
+
+/// What one node has.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct NodeShape {
+    /// Cores (one socket, one thread each): its CPUs.
+    pub cores: u32,
+    /// GPUs, as the `gpu` GRES. Slurm wants a device file per GPU; these
+    /// are empty files in the cluster's directory (`dev/gpu0`, ...), shared
+    /// by the nodes, as all of them are this one machine.
+    pub gpus: u32,
+}
+
+impl Default for NodeShape {
+    fn default() -> Self {
+        NodeShape { cores: 1, gpus: 0 }
+    }
+}
+
+/// A partition: its name, nodes (`ALL` or a host list), and more keys.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Partition {
+    pub name: String,
+    pub nodes: String,
+    pub default: bool,
+    /// More `Key=Value` words for its line, e.g. `MaxTime=10 State=UP`.
+    pub extra: String,
+}
+
+impl Partition {
+    pub fn new(name: &str, nodes: &str) -> Partition {
+        Partition { name: name.into(), nodes: nodes.into(), default: false, extra: "MaxTime=INFINITE State=UP".into() }
+    }
+
+    pub fn default_partition(mut self) -> Partition {
+        self.default = true;
+        self
+    }
+
+    pub fn extra(mut self, extra: &str) -> Partition {
+        self.extra = extra.into();
+        self
+    }
+}
+
+/// A cluster to run on this machine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClusterSpec {
+    /// Names its directory and (without its non-alphanumerics) its ClusterName.
+    pub name: String,
+    /// Groups of nodes (how many, what each has), named n1, n2, ... in order.
+    pub node_groups: Vec<(usize, NodeShape)>,
+    /// Partitions; none means one default partition `batch` of all nodes.
+    pub partitions: Vec<Partition>,
+    /// slurm.conf's keys in order; a key is set once.
+    conf: Vec<(String, String)>,
+    /// Files beside slurm.conf: (file name, contents).
+    pub files: Vec<(String, String)>,
+    /// Plugin directories searched before Slurm's own.
+    pub plugin_dirs: Vec<PathBuf>,
+}
+
+/// The keys every cluster starts with: stock Slurm pieces that need no
+/// systemd, cgroups or database, logging at info, jobs kept a day so tests
+/// can read finished ones.
+const DEFAULTS: &[(&str, &str)] = &[
+    ("SlurmUser", "root"),
+    ("SlurmdUser", "root"),
+    ("AuthType", "auth/munge"),
+    ("CredType", "cred/munge"),
+    ("SchedulerType", "sched/backfill"),
+    ("SelectType", "select/linear"),
+    ("PriorityType", "priority/basic"),
+    ("ProctrackType", "proctrack/linuxproc"),
+    ("TaskPlugin", "task/none"),
+    ("JobAcctGatherType", "jobacct_gather/none"),
+    ("AccountingStorageType", "accounting_storage/none"),
+    ("JobCompType", "jobcomp/filetxt"),
+    ("MpiDefault", "none"),
+    ("SwitchType", "switch/none"),
+    ("ReturnToService", "2"),
+    ("SlurmdParameters", "config_overrides"),
+    ("DebugFlags", "NO_CONF_HASH"),
+    ("MinJobAge", "86400"),
+    ("KillWait", "2"),
+    ("InactiveLimit", "0"),
+    ("SlurmctldDebug", "info"),
+    ("SlurmdDebug", "info"),
+];
+
+impl ClusterSpec {
+    /// `nodes` one-core nodes, one default partition, stock Slurm
+    /// (sched/backfill, select/linear, task/none).
+    pub fn new(name: &str, nodes: usize) -> ClusterSpec {
+        ClusterSpec {
+            name: name.to_string(),
+            node_groups: vec![(nodes, NodeShape::default())],
+            partitions: Vec::new(),
+            conf: DEFAULTS.iter().map(|&(k, v)| (k.to_string(), v.to_string())).collect(),
+            files: Vec::new(),
+            plugin_dirs: Vec::new(),
+        }
+    }
+
+    /// Set a slurm.conf key (replacing its value if set).
+    pub fn set(mut self, key: &str, value: &str) -> ClusterSpec {
+        match self.conf.iter_mut().find(|(k, _)| k.eq_ignore_ascii_case(key)) {
+            Some(entry) => entry.1 = value.to_string(),
+            None => self.conf.push((key.to_string(), value.to_string())),
+        }
+        self
+    }
+
+    /// Leave a key out of slurm.conf (Slurm's own default then holds).
+    pub fn unset(mut self, key: &str) -> ClusterSpec {
+        self.conf.retain(|(k, _)| !k.eq_ignore_ascii_case(key));
+        self
+    }
+
+    /// A key's value, if set.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.conf.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| v.as_str())
+    }
+
+    /// A file beside slurm.conf (replacing one of that name).
+    pub fn file(mut self, name: &str, contents: &str) -> ClusterSpec {
+        self.files.retain(|(n, _)| n != name);
+        self.files.push((name.to_string(), contents.to_string()));
+        self
+    }
+
+    pub fn without_file(mut self, name: &str) -> ClusterSpec {
+        self.files.retain(|(n, _)| n != name);
+        self
+    }
+
+    pub fn file_contents(&self, name: &str) -> Option<&str> {
+        self.files.iter().find(|(n, _)| n == name).map(|(_, c)| c.as_str())
+    }
+
+    /// Every node with this shape.
+    pub fn shape(mut self, shape: NodeShape) -> ClusterSpec {
+        let n = self.node_count();
+        self.node_groups = vec![(n, shape)];
+        self
+    }
+
+    /// More nodes, of another shape, after the others.
+    pub fn add_nodes(mut self, count: usize, shape: NodeShape) -> ClusterSpec {
+        self.node_groups.push((count, shape));
+        self
+    }
+
+    pub fn partition(mut self, p: Partition) -> ClusterSpec {
+        self.partitions.push(p);
+        self
+    }
+
+    /// Search `dir` for plugins before Slurm's own directory.
+    pub fn plugin_dir(mut self, dir: &Path) -> ClusterSpec {
+        self.plugin_dirs.push(dir.to_path_buf());
+        self
+    }
+
+    /// The most GPUs any node has: the fake device files to make.
+    pub fn gpus_most(&self) -> u32 {
+        self.node_groups.iter().map(|(_, s)| s.gpus).max().unwrap_or(0)
+    }
+
+    pub fn node_count(&self) -> usize {
+        self.node_groups.iter().map(|(n, _)| n).sum()
+    }
+
+    pub fn node_names(&self) -> Vec<String> {
+        (1..=self.node_count()).map(|i| format!("n{i}")).collect()
+    }
+
+    /// The ports this cluster takes: slurmctld's, and one per slurmd.
+    pub fn ports_needed(&self) -> u16 {
+        u16::try_from(self.node_count() + 1).unwrap_or(u16::MAX)
+    }
+
+    /// slurm.conf for the cluster in `dir` on `host`, slurmctld on
+    /// `port_base` and slurmd nX on `port_base + X`.
+    pub fn slurm_conf(&self, dir: &Path, host: &str, port_base: u16) -> String {
+        let d = dir.display();
+        let mut plugin_dirs: Vec<String> = self.plugin_dirs.iter().map(|p| p.display().to_string()).collect();
+        plugin_dirs.push(SLURM_PLUGIN_SYSTEM_DIR.into());
+        let needs_gres = self.node_groups.iter().any(|(_, s)| s.gpus > 0);
+        // What the cluster's place on this machine decides, unless set.
+        let mut placed: Vec<(&str, String)> = vec![
+            ("ClusterName", self.name.replace(|c: char| !c.is_ascii_alphanumeric(), "")),
+            ("SlurmctldHost", format!("{host}(127.0.0.1)")),
+            ("SlurmctldPort", port_base.to_string()),
+            ("AuthInfo", format!("socket={d}/munge/munge.socket")),
+            ("PluginDir", plugin_dirs.join(":")),
+            ("JobCompLoc", format!("{d}/log/jobcomp.txt")),
+            ("StateSaveLocation", format!("{d}/state")),
+            ("SlurmdSpoolDir", format!("{d}/spool/%n")),
+            ("SlurmctldPidFile", format!("{d}/run/slurmctld.pid")),
+            ("SlurmdPidFile", format!("{d}/run/slurmd-%n.pid")),
+            ("SlurmctldLogFile", format!("{d}/log/slurmctld.log")),
+            ("SlurmdLogFile", format!("{d}/log/slurmd-%n.log")),
+        ];
+        if needs_gres {
+            placed.push(("GresTypes", "gpu".into()));
+        }
+        let mut text = format!("# Written by testcluster: a {}-node cluster on this machine.\n", self.node_count());
+        for (k, v) in placed {
+            if self.get(k).is_none() {
+                let _ = writeln!(text, "{k}={v}");
+            }
+        }
+        for (k, v) in &self.conf {
+            let _ = writeln!(text, "{k}={v}");
+        }
+        let mut first = 1;
+        for &(count, shape) in &self.node_groups {
+            if count == 0 {
+                continue;
+            }
+            let last = first + count - 1;
+            let (p0, p1) = (usize::from(port_base) + first, usize::from(port_base) + last);
+            let _ = write!(
+                text,
+                "NodeName=n[{first}-{last}] NodeHostname={host} NodeAddr=127.0.0.1 Port=[{p0}-{p1}] CPUs={c} \
+                 Sockets=1 CoresPerSocket={c} ThreadsPerCore=1",
+                c = shape.cores
+            );
+            if shape.gpus > 0 {
+                let _ = write!(text, " Gres=gpu:{}", shape.gpus);
+            }
+            text += " State=UNKNOWN\n";
+            first = last + 1;
+        }
+        if self.partitions.is_empty() {
+            text += "PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n";
+        }
+        for p in &self.partitions {
+            let default = if p.default { " Default=YES" } else { "" };
+            let _ = writeln!(text, "PartitionName={} Nodes={}{default} {}", p.name, p.nodes, p.extra);
+        }
+        text
+    }
+
+    /// gres.conf for the nodes with GPUs of the cluster in `dir`, when no
+    /// test wrote its own.
+    pub fn gres_conf(&self, dir: &Path) -> Option<String> {
+        if self.file_contents("gres.conf").is_some() {
+            return None;
+        }
+        let mut text = String::new();
+        let mut first = 1;
+        for &(count, shape) in &self.node_groups {
+            let last = first + count.max(1) - 1;
+            if count > 0 && shape.gpus > 0 {
+                let _ = writeln!(
+                    text,
+                    "NodeName=n[{first}-{last}] Name=gpu File={}/dev/gpu[0-{}] Count={}",
+                    dir.display(),
+                    shape.gpus - 1,
+                    shape.gpus
+                );
+            }
+            first += count;
+        }
+        (!text.is_empty()).then_some(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(spec: &ClusterSpec) -> Vec<String> {
+        spec.slurm_conf(Path::new("/c"), "host", 20000).lines().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn a_plain_cluster_is_stock_slurm_on_its_own_ports_and_paths() {
+        let l = lines(&ClusterSpec::new("t-a", 3));
+        for want in [
+            "ClusterName=ta",
+            "SlurmctldHost=host(127.0.0.1)",
+            "SlurmctldPort=20000",
+            "AuthInfo=socket=/c/munge/munge.socket",
+            "PluginDir=/usr/lib/x86_64-linux-gnu/slurm-wlm",
+            "SchedulerType=sched/backfill",
+            "SelectType=select/linear",
+            "TaskPlugin=task/none",
+            "SlurmdSpoolDir=/c/spool/%n",
+            "NodeName=n[1-3] NodeHostname=host NodeAddr=127.0.0.1 Port=[20001-20003] CPUs=1 Sockets=1 \
+             CoresPerSocket=1 ThreadsPerCore=1 State=UNKNOWN",
+            "PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
+        ] {
+            assert!(l.iter().any(|x| x == want), "missing {want}:\n{}", l.join("\n"));
+        }
+        assert!(!l.iter().any(|x| x.starts_with("GresTypes")));
+    }
+
+    #[test]
+    fn keys_are_set_once_and_can_be_left_out() {
+        let spec =
+            ClusterSpec::new("t", 1).set("SchedulerType", "sched/malleable").set("selecttype", "select/cons_tres");
+        let spec = spec.unset("KillWait").set("SlurmctldPort", "1234");
+        let l = lines(&spec);
+        assert_eq!(l.iter().filter(|x| x.starts_with("SchedulerType=")).count(), 1);
+        assert!(l.contains(&"SchedulerType=sched/malleable".to_string()));
+        assert!(l.contains(&"SelectType=select/cons_tres".to_string()));
+        assert!(!l.iter().any(|x| x.starts_with("KillWait")));
+        // A test's own port wins over the allocated one.
+        assert_eq!(l.iter().filter(|x| x.starts_with("SlurmctldPort=")).collect::<Vec<_>>(), ["SlurmctldPort=1234"]);
+        assert_eq!(spec.get("schedulertype"), Some("sched/malleable"));
+    }
+
+    #[test]
+    fn node_shapes_gpus_partitions_and_plugin_dirs() {
+        let spec = ClusterSpec::new("t", 2)
+            .shape(NodeShape { cores: 4, gpus: 0 })
+            .add_nodes(1, NodeShape { cores: 8, gpus: 2 })
+            .partition(Partition::new("cpu", "n[1-2]").default_partition())
+            .partition(Partition::new("gpu", "n3").extra("MaxTime=10 State=UP"))
+            .plugin_dir(Path::new("/ours"));
+        let l = lines(&spec);
+        assert!(l.iter().any(|x| x.starts_with("NodeName=n[1-2] ") && x.contains("Port=[20001-20002] CPUs=4 ")));
+        assert!(l
+            .iter()
+            .any(|x| x.starts_with("NodeName=n[3-3] ") && x.contains("CPUs=8 ") && x.contains(" Gres=gpu:2 ")));
+        assert!(l.contains(&"GresTypes=gpu".to_string()));
+        assert!(l.contains(&"PartitionName=cpu Nodes=n[1-2] Default=YES MaxTime=INFINITE State=UP".to_string()));
+        assert!(l.contains(&"PartitionName=gpu Nodes=n3 MaxTime=10 State=UP".to_string()));
+        assert!(!l.iter().any(|x| x.starts_with("PartitionName=batch")));
+        assert!(l.contains(&"PluginDir=/ours:/usr/lib/x86_64-linux-gnu/slurm-wlm".to_string()));
+        assert_eq!(spec.gres_conf(Path::new("/c")).unwrap(), "NodeName=n[3-3] Name=gpu File=/c/dev/gpu[0-1] Count=2\n");
+        assert_eq!(spec.gpus_most(), 2);
+        assert_eq!((spec.node_count(), spec.ports_needed()), (3, 4));
+    }
+
+    #[test]
+    fn files_are_replaced_by_name() {
+        let spec = ClusterSpec::new("t", 1).file("malleable.conf", "a").file("malleable.conf", "b").file("x", "y");
+        assert_eq!(spec.file_contents("malleable.conf"), Some("b"));
+        assert_eq!(spec.without_file("x").files.len(), 1);
+    }
+}

@@ -1,0 +1,445 @@
+//! The import rules of docs/architecture.md, checked on the sources:
+//! - which workspace crate may depend on which (the model on none of ours,
+//!   the core on the model only, no plugin on the simulator or the test
+//!   crates, ...), read from each crate's Cargo.toml;
+//! - `unsafe` only in slurm-sys, slurm and, later, the runtime's C ABI;
+//! - inside malleable-core, no strategy imports another strategy or the
+//!   registry, and no module imports one that (through others) imports it
+//!   back.
+//!
+//! `cargo xtask test` runs [`check`] before the tests, and the unit tests
+//! below run it on the tree too, so a plain `cargo test` catches a broken rule.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Each workspace crate and the workspace crates it may depend on (normal
+/// and build dependencies). A crate missing here is an error: a new crate
+/// gets its line when it is added.
+const ALLOWED: &[(&str, &[&str])] = &[
+    ("malleable-model", &[]),
+    ("malleable-core", &["malleable-model"]),
+    ("slurm-sys", &[]),
+    ("slurm", &["slurm-sys"]),
+    ("sched-malleable", &["malleable-model", "malleable-core", "slurm"]),
+    ("malleable-sim", &["malleable-model", "malleable-core"]),
+    ("testcluster", &[]),
+    ("cluster-tests", &["testcluster"]),
+    ("xtask", &["testcluster"]),
+];
+
+/// Dev-dependencies a test may take beyond the above.
+const ALLOWED_FOR_TESTS: &[(&str, &[&str])] = &[("cluster-tests", &["slurm"])];
+
+/// The crates whose sources may hold `unsafe`: the bindings and the safe layer.
+const UNSAFE_ALLOWED: &[&str] = &["slurm-sys", "slurm"];
+
+/// Every broken rule, said as what to fix; `Ok` when none is.
+pub fn check(root: &Path) -> Result<(), Vec<String>> {
+    let mut broken = Vec::new();
+    let crates = workspace_crates(root);
+    if crates.is_empty() {
+        broken.push(format!("no crates found under {}", root.display()));
+    }
+    let names: BTreeSet<&str> = crates.iter().map(|(n, _)| n.as_str()).collect();
+    for (name, dir) in &crates {
+        broken.extend(dependency_rules(name, dir, &names));
+        if !UNSAFE_ALLOWED.contains(&name.as_str()) {
+            broken.extend(unsafe_uses(dir).into_iter().map(|at| {
+                format!("{at}: `unsafe` outside slurm-sys and slurm (put it in the safe layer, with a SAFETY line)")
+            }));
+        }
+    }
+    broken.extend(core_rules(&root.join("crates/malleable-core/src")));
+    if broken.is_empty() {
+        Ok(())
+    } else {
+        Err(broken)
+    }
+}
+
+/// (package name, directory) of every member: the folders of crates/ and xtask.
+fn workspace_crates(root: &Path) -> Vec<(String, PathBuf)> {
+    let mut dirs: Vec<PathBuf> = fs::read_dir(root.join("crates"))
+        .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.join("Cargo.toml").is_file()).collect())
+        .unwrap_or_default();
+    dirs.push(root.join("xtask"));
+    dirs.sort();
+    dirs.into_iter()
+        .filter_map(|d| {
+            let text = fs::read_to_string(d.join("Cargo.toml")).ok()?;
+            let name = text.lines().find_map(|l| l.strip_prefix("name = "))?.trim_matches('"').to_string();
+            Some((name, d))
+        })
+        .collect()
+}
+
+/// The workspace crates a manifest lists in sections whose name `wanted` accepts.
+fn manifest_deps(manifest: &str, workspace: &BTreeSet<&str>, wanted: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut section = String::new();
+    let mut deps = Vec::new();
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            section = line.trim_matches(|c| c == '[' || c == ']').to_string();
+            continue;
+        }
+        if !wanted(&section) {
+            continue;
+        }
+        let key = line.split(['=', '.']).next().unwrap_or("").trim();
+        if workspace.contains(key) {
+            deps.push(key.to_string());
+        }
+    }
+    deps
+}
+
+fn dependency_rules(name: &str, dir: &Path, workspace: &BTreeSet<&str>) -> Vec<String> {
+    let Ok(manifest) = fs::read_to_string(dir.join("Cargo.toml")) else {
+        return vec![format!("{}: cannot read Cargo.toml", dir.display())];
+    };
+    let Some(&(_, allowed)) = ALLOWED.iter().find(|(n, _)| *n == name) else {
+        return vec![format!("crate {name} is not in the import rules: give it a line in xtask's architecture.rs")];
+    };
+    let mut broken = Vec::new();
+    let normal = manifest_deps(&manifest, workspace, |s| s == "dependencies" || s == "build-dependencies");
+    for dep in normal {
+        if !allowed.contains(&dep.as_str()) {
+            broken.push(format!("{name} depends on {dep}, which the import rules do not allow"));
+        }
+    }
+    let for_tests = ALLOWED_FOR_TESTS.iter().find(|(n, _)| *n == name).map_or(&[][..], |(_, a)| a);
+    for dep in manifest_deps(&manifest, workspace, |s| s == "dev-dependencies") {
+        if !allowed.contains(&dep.as_str()) && !for_tests.contains(&dep.as_str()) {
+            broken.push(format!("{name}'s tests depend on {dep}, which the import rules do not allow"));
+        }
+    }
+    broken
+}
+
+/// A line of Rust with its comment and the text of its string literals
+/// taken out, so that a word in either is not read as code.
+fn code_of(line: &str) -> String {
+    let mut out = String::new();
+    let mut in_string = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if in_string => {
+                chars.next();
+            }
+            '"' => in_string = !in_string,
+            '/' if !in_string && chars.peek() == Some(&'/') => break,
+            _ if !in_string => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = fs::read_dir(&d) else { continue };
+        for e in rd.flatten() {
+            let p = e.path();
+            let name = e.file_name();
+            if p.is_dir() && name != "target" {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// Where a crate's sources use `unsafe` (blocks, functions, impls, traits,
+/// extern blocks): `file:line`.
+fn unsafe_uses(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for file in rust_files(dir) {
+        let Ok(text) = fs::read_to_string(&file) else { continue };
+        for (i, line) in text.lines().enumerate() {
+            let code = code_of(line);
+            let words: Vec<&str> = code.split(|c: char| !(c.is_alphanumeric() || c == '_')).collect();
+            if words.contains(&"unsafe") {
+                found.push(format!("{}:{}", file.display(), i + 1));
+            }
+        }
+    }
+    found
+}
+
+/// A core module's name from its file: `strategies/power/lp.rs` is
+/// `strategies::power::lp`, `blocks/mod.rs` is `blocks`.
+fn module_of(src: &Path, file: &Path) -> String {
+    let rel = file.strip_prefix(src).unwrap_or(file).with_extension("");
+    let mut parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    if parts.last().is_some_and(|p| p == "mod") {
+        parts.pop();
+    }
+    parts.join("::")
+}
+
+/// The modules a file's code names through `crate::`, `self::` or `super::`,
+/// each resolved to the longest module that exists. `code` is the file's
+/// lines without comments and strings; an inline `mod name {` (a test
+/// module) adds a level for `self` and `super` until its brace closes.
+fn references(module: &str, code: &[String], modules: &BTreeSet<String>) -> BTreeSet<String> {
+    let file_level: Vec<String> =
+        if module.is_empty() { vec![] } else { module.split("::").map(String::from).collect() };
+    let mut inline: Vec<(String, i64)> = Vec::new();
+    let mut depth: i64 = 0;
+    let mut found = BTreeSet::new();
+    for line in code {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let opens_module = match words.as_slice() {
+            ["mod", name, "{", ..] | ["pub", "mod", name, "{", ..] => Some(name.to_string()),
+            _ => None,
+        };
+        let own: Vec<String> = file_level.iter().cloned().chain(inline.iter().map(|(n, _)| n.clone())).collect();
+        for t in line.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':')).filter(|t| t.contains("::")) {
+            if let Some(target) = resolve(t, &own, modules) {
+                if target != module {
+                    found.insert(target);
+                }
+            }
+        }
+        if let Some(name) = opens_module {
+            inline.push((name, depth));
+        }
+        depth += line.matches('{').count() as i64 - line.matches('}').count() as i64;
+        while inline.last().is_some_and(|&(_, at)| depth <= at) {
+            inline.pop();
+        }
+    }
+    found
+}
+
+/// The module a path names, seen from module `own`: the longest prefix of
+/// it that is a module of the crate, or `None` for a path outside it.
+fn resolve(path: &str, own: &[String], modules: &BTreeSet<String>) -> Option<String> {
+    let mut parts: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
+    let mut base: Vec<&str> = match parts.first().copied() {
+        Some("crate") => vec![],
+        Some("self") => own.iter().map(String::as_str).collect(),
+        Some("super") => {
+            let mut b: Vec<&str> = own.iter().map(String::as_str).collect();
+            while parts.first() == Some(&"super") {
+                parts.remove(0);
+                b.pop();
+            }
+            parts.insert(0, "super");
+            b
+        }
+        // A path relative to this module, through a child it declares.
+        Some(first)
+            if modules.contains(&own.iter().map(String::as_str).chain([first]).collect::<Vec<_>>().join("::")) =>
+        {
+            parts.insert(0, "self");
+            own.iter().map(String::as_str).collect()
+        }
+        _ => return None,
+    };
+    parts.remove(0);
+    base.extend(parts);
+    // Inline modules are not files: the nearest enclosing file module counts.
+    (0..=base.len()).rev().map(|n| base[..n].join("::")).find(|m| modules.contains(m))
+}
+
+/// The import graph of malleable-core's modules (`lib` left out: it only
+/// declares and re-exports), from each file's code outside comments and strings.
+fn core_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let files: Vec<PathBuf> =
+        rust_files(src).into_iter().filter(|f| f.file_name().is_some_and(|n| n != "lib.rs")).collect();
+    let modules: BTreeSet<String> = files.iter().map(|f| module_of(src, f)).collect();
+    files
+        .iter()
+        .map(|f| {
+            let module = module_of(src, f);
+            let code: Vec<String> = fs::read_to_string(f).unwrap_or_default().lines().map(code_of).collect();
+            let refs = references(&module, &code, &modules);
+            (module, refs)
+        })
+        .collect()
+}
+
+fn core_rules(src: &Path) -> Vec<String> {
+    let graph = core_graph(src);
+    if graph.is_empty() {
+        return vec![format!("no modules found in {}", src.display())];
+    }
+    let mut broken = Vec::new();
+    // A strategy (a file or folder in strategies/) names no other strategy
+    // and not the registry.
+    let strategy_of =
+        |m: &str| m.strip_prefix("strategies::").map(|rest| rest.split("::").next().unwrap_or(rest).to_string());
+    for (m, refs) in &graph {
+        let Some(own) = strategy_of(m) else { continue };
+        for r in refs {
+            if r == "strategies" {
+                broken.push(format!("malleable-core: {m} imports the registry (strategies/mod.rs)"));
+            } else if let Some(other) = strategy_of(r) {
+                if other != own {
+                    broken.push(format!("malleable-core: strategy {m} imports strategy {r}; share it through blocks/"));
+                }
+            }
+        }
+    }
+    broken.extend(cycles(&graph).into_iter().map(|c| format!("malleable-core: import circle {}", c.join(" -> "))));
+    broken
+}
+
+/// Each import circle, once, as the modules around it.
+fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    fn walk<'a>(
+        m: &'a str,
+        graph: &'a BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<&'a str>,
+        done: &mut BTreeSet<&'a str>,
+        found: &mut Vec<Vec<String>>,
+    ) {
+        if let Some(i) = path.iter().position(|p| *p == m) {
+            let mut circle: Vec<String> = path[i..].iter().map(|s| s.to_string()).collect();
+            circle.push(m.to_string());
+            found.push(circle);
+            return;
+        }
+        if done.contains(m) {
+            return;
+        }
+        path.push(m);
+        for next in graph.get(m).into_iter().flatten() {
+            walk(next, graph, path, done, found);
+        }
+        path.pop();
+        done.insert(m);
+    }
+    let mut found = Vec::new();
+    let mut done = BTreeSet::new();
+    for m in graph.keys() {
+        walk(m, graph, &mut Vec::new(), &mut done, &mut found);
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn graph(edges: &[(&str, &[&str])]) -> BTreeMap<String, BTreeSet<String>> {
+        edges.iter().map(|(m, to)| (m.to_string(), to.iter().map(|s| s.to_string()).collect())).collect()
+    }
+
+    #[test]
+    fn the_tree_follows_the_rules() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        if let Err(broken) = check(root) {
+            panic!("import rules broken:\n  {}", broken.join("\n  "));
+        }
+        // Not vacuous: the core's graph has the rooms and their edges.
+        let g = core_graph(&root.join("crates/malleable-core/src"));
+        assert!(g["strategies::easy"].contains("blocks::backfill"), "{g:?}");
+        assert!(g["strategies::power"].contains("strategies::power::lp"), "{g:?}");
+        assert!(g["strategies"].contains("strategies::power"), "{g:?}");
+    }
+
+    #[test]
+    fn circles_and_sibling_imports_are_found() {
+        let g = graph(&[("a", &["b"]), ("b", &["c"]), ("c", &["a"]), ("d", &["a"])]);
+        assert_eq!(cycles(&g), vec![vec!["a", "b", "c", "a"]]);
+        assert!(cycles(&graph(&[("a", &["b"]), ("b", &[]), ("c", &["a", "b"])])).is_empty());
+    }
+
+    #[test]
+    fn references_resolve_crate_self_and_super() {
+        let modules: BTreeSet<String> =
+            ["blocks", "blocks::queue", "strategies", "strategies::power", "strategies::power::lp", "strategies::easy"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        let code: Vec<String> = [
+            "use crate::blocks::queue::{runnable_queue, end_on};",
+            "use self::lp::solve;",
+            "let x = super::super::blocks::queue::f();",
+            "mod tests {",
+            "    use super::*;",
+            "    use super::super::easy::x;",
+            "}",
+            "use super::easy::y;",
+        ]
+        .iter()
+        .map(|l| code_of(l))
+        .collect();
+        let r = references("strategies::power", &code, &modules);
+        let want = ["blocks::queue", "strategies::easy", "strategies::power::lp"];
+        assert_eq!(r, want.iter().map(|s| s.to_string()).collect());
+        // Inside the test module, super is the file's own module: only the
+        // explicit super::super reaches the sibling.
+        let r = references("strategies::power", &code[3..7], &modules);
+        assert_eq!(r, ["strategies::easy"].iter().map(|s| s.to_string()).collect());
+        // What a comment or a string says is not code.
+        assert_eq!(code_of(r#"let s = "crate::strategies::easy"; // use crate::blocks"#), "let s = ; ");
+    }
+
+    #[test]
+    fn a_sibling_strategy_import_is_refused() {
+        let dir = std::env::temp_dir().join(format!("arch-core-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(dir.join("strategies")).unwrap();
+        fs::create_dir_all(dir.join("blocks")).unwrap();
+        fs::write(dir.join("blocks/mod.rs"), "pub mod pool;").unwrap();
+        fs::write(dir.join("blocks/pool.rs"), "").unwrap();
+        fs::write(dir.join("strategies/mod.rs"), "pub mod a; pub mod b;").unwrap();
+        fs::write(dir.join("strategies/a.rs"), "use crate::strategies::b::helper;\nuse crate::blocks::pool::X;")
+            .unwrap();
+        fs::write(dir.join("strategies/b.rs"), "use crate::strategies::Registry;").unwrap();
+        let broken = core_rules(&dir);
+        assert_eq!(
+            broken,
+            vec![
+                "malleable-core: strategy strategies::a imports strategy strategies::b; share it through blocks/",
+                "malleable-core: strategies::b imports the registry (strategies/mod.rs)",
+            ]
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn unsafe_in_code_is_found_and_in_words_is_not() {
+        let dir = std::env::temp_dir().join(format!("arch-unsafe-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("a.rs"), "#![forbid(unsafe_code)]\n// unsafe in a comment\nlet s = \"unsafe\";\n").unwrap();
+        fs::write(dir.join("b.rs"), "fn f() {\n    unsafe { g() }\n}\n").unwrap();
+        assert_eq!(unsafe_uses(&dir), vec![format!("{}:2", dir.join("b.rs").display())]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn dependencies_outside_the_rules_are_refused() {
+        let workspace: BTreeSet<&str> = ALLOWED.iter().map(|(n, _)| *n).collect();
+        let manifest = "[package]\nname = \"malleable-core\"\n\n[dependencies]\nmalleable-model.workspace = true\n\
+                        slurm = { workspace = true }\ngood_lp = \"1\"\n\n[dev-dependencies]\nmalleable-sim = { path = \"x\" }\n";
+        assert_eq!(manifest_deps(manifest, &workspace, |s| s == "dependencies"), vec!["malleable-model", "slurm"]);
+        let dir = std::env::temp_dir().join(format!("arch-deps-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+        assert_eq!(
+            dependency_rules("malleable-core", &dir, &workspace),
+            vec![
+                "malleable-core depends on slurm, which the import rules do not allow",
+                "malleable-core's tests depend on malleable-sim, which the import rules do not allow",
+            ]
+        );
+        assert_eq!(
+            dependency_rules("new-crate", &dir, &workspace),
+            vec!["crate new-crate is not in the import rules: give it a line in xtask's architecture.rs"]
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}
