@@ -1,8 +1,8 @@
-//! Node constraints of malleable jobs (seed 002, section IV-B, `--node-constraints`)
+//! Node constraints of malleable jobs (Chadha et al. 2020, section IV-B, `--node-constraints`)
 //! and the arithmetic of section V-A: which node counts are valid, where a shrink
 //! goes to free what a waiting job needs, and where an expand goes given idle nodes.
 
-/// The `--node-constraints` values of seed 002's Listing 2.
+/// The `--node-constraints` values of Chadha et al. 2020's Listing 2.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub enum NodeConstraint {
     /// Any node count.
@@ -38,7 +38,7 @@ impl NodeConstraint {
         }
     }
 
-    /// Parse a `--node-constraints` value (case-insensitive; seed 002's Table I
+    /// Parse a `--node-constraints` value (case-insensitive; Chadha et al. 2020's Table I
     /// writes `poF2`). The error names the allowed values.
     pub fn parse(value: &str) -> Result<Self, String> {
         let v = value.trim();
@@ -95,7 +95,7 @@ impl MalleableSpec {
         (lo..=hi).filter(move |&n| self.constraint.is_valid(n))
     }
 
-    /// The lowest and highest valid count in [min, max]: seed 002 sets a
+    /// The lowest and highest valid count in [min, max]: Chadha et al. 2020 set a
     /// malleable ESP job's min and max this way from its constraint.
     pub fn lowest_valid(&self) -> Option<u32> {
         self.valid_in(self.min, self.max).next()

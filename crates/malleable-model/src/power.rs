@@ -1,4 +1,4 @@
-//! The power model of seed 002's power-aware strategy (section V-B): what a
+//! The power model of Chadha et al. 2020's power-aware strategy (section V-B): what a
 //! job draws per node, what an idle node draws, and the power corridor
 //! [l, u] the site's contract bounds the machine's draw with, as a schedule
 //! of changes over time (the supplier may move it during the day).
@@ -9,7 +9,7 @@ use crate::ids::Time;
 pub type Watts = f64;
 
 /// A job's draw per node: the user's `--min-power` / `--max-power` estimates
-/// (seed 002, Listing 2) and, once the job runs and has been measured, its
+/// (Chadha et al. 2020, Listing 2) and, once the job runs and has been measured, its
 /// average (section IV-D).
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct JobPower {
@@ -113,7 +113,7 @@ impl CorridorSchedule {
 pub struct PowerState {
     /// The corridor in force now.
     pub corridor: Corridor,
-    /// What a node without a job draws (seed 002: 71 W).
+    /// What a node without a job draws (Chadha et al. 2020: 71 W).
     pub idle_node: Watts,
     /// What the machine draws now, when measured; otherwise strategies
     /// estimate it from the jobs' power and the idle nodes.

@@ -1,8 +1,8 @@
 //! How a simulated job's run time and MTCT ratio follow from its node count,
-//! with the default model's parameters fitted to MPDATA (seed 004, Table 2),
-//! and the cost of expanding and shrinking (seed 002, Fig. 5).
+//! with the default model's parameters fitted to MPDATA (Iserte et al. 2025, Table 2),
+//! and the cost of expanding and shrinking (Chadha et al. 2020, Fig. 5).
 
-/// Seed 004, Table 2: MPDATA mean iteration time (s) by node count, for the
+/// Iserte et al. 2025, Table 2: MPDATA mean iteration time (s) by node count, for the
 /// Small, Medium and Large problem sizes.
 // Measured seconds per iteration; 3.14 among them is a time, not pi.
 #[allow(clippy::approx_constant)]
@@ -112,7 +112,7 @@ impl AppModel {
 }
 
 /// Seconds an expand to `nodes_after` nodes takes: linear in the node count,
-/// 3.1 s at 32 nodes (seed 002, Fig. 5, the largest value measured).
+/// 3.1 s at 32 nodes (Chadha et al. 2020, Fig. 5, the largest value measured).
 pub fn expand_cost(nodes_after: usize) -> f64 {
     3.1 * nodes_after as f64 / 32.0
 }

@@ -1,5 +1,5 @@
 //! How long one solve of Equation 1 (the power strategy's `lp`) takes, on
-//! problems shaped like seed 002's power scenario and on a large machine.
+//! problems shaped like Chadha et al. 2020's power scenario and on a large machine.
 //! Wall-clock figures, not tests: the target is a median of at most 2 ms on
 //! the scenario-like problems.
 
@@ -9,7 +9,7 @@ use malleable_core::lp::backend;
 use malleable_core::strategies::power::lp::{solve, LpJob, LpNodes, LpProblem};
 use malleable_model::{Corridor, JobPower, MalleableSpec, NodeConstraint};
 
-/// Seed 002's scenario (section VI-C): 14 nodes at 71 W idle, 5 running
+/// Chadha et al. 2020's scenario (section VI-C): 14 nodes at 71 W idle, 5 running
 /// malleable jobs of the two applications (PI at 170 W, heat at 250 W per
 /// node) that may take 1 to 14 nodes, and a waiting 3-node PI job.
 pub fn scenario_problem(corridor: Corridor) -> LpProblem {

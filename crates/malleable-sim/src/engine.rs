@@ -456,7 +456,7 @@ impl Engine<'_> {
 
     /// What the strategy sees of running job `i`. The MTCT ratio is the
     /// model's at the current size: the measurement restarts after each
-    /// adaptation (seed 002, section V-A) and the model has no noise.
+    /// adaptation (Chadha et al. 2020, section V-A) and the model has no noise.
     fn running_view(&mut self, i: usize) -> RunningJob {
         self.progress(i);
         let s = &self.specs[i];

@@ -1,6 +1,6 @@
 //! A deterministic discrete-event simulator for sched/malleable's policy: it
 //! runs malleable-core's strategies, the very code slurmctld's plugin runs, on
-//! seed 002's ESP mix or on SWF traces, and reports the paper's metrics.
+//! Chadha et al. 2020's ESP mix or on SWF traces, and reports the paper's metrics.
 //!
 //! # Application model (`--app-model fitted`, the default)
 //! A malleable job that takes `t_s` seconds on its start size `s` takes
@@ -11,9 +11,9 @@
 //! ```
 //!
 //! on `n` nodes: computation shrinks with `n`, MPI time grows as with tree
-//! collectives, so the MTCT ratio rises with `n` as in seed 002's Fig. 2.
+//! collectives, so the MTCT ratio rises with `n` as in Chadha et al. 2020's Fig. 2.
 //! `sigma` and `kappa` are a least-squares fit (relative error) to the MPDATA
-//! iteration times of seed 004's Table 2, shared by the three problem sizes,
+//! iteration times of Iserte et al. 2025's Table 2, shared by the three problem sizes,
 //! each size with its own `t1`: sigma = 0.0, kappa = 0.017. Fit quality
 //! (asserted in `app_model`'s tests): R^2 0.87 / 0.94 / 0.62 and largest
 //! relative error 30% / 17% / 36% for Small / Medium / Large; Large's
@@ -23,7 +23,7 @@
 //! Progress is work-conserving: a job's remaining work fraction carries over
 //! a resize and advances at rate 1/T(n). An adaptation stops progress for its
 //! cost, linear in node count: 3.1 s expanding to 32 nodes, 1.8 s shrinking
-//! from 32 (seed 002, Fig. 5). Rigid jobs take their static (or traced) time.
+//! from 32 (Chadha et al. 2020, Fig. 5). Rigid jobs take their static (or traced) time.
 //!
 //! # Scheduling passes
 //! After every instant with a submission, a completion, the end of an

@@ -25,7 +25,7 @@ pub struct Summary {
     pub utilization: f64,
     pub expands: u64,
     pub shrinks: u64,
-    /// Power-corridor figures (seed 002, Table II), `null` for workloads
+    /// Power-corridor figures (Chadha et al. 2020, Table II), `null` for workloads
     /// without a corridor: breaks the scheduler's next pass did not repair,
     pub power_violations: Option<u64>,
     /// all breaks, repaired or not,

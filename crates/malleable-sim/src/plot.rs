@@ -1,4 +1,4 @@
-//! PNG plots of a sweep, laid out as seed 002's Fig. 3: (a) makespan, (b)
+//! PNG plots of a sweep, laid out as Chadha et al. 2020's Fig. 3: (a) makespan, (b)
 //! utilization, (c) mean response, (d) mean wait, each against the fraction of
 //! malleable jobs, one line per strategy. Text is drawn with DejaVu Sans
 //! embedded in the binary, so no system font or fontconfig is needed.
@@ -20,7 +20,7 @@ pub struct Panel {
     pub value: fn(&MeanRow) -> f64,
 }
 
-/// The four metrics of seed 002's Fig. 3, in its panel order.
+/// The four metrics of Chadha et al. 2020's Fig. 3, in its panel order.
 pub const FIG3: [Panel; 4] = [
     Panel { file: "fig3a-makespan.png", title: "(a) Makespan", y_label: "makespan (s)", value: |m| m.makespan_s },
     Panel {

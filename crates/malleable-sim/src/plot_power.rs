@@ -1,4 +1,4 @@
-//! A PNG like seed 002's Fig. 4: the machine's draw over time against the
+//! A PNG like Chadha et al. 2020's Fig. 4: the machine's draw over time against the
 //! power corridor, one panel per strategy, stacked with a shared time axis,
 //! time outside the corridor shaded red.
 

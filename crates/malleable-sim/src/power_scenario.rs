@@ -1,4 +1,4 @@
-//! The `power-corridor` workload: seed 002's section VI-C scenario (Table II,
+//! The `power-corridor` workload: Chadha et al. 2020's section VI-C scenario (Table II,
 //! Fig. 4), with the figures the paper leaves out chosen here.
 //!
 //! From the paper: 14 nodes; 20 jobs alternating a PI-like job (170 W per
@@ -23,7 +23,7 @@
 //!   default), like the ESP jobs.
 //! - The users' power estimates bracket the real draw: PI 160-180 W, heat
 //!   240-260 W per node; the simulator reveals the real draw (170, 250) to
-//!   the strategy once a job runs, as seed 002's runtime measurement does.
+//!   the strategy once a job runs, as Chadha et al. 2020's runtime measurement does.
 
 use malleable_model::{Corridor, CorridorSchedule, JobPower, MalleableSpec, NodeConstraint};
 use rand::{Rng, SeedableRng};

@@ -1,4 +1,4 @@
-//! The simulator's workloads: seed 002's ESP mix (Table I) generated from a
+//! The simulator's workloads: Chadha et al. 2020's ESP mix (Table I) generated from a
 //! seed, and Standard Workload Format traces (plain or gzipped), each job with
 //! an optional malleable spec chosen by the same seeded rules.
 
@@ -24,7 +24,7 @@ pub struct JobSpec {
     pub malleable: Option<MalleableSpec>,
     /// Its per-node power: the users' estimates, and as `measured_per_node`
     /// what it really draws (the simulator shows that to strategies only
-    /// once the job runs, as measurements work in seed 002's section IV-D).
+    /// once the job runs, as measurements work in Chadha et al. 2020's section IV-D).
     pub power: Option<JobPower>,
 }
 
@@ -45,7 +45,7 @@ pub struct PowerSetup {
     pub idle_node: Watts,
 }
 
-/// Seed 002, Table I: job type, fraction of system size, count, static
+/// Chadha et al. 2020, Table I: job type, fraction of system size, count, static
 /// execution time (s), node constraint.
 pub const ESP_TABLE_I: [(&str, f64, u32, f64, NodeConstraint); 14] = [
     ("A", 0.03125, 75, 267.0, NodeConstraint::None),
@@ -64,10 +64,10 @@ pub const ESP_TABLE_I: [(&str, f64, u32, f64, NodeConstraint); 14] = [
     ("Z", 1.00000, 2, 100.0, NodeConstraint::None),
 ];
 
-/// Seconds between ESP submissions (seed 002, section VI-B).
+/// Seconds between ESP submissions (Chadha et al. 2020, section VI-B).
 pub const ESP_INTER_ARRIVAL: f64 = 30.0;
 
-/// Seed 002's min/max rule: the lowest and highest count the constraint allows
+/// Chadha et al. 2020's min/max rule: the lowest and highest count the constraint allows
 /// on the machine (1 and the machine size when unconstrained).
 pub fn paper_spec(constraint: NodeConstraint, machine: u32) -> MalleableSpec {
     let all = MalleableSpec { min: 1, max: machine, constraint };

@@ -21,7 +21,7 @@ pub struct Config {
     /// The longest time between two scheduling passes (`SchedulerTick=`),
     /// however quiet the cluster: time limits expire without an event.
     pub scheduler_tick: Duration,
-    /// What the power-aware strategies need (seed 002, section V-B).
+    /// What the power-aware strategies need (Chadha et al. 2020, section V-B).
     pub power: PowerSettings,
     /// Keys of other strategies than the one chosen, checked and kept (so
     /// that switching `Strategy=` is one line), but unused: (key, the
@@ -44,10 +44,10 @@ pub struct PowerSettings {
 }
 
 /// What a node without a job draws unless `IdleNodeWatts=` says otherwise:
-/// seed 002 measured 71 W on SuperMUC-NG's nodes (section VI-C).
+/// Chadha et al. 2020 measured 71 W on SuperMUC-NG's nodes (section VI-C).
 pub const DEFAULT_IDLE_NODE_WATTS: Watts = 71.0;
 /// Every job's per-node draw unless `DefaultJobWatts=` says otherwise, until
-/// sbatch's `--min-power`/`--max-power` exist: the range of seed 002's two
+/// sbatch's `--min-power`/`--max-power` exist: the range of Chadha et al. 2020's two
 /// applications (Pi at 170 W, the heat solver at 250 W per node), so the
 /// upper bound of the corridor is checked with the heavier one.
 pub const DEFAULT_JOB_WATTS: (Watts, Watts) = (170.0, 250.0);

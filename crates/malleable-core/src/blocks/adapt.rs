@@ -13,7 +13,7 @@ use crate::blocks::pool::FreePool;
 /// Shrinks take the largest key first, expands the smallest first.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum AdaptOrder {
-    /// Seed 002: the least efficient job (most MPI time per compute time)
+    /// Chadha et al. 2020: the least efficient job (most MPI time per compute time)
     /// shrinks first and expands last. Jobs not measured yet come last both ways.
     /// Equal ratios (the paper is silent on ties) go by start time: the later
     /// started job expands first and the earlier started one shrinks first,

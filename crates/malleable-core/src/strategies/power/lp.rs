@@ -33,7 +33,7 @@
 //! # Tie-break (not in the paper)
 //! Many configurations often share the least `k_idle` (moving a node between
 //! two jobs of equal power changes nothing Equation 1 sees). Each resize
-//! stops a job for seconds (seed 002, Fig. 5: 1.8 s to 3.1 s at 32 nodes),
+//! stops a job for seconds (Chadha et al. 2020, Fig. 5: 1.8 s to 3.1 s at 32 nodes),
 //! so among them we take the one with the fewest node moves,
 //! `sum_i |k_i - current_i|`, linearised with an integer deviation
 //! `d_i >= 0`, `d_i >= k_i - c_i`, `d_i >= c_i - k_i` (for a job encoded with
