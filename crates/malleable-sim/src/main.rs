@@ -1,6 +1,6 @@
 //! `malleable-sim`: run one strategy on a workload, compare several side by
 //! side (table with ratios to the first, and the JSON shape), sweep
-//! the malleable fraction as in seed 002's Fig. 3, or time the simulator.
+//! the malleable fraction as in Chadha et al. 2020's Fig. 3, or time the simulator.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -107,7 +107,7 @@ struct SweepArgs {
 
 #[derive(Args, Clone)]
 struct Common {
-    /// esp | swf:PATH | synthetic:JOBS | power-corridor (seed 002's Table II scenario)
+    /// esp | swf:PATH | synthetic:JOBS | power-corridor (Chadha et al. 2020's Table II scenario)
     #[arg(long)]
     workload: String,
     /// Machine size (default: 32 for esp, the trace header for swf, 5000 for synthetic).
@@ -234,7 +234,7 @@ fn write_out(dir: &PathBuf, name: &str, s: &Summary, r: &malleable_sim::SimResul
     std::fs::write(dir.join(format!("{name}.jobs.csv")), jobs_csv(r)).map_err(|e| e.to_string())
 }
 
-/// For workloads with a corridor: `power.png` (seed 002's Fig. 4) and each
+/// For workloads with a corridor: `power.png` (Chadha et al. 2020's Fig. 4) and each
 /// strategy's draw over time as `<strategy>.power.csv`.
 fn write_power(dir: &Path, w: &Workload, runs: &[(String, PowerReport)]) -> Result<(), String> {
     if runs.is_empty() {
@@ -399,6 +399,9 @@ fn print_strategies() {
 
 fn run_sweep(a: SweepArgs, quiet: bool) -> Result<(), String> {
     let fractions = if a.fractions.is_empty() { sweep::paper_fractions() } else { a.fractions.clone() };
+    // A bad --workload is said before anything is made or run (and leaves
+    // no empty --out folder behind).
+    load_workload(&a.workload, a.nodes, fractions[0], a.seeds[0], a.arrival_scale, false)?;
     std::fs::create_dir_all(&a.out).map_err(|e| format!("--out {}: {e}", a.out.display()))?;
     let total = (fractions.len() * a.seeds.len() * a.strategies.0.len()) as u64;
     let pb = progress_bar(total, quiet, "{msg} [{wide_bar}] {pos}/{len} simulations ({elapsed}, eta {eta})");

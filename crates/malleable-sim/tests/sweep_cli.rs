@@ -74,6 +74,14 @@ fn bad_arguments_name_the_argument_and_allowed_values() {
             &["sweep", "--strategies", "easy,sjf"][..],
             &["--strategies", "sjf", "fcfs, easy, conservative, mtct, fpsma, mtct-backfill"][..],
         ),
+        (
+            &["run", "--workload", "esp", "--strategy", "conservative[MaxJobTest=0]"],
+            &["--strategy", "conservative: MaxJobTest=0 is not valid: expected a whole number from 1 to 1000000"],
+        ),
+        (
+            &["compare", "--workload", "esp", "--strategies", "easy,mtct-backfill[Foo=1]"],
+            &["--strategies", "mtct-backfill: unknown parameter 'Foo': it takes ExpandMtctLimit"],
+        ),
         (&["sweep", "--seeds", "5..1"], &["--seeds", "1..5"]),
         (&["sweep", "--fractions", "0.1,1.5"], &["--fractions", "0.0 to 1.0"]),
         (&["sweep", "--workload", "lublin"], &["--workload", "esp | swf:PATH"]),
@@ -91,4 +99,12 @@ fn bad_arguments_name_the_argument_and_allowed_values() {
             assert!(err.contains(n), "{args:?}: {n:?} not in: {err}");
         }
     }
+}
+
+#[test]
+fn a_refused_sweep_leaves_no_output_folder() {
+    let out = std::env::temp_dir().join(format!("sweep-refused-{}", std::process::id()));
+    let o = sim(&["sweep", "--workload", "lublin", "--out", out.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(!out.exists(), "{} was made for a sweep that never ran", out.display());
 }
