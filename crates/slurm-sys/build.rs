@@ -25,6 +25,7 @@ fn main() {
     let ctld = env::var_os("CARGO_FEATURE_CTLD").is_some();
     let stepd = env::var_os("CARGO_FEATURE_STEPD").is_some();
     let spank = env::var_os("CARGO_FEATURE_SPANK").is_some();
+    let client = env::var_os("CARGO_FEATURE_CLIENT").is_some();
     let installed = PathBuf::from(env::var(INCLUDE_VAR).unwrap_or_else(|_| "/usr/include".into()));
     let installed_version = read_installed_version(&installed);
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
@@ -32,10 +33,10 @@ fn main() {
     if ctld || stepd {
         let src = source_tree();
         check_same_version(&src, &installed_version);
-        generate_bindings(Headers::Internal { src: &src, stepd }, Features { ctld, stepd, spank }, &out);
+        generate_bindings(Headers::Internal { src: &src, stepd }, Features { ctld, stepd, spank, client }, &out);
         compile_layout_probe(&src, stepd);
     } else {
-        generate_bindings(Headers::Public { include: &installed }, Features { ctld, stepd, spank }, &out);
+        generate_bindings(Headers::Public { include: &installed }, Features { ctld, stepd, spank, client }, &out);
     }
     link_libslurmfull();
 }
@@ -46,6 +47,7 @@ struct Features {
     ctld: bool,
     stepd: bool,
     spank: bool,
+    client: bool,
 }
 
 /// Where the headers come from.
@@ -158,9 +160,14 @@ fn generate_bindings(headers: Headers, f: Features, out: &Path) {
         }
     };
 
-    for (wanted, allow) in
-        [(true, &EVERY_BUILD), (f.spank, &SPANK), (f.ctld, &CTLD), (f.ctld || f.stepd, &DAEMONS), (f.stepd, &STEPD)]
-    {
+    for (wanted, allow) in [
+        (true, &EVERY_BUILD),
+        (f.spank, &SPANK),
+        (f.client, &CLIENT),
+        (f.ctld, &CTLD),
+        (f.ctld || f.stepd, &DAEMONS),
+        (f.stepd, &STEPD),
+    ] {
         if wanted {
             builder = allow.apply(builder);
         }
@@ -207,12 +214,28 @@ const SPANK: Allow = Allow {
     vars: &["ESPANK_.*", "SPANK_.*"],
 };
 
+/// Slurm's client API, for commands and applications: public headers.
+const CLIENT: Allow = Allow {
+    types: &["job_info_msg_t", "slurm_job_info_t", "job_desc_msg_t", "submit_response_msg_t"],
+    functions: &[
+        "slurm_load_job",
+        "slurm_free_job_info_msg",
+        "slurm_update_job",
+        "slurm_init_job_desc_msg",
+        "slurm_submit_batch_job",
+        "slurm_free_submit_response_response_msg",
+        "slurm_get_errno",
+    ],
+    vars: &["JOB_STATE_BASE"],
+};
+
 /// A scheduler in slurmctld: the records it reads and what they point to;
 /// slurmctld's own functions (declared here for their types, resolved at
 /// run time, see the safe layer's `ctld` module); libslurmfull's globals.
 const CTLD: Allow = Allow {
     types: &[
         "job_record_t",
+        "job_desc_msg_t",
         "job_details",
         "node_record_t",
         "part_record_t",
@@ -230,6 +253,7 @@ const CTLD: Allow = Allow {
         "srun_allocate",
         "job_independent",
         "find_job_record",
+        "find_part_record",
         "get_extra_conf_path",
         "slurm_list_iterator_create",
         "slurm_list_next",
@@ -240,6 +264,7 @@ const CTLD: Allow = Allow {
     ],
     vars: &[
         "job_list",
+        "default_part_loc",
         "last_job_update",
         "slurmctld_config",
         "last_node_update",
@@ -267,6 +292,7 @@ const DAEMONS: Allow = Allow {
         "slurm_bit_free",
         "bitmap2node_name",
         "slurm_xfree",
+        "xstrdup",
     ],
     vars: &[],
 };

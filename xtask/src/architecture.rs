@@ -23,14 +23,16 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("slurm-sys", &[]),
     ("slurm", &["slurm-sys"]),
     ("sched-malleable", &["malleable-model", "malleable-core", "slurm"]),
+    ("spank-malleable", &["malleable-model", "slurm"]),
+    ("job-submit-malleable", &["malleable-model", "slurm"]),
     ("malleable-sim", &["malleable-model", "malleable-core"]),
     ("testcluster", &[]),
-    ("cluster-tests", &["testcluster"]),
+    ("cluster-tests", &["testcluster", "slurm"]),
     ("xtask", &["testcluster"]),
 ];
 
 /// Dev-dependencies a test may take beyond the above.
-const ALLOWED_FOR_TESTS: &[(&str, &[&str])] = &[("cluster-tests", &["slurm"])];
+const ALLOWED_FOR_TESTS: &[(&str, &[&str])] = &[];
 
 /// The crates whose sources may hold `unsafe`: the bindings and the safe layer.
 const UNSAFE_ALLOWED: &[&str] = &["slurm-sys", "slurm"];

@@ -36,11 +36,20 @@ fn required_symbols(file: &Path) -> Vec<String> {
     body.split('"').skip(1).step_by(2).map(str::to_string).collect()
 }
 
-fn loader_source(plugin_type: &str) -> &'static str {
-    match plugin_type.split('/').next().unwrap() {
+/// What a plugin of this type must export beyond the header: slurmctld's
+/// plugin kinds list their operations in their loader's `syms[]` (and
+/// require init and fini); a SPANK plugin needs at least one callback, and
+/// ours registers its options in slurm_spank_init.
+fn required_of(plugin_type: &str) -> Vec<String> {
+    let loader = match plugin_type.split('/').next().unwrap() {
         "sched" => "src/slurmctld/sched_plugin.c",
+        "job_submit" => "src/slurmctld/job_submit.c",
+        "spank" => return vec!["slurm_spank_init".to_string(), "slurm_spank_init_post_opt".to_string()],
         other => panic!("no symbol list known for {other} plugins"),
-    }
+    };
+    let mut required = vec!["init".to_string(), "fini".to_string()];
+    required.extend(required_symbols(&source_tree().join(loader)));
+    required
 }
 
 #[test]
@@ -53,14 +62,19 @@ fn every_plugin_loads_and_exports_what_slurm_requires() {
         let path = dir.join(file);
         let so = LoadedObject::open(&path).unwrap_or_else(|e| panic!("{e}"));
         let ptype = so.string("plugin_type").unwrap_or_else(|| panic!("{file}: no plugin_type"));
-        assert_eq!(format!("{}.so", ptype.replace('/', "_")), *file, "file name must be what Slurm looks for");
+        // Slurm finds a plugin by its type (sched/malleable in sched_malleable.so);
+        // a SPANK plugin by the path plugstack.conf gives.
+        if ptype == "spank" {
+            assert!(file.starts_with("spank_"), "{file}: a SPANK plugin's file is named spank_*.so here");
+        } else {
+            assert_eq!(format!("{}.so", ptype.replace('/', "_")), *file, "file name must be what Slurm looks for");
+        }
         let name = so.string("plugin_name").unwrap_or_default();
         assert!(!name.is_empty(), "{file}: empty plugin_name");
         // src/common/plugin.c compares the low 24 bits: major, minor, micro.
         let v = so.u32("plugin_version").unwrap_or_else(|| panic!("{file}: no plugin_version"));
         assert_eq!(v & 0xffffff, version & 0xffffff, "{file}: plugin_version {v:#x} != installed {version:#x}");
-        let mut required = vec!["init".to_string(), "fini".to_string()];
-        required.extend(required_symbols(&source_tree().join(loader_source(&ptype))));
+        let required = required_of(&ptype);
         for sym in &required {
             assert!(so.has(sym), "{file} ({ptype}) does not export {sym}");
         }
@@ -71,7 +85,9 @@ fn every_plugin_loads_and_exports_what_slurm_requires() {
 #[test]
 #[ignore = "needs the Slurm source tree: cargo xtask test"]
 fn the_symbol_list_is_read_from_slurm() {
-    // Guards the check itself: the parser finds the one sched operation.
+    // Guards the check itself: the parser finds each kind's operations.
     let syms = required_symbols(&source_tree().join("src/slurmctld/sched_plugin.c"));
     assert_eq!(syms, vec!["sched_p_reconfig".to_string()]);
+    let syms = required_symbols(&source_tree().join("src/slurmctld/job_submit.c"));
+    assert_eq!(syms, vec!["job_submit".to_string(), "job_modify".to_string()]);
 }

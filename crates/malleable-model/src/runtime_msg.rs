@@ -12,8 +12,17 @@
 //! repeated keys, numbers that are not finite or negative, node names
 //! outside `[A-Za-z0-9._-]`, and lines longer than [`MAX_LINE`] are errors
 //! that say which.
+//!
+//! The channel is the job's own record in slurmctld: the runtime writes its
+//! latest request into the job's `Comment` as an [`Envelope`] (Slurm lets
+//! only the job's owner or an operator change it, and authenticates the
+//! change with munge), and the plugin publishes the job's [`Status`] in its
+//! `SystemComment`, which only slurmctld can write and any client can read.
+//! Both are kept in slurmctld's state, so the conversation survives a
+//! restart, and both show in `scontrol show job`.
 
-use crate::ids::JobId;
+use crate::constraint::{MalleableSpec, NodeConstraint};
+use crate::ids::{JobId, Time};
 
 /// Longest line either end accepts, in bytes: room for a few thousand node
 /// names, small enough that a misbehaving client cannot make the plugin
@@ -167,6 +176,163 @@ impl Reply {
     }
 }
 
+/// What marks our lines in a job's Comment and SystemComment, and their version.
+pub const TAG: &str = "mall1";
+
+/// A request as the runtime writes it into its job's Comment: numbered, so
+/// the plugin handles each once and the runtime knows when it was handled.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Envelope {
+    pub seq: u64,
+    pub request: Request,
+}
+
+impl Envelope {
+    pub fn encode(&self) -> String {
+        format!("{TAG} seq={} {}", self.seq, self.request.encode())
+    }
+
+    /// `None` for a comment that is not ours (any other text the owner
+    /// wrote); an error for one of ours that does not read.
+    pub fn decode(comment: &str) -> Option<Result<Envelope, String>> {
+        let rest = comment.strip_prefix(TAG)?.strip_prefix(' ')?;
+        Some((|| {
+            let (seq, line) = rest.split_once(' ').ok_or("a request is missing after seq=")?;
+            let seq =
+                seq.strip_prefix("seq=").and_then(|n| n.parse().ok()).ok_or_else(|| format!("'{seq}' is not seq=N"))?;
+            Ok(Envelope { seq, request: Request::decode(line)? })
+        })())
+    }
+}
+
+/// Where a malleable job stands in an adaptation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Steady,
+    /// Nodes for an expand are being allocated (a helper job, `helper`):
+    /// not the job's yet.
+    Allocating {
+        resize: ResizeId,
+        nodes: Vec<String>,
+        since: Time,
+        helper: u32,
+    },
+    /// The job holds `nodes` more; the application is to start on them
+    /// and commit.
+    Expanding {
+        resize: ResizeId,
+        nodes: Vec<String>,
+        since: Time,
+    },
+    /// The application is to leave `nodes` and commit; then they are freed.
+    Shrinking {
+        resize: ResizeId,
+        nodes: Vec<String>,
+        since: Time,
+    },
+}
+
+/// What the plugin publishes about a malleable job, in its SystemComment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Status {
+    pub spec: MalleableSpec,
+    pub phase: Phase,
+    /// The last request (its `seq`) the plugin handled.
+    pub ack: u64,
+    /// The last request refused, and why.
+    pub refused: Option<(u64, String)>,
+}
+
+impl Status {
+    pub fn new(spec: MalleableSpec) -> Status {
+        Status { spec, phase: Phase::Steady, ack: 0, refused: None }
+    }
+
+    /// What the application is to do now.
+    pub fn action(&self) -> Action {
+        match &self.phase {
+            Phase::Expanding { resize, nodes, .. } => Action::Expand { resize: *resize, nodes: nodes.clone() },
+            Phase::Shrinking { resize, nodes, .. } => Action::Shrink { resize: *resize, nodes: nodes.clone() },
+            Phase::Steady | Phase::Allocating { .. } => Action::None,
+        }
+    }
+
+    pub fn encode(&self) -> String {
+        let mut line = format!("{TAG} range={}..{} constraint={}", self.spec.min, self.spec.max, self.spec.constraint);
+        match &self.phase {
+            Phase::Steady => line += " state=steady",
+            Phase::Allocating { resize, nodes, since, helper } => {
+                line += &format!(
+                    " state=allocating resize={resize} nodes={} since={since} helper={helper}",
+                    nodes.join(",")
+                )
+            }
+            Phase::Expanding { resize, nodes, since } => {
+                line += &format!(" state=expanding resize={resize} nodes={} since={since}", nodes.join(","))
+            }
+            Phase::Shrinking { resize, nodes, since } => {
+                line += &format!(" state=shrinking resize={resize} nodes={} since={since}", nodes.join(","))
+            }
+        }
+        line += &format!(" ack={}", self.ack);
+        if let Some((seq, why)) = &self.refused {
+            line += &format!(" refused={seq} why={}", why.replace(['\n', '\r'], " "));
+        }
+        line
+    }
+
+    /// `None` for a SystemComment that is not ours.
+    pub fn decode(text: &str) -> Option<Result<Status, String>> {
+        let rest = text.strip_prefix(TAG)?.strip_prefix(' ')?;
+        Some((|| {
+            // The refusal's reason is the rest of the line.
+            let (fields, why) = match rest.split_once(" why=") {
+                Some((f, w)) => (f, Some(w.to_string())),
+                None => (rest, None),
+            };
+            let line = format!("STATUS {fields}");
+            let (_, mut f) = Fields::of(&line)?;
+            let range = f.required("range")?.to_string();
+            let (min, max) = range
+                .split_once("..")
+                .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
+                .ok_or_else(|| format!("STATUS: range={range} is not MIN..MAX"))?;
+            let constraint = NodeConstraint::parse(f.required("constraint")?)?;
+            let state = f.required("state")?.to_string();
+            let phase = match state.as_str() {
+                "steady" => Phase::Steady,
+                "allocating" => Phase::Allocating {
+                    resize: f.number("resize")?,
+                    nodes: f.nodes("nodes")?,
+                    since: f.number("since")?,
+                    helper: f.number("helper")?,
+                },
+                "expanding" => Phase::Expanding {
+                    resize: f.number("resize")?,
+                    nodes: f.nodes("nodes")?,
+                    since: f.number("since")?,
+                },
+                "shrinking" => Phase::Shrinking {
+                    resize: f.number("resize")?,
+                    nodes: f.nodes("nodes")?,
+                    since: f.number("since")?,
+                },
+                other => {
+                    return Err(format!("STATUS: state={other} is not steady, allocating, expanding or shrinking"))
+                }
+            };
+            let ack = f.number("ack")?;
+            let refused = match (f.optional("refused", Fields::number)?, why) {
+                (Some(seq), Some(why)) => Some((seq, why)),
+                (None, None) => None,
+                _ => return Err("STATUS: refused= and why= go together".into()),
+            };
+            f.done()?;
+            Ok(Status { spec: MalleableSpec { min, max, constraint }, phase, ack, refused })
+        })())
+    }
+}
+
 /// A line's `key=value` fields, taken one by one; what is left is an error.
 struct Fields<'a> {
     verb: &'a str,
@@ -243,6 +409,7 @@ impl<'a> Fields<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::constraint::NodeConstraint;
 
     #[test]
     fn every_message_reads_back_as_sent() {
@@ -271,6 +438,35 @@ mod tests {
         }
         assert_eq!(Reply::Refused("two\nlines".into()).encode(), "REFUSED two lines");
         assert_eq!(Request::decode("PROBE job=3\n"), Ok(Request::Probe { job: JobId(3) }));
+    }
+
+    #[test]
+    fn envelopes_and_statuses_read_back_as_written() {
+        let e = Envelope { seq: 17, request: Request::Commit { job: JobId(5), resize: 3 } };
+        assert_eq!(e.encode(), "mall1 seq=17 COMMIT job=5 resize=3");
+        assert_eq!(Envelope::decode(&e.encode()), Some(Ok(e)));
+        assert_eq!(Envelope::decode("my own comment"), None, "an owner's own comment is not ours");
+        assert!(Envelope::decode("mall1 seq=x PROBE job=1").unwrap().unwrap_err().contains("not seq=N"));
+        assert!(Envelope::decode("mall1 seq=4").unwrap().is_err());
+
+        let spec = MalleableSpec { min: 2, max: 8, constraint: NodeConstraint::Even };
+        let mut st = Status::new(spec);
+        assert_eq!(st.encode(), "mall1 range=2..8 constraint=even state=steady ack=0");
+        assert_eq!(st.action(), Action::None);
+        for phase in [
+            Phase::Steady,
+            Phase::Allocating { resize: 1, nodes: vec!["n5".into()], since: 100, helper: 42 },
+            Phase::Expanding { resize: 2, nodes: vec!["n5".into(), "n6".into()], since: 101 },
+            Phase::Shrinking { resize: 3, nodes: vec!["n2".into()], since: 102 },
+        ] {
+            st.phase = phase;
+            st.ack = 9;
+            st.refused = Some((8, "JobId=5 has no adaptation 7 under way".into()));
+            assert_eq!(Status::decode(&st.encode()), Some(Ok(st.clone())), "{}", st.encode());
+        }
+        assert_eq!(st.action(), Action::Shrink { resize: 3, nodes: vec!["n2".into()] });
+        assert_eq!(Status::decode("set by an admin"), None);
+        assert!(Status::decode("mall1 range=2..8 constraint=even state=flying ack=0").unwrap().is_err());
     }
 
     #[test]

@@ -3,12 +3,13 @@
 //! when the power corridor moves (reconfigure or a scheduled change), and at
 //! least every SchedulerTick, until fini stops it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use malleable_core::{Note, Strategy};
+use malleable_model::runtime_msg::Status;
 use malleable_model::{rejections, Corridor, Decision, JobId, Snapshot};
 use parking_lot::{Condvar, Mutex};
 use slurm::ctld::{LockGuard, Scheduling, Slurmctld, UpdateCounters};
@@ -86,6 +87,8 @@ struct Agent {
     /// For each waiting job a note was said about, the note's reason, so a
     /// note is said once while its job waits for the same reason.
     said: HashMap<JobId, String>,
+    /// Jobs whose malleable options were said not to read.
+    unreadable_said: HashSet<JobId>,
 }
 
 /// Now, by the clock slurmctld stamps its records with (not SystemTime,
@@ -110,6 +113,7 @@ impl Agent {
             force_next: false,
             corridor_in_force: None,
             said: HashMap::new(),
+            unreadable_said: HashSet::new(),
         }
     }
 
@@ -226,8 +230,20 @@ impl Agent {
                 }
             }
         }
+        // Each malleable job's status, for `scontrol show job` and for its
+        // application's runtime, which reads it there.
+        for (id, spec, status) in &taken.malleable {
+            let mut st = status.clone().unwrap_or_else(|| Status::new(*spec));
+            st.spec = *spec;
+            guard.set_system_comment(id.0, &st.encode());
+        }
         self.seen = self.ctld.update_counters();
         drop(guard);
+        for (id, why) in &taken.unreadable {
+            if self.unreadable_said.insert(*id) {
+                log::warn!("JobId={id}: its malleable options do not read, so it is scheduled as rigid: {why}");
+            }
+        }
         for line in self.notes_to_say(&taken.snapshot, report.notes) {
             log::info!("{line}");
         }

@@ -1,7 +1,9 @@
 //! Translate slurmctld's records into the core's Snapshot, and remember how
 //! the core's node indices map back to slurmctld's node table.
 
-use malleable_model::{JobId, Node, NodeIndex, PendingJob, RunningJob, Snapshot};
+use malleable_model::runtime_msg::Status;
+use malleable_model::submit_options::SubmitOptions;
+use malleable_model::{JobId, JobPower, MalleableSpec, Node, NodeIndex, PendingJob, RunningJob, Snapshot};
 use slurm::ctld::{JobState, LockGuard, Scheduling};
 
 use crate::config::PowerSettings;
@@ -10,14 +12,35 @@ use crate::config::PowerSettings;
 pub struct Taken {
     pub snapshot: Snapshot,
     pub table_index: Vec<usize>,
+    /// Each job with malleable options (waiting or running): its spec, and
+    /// the status its SystemComment holds now (`None` when it holds none).
+    pub malleable: Vec<(JobId, MalleableSpec, Option<Status>)>,
+    /// Jobs whose options do not read (submitted before job_submit/malleable
+    /// checked them): treated as rigid, with the reason.
+    pub unreadable: Vec<(JobId, String)>,
+}
+
+/// A job's options from its SPANK environment: its elastic spec and its
+/// power estimates, or why they do not read.
+fn options_of(env: &[String]) -> Result<(Option<MalleableSpec>, Option<JobPower>), String> {
+    let given = SubmitOptions::from_env(env.iter().map(String::as_str))?;
+    if given.is_empty() {
+        return Ok((None, None));
+    }
+    let m = given.resolve(None)?;
+    Ok((m.spec, m.power))
 }
 
 /// Read the cluster under the scheduling locks. Pending jobs that cannot run
 /// yet (held, unmet dependencies, heterogeneous) are left out of the queue.
 /// With `power` (a power-aware strategy), the corridor in force now and
-/// every job's draw: `DefaultJobWatts=` until jobs carry their own estimates.
+/// every job's draw: its own `--min-power`/`--max-power`, else
+/// `DefaultJobWatts=`.
+///
+/// A job's elastic spec is read and published but not yet given to the
+/// strategies: until the plugin can resize a running job and start one on
+/// fewer nodes than it asked for, they see every job as rigid.
 pub fn take(guard: &LockGuard<Scheduling>, now: i64, power: Option<&PowerSettings>) -> Taken {
-    let job_power = power.map(PowerSettings::default_job);
     let mut nodes = Vec::new();
     let mut table_index = Vec::new();
     let mut core_index = vec![usize::MAX; guard.node_table_len()];
@@ -29,7 +52,22 @@ pub fn take(guard: &LockGuard<Scheduling>, now: i64, power: Option<&PowerSetting
 
     let mut running = Vec::new();
     let mut pending = Vec::new();
+    let mut malleable = Vec::new();
+    let mut unreadable = Vec::new();
     for job in guard.jobs() {
+        let (spec, own_power) = match options_of(&job.spank_job_env()) {
+            Ok(o) => o,
+            Err(why) => {
+                unreadable.push((JobId(job.id()), why));
+                (None, None)
+            }
+        };
+        let live = job.holds_nodes() || job.is_pending();
+        if let Some(spec) = spec.filter(|_| live) {
+            let status = Status::decode(&job.system_comment()).and_then(Result::ok);
+            malleable.push((JobId(job.id()), spec, status));
+        }
+        let job_power = power.map(|p| own_power.unwrap_or_else(|| p.default_job()));
         if job.holds_nodes() {
             let completing = !matches!(job.state(), JobState::Running | JobState::Suspended);
             running.push(RunningJob {
@@ -42,7 +80,7 @@ pub fn take(guard: &LockGuard<Scheduling>, now: i64, power: Option<&PowerSetting
                 start: job.start_time(),
                 // A completing job's nodes come back as soon as its epilog ends.
                 end_limit: if completing { Some(now) } else { job.time_limit_minutes().map(|_| job.end_time()) },
-                // The plugin cannot resize jobs yet: every job is rigid to the core.
+                // Rigid to the core until the plugin can resize (see above).
                 malleable: None,
                 adapting: false,
                 mtct_ratio: None,
@@ -61,5 +99,28 @@ pub fn take(guard: &LockGuard<Scheduling>, now: i64, power: Option<&PowerSetting
         }
     }
     let power = power.and_then(|p| p.state_at(now));
-    Taken { snapshot: Snapshot { now, nodes, running, pending, power }, table_index }
+    Taken { snapshot: Snapshot { now, nodes, running, pending, power }, table_index, malleable, unreadable }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use malleable_model::NodeConstraint;
+
+    #[test]
+    fn a_jobs_options_give_its_spec_and_power() {
+        let env = |pairs: &[&str]| pairs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(options_of(&env(&["OTHER=1"])), Ok((None, None)));
+        let (spec, power) = options_of(&env(&[
+            "MALLEABLE_MIN_NODES=2",
+            "MALLEABLE_MAX_NODES=6",
+            "MALLEABLE_NODE_CONSTRAINTS=even",
+            "MALLEABLE_MIN_POWER=150",
+            "MALLEABLE_MAX_POWER=210",
+        ]))
+        .unwrap();
+        assert_eq!(spec, Some(MalleableSpec { min: 2, max: 6, constraint: NodeConstraint::Even }));
+        assert_eq!(power.map(|p| (p.low(), p.high())), Some((150.0, 210.0)));
+        assert!(options_of(&env(&["MALLEABLE_MIN_NODES=3"])).unwrap_err().contains("given without"));
+    }
 }

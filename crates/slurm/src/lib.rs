@@ -7,12 +7,16 @@
 //! - [`ctld`] (feature `ctld`): slurmctld's internals, resolved at run time,
 //!   behind lock guards whose type says which locks they hold, read-only job
 //!   and node views, starting a job, and `sched_plugin!`;
-//! - [`spank`] (feature `spank`) and [`stepd`] (feature `stepd`): the rooms
-//!   for the SPANK plugin and the task plugin.
+//! - [`spank`] (feature `spank`): SPANK plugins, `spank_plugin!`;
+//! - [`client`] (feature `client`): Slurm's client API for commands and
+//!   applications (read a job, set its comment, submit);
+//! - [`stepd`] (feature `stepd`): the room for the task plugin.
 //!
 //! `docs/SAFETY.md` says which thread runs what, which locks are held, and
 //! who frees what, in each daemon.
 
+#[cfg(feature = "client")]
+pub mod client;
 pub mod common;
 #[cfg(feature = "ctld")]
 pub mod ctld;

@@ -8,21 +8,29 @@ use crate::spec::ClusterSpec;
 
 /// Our plugins: cargo package, the library cargo builds, and the file name
 /// Slurm loads (sched/malleable -> sched_malleable.so).
-pub const PLUGINS: &[(&str, &str, &str)] = &[("sched-malleable", "libsched_malleable.so", "sched_malleable.so")];
+pub const PLUGINS: &[(&str, &str, &str)] = &[
+    ("sched-malleable", "libsched_malleable.so", "sched_malleable.so"),
+    ("spank-malleable", "libspank_malleable.so", "spank_malleable.so"),
+    ("job-submit-malleable", "libjob_submit_malleable.so", "job_submit_malleable.so"),
+];
 
 /// Where the staged plugins go: the PluginDir our clusters search first.
 pub fn plugin_dir(root: &Path) -> PathBuf {
     root.join("target/plugins")
 }
 
-/// `spec` with sched/malleable as its scheduler (staged in `plugins`),
-/// slurmctld's own scheduling handed over to it, and Strategy=easy with a
-/// 5 s tick unless a test writes its own malleable.conf.
+/// `spec` with our plugins (staged in `plugins`): sched/malleable as its
+/// scheduler, slurmctld's own scheduling handed over to it, Strategy=easy
+/// with a 5 s tick unless a test writes its own malleable.conf; the
+/// malleable options in srun, sbatch and salloc (plugstack.conf) and their
+/// check at submit (job_submit/malleable).
 pub fn sched_malleable(spec: ClusterSpec, plugins: &Path) -> ClusterSpec {
     let spec = spec
         .plugin_dir(plugins)
         .set("SchedulerType", "sched/malleable")
-        .set("SchedulerParameters", "sched_interval=-1,defer");
+        .set("SchedulerParameters", "sched_interval=-1,defer")
+        .set("JobSubmitPlugins", "malleable")
+        .file("plugstack.conf", &format!("required {}\n", plugins.join("spank_malleable.so").display()));
     if spec.file_contents("malleable.conf").is_some() {
         spec
     } else {

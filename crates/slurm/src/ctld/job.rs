@@ -155,6 +155,18 @@ impl<'g> JobView<'g> {
         unsafe { crate::common::cstr::cstr_to_string(self.rec().nodes) }.unwrap_or_default()
     }
 
+    /// The comment its owner set (`scontrol update Comment=`, `--comment`).
+    pub fn comment(&self) -> String {
+        // SAFETY: NULL or a NUL-terminated string owned by the record.
+        unsafe { crate::common::cstr::cstr_to_string(self.rec().comment) }.unwrap_or_default()
+    }
+
+    /// What slurmctld (or a plugin) says about it: `SystemComment=`.
+    pub fn system_comment(&self) -> String {
+        // SAFETY: NULL or a NUL-terminated string owned by the record.
+        unsafe { crate::common::cstr::cstr_to_string(self.rec().system_comment) }.unwrap_or_default()
+    }
+
     /// The SPANK environment (NAME=value) that SPANK plugins set at submit.
     pub fn spank_job_env(&self) -> Vec<String> {
         let rec = self.rec();

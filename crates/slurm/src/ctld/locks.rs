@@ -186,6 +186,26 @@ impl<L: ReadsNodes> LockGuard<L> {
 }
 
 impl<L: WritesJobs> LockGuard<L> {
+    /// Set a job's `SystemComment=` (what `scontrol show job` shows), if
+    /// it says something else. Users cannot change it; slurmctld keeps it
+    /// in its state, so it survives a restart. Whether it changed.
+    pub fn set_system_comment(&mut self, job_id: u32, text: &str) -> bool {
+        let Some(job) = self.find_job(job_id) else { return false };
+        if job.system_comment() == text {
+            return false;
+        }
+        let ptr = job.as_ptr();
+        let new = crate::common::cstr::c_text(text);
+        // SAFETY: a live record under our job write lock; its old comment is
+        // NULL or xmalloc'd by slurmctld, freed with xfree; the new one is
+        // xmalloc'd by xstrdup, as slurmctld frees it with the record.
+        unsafe {
+            sys::slurm_xfree(std::ptr::addr_of_mut!((*ptr).system_comment).cast());
+            (*ptr).system_comment = sys::xstrdup(new.as_ptr());
+        }
+        true
+    }
+
     /// True if the job's dependencies are met and nothing else holds it back
     /// (slurmctld's job_independent, which also updates the job's reason).
     pub fn job_is_independent(&self, job: &JobView<'_>) -> bool {

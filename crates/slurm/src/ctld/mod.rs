@@ -3,6 +3,7 @@
 //! of job and node records, starting a job, and the sched plugin's exports.
 
 pub mod job;
+pub mod job_submit;
 pub mod locks;
 pub mod node;
 pub mod sched_plugin;

@@ -22,6 +22,7 @@ type SelectNodesFn = unsafe extern "C" fn(
 type JobFn = unsafe extern "C" fn(*mut sys::job_record_t);
 type JobTestFn = unsafe extern "C" fn(*mut sys::job_record_t) -> bool;
 type FindJobFn = unsafe extern "C" fn(u32) -> *mut sys::job_record_t;
+type FindPartFn = unsafe extern "C" fn(*mut libc::c_char) -> *mut sys::part_record_t;
 
 /// Handles on slurmctld's internals. Obtain it with [`Slurmctld::get`].
 pub struct Slurmctld {
@@ -35,6 +36,8 @@ pub struct Slurmctld {
     pub(crate) srun_allocate: JobFn,
     pub(crate) job_independent: JobTestFn,
     pub(crate) find_job_record: FindJobFn,
+    pub(crate) find_part_record: FindPartFn,
+    pub(crate) default_part_loc: *mut *mut sys::part_record_t,
 }
 
 // SAFETY: the pointers name process-wide globals of slurmctld that live as
@@ -84,6 +87,10 @@ impl Slurmctld {
                     srun_allocate: std::mem::transmute::<*mut libc::c_void, JobFn>(symbol(c"srun_allocate")?),
                     job_independent: std::mem::transmute::<*mut libc::c_void, JobTestFn>(symbol(c"job_independent")?),
                     find_job_record: std::mem::transmute::<*mut libc::c_void, FindJobFn>(symbol(c"find_job_record")?),
+                    find_part_record: std::mem::transmute::<*mut libc::c_void, FindPartFn>(symbol(
+                        c"find_part_record",
+                    )?),
+                    default_part_loc: symbol(c"default_part_loc")?.cast(),
                 })
             }
         })

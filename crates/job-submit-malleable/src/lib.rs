@@ -1,0 +1,138 @@
+//! job_submit/malleable: slurmctld checks a malleable job's options when it
+//! is submitted, by the same rules the SPANK plugin applies in sbatch
+//! (malleable-model's `submit_options`), plus what only the controller
+//! knows: the job's start size (`--nodes`) must lie in its range, and its
+//! range must fit its partition. A client without the SPANK plugin, or one
+//! that writes the job's SPANK environment by hand, cannot slip a bad spec
+//! past it. An elastic job given no `--nodes` starts on the lowest count
+//! its range and constraint allow.
+
+use malleable_model::submit_options::{SubmitOptions, MAX_NODES, MIN_NODES};
+use malleable_model::MalleableSpec;
+use slurm::ctld::job_submit::{JobDesc, JobSubmitPlugin, SubmitContext};
+use slurm::ctld::JobView;
+
+struct Malleable;
+
+/// The checks of a submitted job's options, on what the request says: the
+/// elastic spec, if any, and the start size to set when none was given.
+pub fn check_submission(
+    env: &[String],
+    nodes: (Option<u32>, Option<u32>),
+    partition: Option<(String, u32)>,
+) -> Result<Option<(MalleableSpec, Option<u32>)>, String> {
+    let given = SubmitOptions::from_env(env.iter().map(String::as_str))?;
+    if given.is_empty() {
+        return Ok(None);
+    }
+    let (min, max) = nodes;
+    if let (Some(lo), Some(hi)) = (min, max) {
+        if lo != hi && given.min_nodes.is_some() {
+            return Err(format!(
+                "--nodes={lo}-{hi} is a range: an elastic job starts on one node count, so give --nodes=N, and its \
+                 range as --{}={} and --{}={}",
+                MIN_NODES.name,
+                given.min_nodes.unwrap_or(lo),
+                MAX_NODES.name,
+                given.max_nodes.unwrap_or(hi)
+            ));
+        }
+    }
+    let m = given.resolve(min)?;
+    let Some(spec) = m.spec else {
+        // Power estimates only: a rigid job.
+        return Ok(None);
+    };
+    if let Some((name, total)) = partition {
+        if spec.max > total {
+            return Err(format!(
+                "--{}={} is above the {total} nodes of partition {name}: allowed up to {total}",
+                MAX_NODES.name, spec.max
+            ));
+        }
+    }
+    let start = match min {
+        Some(_) => None,
+        None => spec.lowest_valid(),
+    };
+    Ok(Some((spec, start)))
+}
+
+impl JobSubmitPlugin for Malleable {
+    fn init() -> Result<Self, String> {
+        Ok(Malleable)
+    }
+
+    fn submit(&self, ctx: &SubmitContext, job: &mut JobDesc<'_>, _uid: u32) -> Result<(), String> {
+        let partition = ctx.partition_nodes(job.partition().as_deref());
+        let checked = check_submission(&job.spank_job_env(), (job.min_nodes(), job.max_nodes()), partition)?;
+        if let Some((_, Some(start))) = checked {
+            job.set_nodes(start);
+        }
+        Ok(())
+    }
+
+    fn modify(
+        &self,
+        _ctx: &SubmitContext,
+        update: &mut JobDesc<'_>,
+        job: &JobView<'_>,
+        _uid: u32,
+    ) -> Result<(), String> {
+        // Only a waiting job's start size is ours to check; a running job's
+        // node count is changed by resizes.
+        let Some(n) = update.min_nodes().filter(|_| job.is_pending()) else {
+            return Ok(());
+        };
+        let env = job.spank_job_env();
+        let given = SubmitOptions::from_env(env.iter().map(String::as_str))?;
+        given.resolve(Some(n)).map(|_| ())
+    }
+}
+
+slurm::job_submit_plugin!(Malleable, name: "Malleable job options", type: "job_submit/malleable");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use malleable_model::NodeConstraint;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<String> {
+        pairs.iter().map(|(k, v)| format!("{k}={v}")).collect()
+    }
+
+    #[test]
+    fn rigid_jobs_pass_untouched() {
+        assert_eq!(check_submission(&[], (Some(3), Some(3)), Some(("batch".into(), 8))), Ok(None));
+        let power_only = env(&[("MALLEABLE_MIN_POWER", "170")]);
+        assert_eq!(check_submission(&power_only, (None, None), None), Ok(None));
+    }
+
+    #[test]
+    fn an_elastic_job_without_nodes_starts_on_its_lowest_valid_count() {
+        let e =
+            env(&[("MALLEABLE_MIN_NODES", "3"), ("MALLEABLE_MAX_NODES", "8"), ("MALLEABLE_NODE_CONSTRAINTS", "even")]);
+        let (spec, start) = check_submission(&e, (None, None), Some(("batch".into(), 8))).unwrap().unwrap();
+        assert_eq!((spec, start), (MalleableSpec { min: 3, max: 8, constraint: NodeConstraint::Even }, Some(4)));
+        assert_eq!(check_submission(&e, (Some(6), Some(6)), None).unwrap().unwrap().1, None);
+    }
+
+    #[test]
+    fn what_only_the_controller_knows_is_checked_too() {
+        let e = env(&[("MALLEABLE_MIN_NODES", "2"), ("MALLEABLE_MAX_NODES", "9")]);
+        let err = check_submission(&e, (Some(4), Some(4)), Some(("batch".into(), 8))).unwrap_err();
+        assert_eq!(err, "--max-nodes-invasive=9 is above the 8 nodes of partition batch: allowed up to 8");
+        let err = check_submission(&e, (Some(1), Some(1)), None).unwrap_err();
+        assert!(err.starts_with("--nodes=1 is outside --min-nodes-invasive=2 .. --max-nodes-invasive=9"), "{err}");
+        let err = check_submission(&e, (Some(2), Some(4)), None).unwrap_err();
+        assert!(err.starts_with("--nodes=2-4 is a range"), "{err}");
+        // A hand-made environment gets the same checks as sbatch's options.
+        let bad = env(&[("MALLEABLE_MIN_NODES", "0"), ("MALLEABLE_MAX_NODES", "4")]);
+        let err = check_submission(&bad, (None, None), None).unwrap_err();
+        assert!(err.starts_with("MALLEABLE_MIN_NODES=0 in the job's environment: --min-nodes-invasive=0 is not valid"));
+        let lonely = env(&[("MALLEABLE_MAX_NODES", "4")]);
+        assert!(check_submission(&lonely, (None, None), None)
+            .unwrap_err()
+            .contains("given without --min-nodes-invasive"));
+    }
+}

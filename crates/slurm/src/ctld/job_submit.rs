@@ -1,0 +1,272 @@
+//! job_submit plugins: slurmctld asks each one about every job submitted
+//! (`job_submit`) and every update of a job (`job_modify`), and refuses
+//! what one refuses. A plugin crate implements [`JobSubmitPlugin`] and
+//! writes one `job_submit_plugin!` line.
+//!
+//! Locks: `job_submit` runs with the config, job, node and partition read
+//! locks held (job_submit.c asserts them), `job_modify` inside the update
+//! with the job write lock; both may read partitions. Neither may take a
+//! lock itself.
+
+use std::marker::PhantomData;
+
+use parking_lot::Mutex;
+use slurm_sys as sys;
+
+use crate::common::cstr::{c_text, cstr_to_string};
+use crate::common::ffi_guard::guard;
+use crate::ctld::job::JobView;
+use crate::ctld::symbols::Slurmctld;
+use crate::{SLURM_ERROR, SLURM_SUCCESS};
+
+/// A job as submitted, or an update of one: what its request says.
+pub struct JobDesc<'a> {
+    raw: *mut sys::job_desc_msg_t,
+    _call: PhantomData<&'a mut sys::job_desc_msg_t>,
+}
+
+fn given(v: u32) -> Option<u32> {
+    (v != sys::NO_VAL).then_some(v)
+}
+
+impl JobDesc<'_> {
+    fn rec(&self) -> &sys::job_desc_msg_t {
+        // SAFETY: the request slurmctld passed for this call (constructor).
+        unsafe { &*self.raw }
+    }
+
+    /// The SPANK environment (NAME=value) the client set.
+    pub fn spank_job_env(&self) -> Vec<String> {
+        let r = self.rec();
+        if r.spank_job_env.is_null() {
+            return Vec::new();
+        }
+        (0..r.spank_job_env_size as usize)
+            // SAFETY: spank_job_env has spank_job_env_size entries, each
+            // NULL or a NUL-terminated string owned by the request.
+            .filter_map(|i| unsafe { cstr_to_string(*r.spank_job_env.add(i)) })
+            .collect()
+    }
+
+    /// `--nodes` (its lower bound), when the request gives one.
+    pub fn min_nodes(&self) -> Option<u32> {
+        given(self.rec().min_nodes)
+    }
+
+    /// The upper bound of `--nodes=MIN-MAX`, when the request gives one.
+    pub fn max_nodes(&self) -> Option<u32> {
+        given(self.rec().max_nodes)
+    }
+
+    /// Ask for exactly `n` nodes.
+    pub fn set_nodes(&mut self, n: u32) {
+        // SAFETY: the request is ours to change for this call; these are
+        // plain integers.
+        unsafe {
+            (*self.raw).min_nodes = n;
+            (*self.raw).max_nodes = n;
+        }
+    }
+
+    /// The partition asked for, if any.
+    pub fn partition(&self) -> Option<String> {
+        // SAFETY: NULL or a NUL-terminated string owned by the request.
+        unsafe { cstr_to_string(self.rec().partition) }
+    }
+}
+
+/// What a job_submit plugin may look up during the call (the partition
+/// read lock is held by slurmctld).
+pub struct SubmitContext {
+    ctld: &'static Slurmctld,
+}
+
+impl SubmitContext {
+    /// The partition `name` (or the default one for `None`) and how many
+    /// nodes it has; `None` when there is no such partition.
+    pub fn partition_nodes(&self, name: Option<&str>) -> Option<(String, u32)> {
+        // SAFETY: with the partition read lock held (module docs), the
+        // partition list and default_part_loc are stable; find_part_record
+        // only reads them; a non-null result is a live record.
+        unsafe {
+            let part = match name {
+                Some(n) => {
+                    // A comma-separated list: the first is where the job would go first.
+                    let first = c_text(n.split(',').next().unwrap_or(n));
+                    (self.ctld.find_part_record)(first.as_ptr().cast_mut())
+                }
+                None => *self.ctld.default_part_loc,
+            };
+            let part = part.as_ref()?;
+            Some((cstr_to_string(part.name).unwrap_or_default(), part.total_nodes))
+        }
+    }
+}
+
+/// A job_submit plugin.
+pub trait JobSubmitPlugin: Send + Sized + 'static {
+    fn init() -> Result<Self, String>;
+    /// A job is submitted: change its request, or refuse it with a message
+    /// for the user.
+    fn submit(&self, ctx: &SubmitContext, job: &mut JobDesc<'_>, uid: u32) -> Result<(), String>;
+    /// An update of `job` is asked for (before slurmctld checks who asks):
+    /// change it, or refuse it.
+    fn modify(&self, ctx: &SubmitContext, update: &mut JobDesc<'_>, job: &JobView<'_>, uid: u32) -> Result<(), String>;
+}
+
+/// The loaded plugin, kept by the macro's statics.
+pub struct Instance<P>(Mutex<Option<P>>);
+
+impl<P: JobSubmitPlugin> Instance<P> {
+    pub const fn new() -> Self {
+        Instance(Mutex::new(None))
+    }
+
+    pub fn init(&self, plugin_type: &'static str) -> i32 {
+        crate::common::logger::init(plugin_type);
+        guard("init", SLURM_ERROR, || match P::init() {
+            Ok(p) => {
+                *self.0.lock() = Some(p);
+                SLURM_SUCCESS
+            }
+            Err(e) => {
+                log::error!("refusing to load: {e}");
+                SLURM_ERROR
+            }
+        })
+    }
+
+    pub fn fini(&self) {
+        guard("fini", (), || {
+            self.0.lock().take();
+        })
+    }
+
+    /// # Safety
+    /// The arguments are those slurmctld passes to `job_submit`.
+    pub unsafe fn submit(&self, raw: *mut sys::job_desc_msg_t, uid: u32, err_msg: *mut *mut libc::c_char) -> i32 {
+        guard("job_submit", SLURM_ERROR, || {
+            // slurmctld calls its job_submit plugins one at a time (under
+            // its g_context_lock), so holding ours for the call blocks nobody.
+            let plugin = self.0.lock();
+            let (Ok(ctld), Some(p)) = (Slurmctld::get(), plugin.as_ref()) else {
+                return SLURM_ERROR;
+            };
+            let mut job = JobDesc { raw, _call: PhantomData };
+            let result = p.submit(&SubmitContext { ctld }, &mut job, uid);
+            // SAFETY: err_msg is slurmctld's out parameter for this call.
+            unsafe { refused(result, err_msg) }
+        })
+    }
+
+    /// # Safety
+    /// The arguments are those slurmctld passes to `job_modify`.
+    pub unsafe fn modify(&self, raw: *mut sys::job_desc_msg_t, job: *mut sys::job_record_t, uid: u32) -> i32 {
+        guard("job_modify", SLURM_ERROR, || {
+            let plugin = self.0.lock();
+            let (Ok(ctld), Some(p)) = (Slurmctld::get(), plugin.as_ref()) else {
+                return SLURM_ERROR;
+            };
+            let mut update = JobDesc { raw, _call: PhantomData };
+            // SAFETY: the job record being updated, under the job write lock.
+            let result = match unsafe { JobView::from_ptr(job) } {
+                Some(view) => p.modify(&SubmitContext { ctld }, &mut update, &view, uid),
+                None => Ok(()),
+            };
+            match result {
+                Ok(()) => SLURM_SUCCESS,
+                Err(e) => {
+                    log::info!("update refused: {e}");
+                    SLURM_ERROR
+                }
+            }
+        })
+    }
+}
+
+impl<P: JobSubmitPlugin> Default for Instance<P> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// SLURM_SUCCESS, or SLURM_ERROR with the message put where slurmctld sends
+/// it to the user.
+///
+/// # Safety
+/// `err_msg` is NULL or slurmctld's `char **` out parameter, whose old value
+/// (NULL or xmalloc'd) slurmctld owns.
+unsafe fn refused(result: Result<(), String>, err_msg: *mut *mut libc::c_char) -> i32 {
+    match result {
+        Ok(()) => SLURM_SUCCESS,
+        Err(e) => {
+            log::info!("submission refused: {e}");
+            if !err_msg.is_null() {
+                let text = c_text(&e);
+                // SAFETY: xstrdup copies into xmalloc'd memory, which
+                // slurmctld frees with xfree as it does every err_msg; an
+                // earlier message is freed first.
+                unsafe {
+                    sys::slurm_xfree(err_msg.cast());
+                    *err_msg = sys::xstrdup(text.as_ptr());
+                }
+            }
+            SLURM_ERROR
+        }
+    }
+}
+
+/// Emit the symbols of a `job_submit/...` plugin for type `$plugin`.
+///
+/// ```ignore
+/// slurm::job_submit_plugin!(Malleable, name: "Malleable jobs", type: "job_submit/malleable");
+/// ```
+#[macro_export]
+macro_rules! job_submit_plugin {
+    ($plugin:ty, name: $name:literal, type: $ptype:literal) => {
+        const _: () = {
+    $crate::plugin_header!(name: $name, type: $ptype);
+
+            static INSTANCE: $crate::ctld::job_submit::Instance<$plugin> = $crate::ctld::job_submit::Instance::new();
+
+            #[no_mangle]
+            pub extern "C" fn init() -> ::std::os::raw::c_int {
+                INSTANCE.init($ptype)
+            }
+
+            #[no_mangle]
+            pub extern "C" fn fini() -> ::std::os::raw::c_int {
+                INSTANCE.fini();
+                0
+            }
+
+            /// # Safety
+            /// Called by slurmctld only, as its job_submit plugin interface says.
+            #[no_mangle]
+            pub unsafe extern "C" fn job_submit(
+                job_desc: *mut $crate::ctld::job_submit::RawJobDesc,
+                submit_uid: u32,
+                err_msg: *mut *mut ::std::os::raw::c_char,
+            ) -> ::std::os::raw::c_int {
+                // SAFETY: slurmctld's own arguments, passed on.
+                unsafe { INSTANCE.submit(job_desc, submit_uid, err_msg) }
+            }
+
+            /// # Safety
+            /// Called by slurmctld only, as its job_submit plugin interface says.
+            #[no_mangle]
+            pub unsafe extern "C" fn job_modify(
+                job_desc: *mut $crate::ctld::job_submit::RawJobDesc,
+                job_ptr: *mut $crate::ctld::job_submit::RawJobRecord,
+                submit_uid: u32,
+            ) -> ::std::os::raw::c_int {
+                // SAFETY: slurmctld's own arguments, passed on.
+                unsafe { INSTANCE.modify(job_desc, job_ptr, submit_uid) }
+            }
+        };
+    };
+}
+
+/// The types the exported functions receive.
+pub type RawJobDesc = sys::job_desc_msg_t;
+pub type RawJobRecord = sys::job_record_t;

@@ -1,0 +1,116 @@
+//! spank_malleable.so, loaded through plugstack.conf: the job options of
+//! Chadha et al. 2020 (Listing 2) for sbatch, salloc and srun, on the
+//! command line and in `#SBATCH` lines: `--min-nodes-invasive=N`,
+//! `--max-nodes-invasive=N` (also spelled `-invasic`, as the paper's earlier
+//! text has them), `--node-constraints=pof2|even|odd|ncube|none`,
+//! `--min-power=W`, `--max-power=W`.
+//!
+//! Each value is checked as it is read, and their combination once all are
+//! read; a bad one stops the command with a message naming the option, the
+//! value and what is allowed, before anything is submitted. The options
+//! then travel in the job's SPANK environment, where slurmctld keeps them;
+//! the controller checks them again at submit (job_submit/malleable), since
+//! a client without this plugin could send anything.
+
+use malleable_model::submit_options::{SubmitOptions, OPTIONS};
+use parking_lot::Mutex;
+use slurm::spank::{Context, Spank, SpankOption, SpankPlugin};
+
+/// Each option under its name, then each other spelling, in `OPTIONS` order.
+const SPELLINGS: &[SpankOption] = &{
+    let mut table = [SpankOption { name: "", arg: "", usage: "" }; 7];
+    let mut i = 0;
+    let mut n = 0;
+    while i < OPTIONS.len() {
+        let o = OPTIONS[i];
+        table[n] = SpankOption { name: o.name, arg: o.arg, usage: o.usage };
+        n += 1;
+        if let Some(also) = o.also {
+            table[n] = SpankOption { name: also, arg: o.arg, usage: o.usage };
+            n += 1;
+        }
+        i += 1;
+    }
+    assert!(n == table.len(), "SPELLINGS' size is every name and every other spelling");
+    table
+};
+
+struct Malleable {
+    /// What this command line gave.
+    given: Mutex<SubmitOptions>,
+}
+
+impl SpankPlugin for Malleable {
+    fn new() -> Self {
+        Malleable { given: Mutex::new(SubmitOptions::default()) }
+    }
+
+    fn options() -> &'static [SpankOption] {
+        SPELLINGS
+    }
+
+    fn option(&self, index: usize, value: Option<&str>, _remote: bool) -> Result<(), String> {
+        let name = SPELLINGS[index].name;
+        self.given.lock().set(name, value.unwrap_or(""))
+    }
+
+    fn init_post_opt(&self, spank: &Spank, context: Context) -> Result<(), String> {
+        let given = self.given.lock().clone();
+        if given.is_empty() || !context.is_submitting() {
+            return Ok(());
+        }
+        if context == Context::Local {
+            if let Ok(job) = std::env::var("SLURM_JOB_ID") {
+                return Err(format!(
+                    "the malleable options apply to a job, and this srun starts a step of JobId={job}: give them \
+                     to the sbatch or salloc that makes the job"
+                ));
+            }
+        }
+        // The start size (--nodes) and the partition are checked by the
+        // controller, which knows them.
+        given.resolve(None)?;
+        for (name, value) in given.to_env() {
+            spank.job_control_setenv(name, &value)?;
+        }
+        Ok(())
+    }
+}
+
+slurm::spank_plugin!(Malleable, name: "malleable");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_spelling_is_registered_once() {
+        let names: Vec<&str> = SPELLINGS.iter().map(|o| o.name).collect();
+        assert_eq!(
+            names,
+            [
+                "min-nodes-invasive",
+                "min-nodes-invasic",
+                "max-nodes-invasive",
+                "max-nodes-invasic",
+                "node-constraints",
+                "min-power",
+                "max-power"
+            ]
+        );
+        assert!(SPELLINGS.iter().all(|o| !o.arg.is_empty() && !o.usage.is_empty()));
+    }
+
+    #[test]
+    fn options_are_checked_as_read_and_combined_after() {
+        let m = Malleable::new();
+        assert!(m.option(0, Some("2"), false).is_ok());
+        let e = m.option(3, Some("many"), false).unwrap_err();
+        assert!(e.starts_with("--max-nodes-invasive=many is not valid"), "{e}");
+        assert!(m.option(3, Some("8"), false).is_ok());
+        assert!(m.option(4, Some("pof2"), false).is_ok());
+        let g = m.given.lock().clone();
+        assert_eq!((g.min_nodes, g.max_nodes), (Some(2), Some(8)));
+        assert!(g.resolve(None).is_ok());
+    }
+}
