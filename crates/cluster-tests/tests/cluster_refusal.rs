@@ -33,6 +33,28 @@ fn slurm_conf_that_keeps_the_builtin_scheduler_refuses_the_load() {
     let spec = spec.set("SchedulerParameters", "defer");
     let c = Cluster::create(spec).unwrap();
     let log = refused_log(&c);
-    assert!(log.contains("SchedulerParameters in slurm.conf must contain sched_interval=-1"), "{log}");
-    assert!(log.contains("Add: SchedulerParameters=defer,sched_interval=-1"), "{log}");
+    assert!(
+        log.contains("SchedulerParameters in slurm.conf must contain sched_interval=-1 and permit_job_expansion"),
+        "{log}"
+    );
+    assert!(log.contains("Set: SchedulerParameters=defer,sched_interval=-1,permit_job_expansion"), "{log}");
+}
+
+#[test]
+#[ignore = "needs slurmctld: cargo xtask test"]
+fn slurm_conf_that_forbids_resizing_refuses_the_load() {
+    let spec = cluster_tests::spec("t-noresize", 1).set("PrologFlags", "Contain");
+    let c = Cluster::create(spec).unwrap();
+    let log = refused_log(&c);
+    assert!(log.contains("PrologFlags in slurm.conf must not contain Contain"), "{log}");
+    let spec =
+        c.spec.clone().unset("PrologFlags").set("SchedulerParameters", "sched_interval=-1,defer,disable_job_shrink");
+    drop(c);
+    let c = Cluster::create(spec).unwrap();
+    let log = refused_log(&c);
+    assert!(
+        log.contains("must contain permit_job_expansion (without permit_job_expansion slurmctld refuses to grow"),
+        "{log}"
+    );
+    assert!(log.contains("must not contain disable_job_shrink"), "{log}");
 }

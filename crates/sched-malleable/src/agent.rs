@@ -9,18 +9,19 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use malleable_core::{Note, Strategy};
-use malleable_model::runtime_msg::Status;
+use malleable_model::runtime_msg::{Phase, Status};
 use malleable_model::{rejections, Corridor, Decision, JobId, Snapshot};
 use parking_lot::{Condvar, Mutex};
 use slurm::ctld::{LockGuard, Scheduling, Slurmctld, UpdateCounters};
 
+use crate::adapt::{self, Memory};
 use crate::config::Config;
-use crate::snapshot;
+use crate::snapshot::{self, Taken};
 
 /// How often the change counters are looked at. They are plain words in
 /// slurmctld's memory, so a look is cheap; this bounds how late a pass runs
-/// after a submit.
-const POLL: Duration = Duration::from_millis(200);
+/// after a submit, or after a runtime's commit (a resize's latency).
+const POLL: Duration = Duration::from_millis(50);
 
 /// What the plugin and its agent thread share.
 struct Shared {
@@ -89,6 +90,12 @@ struct Agent {
     said: HashMap<JobId, String>,
     /// Jobs whose malleable options were said not to read.
     unreadable_said: HashSet<JobId>,
+    /// What the runtimes measured, and when adaptations were decided.
+    memory: Memory,
+    /// The last adaptation id handed out.
+    last_resize: u64,
+    /// Whether an adaptation was under way after the last pass.
+    adapting: bool,
 }
 
 /// Now, by the clock slurmctld stamps its records with (not SystemTime,
@@ -114,6 +121,9 @@ impl Agent {
             corridor_in_force: None,
             said: HashMap::new(),
             unreadable_said: HashSet::new(),
+            memory: Memory::default(),
+            last_resize: 0,
+            adapting: false,
         }
     }
 
@@ -188,13 +198,26 @@ impl Agent {
         if last_change >= self.last_pass_second && unix_now() > self.last_pass_second {
             return true;
         }
+        // While an adaptation waits for its application's commit, look at
+        // every poll: a commit in the second of the last pass would
+        // otherwise wait for the next second, and a resize's latency with it.
+        if self.adapting && self.last_pass.elapsed() >= POLL {
+            return true;
+        }
         self.last_pass.elapsed() >= self.config.scheduler_tick
     }
 
     fn pass(&mut self) {
         let mut guard = LockGuard::<Scheduling>::acquire(self.ctld);
+        let held = Instant::now();
         let now = unix_now();
-        let taken = snapshot::take(&guard, now, self.config.power_in_use());
+        let mut taken = snapshot::take(&guard, now, self.config.power_in_use(), &self.memory);
+        // Requests and deadlines first: an adaptation that ends frees nodes
+        // the strategy may hand out in this very pass.
+        let (freed, settled) = self.settle_adaptations(&mut guard, &taken, now);
+        if freed {
+            taken = snapshot::take(&guard, now, self.config.power_in_use(), &self.memory);
+        }
         let report = self.strategy.schedule(&taken.snapshot);
         log::debug!(
             "pass {}: {} nodes ({} free), {} running, {} ready to start, {} decisions",
@@ -211,34 +234,25 @@ impl Agent {
         for r in &rejected {
             log::error!("{r} ({} strategy)", self.strategy.name());
         }
+        let mut statuses: HashMap<JobId, Status> = taken.malleable.iter().map(|j| (j.id, j.status.clone())).collect();
+        statuses.extend(settled);
         for (i, d) in report.decisions.iter().enumerate() {
             if rejected.iter().any(|r| r.index == i) {
                 continue;
             }
-            match d {
-                Decision::Start { job, nodes } => {
-                    let table: Vec<usize> = nodes.iter().map(|&i| taken.table_index[i]).collect();
-                    match guard.start_job(job.0, &table) {
-                        Ok(list) => log::info!("started JobId={} on {} ({})", job, list, self.strategy.name()),
-                        Err(e) => log::info!("could not start JobId={job} on {} nodes: {e}", table.len()),
-                    }
-                }
-                Decision::Expand { job, .. } | Decision::Shrink { job, .. } => {
-                    log::info!(
-                        "JobId={job}: {d} not applied: resizing running jobs is not supported by the plugin yet"
-                    );
-                }
-            }
+            self.apply(&mut guard, &taken, d, &mut statuses, now);
         }
         // Each malleable job's status, for `scontrol show job` and for its
         // application's runtime, which reads it there.
-        for (id, spec, status) in &taken.malleable {
-            let mut st = status.clone().unwrap_or_else(|| Status::new(*spec));
-            st.spec = *spec;
+        for (id, st) in &statuses {
             guard.set_system_comment(id.0, &st.encode());
         }
+        self.adapting = statuses.values().any(|st| st.phase != Phase::Steady);
         self.seen = self.ctld.update_counters();
         drop(guard);
+        log::debug!("pass {}: slurmctld's locks held {:.1} ms", self.passes, held.elapsed().as_secs_f64() * 1e3);
+        let live: HashSet<JobId> = taken.malleable.iter().map(|j| j.id).collect();
+        self.memory.keep_only(|id| live.contains(&id));
         for (id, why) in &taken.unreadable {
             if self.unreadable_said.insert(*id) {
                 log::warn!("JobId={id}: its malleable options do not read, so it is scheduled as rigid: {why}");
@@ -250,6 +264,108 @@ impl Agent {
         self.last_pass_second = unix_now();
         self.last_pass = Instant::now();
         self.passes += 1;
+    }
+
+    /// Handle each running malleable job's request and deadline (adapt.rs),
+    /// freeing in slurmctld the nodes an ended adaptation gives back.
+    /// Whether any node was freed, and the jobs' new statuses.
+    fn settle_adaptations(
+        &mut self,
+        guard: &mut LockGuard<Scheduling>,
+        taken: &Taken,
+        now: i64,
+    ) -> (bool, HashMap<JobId, Status>) {
+        let mut freed = false;
+        let mut statuses = HashMap::new();
+        for job in taken.malleable.iter().filter(|j| j.running) {
+            let m = self.memory.0.entry(job.id).or_default();
+            let step = adapt::step(job, now, self.config.adapt_timeout, m);
+            for line in &step.log {
+                log::info!("{line}");
+            }
+            if let Some(release) = &step.release {
+                let keep: Vec<usize> = job
+                    .nodes
+                    .iter()
+                    .filter(|n| !release.nodes.contains(n))
+                    .filter_map(|n| taken.table_index_of(n))
+                    .collect();
+                match guard.shrink_job(job.id.0, &keep) {
+                    Ok(list) => {
+                        log::info!("JobId={}: {}; it now holds {list}", job.id, release.why);
+                        freed = true;
+                    }
+                    Err(e) => log::error!("JobId={}: {}, but freeing the nodes failed: {e}", job.id, release.why),
+                }
+            }
+            // Published now, so a snapshot taken again sees it.
+            guard.set_system_comment(job.id.0, &step.status.encode());
+            statuses.insert(job.id, step.status);
+        }
+        (freed, statuses)
+    }
+
+    /// Carry out one valid decision.
+    fn apply(
+        &mut self,
+        guard: &mut LockGuard<Scheduling>,
+        taken: &Taken,
+        d: &Decision,
+        statuses: &mut HashMap<JobId, Status>,
+        now: i64,
+    ) {
+        let table = |nodes: &[usize]| -> Vec<usize> { nodes.iter().map(|&i| taken.table_index[i]).collect() };
+        let names =
+            |nodes: &[usize]| -> Vec<String> { nodes.iter().map(|&i| taken.snapshot.nodes[i].name.clone()).collect() };
+        match d {
+            Decision::Start { job, nodes } => match guard.start_job(job.0, &table(nodes)) {
+                Ok(list) => log::info!("started JobId={} on {} ({})", job, list, self.strategy.name()),
+                Err(e) => log::info!("could not start JobId={job} on {} nodes: {e}", nodes.len()),
+            },
+            Decision::Expand { job, add_nodes } => {
+                let added = names(add_nodes);
+                match guard.expand_job(job.0, &table(add_nodes)) {
+                    Ok((list, helper)) => {
+                        let resize = self.next_resize();
+                        log::info!(
+                            "JobId={job}: expand onto {} (resize {resize}, through JobId={helper}); it now holds {list} \
+                             ({}); waiting for its application to commit",
+                            added.join(","),
+                            self.strategy.name()
+                        );
+                        self.memory.0.entry(*job).or_default().decided_at = Some(Instant::now());
+                        if let Some(st) = statuses.get_mut(job) {
+                            st.phase = Phase::Expanding { resize, nodes: added, since: now };
+                        }
+                    }
+                    Err(e) => {
+                        log::info!("JobId={job}: expand onto {} not done, it keeps its nodes: {e}", added.join(","))
+                    }
+                }
+            }
+            Decision::Shrink { job, remove_nodes } => {
+                let leaving = names(remove_nodes);
+                let resize = self.next_resize();
+                log::info!(
+                    "JobId={job}: shrink off {} (resize {resize}, {}); waiting for its application to leave them and \
+                     commit",
+                    leaving.join(","),
+                    self.strategy.name()
+                );
+                self.memory.0.entry(*job).or_default().decided_at = Some(Instant::now());
+                if let Some(st) = statuses.get_mut(job) {
+                    st.phase = Phase::Shrinking { resize, nodes: leaving, since: now };
+                }
+            }
+        }
+    }
+
+    /// A new adaptation's id: unique over the plugin's restarts, as it
+    /// starts from the time in milliseconds.
+    fn next_resize(&mut self) -> u64 {
+        let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+        self.last_resize = (self.last_resize + 1).max(ms);
+        self.last_resize
     }
 
     /// The lines of this pass's notes to say: every note about no job; a note

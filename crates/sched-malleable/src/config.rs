@@ -23,6 +23,9 @@ pub struct Config {
     pub scheduler_tick: Duration,
     /// What the power-aware strategies need (Chadha et al. 2020, section V-B).
     pub power: PowerSettings,
+    /// How long an application has to commit an expand or shrink
+    /// (`AdaptTimeout=`): then an expand is rolled back and a shrink forced.
+    pub adapt_timeout: Duration,
     /// Keys of other strategies than the one chosen, checked and kept (so
     /// that switching `Strategy=` is one line), but unused: (key, the
     /// strategies that take it).
@@ -98,6 +101,7 @@ impl Default for Config {
             strategy: StrategyChoice::named("easy").expect("easy is registered"),
             scheduler_tick: Duration::from_secs(10),
             power: PowerSettings::default(),
+            adapt_timeout: DEFAULT_ADAPT_TIMEOUT,
             other_strategy_keys: Vec::new(),
         }
     }
@@ -122,6 +126,9 @@ impl std::fmt::Display for Config {
             write!(f, " {kv}")?;
         }
         write!(f, " SchedulerTick={}", self.scheduler_tick.as_secs())?;
+        if self.adapt_timeout != DEFAULT_ADAPT_TIMEOUT {
+            write!(f, " AdaptTimeout={}", self.adapt_timeout.as_secs())?;
+        }
         let p = &self.power;
         if let Some(s) = &p.corridor {
             write!(f, " PowerCorridor={}", s.initial)?;
@@ -140,8 +147,21 @@ impl std::fmt::Display for Config {
 }
 
 /// The plugin's own keys; the strategies' keys come from the registry.
-const KEYS: &[&str] =
-    &["Strategy", "SchedulerTick", "PowerCorridor", "PowerCorridorSchedule", "IdleNodeWatts", "DefaultJobWatts"];
+const KEYS: &[&str] = &[
+    "Strategy",
+    "SchedulerTick",
+    "AdaptTimeout",
+    "PowerCorridor",
+    "PowerCorridorSchedule",
+    "IdleNodeWatts",
+    "DefaultJobWatts",
+];
+
+/// How long an application has to commit an adaptation unless
+/// `AdaptTimeout=` says otherwise: ample for a launcher to start or end its
+/// workers (Chadha et al. 2020 measured at most 3.1 s at 32 nodes) and for
+/// an application to move its data.
+pub const DEFAULT_ADAPT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The first registered strategy that takes `key`, and the names of all
 /// that do (for a message); `None` when none does.
@@ -286,6 +306,15 @@ impl Config {
                 let mut other = StrategyChoice::named(owner).expect("a registered name");
                 other.set(key, value).map_err(at)?;
                 config.other_strategy_keys.push((key.to_string(), owners));
+            } else if key.eq_ignore_ascii_case("AdaptTimeout") {
+                let secs = value.parse::<u64>().ok().filter(|s| TICK_RANGE.contains(s)).ok_or_else(|| {
+                    at(format!(
+                        "AdaptTimeout={value} is not valid: expected whole seconds from {} to {}",
+                        TICK_RANGE.start(),
+                        TICK_RANGE.end()
+                    ))
+                })?;
+                config.adapt_timeout = Duration::from_secs(secs);
             } else if key.eq_ignore_ascii_case("SchedulerTick") {
                 let secs = value.parse::<u64>().ok().filter(|s| TICK_RANGE.contains(s)).ok_or_else(|| {
                     at(format!(
@@ -386,24 +415,45 @@ impl Config {
     }
 }
 
-/// slurmctld must leave all job starts to us: its periodic FIFO pass is off
-/// with `sched_interval=-1`, and `defer` keeps it from starting srun/salloc
-/// allocations at submit time. Returns what is missing, said as the fix.
+/// What slurm.conf's SchedulerParameters must hold, and why.
+const REQUIRED_PARAMETERS: &[(&str, &str)] = &[
+    ("sched_interval=-1", "slurmctld's periodic scheduler would start jobs too"),
+    ("defer", "slurmctld would start srun and salloc jobs at submit itself"),
+    ("permit_job_expansion", "slurmctld refuses to grow a running job without it"),
+];
+
+/// slurmctld must leave all job starts to us (its periodic pass off with
+/// `sched_interval=-1`, no starts at submit with `defer`) and let running
+/// jobs grow (`permit_job_expansion`) and shrink (no `disable_job_shrink`).
+/// Returns what is wrong, said as the fix.
 pub fn check_scheduler_parameters(params: Option<&str>) -> Result<(), String> {
-    let tokens: Vec<&str> = params.unwrap_or("").split(',').map(str::trim).collect();
-    let missing: Vec<&str> = ["sched_interval=-1", "defer"]
-        .into_iter()
-        .filter(|want| !tokens.iter().any(|t| t.eq_ignore_ascii_case(want)))
-        .collect();
-    if missing.is_empty() {
+    let tokens: Vec<&str> = params.unwrap_or("").split(',').map(str::trim).filter(|t| !t.is_empty()).collect();
+    let has = |want: &str| tokens.iter().any(|t| t.eq_ignore_ascii_case(want));
+    let missing: Vec<(&str, &str)> = REQUIRED_PARAMETERS.iter().copied().filter(|(want, _)| !has(want)).collect();
+    let refused: Vec<&str> = tokens.iter().copied().filter(|t| t.eq_ignore_ascii_case("disable_job_shrink")).collect();
+    if missing.is_empty() && refused.is_empty() {
         return Ok(());
     }
+    let mut why = Vec::new();
+    if !missing.is_empty() {
+        let names: Vec<&str> = missing.iter().map(|(w, _)| *w).collect();
+        let reasons: Vec<String> = missing.iter().map(|(w, r)| format!("without {w} {r}")).collect();
+        why.push(format!("must contain {} ({})", names.join(" and "), reasons.join("; ")));
+    }
+    if !refused.is_empty() {
+        why.push("must not contain disable_job_shrink (the plugin shrinks running jobs)".to_string());
+    }
+    let fixed: Vec<&str> = tokens
+        .iter()
+        .copied()
+        .filter(|t| !t.eq_ignore_ascii_case("disable_job_shrink"))
+        .chain(missing.iter().map(|(w, _)| *w))
+        .collect();
     Err(format!(
-        "SchedulerParameters in slurm.conf must contain {} (it is '{}'): otherwise slurmctld's own \
-         scheduler starts jobs too. Add: SchedulerParameters={}",
-        missing.join(" and "),
+        "SchedulerParameters in slurm.conf {} (it is '{}'). Set: SchedulerParameters={}",
+        why.join(", and "),
         params.unwrap_or(""),
-        tokens.iter().copied().filter(|t| !t.is_empty()).chain(missing.iter().copied()).collect::<Vec<_>>().join(",")
+        fixed.join(",")
     ))
 }
 
@@ -425,6 +475,18 @@ mod tests {
     }
 
     #[test]
+    fn adapt_timeout_is_read_checked_and_shown_when_set() {
+        assert_eq!(Config::parse("").unwrap().adapt_timeout, DEFAULT_ADAPT_TIMEOUT);
+        let c = Config::parse("AdaptTimeout=5").unwrap();
+        assert_eq!(c.adapt_timeout, Duration::from_secs(5));
+        assert_eq!(c.to_string(), "Strategy=easy SchedulerTick=10 AdaptTimeout=5");
+        for bad in ["0", "x", "3601"] {
+            let e = Config::parse(&format!("AdaptTimeout={bad}")).unwrap_err();
+            assert_eq!(e, format!("line 1: AdaptTimeout={bad} is not valid: expected whole seconds from 1 to 3600"));
+        }
+    }
+
+    #[test]
     fn reads_keys_case_insensitively_with_comments() {
         let c = Config::parse("strategy = FCFS  # first come\nSCHEDULERTICK=5\n").unwrap();
         assert_eq!(c.strategy.name(), "fcfs");
@@ -437,7 +499,7 @@ mod tests {
         assert!(e.contains("line 2"), "{e}");
         assert!(e.contains("'Strategi'"), "{e}");
         assert!(
-            e.contains("Strategy, SchedulerTick, PowerCorridor, PowerCorridorSchedule, IdleNodeWatts, DefaultJobWatts"),
+            e.contains("Strategy, SchedulerTick, AdaptTimeout, PowerCorridor, PowerCorridorSchedule, IdleNodeWatts, DefaultJobWatts"),
             "{e}"
         );
     }
@@ -697,19 +759,27 @@ mod tests {
     }
 
     #[test]
-    fn scheduler_parameters_must_hand_over_scheduling() {
-        assert!(check_scheduler_parameters(Some("defer,sched_interval=-1")).is_ok());
-        assert!(check_scheduler_parameters(Some("bf_interval=30, sched_interval=-1 ,defer")).is_ok());
+    fn scheduler_parameters_must_hand_over_scheduling_and_permit_resizing() {
+        assert!(check_scheduler_parameters(Some("defer,sched_interval=-1,permit_job_expansion")).is_ok());
+        assert!(
+            check_scheduler_parameters(Some("bf_interval=30, sched_interval=-1 ,defer,permit_job_expansion")).is_ok()
+        );
         let e = check_scheduler_parameters(Some("defer")).unwrap_err();
         assert!(
-            e.contains("must contain sched_interval=-1") && e.contains("SchedulerParameters=defer,sched_interval=-1"),
+            e.contains("must contain sched_interval=-1 and permit_job_expansion")
+                && e.contains("Set: SchedulerParameters=defer,sched_interval=-1,permit_job_expansion"),
             "{e}"
         );
+        assert!(e.contains("without permit_job_expansion slurmctld refuses to grow a running job"), "{e}");
         let e = check_scheduler_parameters(None).unwrap_err();
-        assert!(e.contains("sched_interval=-1 and defer"), "{e}");
+        assert!(e.contains("sched_interval=-1 and defer and permit_job_expansion"), "{e}");
         // "defer" must be its own option, not part of another one.
-        let e = check_scheduler_parameters(Some("sched_interval=-1,nodeferral")).unwrap_err();
+        let e = check_scheduler_parameters(Some("sched_interval=-1,nodeferral,permit_job_expansion")).unwrap_err();
         assert!(e.contains("must contain defer"), "{e}");
-        assert!(check_scheduler_parameters(Some("sched_interval=-10,defer")).is_err());
+        assert!(check_scheduler_parameters(Some("sched_interval=-10,defer,permit_job_expansion")).is_err());
+        let e = check_scheduler_parameters(Some("sched_interval=-1,defer,permit_job_expansion,disable_job_shrink"))
+            .unwrap_err();
+        assert!(e.contains("must not contain disable_job_shrink"), "{e}");
+        assert!(e.ends_with("Set: SchedulerParameters=sched_interval=-1,defer,permit_job_expansion"), "{e}");
     }
 }

@@ -2,6 +2,7 @@
 //! checks that slurmctld has handed scheduling over, and runs the policy
 //! core's strategy in an agent thread (see `agent`).
 
+pub mod adapt;
 pub mod agent;
 pub mod config;
 pub mod snapshot;
@@ -19,6 +20,12 @@ pub struct Malleable {
 
 fn read_config(ctx: &PluginContext) -> Result<Config, String> {
     check_scheduler_parameters(ctx.scheduler_parameters().as_deref())?;
+    if ctx.prolog_contain() {
+        return Err("PrologFlags in slurm.conf must not contain Contain: it gives every job an extern step, and \
+                    slurmctld refuses to merge a job with a step into another, which is how a job grows. Remove \
+                    Contain from PrologFlags"
+            .into());
+    }
     let path = ctx.conf_path(CONF_FILE);
     let (config, found) = Config::load(&path)?;
     if found {

@@ -1,23 +1,30 @@
 //! Translate slurmctld's records into the core's Snapshot, and remember how
 //! the core's node indices map back to slurmctld's node table.
 
-use malleable_model::runtime_msg::Status;
+use malleable_model::runtime_msg::{Phase, Status};
 use malleable_model::submit_options::SubmitOptions;
 use malleable_model::{JobId, JobPower, MalleableSpec, Node, NodeIndex, PendingJob, RunningJob, Snapshot};
 use slurm::ctld::{JobState, LockGuard, Scheduling};
 
+use crate::adapt::{measured_power, MalleableJob, Memory};
 use crate::config::PowerSettings;
 
 /// A snapshot plus the node-table index of each of its nodes.
 pub struct Taken {
     pub snapshot: Snapshot,
     pub table_index: Vec<usize>,
-    /// Each job with malleable options (waiting or running): its spec, and
-    /// the status its SystemComment holds now (`None` when it holds none).
-    pub malleable: Vec<(JobId, MalleableSpec, Option<Status>)>,
+    /// Each job with malleable options, waiting or running.
+    pub malleable: Vec<MalleableJob>,
     /// Jobs whose options do not read (submitted before job_submit/malleable
     /// checked them): treated as rigid, with the reason.
     pub unreadable: Vec<(JobId, String)>,
+}
+
+impl Taken {
+    /// A node's index in slurmctld's node table, by name.
+    pub fn table_index_of(&self, name: &str) -> Option<usize> {
+        self.snapshot.nodes.iter().position(|n| n.name == name).map(|i| self.table_index[i])
+    }
 }
 
 /// A job's options from its SPANK environment: its elastic spec and its
@@ -37,10 +44,9 @@ fn options_of(env: &[String]) -> Result<(Option<MalleableSpec>, Option<JobPower>
 /// every job's draw: its own `--min-power`/`--max-power`, else
 /// `DefaultJobWatts=`.
 ///
-/// A job's elastic spec is read and published but not yet given to the
-/// strategies: until the plugin can resize a running job and start one on
-/// fewer nodes than it asked for, they see every job as rigid.
-pub fn take(guard: &LockGuard<Scheduling>, now: i64, power: Option<&PowerSettings>) -> Taken {
+/// A malleable job's spec goes to the strategy, with whether it is
+/// adapting (its status says so) and what its runtime measured (`memory`).
+pub fn take(guard: &LockGuard<Scheduling>, now: i64, power: Option<&PowerSettings>, memory: &Memory) -> Taken {
     let mut nodes = Vec::new();
     let mut table_index = Vec::new();
     let mut core_index = vec![usize::MAX; guard.node_table_len()];
@@ -62,12 +68,26 @@ pub fn take(guard: &LockGuard<Scheduling>, now: i64, power: Option<&PowerSetting
                 (None, None)
             }
         };
+        let id = JobId(job.id());
+        let measured = memory.0.get(&id);
         let live = job.holds_nodes() || job.is_pending();
+        let mut adapting = false;
         if let Some(spec) = spec.filter(|_| live) {
-            let status = Status::decode(&job.system_comment()).and_then(Result::ok);
-            malleable.push((JobId(job.id()), spec, status));
+            let status =
+                Status::decode(&job.system_comment()).and_then(Result::ok).unwrap_or_else(|| Status::new(spec));
+            adapting = status.phase != Phase::Steady;
+            let names =
+                job.node_indices().into_iter().filter_map(|i| core_index.get(i).copied()).filter(|&c| c != usize::MAX);
+            malleable.push(MalleableJob {
+                id,
+                spec,
+                status,
+                comment: job.comment(),
+                running: job.holds_nodes(),
+                nodes: names.map(|c| nodes[c].name.clone()).collect(),
+            });
         }
-        let job_power = power.map(|p| own_power.unwrap_or_else(|| p.default_job()));
+        let job_power = power.map(|p| measured_power(own_power, measured).unwrap_or_else(|| p.default_job()));
         if job.holds_nodes() {
             let completing = !matches!(job.state(), JobState::Running | JobState::Suspended);
             running.push(RunningJob {
@@ -80,20 +100,24 @@ pub fn take(guard: &LockGuard<Scheduling>, now: i64, power: Option<&PowerSetting
                 start: job.start_time(),
                 // A completing job's nodes come back as soon as its epilog ends.
                 end_limit: if completing { Some(now) } else { job.time_limit_minutes().map(|_| job.end_time()) },
-                // Rigid to the core until the plugin can resize (see above).
-                malleable: None,
-                adapting: false,
-                mtct_ratio: None,
+                malleable: spec,
+                adapting,
+                mtct_ratio: measured.and_then(|m| m.mtct_ratio),
                 power: job_power,
             });
-        } else if job.is_pending() && job.priority() > 0 && !job.is_het_job() && guard.job_is_independent(&job) {
+        } else if job.is_pending()
+            && job.priority() > 0
+            && !job.is_het_job()
+            && job.expanding_job().is_none()
+            && guard.job_is_independent(&job)
+        {
             pending.push(PendingJob {
                 id: JobId(job.id()),
                 priority: job.priority(),
                 submit: job.submit_time(),
                 nodes: job.min_nodes(),
                 time_limit: job.time_limit_minutes().map(|m| i64::from(m) * 60),
-                malleable: None,
+                malleable: spec,
                 power: job_power,
             });
         }

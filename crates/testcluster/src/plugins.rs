@@ -28,7 +28,7 @@ pub fn sched_malleable(spec: ClusterSpec, plugins: &Path) -> ClusterSpec {
     let spec = spec
         .plugin_dir(plugins)
         .set("SchedulerType", "sched/malleable")
-        .set("SchedulerParameters", "sched_interval=-1,defer")
+        .set("SchedulerParameters", "sched_interval=-1,defer,permit_job_expansion")
         .set("JobSubmitPlugins", "malleable")
         .file("plugstack.conf", &format!("required {}\n", plugins.join("spank_malleable.so").display()));
     if spec.file_contents("malleable.conf").is_some() {

@@ -36,6 +36,11 @@ impl Bitmap {
         p
     }
 
+    /// The bitstring, still owned here, for a call that only reads it.
+    pub fn as_raw(&self) -> *mut sys::bitstr_t {
+        self.0
+    }
+
     pub fn len(&self) -> usize {
         if self.0.is_null() {
             return 0;

@@ -113,6 +113,12 @@ impl<'g> JobView<'g> {
         self.rec().batch_flag != 0
     }
 
+    /// The job this one is to be merged into (`--dependency=expand:<job>`),
+    /// if any: a helper for growing that job.
+    pub fn expanding_job(&self) -> Option<u32> {
+        self.details().map(|d| d.expanding_jobid).filter(|&j| j != 0)
+    }
+
     /// Nodes the job asked for (its minimum node count).
     pub fn min_nodes(&self) -> u32 {
         self.details().map_or(1, |d| d.min_nodes.max(1))
@@ -153,6 +159,14 @@ impl<'g> JobView<'g> {
     pub fn nodes(&self) -> String {
         // SAFETY: NULL or a NUL-terminated string owned by the record.
         unsafe { crate::common::cstr::cstr_to_string(self.rec().nodes) }.unwrap_or_default()
+    }
+
+    /// The partition it runs or waits in.
+    pub fn partition(&self) -> String {
+        // SAFETY: part_ptr is NULL or a live partition record, whose name
+        // is NULL or a NUL-terminated string it owns.
+        unsafe { self.rec().part_ptr.as_ref().and_then(|p| crate::common::cstr::cstr_to_string(p.name)) }
+            .unwrap_or_default()
     }
 
     /// The comment its owner set (`scontrol update Comment=`, `--comment`).

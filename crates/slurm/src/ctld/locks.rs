@@ -24,7 +24,6 @@ use std::marker::PhantomData;
 
 use slurm_sys as sys;
 
-use crate::common::bitmap::Bitmap;
 use crate::ctld::job::{JobIter, JobView};
 use crate::ctld::node::NodeIter;
 use crate::ctld::symbols::Slurmctld;
@@ -112,34 +111,10 @@ impl LockSet for Reading {
 impl ReadsJobs for Reading {}
 impl ReadsNodes for Reading {}
 
-/// Why a job could not be started.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum StartError {
-    NoSuchJob(u32),
-    NotPending(u32),
-    BadNode(usize),
-    /// `select_nodes` refused, with Slurm's error code and its text.
-    Slurm {
-        code: i32,
-        text: String,
-    },
-}
-
-impl std::fmt::Display for StartError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StartError::NoSuchJob(id) => write!(f, "JobId={id} does not exist"),
-            StartError::NotPending(id) => write!(f, "JobId={id} is not pending"),
-            StartError::BadNode(i) => write!(f, "node index {i} is not in the node table"),
-            StartError::Slurm { code, text } => write!(f, "select_nodes: {text} ({code})"),
-        }
-    }
-}
-
 /// Holds the locks of `L` until dropped. Views borrowed from it cannot
 /// outlive it, so no record is read after the locks are released.
 pub struct LockGuard<L: LockSet> {
-    ctld: &'static Slurmctld,
+    pub(crate) ctld: &'static Slurmctld,
     // slurmctld's locks are pthread rwlocks: release them on the thread
     // that took them.
     _not_send: PhantomData<*const L>,
@@ -212,67 +187,6 @@ impl<L: WritesJobs> LockGuard<L> {
         // SAFETY: job_independent may update the record's reason fields,
         // which our job write lock allows.
         unsafe { (self.ctld.job_independent)(job.as_ptr()) }
-    }
-}
-
-impl<L: WritesJobs + WritesNodes> LockGuard<L> {
-    /// Start a pending job on exactly these nodes (indices into the node
-    /// table), the way the stock backfill does: every other node is excluded
-    /// for the duration of the select_nodes call, then the job's own
-    /// exclusions are restored. Returns the node list Slurm recorded.
-    pub fn start_job(&mut self, job_id: u32, nodes: &[usize]) -> Result<String, StartError> {
-        let table = self.node_table_len();
-        if let Some(&bad) = nodes.iter().find(|&&i| i >= table) {
-            return Err(StartError::BadNode(bad));
-        }
-        let job = self.find_job(job_id).ok_or(StartError::NoSuchJob(job_id))?;
-        if !job.is_pending() {
-            return Err(StartError::NotPending(job_id));
-        }
-        let job_ptr = job.as_ptr();
-        let mut chosen = Bitmap::new(table);
-        for &i in nodes {
-            chosen.set(i);
-        }
-        // SAFETY: job_ptr is a live pending record and we hold the job and
-        // node write locks, which is what select_nodes, launch_job and
-        // srun_allocate require. details is checked for NULL before use.
-        unsafe {
-            let details = (*job_ptr).details;
-            if details.is_null() {
-                return Err(StartError::NotPending(job_id));
-            }
-            // Exclude everything but the chosen nodes, on top of the job's
-            // own exclusions, and keep a copy of those to restore.
-            let original = Bitmap::copy_of((*details).exc_node_bitmap);
-            chosen.not();
-            if let Some(orig) = &original {
-                chosen.or(orig);
-            }
-            (*details).exc_node_bitmap = chosen.into_raw();
-            let rc = (self.ctld.select_nodes)(
-                job_ptr,
-                false,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                false,
-                sys::SLURMDB_JOB_FLAG_SCHED,
-            );
-            // select_nodes may have replaced the bitmap: free whatever is
-            // there now and put the job's own exclusions back.
-            drop(Bitmap::from_raw((*details).exc_node_bitmap));
-            (*details).exc_node_bitmap = original.map_or(std::ptr::null_mut(), Bitmap::into_raw);
-            if rc != sys::SLURM_SUCCESS as i32 {
-                return Err(StartError::Slurm { code: rc, text: crate::common::cstr::strerror(rc) });
-            }
-            *self.ctld.last_job_update = libc::time(std::ptr::null_mut());
-            if (*job_ptr).batch_flag == 0 {
-                (self.ctld.srun_allocate)(job_ptr);
-            } else if (*job_ptr).job_state & sys::JOB_CONFIGURING == 0 {
-                (self.ctld.launch_job)(job_ptr);
-            }
-            Ok(crate::common::cstr::cstr_to_string((*job_ptr).nodes).unwrap_or_default())
-        }
     }
 }
 

@@ -2,6 +2,7 @@
 //! as guards whose type says what they hold ([`LockGuard`]), read-only views
 //! of job and node records, starting a job, and the sched plugin's exports.
 
+pub mod alloc;
 pub mod job;
 pub mod job_submit;
 pub mod locks;
@@ -9,8 +10,9 @@ pub mod node;
 pub mod sched_plugin;
 pub mod symbols;
 
+pub use alloc::AllocError;
 pub use job::{JobState, JobView};
-pub use locks::{LockGuard, LockSet, Reading, Scheduling, StartError};
+pub use locks::{LockGuard, LockSet, Reading, Scheduling};
 pub use node::NodeView;
 pub use sched_plugin::{PluginContext, SchedPlugin};
 pub use symbols::{Slurmctld, UpdateCounters};

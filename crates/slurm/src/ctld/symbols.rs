@@ -23,6 +23,20 @@ type JobFn = unsafe extern "C" fn(*mut sys::job_record_t);
 type JobTestFn = unsafe extern "C" fn(*mut sys::job_record_t) -> bool;
 type FindJobFn = unsafe extern "C" fn(u32) -> *mut sys::job_record_t;
 type FindPartFn = unsafe extern "C" fn(*mut libc::c_char) -> *mut sys::part_record_t;
+type UpdateJobFn = unsafe extern "C" fn(*mut sys::slurm_msg_t, libc::uid_t, bool) -> libc::c_int;
+type JobAllocateFn = unsafe extern "C" fn(
+    *mut sys::job_desc_msg_t,
+    libc::c_int,
+    libc::c_int,
+    *mut *mut sys::will_run_response_msg_t,
+    libc::c_int,
+    libc::uid_t,
+    bool,
+    *mut *mut sys::job_record_t,
+    *mut *mut libc::c_char,
+    u16,
+) -> libc::c_int;
+type JobSignalIdFn = unsafe extern "C" fn(u32, u16, u16, libc::uid_t, bool) -> libc::c_int;
 
 /// Handles on slurmctld's internals. Obtain it with [`Slurmctld::get`].
 pub struct Slurmctld {
@@ -38,6 +52,9 @@ pub struct Slurmctld {
     pub(crate) find_job_record: FindJobFn,
     pub(crate) find_part_record: FindPartFn,
     pub(crate) default_part_loc: *mut *mut sys::part_record_t,
+    pub(crate) update_job: UpdateJobFn,
+    pub(crate) job_allocate: JobAllocateFn,
+    pub(crate) job_signal_id: JobSignalIdFn,
 }
 
 // SAFETY: the pointers name process-wide globals of slurmctld that live as
@@ -91,6 +108,9 @@ impl Slurmctld {
                         c"find_part_record",
                     )?),
                     default_part_loc: symbol(c"default_part_loc")?.cast(),
+                    update_job: std::mem::transmute::<*mut libc::c_void, UpdateJobFn>(symbol(c"update_job")?),
+                    job_allocate: std::mem::transmute::<*mut libc::c_void, JobAllocateFn>(symbol(c"job_allocate")?),
+                    job_signal_id: std::mem::transmute::<*mut libc::c_void, JobSignalIdFn>(symbol(c"job_signal_id")?),
                 })
             }
         })

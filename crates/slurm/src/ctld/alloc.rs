@@ -1,0 +1,337 @@
+//! Changing who holds which nodes, with the job and node write locks held
+//! (the compiler checks it: these are methods of a guard whose lock set
+//! writes both): starting a pending job on exactly the chosen nodes, as
+//! the stock backfill does it, on fewer nodes than it asked for when it is
+//! moldable; shrinking a running job to the nodes it keeps; and growing one
+//! onto idle nodes.
+//!
+//! Resizes go through slurmctld's own `update_job`, the code an admin's
+//! `scontrol update` runs, so every record it keeps (node states, the job's
+//! node list and counts, step bitmaps, accounting, state save) follows:
+//! - shrink: `NodeList=<the nodes kept>`; slurmctld tells the leaving nodes'
+//!   slurmd to end the job there and frees them. It never removes the batch
+//!   host.
+//! - expand: slurmctld grows a job only by merging another job into it. A
+//!   helper job is made on the chosen nodes with `--dependency=expand:<job>`
+//!   (same user, partition and QOS, no script, so no step: a merge refuses
+//!   jobs with steps), started there, and merged (`NumNodes=0`). This needs
+//!   `SchedulerParameters=permit_job_expansion`.
+//!
+//! Without slurmdbd, slurmctld leaves a resized job's `db_index` at NO_VAL64
+//! ("being set"), and then refuses every later update of it; with no
+//! database to set it, it is put back to 0 here.
+
+use slurm_sys as sys;
+
+use crate::common::bitmap::Bitmap;
+use crate::common::cstr::{c_text, cstr_to_string, strerror};
+use crate::ctld::locks::{LockGuard, WritesJobs, WritesNodes};
+
+/// Why a job could not be started or resized.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AllocError {
+    NoSuchJob(u32),
+    NotPending(u32),
+    NotRunning(u32),
+    BadNode(usize),
+    /// Slurm refused, with what was asked, its error code and its text.
+    Slurm {
+        what: &'static str,
+        code: i32,
+        text: String,
+    },
+}
+
+impl std::fmt::Display for AllocError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AllocError::NoSuchJob(id) => write!(f, "JobId={id} does not exist"),
+            AllocError::NotPending(id) => write!(f, "JobId={id} is not pending"),
+            AllocError::NotRunning(id) => write!(f, "JobId={id} is not running"),
+            AllocError::BadNode(i) => write!(f, "node index {i} is not in the node table"),
+            AllocError::Slurm { what, code, text } => write!(f, "{what}: {text} ({code})"),
+        }
+    }
+}
+
+/// slurm.h's NO_VAL64 (bindgen reads its macro as an int, -2, which is
+/// this when widened).
+const NO_VAL64: u64 = 0xffff_ffff_ffff_fffe;
+const _: () = assert!(sys::NO_VAL64 as u64 == NO_VAL64);
+
+fn slurm_error(what: &'static str, code: i32) -> AllocError {
+    AllocError::Slurm { what, code, text: strerror(code) }
+}
+
+/// A name list Slurm writes ("n[1-3,5]") for node-table indices, as an
+/// xmalloc'd string the caller frees with xfree.
+struct NodeNames(*mut libc::c_char);
+
+impl NodeNames {
+    fn of(table: usize, nodes: &[usize]) -> NodeNames {
+        let mut b = Bitmap::new(table);
+        for &i in nodes {
+            b.set(i);
+        }
+        // SAFETY: a valid bitmap of the node table's size; bitmap2node_name
+        // reads the node table (under our node lock) and returns an
+        // xmalloc'd string.
+        NodeNames(unsafe { sys::bitmap2node_name(b.as_raw()) })
+    }
+}
+
+impl Drop for NodeNames {
+    fn drop(&mut self) {
+        // SAFETY: xmalloc'd by bitmap2node_name, freed once; xfree NULLs it.
+        unsafe { sys::slurm_xfree(std::ptr::addr_of_mut!(self.0).cast()) }
+    }
+}
+
+impl<L: WritesJobs + WritesNodes> LockGuard<L> {
+    fn check_nodes(&self, nodes: &[usize]) -> Result<usize, AllocError> {
+        let table = self.node_table_len();
+        match nodes.iter().find(|&&i| i >= table) {
+            Some(&bad) => Err(AllocError::BadNode(bad)),
+            None => Ok(table),
+        }
+    }
+
+    /// select_nodes for `job_ptr` on exactly `nodes`: every other node is
+    /// excluded for the call, then the job's own exclusions are put back.
+    ///
+    /// # Safety
+    /// `job_ptr` is a live pending record with details, and the guard
+    /// holds the job and node write locks.
+    unsafe fn select_on(&mut self, job_ptr: *mut sys::job_record_t, nodes: &[usize], table: usize) -> i32 {
+        let mut chosen = Bitmap::new(table);
+        for &i in nodes {
+            chosen.set(i);
+        }
+        // SAFETY: by the caller's contract; details is not NULL.
+        unsafe {
+            let details = (*job_ptr).details;
+            // Exclude everything but the chosen nodes, on top of the job's
+            // own exclusions, and keep a copy of those to restore.
+            let original = Bitmap::copy_of((*details).exc_node_bitmap);
+            chosen.not();
+            if let Some(orig) = &original {
+                chosen.or(orig);
+            }
+            (*details).exc_node_bitmap = chosen.into_raw();
+            let rc = (self.ctld.select_nodes)(
+                job_ptr,
+                false,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                false,
+                sys::SLURMDB_JOB_FLAG_SCHED,
+            );
+            // select_nodes may have replaced the bitmap: free whatever is
+            // there now and put the job's own exclusions back.
+            drop(Bitmap::from_raw((*details).exc_node_bitmap));
+            (*details).exc_node_bitmap = original.map_or(std::ptr::null_mut(), Bitmap::into_raw);
+            rc
+        }
+    }
+
+    /// Start a pending job on exactly these nodes (node-table indices), the
+    /// way the stock backfill does. A job started on another count than it
+    /// asked for (a moldable start of a malleable job) is given that count
+    /// as its request first; if Slurm refuses, its request is put back.
+    /// Returns the node list Slurm recorded.
+    pub fn start_job(&mut self, job_id: u32, nodes: &[usize]) -> Result<String, AllocError> {
+        let table = self.check_nodes(nodes)?;
+        let job = self.find_job(job_id).ok_or(AllocError::NoSuchJob(job_id))?;
+        if !job.is_pending() {
+            return Err(AllocError::NotPending(job_id));
+        }
+        let job_ptr = job.as_ptr();
+        // SAFETY: job_ptr is a live pending record and we hold the job and
+        // node write locks, which is what select_nodes, launch_job and
+        // srun_allocate require. details is checked for NULL before use.
+        unsafe {
+            let details = (*job_ptr).details;
+            if details.is_null() {
+                return Err(AllocError::NotPending(job_id));
+            }
+            let asked = ((*details).min_nodes, (*details).max_nodes);
+            let n = nodes.len() as u32;
+            if asked.0 != n {
+                (*details).min_nodes = n;
+                (*details).max_nodes = n;
+            }
+            let rc = self.select_on(job_ptr, nodes, table);
+            if rc != sys::SLURM_SUCCESS as i32 {
+                ((*details).min_nodes, (*details).max_nodes) = asked;
+                return Err(slurm_error("select_nodes", rc));
+            }
+            *self.ctld.last_job_update = libc::time(std::ptr::null_mut());
+            if (*job_ptr).batch_flag == 0 {
+                (self.ctld.srun_allocate)(job_ptr);
+            } else if (*job_ptr).job_state & sys::JOB_CONFIGURING == 0 {
+                (self.ctld.launch_job)(job_ptr);
+            }
+            Ok(cstr_to_string((*job_ptr).nodes).unwrap_or_default())
+        }
+    }
+
+    /// After a resize: without slurmdbd, put the job's `db_index` back from
+    /// NO_VAL64 to 0 (module docs), so later updates of it work.
+    fn settle_db_index(&mut self, job_id: u32) {
+        let Some(job) = self.find_job(job_id) else { return };
+        // SAFETY: slurm_conf is stable under our config read lock;
+        // accounting_storage_type is NULL or a NUL-terminated string. The
+        // record is live under our job write lock.
+        unsafe {
+            let storage = cstr_to_string(std::ptr::addr_of!(sys::slurm_conf.accounting_storage_type).read());
+            let database = storage.is_some_and(|s| s.ends_with("/slurmdbd"));
+            let rec = job.as_ptr();
+            if !database && (*rec).db_index == NO_VAL64 {
+                (*rec).db_index = 0;
+            }
+        }
+    }
+
+    /// slurmctld's update_job for one request, as root, as `scontrol
+    /// update` would send it.
+    ///
+    /// # Safety
+    /// `desc` was set up with slurm_init_job_desc_msg; the guard holds the
+    /// job and node write locks, as update_job's RPC handler does.
+    unsafe fn update(&mut self, desc: &mut sys::job_desc_msg_t) -> i32 {
+        // SAFETY: a zeroed message set up by slurm_msg_t_init, its data our
+        // request; auth_cred is NULL, which update_job reads as "no host".
+        // update_job frees the job_id_str it makes; array_bitmap is ours.
+        unsafe {
+            let mut msg: sys::slurm_msg_t = std::mem::zeroed();
+            sys::slurm_msg_t_init(&mut msg);
+            msg.data = (desc as *mut sys::job_desc_msg_t).cast();
+            let rc = (self.ctld.update_job)(&mut msg, 0, false);
+            drop(Bitmap::from_raw(desc.array_bitmap));
+            desc.array_bitmap = std::ptr::null_mut();
+            rc
+        }
+    }
+
+    /// Shrink a running job to the nodes it keeps (node-table indices, a
+    /// subset of its own, with its batch host): slurmctld ends the job on
+    /// the others and frees them. Returns the job's node list after.
+    pub fn shrink_job(&mut self, job_id: u32, keep: &[usize]) -> Result<String, AllocError> {
+        let table = self.check_nodes(keep)?;
+        let job = self.find_job(job_id).ok_or(AllocError::NoSuchJob(job_id))?;
+        if !job.holds_nodes() {
+            return Err(AllocError::NotRunning(job_id));
+        }
+        let names = NodeNames::of(table, keep);
+        // SAFETY: a request set up as update() requires; req_nodes points
+        // into `names`, alive across the call, which only reads it.
+        let rc = unsafe {
+            let mut desc: sys::job_desc_msg_t = std::mem::zeroed();
+            sys::slurm_init_job_desc_msg(&mut desc);
+            desc.job_id = job_id;
+            desc.req_nodes = names.0;
+            self.update(&mut desc)
+        };
+        self.settle_db_index(job_id);
+        if rc != sys::SLURM_SUCCESS as i32 {
+            return Err(slurm_error("update_job NodeList=", rc));
+        }
+        Ok(self.find_job(job_id).map(|j| j.nodes()).unwrap_or_default())
+    }
+
+    /// Grow a running job onto idle nodes (node-table indices) through a
+    /// helper job merged into it (module docs). On any refusal the helper
+    /// is cancelled and the job keeps what it had. Returns the job's node
+    /// list after, and the helper's id.
+    pub fn expand_job(&mut self, job_id: u32, add: &[usize]) -> Result<(String, u32), AllocError> {
+        let table = self.check_nodes(add)?;
+        let job = self.find_job(job_id).ok_or(AllocError::NoSuchJob(job_id))?;
+        if !job.holds_nodes() {
+            return Err(AllocError::NotRunning(job_id));
+        }
+        let names = NodeNames::of(table, add);
+        let depend = c_text(&format!("expand:{job_id}"));
+        let name = c_text(&format!("expand-{job_id}"));
+        let partition = c_text(&job.partition());
+        let job_ptr = job.as_ptr();
+        let mut helper: *mut sys::job_record_t = std::ptr::null_mut();
+        // SAFETY: the request is set up with slurm_init_job_desc_msg and its
+        // strings point into values alive across the calls, which copy them;
+        // job_allocate, select_nodes and update_job need the job and node
+        // write locks we hold; err_msg is xmalloc'd by slurmctld and freed
+        // here with xfree; the helper's record is live under our locks.
+        unsafe {
+            let mut desc: sys::job_desc_msg_t = std::mem::zeroed();
+            sys::slurm_init_job_desc_msg(&mut desc);
+            desc.user_id = (*job_ptr).user_id;
+            desc.group_id = (*job_ptr).group_id;
+            desc.name = name.as_ptr().cast_mut();
+            desc.partition = partition.as_ptr().cast_mut();
+            desc.dependency = depend.as_ptr().cast_mut();
+            desc.req_nodes = names.0;
+            desc.min_nodes = add.len() as u32;
+            desc.max_nodes = add.len() as u32;
+            // Its limit is the rest of the job's: the merge keeps the job's own.
+            let left = ((*job_ptr).end_time - libc::time(std::ptr::null_mut())).max(60) / 60;
+            desc.time_limit = if (*job_ptr).time_limit == sys::INFINITE { sys::INFINITE } else { left as u32 + 1 };
+            let mut err_msg: *mut libc::c_char = std::ptr::null_mut();
+            let rc = (self.ctld.job_allocate)(
+                &mut desc,
+                0,
+                0,
+                std::ptr::null_mut(),
+                1,
+                0,
+                false,
+                &mut helper,
+                &mut err_msg,
+                sys::SLURM_PROTOCOL_VERSION as u16,
+            );
+            let why = cstr_to_string(err_msg);
+            sys::slurm_xfree(std::ptr::addr_of_mut!(err_msg).cast());
+            if rc != sys::SLURM_SUCCESS as i32 || helper.is_null() {
+                if !helper.is_null() {
+                    self.cancel((*helper).job_id);
+                }
+                let mut e = slurm_error("job_allocate for the expand helper", rc);
+                if let (AllocError::Slurm { text, .. }, Some(why)) = (&mut e, why) {
+                    *text = format!("{text}: {why}");
+                }
+                return Err(e);
+            }
+            let helper_id = (*helper).job_id;
+            if (*helper).details.is_null() {
+                self.cancel(helper_id);
+                return Err(AllocError::NotPending(helper_id));
+            }
+            let rc = self.select_on(helper, add, table);
+            if rc != sys::SLURM_SUCCESS as i32 {
+                self.cancel(helper_id);
+                return Err(slurm_error("select_nodes for the expand helper", rc));
+            }
+            let mut merge: sys::job_desc_msg_t = std::mem::zeroed();
+            sys::slurm_init_job_desc_msg(&mut merge);
+            merge.job_id = helper_id;
+            merge.min_nodes = 0;
+            let rc = self.update(&mut merge);
+            self.settle_db_index(job_id);
+            self.settle_db_index(helper_id);
+            if rc != sys::SLURM_SUCCESS as i32 {
+                self.cancel(helper_id);
+                return Err(slurm_error("update_job NumNodes=0 (merge)", rc));
+            }
+            *self.ctld.last_job_update = libc::time(std::ptr::null_mut());
+            Ok((self.find_job(job_id).map(|j| j.nodes()).unwrap_or_default(), helper_id))
+        }
+    }
+
+    /// Cancel a job (a helper that could not be merged), as root.
+    fn cancel(&mut self, job_id: u32) {
+        // SAFETY: job_signal_id looks the job up and cancels it under the
+        // job and node write locks we hold.
+        let rc = unsafe { (self.ctld.job_signal_id)(job_id, libc::SIGKILL as u16, 0, 0, false) };
+        if rc != sys::SLURM_SUCCESS as i32 {
+            log::error!("could not cancel JobId={job_id}: {}", strerror(rc));
+        }
+    }
+}
