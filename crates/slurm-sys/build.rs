@@ -225,6 +225,9 @@ const CLIENT: Allow = Allow {
         "slurm_submit_batch_job",
         "slurm_free_submit_response_response_msg",
         "slurm_get_errno",
+        "slurm_hostlist_create",
+        "slurm_hostlist_shift",
+        "slurm_hostlist_destroy",
     ],
     vars: &["JOB_STATE_BASE"],
 };

@@ -7,6 +7,7 @@
 //!   cargo xtask slurm-src                   prints the configured source tree
 
 mod architecture;
+mod c_example;
 mod demo;
 mod setup;
 mod test;

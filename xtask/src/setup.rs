@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use testcluster::plugins::{plugin_dir, PLUGINS};
+use testcluster::plugins::{plugin_dir, tool_dir, PLUGINS, TOOLS};
 use testcluster::process::run;
 
 use crate::Result;
@@ -121,19 +121,34 @@ pub fn build_plugins(root: &Path) -> Result<PathBuf> {
     for (pkg, _, _) in PLUGINS {
         cargo.args(["-p", pkg]);
     }
+    for (pkg, _) in TOOLS {
+        cargo.args(["-p", pkg]);
+    }
+    // The runtime's C library (libmalleable_rt.so), for the C example.
+    cargo.args(["-p", "malleable-rt"]);
     run(&mut cargo)?;
     let dir = plugin_dir(root);
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let bin = tool_dir(root);
+    std::fs::create_dir_all(&bin).map_err(|e| e.to_string())?;
+    let release = root.join("target/release");
     for (_, lib, slurm_name) in PLUGINS {
-        let from = root.join("target/release").join(lib);
-        let to = dir.join(slurm_name);
-        // Copy to a temporary name and rename, so a running slurmctld that
-        // has the old file mapped is not disturbed.
-        let tmp = dir.join(format!(".{slurm_name}.tmp"));
-        std::fs::copy(&from, &tmp).map_err(|e| format!("cannot copy {}: {e}", from.display()))?;
-        std::fs::rename(&tmp, &to).map_err(|e| e.to_string())?;
+        stage(&release.join(lib), &dir.join(slurm_name))?;
     }
+    for (_, name) in TOOLS {
+        stage(&release.join(name), &bin.join(name))?;
+    }
+    crate::c_example::build(root)?;
     Ok(dir)
+}
+
+/// Copy to a temporary name and rename, so that a running slurmctld that
+/// has the old file mapped, or a job running the old command, is not
+/// disturbed.
+fn stage(from: &Path, to: &Path) -> Result<()> {
+    let name = to.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = to.with_file_name(format!(".{name}.tmp"));
+    std::fs::copy(from, &tmp).map_err(|e| format!("cannot copy {}: {e}", from.display()))?;
+    std::fs::rename(&tmp, to).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -5,6 +5,8 @@
 //! staged plugins, a cluster spec running sched/malleable, and the ways to
 //! wait on the daemons.
 
+pub mod malleable;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::Duration;

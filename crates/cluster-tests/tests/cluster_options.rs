@@ -62,11 +62,11 @@ fn each_option_is_taken_in_every_spelling_and_client_and_shown() {
         ],
     );
     assert!(ok, "{out}");
-    assert_eq!(status_of(&c, id_of(&out)), "mall1 range=1..4 constraint=pof2 state=steady ack=0");
+    assert_eq!(status_of(&c, id_of(&out)), "mall1 range=1..4 constraint=pof2 state=steady ack=0 runtime=off");
 
     let (ok, out) = sbatch(&c, &["-N2", "--min-nodes-invasic=2", "--max-nodes-invasic=3"]);
     assert!(ok, "{out}");
-    assert_eq!(status_of(&c, id_of(&out)), "mall1 range=2..3 constraint=none state=steady ack=0");
+    assert_eq!(status_of(&c, id_of(&out)), "mall1 range=2..3 constraint=none state=steady ack=0 runtime=off");
 
     // #SBATCH lines; no --nodes: the job starts on the lowest count allowed.
     let script = c.dir.join("elastic.sh");
@@ -78,7 +78,7 @@ fn each_option_is_taken_in_every_spelling_and_client_and_shown() {
     .unwrap();
     let out = output(c.cmd("sbatch").args(["--parsable", "--output=/dev/null", "-t", "1"]).arg(&script)).unwrap();
     let id = id_of(&out);
-    assert_eq!(status_of(&c, id), "mall1 range=3..4 constraint=even state=steady ack=0");
+    assert_eq!(status_of(&c, id), "mall1 range=3..4 constraint=even state=steady ack=0 runtime=off");
     assert_eq!(c.job(id).unwrap().num_nodes, 4, "even within 3..4 starts on 4");
 
     // salloc and srun make jobs too.
@@ -92,7 +92,7 @@ fn each_option_is_taken_in_every_spelling_and_client_and_shown() {
         assert!(out.status.success(), "{client}: {}", String::from_utf8_lossy(&out.stderr));
         let id = c.jobs().unwrap().iter().map(|j| j.id).max().unwrap();
         assert_eq!(job_count(&c), before + 1);
-        assert_eq!(status_of(&c, id), "mall1 range=1..2 constraint=none state=steady ack=0", "{client}");
+        assert_eq!(status_of(&c, id), "mall1 range=1..2 constraint=none state=steady ack=0 runtime=off", "{client}");
     }
 
     // Given to an srun inside a job, they are refused: they describe a job,
@@ -181,5 +181,8 @@ fn the_controller_refuses_a_bad_spec_from_a_client_without_the_spank_plugin() {
     // A good spec through the same path is taken, and shown.
     let (ok, out) = raw(&["1", "MALLEABLE_MIN_NODES=1", "MALLEABLE_MAX_NODES=2"]);
     assert!(ok, "{out}");
-    assert_eq!(status_of(&c, out.trim().parse().unwrap()), "mall1 range=1..2 constraint=none state=steady ack=0");
+    assert_eq!(
+        status_of(&c, out.trim().parse().unwrap()),
+        "mall1 range=1..2 constraint=none state=steady ack=0 runtime=off"
+    );
 }

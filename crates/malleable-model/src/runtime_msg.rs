@@ -5,9 +5,9 @@
 //! Chadha et al. 2020, section IV-D) and its measured power, and may ask
 //! "should I reconfigure?" itself.
 //!
-//! One request, one reply, each a single line of text: a verb, then
-//! `key=value` fields (a refusal's reason is the rest of its line). Both
-//! ends encode and decode here, and decoding is strict, since anything a
+//! A request is one line of text: a verb, then `key=value` fields; the
+//! answer is the job's [`Status`], one line too (a refusal's reason is the
+//! rest of it). Both ends encode and decode here, and decoding is strict, since anything a
 //! user's process sends must be checked: unknown verbs and keys, missing or
 //! repeated keys, numbers that are not finite or negative, node names
 //! outside `[A-Za-z0-9._-]`, and lines longer than [`MAX_LINE`] are errors
@@ -52,9 +52,15 @@ pub enum Request {
     /// The application, at its own sync point, asks whether to reconfigure
     /// (Iserte et al. 2025's interaction model).
     ShouldReconfigure { job: JobId },
+    /// The application has ended: the job is rigid from now on.
+    Bye { job: JobId },
+    /// The application cannot carry out adaptation `resize` (its workers
+    /// could not start on the new nodes, say): the plugin ends it now, as
+    /// it would at the deadline.
+    Cancel { job: JobId, resize: ResizeId },
 }
 
-/// What the plugin tells a job to do.
+/// What the plugin tells a job to do (read from its [`Status`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Action {
     None,
@@ -70,16 +76,6 @@ pub enum Action {
     },
 }
 
-/// From the plugin to the runtime.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Reply {
-    Ok,
-    Action(Action),
-    /// The request was not taken, and why (not the job's owner, too many
-    /// requests, no such adaptation, a malformed line).
-    Refused(String),
-}
-
 impl Request {
     pub fn job(&self) -> JobId {
         match self {
@@ -88,7 +84,9 @@ impl Request {
             | Request::Begin { job, .. }
             | Request::Commit { job, .. }
             | Request::Report { job, .. }
-            | Request::ShouldReconfigure { job } => *job,
+            | Request::ShouldReconfigure { job }
+            | Request::Bye { job }
+            | Request::Cancel { job, .. } => *job,
         }
     }
 
@@ -107,6 +105,8 @@ impl Request {
                 line
             }
             Request::ShouldReconfigure { job } => format!("SHOULD_RECONFIGURE job={job}"),
+            Request::Bye { job } => format!("BYE job={job}"),
+            Request::Cancel { job, resize } => format!("CANCEL job={job} resize={resize}"),
         }
     }
 
@@ -126,53 +126,17 @@ impl Request {
                 watts_per_node: f.optional("watts_per_node", Fields::amount)?,
             },
             "SHOULD_RECONFIGURE" => Request::ShouldReconfigure { job },
+            "BYE" => Request::Bye { job },
+            "CANCEL" => Request::Cancel { job, resize: f.number("resize")? },
             other => {
                 return Err(format!(
-                    "unknown request '{other}': expected HELLO, PROBE, BEGIN, COMMIT, REPORT or SHOULD_RECONFIGURE"
+                    "unknown request '{other}': expected HELLO, PROBE, BEGIN, COMMIT, REPORT, SHOULD_RECONFIGURE, \
+                     BYE or CANCEL"
                 ))
             }
         };
         f.done()?;
         Ok(request)
-    }
-}
-
-impl Reply {
-    pub fn encode(&self) -> String {
-        match self {
-            Reply::Ok => "OK".into(),
-            Reply::Action(Action::None) => "NONE".into(),
-            Reply::Action(Action::Expand { resize, nodes }) => {
-                format!("EXPAND resize={resize} nodes={}", nodes.join(","))
-            }
-            Reply::Action(Action::Shrink { resize, nodes }) => {
-                format!("SHRINK resize={resize} nodes={}", nodes.join(","))
-            }
-            // One line: a reason never carries a line break.
-            Reply::Refused(why) => format!("REFUSED {}", why.replace(['\n', '\r'], " ")),
-        }
-    }
-
-    pub fn decode(line: &str) -> Result<Reply, String> {
-        let line = line.strip_suffix('\n').unwrap_or(line);
-        if line.len() > MAX_LINE {
-            return Err(format!("a line of {} bytes, longer than the {MAX_LINE} allowed", line.len()));
-        }
-        if let Some(why) = line.strip_prefix("REFUSED") {
-            if why.is_empty() || why.starts_with(' ') {
-                return Ok(Reply::Refused(why.trim_start().to_string()));
-            }
-        }
-        let (verb, mut f) = Fields::of(line)?;
-        let reply = match verb {
-            "OK" => Reply::Ok,
-            "NONE" => Reply::Action(Action::None),
-            "EXPAND" => Reply::Action(Action::Expand { resize: f.number("resize")?, nodes: f.nodes("nodes")? }),
-            "SHRINK" => Reply::Action(Action::Shrink { resize: f.number("resize")?, nodes: f.nodes("nodes")? }),
-            other => return Err(format!("unknown reply '{other}': expected OK, NONE, EXPAND, SHRINK or REFUSED")),
-        };
-        f.done()?;
-        Ok(reply)
     }
 }
 
@@ -209,14 +173,6 @@ impl Envelope {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Phase {
     Steady,
-    /// Nodes for an expand are being allocated (a helper job, `helper`):
-    /// not the job's yet.
-    Allocating {
-        resize: ResizeId,
-        nodes: Vec<String>,
-        since: Time,
-        helper: u32,
-    },
     /// The job holds `nodes` more; the application is to start on them
     /// and commit.
     Expanding {
@@ -230,6 +186,34 @@ pub enum Phase {
         nodes: Vec<String>,
         since: Time,
     },
+    /// The job lost `nodes` (they failed; Slurm kept the job, submitted
+    /// with --no-kill): the application is to go on without them, from
+    /// what it saved, and commit.
+    Lost {
+        resize: ResizeId,
+        nodes: Vec<String>,
+        since: Time,
+    },
+}
+
+impl Phase {
+    /// The adaptation under way, if any.
+    pub fn resize(&self) -> Option<ResizeId> {
+        match self {
+            Phase::Steady => None,
+            Phase::Expanding { resize, .. } | Phase::Shrinking { resize, .. } | Phase::Lost { resize, .. } => {
+                Some(*resize)
+            }
+        }
+    }
+
+    /// When the adaptation under way was decided.
+    pub fn since(&self) -> Option<Time> {
+        match self {
+            Phase::Steady => None,
+            Phase::Expanding { since, .. } | Phase::Shrinking { since, .. } | Phase::Lost { since, .. } => Some(*since),
+        }
+    }
 }
 
 /// What the plugin publishes about a malleable job, in its SystemComment.
@@ -241,19 +225,25 @@ pub struct Status {
     pub ack: u64,
     /// The last request refused, and why.
     pub refused: Option<(u64, String)>,
+    /// Whether the job's application runtime is there to carry out a
+    /// resize: it said HELLO, and not yet BYE. A job without one is not
+    /// resized (the adaptation could only time out).
+    pub runtime: bool,
 }
 
 impl Status {
     pub fn new(spec: MalleableSpec) -> Status {
-        Status { spec, phase: Phase::Steady, ack: 0, refused: None }
+        Status { spec, phase: Phase::Steady, ack: 0, refused: None, runtime: false }
     }
 
     /// What the application is to do now.
     pub fn action(&self) -> Action {
         match &self.phase {
             Phase::Expanding { resize, nodes, .. } => Action::Expand { resize: *resize, nodes: nodes.clone() },
-            Phase::Shrinking { resize, nodes, .. } => Action::Shrink { resize: *resize, nodes: nodes.clone() },
-            Phase::Steady | Phase::Allocating { .. } => Action::None,
+            Phase::Shrinking { resize, nodes, .. } | Phase::Lost { resize, nodes, .. } => {
+                Action::Shrink { resize: *resize, nodes: nodes.clone() }
+            }
+            Phase::Steady => Action::None,
         }
     }
 
@@ -261,20 +251,17 @@ impl Status {
         let mut line = format!("{TAG} range={}..{} constraint={}", self.spec.min, self.spec.max, self.spec.constraint);
         match &self.phase {
             Phase::Steady => line += " state=steady",
-            Phase::Allocating { resize, nodes, since, helper } => {
-                line += &format!(
-                    " state=allocating resize={resize} nodes={} since={since} helper={helper}",
-                    nodes.join(",")
-                )
-            }
             Phase::Expanding { resize, nodes, since } => {
                 line += &format!(" state=expanding resize={resize} nodes={} since={since}", nodes.join(","))
             }
             Phase::Shrinking { resize, nodes, since } => {
                 line += &format!(" state=shrinking resize={resize} nodes={} since={since}", nodes.join(","))
             }
+            Phase::Lost { resize, nodes, since } => {
+                line += &format!(" state=lost resize={resize} nodes={} since={since}", nodes.join(","))
+            }
         }
-        line += &format!(" ack={}", self.ack);
+        line += &format!(" ack={} runtime={}", self.ack, if self.runtime { "on" } else { "off" });
         if let Some((seq, why)) = &self.refused {
             line += &format!(" refused={seq} why={}", why.replace(['\n', '\r'], " "));
         }
@@ -301,12 +288,6 @@ impl Status {
             let state = f.required("state")?.to_string();
             let phase = match state.as_str() {
                 "steady" => Phase::Steady,
-                "allocating" => Phase::Allocating {
-                    resize: f.number("resize")?,
-                    nodes: f.nodes("nodes")?,
-                    since: f.number("since")?,
-                    helper: f.number("helper")?,
-                },
                 "expanding" => Phase::Expanding {
                     resize: f.number("resize")?,
                     nodes: f.nodes("nodes")?,
@@ -317,18 +298,24 @@ impl Status {
                     nodes: f.nodes("nodes")?,
                     since: f.number("since")?,
                 },
-                other => {
-                    return Err(format!("STATUS: state={other} is not steady, allocating, expanding or shrinking"))
+                "lost" => {
+                    Phase::Lost { resize: f.number("resize")?, nodes: f.nodes("nodes")?, since: f.number("since")? }
                 }
+                other => return Err(format!("STATUS: state={other} is not steady, expanding, shrinking or lost")),
             };
             let ack = f.number("ack")?;
+            let runtime = match f.required("runtime")? {
+                "on" => true,
+                "off" => false,
+                other => return Err(format!("STATUS: runtime={other} is not on or off")),
+            };
             let refused = match (f.optional("refused", Fields::number)?, why) {
                 (Some(seq), Some(why)) => Some((seq, why)),
                 (None, None) => None,
                 _ => return Err("STATUS: refused= and why= go together".into()),
             };
             f.done()?;
-            Ok(Status { spec: MalleableSpec { min, max, constraint }, phase, ack, refused })
+            Ok(Status { spec: MalleableSpec { min, max, constraint }, phase, ack, refused, runtime })
         })())
     }
 }
@@ -422,21 +409,12 @@ mod tests {
             Request::Report { job, iterations: 4, compute_s: 1.25, comm_s: 0.5, watts_per_node: None },
             Request::Report { job, iterations: 1, compute_s: 0.0, comm_s: 3e-3, watts_per_node: Some(181.5) },
             Request::ShouldReconfigure { job },
+            Request::Bye { job },
+            Request::Cancel { job, resize: 12 },
         ] {
             assert_eq!(Request::decode(&r.encode()), Ok(r.clone()), "{}", r.encode());
             assert_eq!(r.job(), job);
         }
-        for r in [
-            Reply::Ok,
-            Reply::Action(Action::None),
-            Reply::Action(Action::Expand { resize: 3, nodes: vec!["n5".into(), "n6".into()] }),
-            Reply::Action(Action::Shrink { resize: 4, nodes: vec!["node-01.cluster".into()] }),
-            Reply::Refused("JobId=42 belongs to uid 1000, not to uid 1001".into()),
-            Reply::Refused(String::new()),
-        ] {
-            assert_eq!(Reply::decode(&r.encode()), Ok(r.clone()), "{}", r.encode());
-        }
-        assert_eq!(Reply::Refused("two\nlines".into()).encode(), "REFUSED two lines");
         assert_eq!(Request::decode("PROBE job=3\n"), Ok(Request::Probe { job: JobId(3) }));
     }
 
@@ -451,16 +429,17 @@ mod tests {
 
         let spec = MalleableSpec { min: 2, max: 8, constraint: NodeConstraint::Even };
         let mut st = Status::new(spec);
-        assert_eq!(st.encode(), "mall1 range=2..8 constraint=even state=steady ack=0");
+        assert_eq!(st.encode(), "mall1 range=2..8 constraint=even state=steady ack=0 runtime=off");
         assert_eq!(st.action(), Action::None);
         for phase in [
             Phase::Steady,
-            Phase::Allocating { resize: 1, nodes: vec!["n5".into()], since: 100, helper: 42 },
             Phase::Expanding { resize: 2, nodes: vec!["n5".into(), "n6".into()], since: 101 },
+            Phase::Lost { resize: 4, nodes: vec!["n3".into()], since: 103 },
             Phase::Shrinking { resize: 3, nodes: vec!["n2".into()], since: 102 },
         ] {
             st.phase = phase;
             st.ack = 9;
+            st.runtime = !st.runtime;
             st.refused = Some((8, "JobId=5 has no adaptation 7 under way".into()));
             assert_eq!(Status::decode(&st.encode()), Some(Ok(st.clone())), "{}", st.encode());
         }
@@ -496,14 +475,20 @@ mod tests {
         }
         let long = format!("PROBE job=1 {}", "x".repeat(MAX_LINE));
         assert!(Request::decode(&long).unwrap_err().contains("longer than the 65536 allowed"));
-        for (line, want) in [
-            ("EXPAND resize=1 nodes=n1,,n2", "EXPAND: nodes= holds '', which is not a node name"),
-            ("SHRINK resize=1 nodes=n1;rm", "SHRINK: nodes= holds 'n1;rm'"),
-            ("GROW", "unknown reply 'GROW'"),
-            ("REFUSEDX", "unknown reply 'REFUSEDX'"),
+        for (text, want) in [
+            (
+                "mall1 range=1..2 constraint=none state=shrinking resize=1 nodes=n1,,n2 since=1 ack=0 runtime=on",
+                "STATUS: nodes= holds '', which is not a node name",
+            ),
+            (
+                "mall1 range=1..2 constraint=none state=shrinking resize=1 nodes=n1;rm since=1 ack=0 runtime=on",
+                "STATUS: nodes= holds 'n1;rm'",
+            ),
+            ("mall1 range=1..2 constraint=none state=steady ack=0 runtime=maybe", "STATUS: runtime=maybe"),
+            ("mall1 range=1..2 constraint=none state=steady ack=0", "STATUS: runtime= is missing"),
         ] {
-            let e = Reply::decode(line).unwrap_err();
-            assert!(e.starts_with(want), "{line:?}: {e}");
+            let e = Status::decode(text).unwrap().unwrap_err();
+            assert!(e.starts_with(want), "{text:?}: {e}");
         }
     }
 }

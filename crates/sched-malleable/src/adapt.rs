@@ -15,16 +15,23 @@
 //! - anything else, or a request about another adaptation, is refused.
 //!
 //! Every request handled is acknowledged by its sequence number. An
-//! adaptation not committed within `AdaptTimeout` is finished here: an
-//! expand is rolled back (the new nodes are freed), a shrink is forced (the
-//! nodes are freed, and slurmd ends the job's tasks there).
+//! adaptation not committed within `AdaptTimeout`, or cancelled by its
+//! application (`CANCEL`), is finished here: an expand is rolled back (the
+//! new nodes are freed), a shrink is forced (the nodes are freed, and
+//! slurmd ends the job's tasks there). An expand onto a node that stopped
+//! answering or was drained meanwhile is rolled back at once.
+//!
+//! A job that lost nodes it held (they failed, and Slurm kept the job,
+//! submitted with --no-kill) goes on without them: its application is told
+//! as a shrink it cannot refuse (state `lost`) and commits it; a job left
+//! with fewer nodes than its minimum is cancelled.
 //!
 //! This file decides; the agent carries the frees out in slurmctld.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use malleable_model::runtime_msg::{Envelope, Phase, Request, Status};
+use malleable_model::runtime_msg::{Envelope, Phase, Request, ResizeId, Status};
 use malleable_model::{JobId, JobPower, MalleableSpec, Time};
 
 /// The fewest seconds between two reports a job's MTCT ratio is taken from:
@@ -53,6 +60,9 @@ pub struct Release {
     pub nodes: Vec<String>,
     /// Said in the log when done.
     pub why: String,
+    /// An expand undone because its nodes failed it (a dead slurmd, or the
+    /// application could not start there): they are suspect for a while.
+    pub suspect: bool,
 }
 
 /// What the plugin remembers of a job between passes (not in slurmctld:
@@ -64,6 +74,9 @@ pub struct Measured {
     last_report: Option<Instant>,
     /// When this process decided the adaptation under way, for its latency.
     pub decided_at: Option<Instant>,
+    /// The nodes the job held after our last pass: one it no longer holds,
+    /// and that we did not take, was lost.
+    pub nodes_seen: Vec<String>,
 }
 
 /// The outcome of reading one job.
@@ -71,25 +84,18 @@ pub struct Measured {
 pub struct Step {
     pub status: Status,
     pub release: Option<Release>,
+    /// Cancel the job, for this reason.
+    pub cancel: Option<String>,
     pub log: Vec<String>,
 }
 
-fn since_of(phase: &Phase) -> Option<Time> {
-    match phase {
-        Phase::Steady => None,
-        Phase::Allocating { since, .. } | Phase::Expanding { since, .. } | Phase::Shrinking { since, .. } => {
-            Some(*since)
-        }
-    }
-}
-
-fn resize_of(phase: &Phase) -> Option<u64> {
-    match phase {
-        Phase::Steady => None,
-        Phase::Allocating { resize, .. } | Phase::Expanding { resize, .. } | Phase::Shrinking { resize, .. } => {
-            Some(*resize)
-        }
-    }
+/// What a pass knows beyond the job: the time, the deadline, whether a node
+/// can take work (responding, not drained), and new adaptation ids.
+pub struct Context<'a> {
+    pub now: Time,
+    pub timeout: Duration,
+    pub usable: &'a dyn Fn(&str) -> bool,
+    pub next_resize: &'a mut dyn FnMut() -> ResizeId,
 }
 
 /// How long since the decision, for the log: the resize latency.
@@ -100,11 +106,15 @@ fn latency(m: &Measured) -> String {
     }
 }
 
-/// Read one job's request and deadline at `now`.
-pub fn step(job: &MalleableJob, now: Time, timeout: Duration, m: &mut Measured) -> Step {
+/// Read one job's request, nodes and deadline.
+pub fn step(job: &MalleableJob, cx: &mut Context, m: &mut Measured) -> Step {
     let mut status = job.status.clone();
     status.spec = job.spec;
-    let mut out = Step { status, release: None, log: Vec::new() };
+    let mut out = Step { status, release: None, cancel: None, log: Vec::new() };
+    let lost: Vec<String> = m.nodes_seen.iter().filter(|n| !job.nodes.contains(n)).cloned().collect();
+    if job.running && !lost.is_empty() {
+        return lost_nodes(job, lost, cx, m, out);
+    }
     match Envelope::decode(&job.comment) {
         None => {}
         Some(Err(why)) => {
@@ -119,34 +129,84 @@ pub fn step(job: &MalleableJob, now: Time, timeout: Duration, m: &mut Measured) 
         Some(Ok(env)) if env.seq > out.status.ack => handle(job, env, &mut out, m),
         Some(Ok(_)) => {}
     }
+    // New nodes that went away before the application came.
+    if let Phase::Expanding { nodes, .. } = &out.status.phase {
+        if let Some(dead) = nodes.iter().find(|n| !(cx.usable)(n)) {
+            let why = format!("not done: {dead} stopped answering or was drained");
+            finish_unilaterally(job, &mut out, m, &why);
+            suspect(&mut out);
+        }
+    }
     // The deadline.
-    if let Some(since) = since_of(&out.status.phase) {
-        if now.saturating_sub(since) >= timeout.as_secs() as Time {
-            let t = timeout.as_secs();
-            match out.status.phase.clone() {
-                Phase::Expanding { nodes, .. } | Phase::Allocating { nodes, .. } => {
-                    out.release = Some(Release {
-                        job: job.id,
-                        why: format!("expand onto {} not committed within {t} s: rolled back", nodes.join(",")),
-                        nodes,
-                    })
-                }
-                Phase::Shrinking { nodes, .. } => {
-                    out.release = Some(Release {
-                        job: job.id,
-                        why: format!(
-                            "shrink off {} not committed within {t} s: forced (its tasks there are ended)",
-                            nodes.join(",")
-                        ),
-                        nodes,
-                    })
-                }
-                Phase::Steady => {}
-            }
-            end_adaptation(&mut out.status, m);
+    if let Some(since) = out.status.phase.since() {
+        if cx.now.saturating_sub(since) >= cx.timeout.as_secs() as Time {
+            finish_unilaterally(job, &mut out, m, &format!("not committed within {} s", cx.timeout.as_secs()));
         }
     }
     out
+}
+
+/// The job lost `lost` (Slurm took them out of it when they failed).
+fn lost_nodes(job: &MalleableJob, lost: Vec<String>, cx: &mut Context, m: &mut Measured, mut out: Step) -> Step {
+    let names = lost.join(",");
+    let held = job.nodes.len() as u32;
+    // What was under way cannot go on as decided.
+    finish_unilaterally(job, &mut out, m, &format!("ended: the job lost {names}"));
+    if let Some(r) = out.release.as_mut() {
+        r.nodes.retain(|n| job.nodes.contains(n));
+    }
+    if held < job.spec.min {
+        out.cancel = Some(format!(
+            "it lost {names} and holds {held} nodes, fewer than its --min-nodes-invasive={}",
+            job.spec.min
+        ));
+        return out;
+    }
+    if out.status.runtime {
+        let resize = (cx.next_resize)();
+        out.status.phase = Phase::Lost { resize, nodes: lost, since: cx.now };
+        m.decided_at = Some(Instant::now());
+        out.log.push(format!(
+            "JobId={}: lost {names}; it goes on with {held} nodes (resize {resize}); waiting for its application \
+             to commit",
+            job.id
+        ));
+    } else {
+        out.log.push(format!("JobId={}: lost {names}; it goes on with {held} nodes", job.id));
+    }
+    out
+}
+
+/// End the adaptation under way without its application: an expand is
+/// rolled back (the new nodes freed), a shrink forced (the nodes freed, and
+/// slurmd ends the job's tasks there).
+fn finish_unilaterally(job: &MalleableJob, out: &mut Step, m: &mut Measured, why: &str) {
+    match out.status.phase.clone() {
+        Phase::Expanding { nodes, .. } => {
+            let why = format!("expand onto {} {why}: rolled back", nodes.join(","));
+            out.release = Some(Release { job: job.id, why, nodes, suspect: false })
+        }
+        Phase::Shrinking { nodes, .. } => {
+            out.release = Some(Release {
+                job: job.id,
+                why: format!("shrink off {} {why}: forced (its tasks there are ended)", nodes.join(",")),
+                nodes,
+                suspect: false,
+            })
+        }
+        Phase::Lost { nodes, .. } => {
+            out.log.push(format!("JobId={}: going on without {} {why}", job.id, nodes.join(",")));
+        }
+        Phase::Steady => return,
+    }
+    end_adaptation(&mut out.status, m);
+}
+
+/// The nodes of an expand undone by a failure are suspect.
+fn suspect(out: &mut Step) {
+    if let Some(r) = out.release.as_mut() {
+        r.suspect = r.why.starts_with("expand");
+    }
 }
 
 /// Back to steady; measurements start again.
@@ -166,9 +226,14 @@ fn handle(job: &MalleableJob, env: Envelope, out: &mut Step, m: &mut Measured) {
     if env.request.job() != job.id {
         return refuse(out, format!("it names JobId={}, and it was written to JobId={}", env.request.job(), job.id));
     }
-    let under_way = resize_of(&out.status.phase);
+    let under_way = out.status.phase.resize();
     match env.request {
-        Request::Hello { .. } | Request::Probe { .. } | Request::ShouldReconfigure { .. } => {}
+        Request::Hello { .. } => out.status.runtime = true,
+        Request::Bye { .. } => {
+            out.status.runtime = false;
+            finish_unilaterally(job, out, m, "left by its application (BYE)");
+        }
+        Request::Probe { .. } | Request::ShouldReconfigure { .. } => {}
         Request::Begin { resize, .. } if Some(resize) == under_way => {}
         Request::Commit { resize, .. } if Some(resize) == under_way => match out.status.phase.clone() {
             Phase::Shrinking { nodes, .. } => {
@@ -176,6 +241,7 @@ fn handle(job: &MalleableJob, env: Envelope, out: &mut Step, m: &mut Measured) {
                     job: job.id,
                     why: format!("shrink off {} committed{}", nodes.join(","), latency(m)),
                     nodes,
+                    suspect: false,
                 });
                 end_adaptation(&mut out.status, m);
             }
@@ -183,9 +249,18 @@ fn handle(job: &MalleableJob, env: Envelope, out: &mut Step, m: &mut Measured) {
                 out.log.push(format!("JobId={}: expand onto {} committed{}", job.id, nodes.join(","), latency(m)));
                 end_adaptation(&mut out.status, m);
             }
-            _ => refuse(out, format!("adaptation {resize} is still allocating its nodes")),
+            Phase::Lost { nodes, .. } => {
+                let lost = nodes.join(",");
+                out.log.push(format!("JobId={}: going on without {lost} committed{}", job.id, latency(m)));
+                end_adaptation(&mut out.status, m);
+            }
+            Phase::Steady => refuse(out, "no adaptation is under way".into()),
         },
-        Request::Begin { resize, .. } | Request::Commit { resize, .. } => {
+        Request::Cancel { resize, .. } if Some(resize) == under_way => {
+            finish_unilaterally(job, out, m, "cancelled by its application");
+            suspect(out);
+        }
+        Request::Begin { resize, .. } | Request::Commit { resize, .. } | Request::Cancel { resize, .. } => {
             let now = match under_way {
                 Some(r) => format!("adaptation {r} is under way"),
                 None => "no adaptation is under way".to_string(),
@@ -234,7 +309,7 @@ mod tests {
         MalleableJob {
             id: JobId(7),
             spec,
-            status: Status { spec, phase, ack: 4, refused: None },
+            status: Status { spec, phase, ack: 4, refused: None, runtime: true },
             comment: comment.into(),
             running: true,
             nodes: vec!["n1".into(), "n2".into(), "n3".into()],
@@ -251,17 +326,24 @@ mod tests {
 
     const T: Duration = Duration::from_secs(30);
 
+    /// `step` at `now`, every node usable, new adaptations numbered 99.
+    fn run(j: &MalleableJob, now: Time, m: &mut Measured) -> Step {
+        let usable = |_: &str| true;
+        let mut next = || 99;
+        step(j, &mut Context { now, timeout: T, usable: &usable, next_resize: &mut next }, m)
+    }
+
     #[test]
     fn a_commit_ends_the_adaptation_and_a_shrink_frees_its_nodes_then() {
         let mut m = Measured { mtct_ratio: Some(0.5), ..Measured::default() };
-        let s = step(&job(shrinking(), &req(5, Request::Commit { job: JobId(7), resize: 2 })), 1010, T, &mut m);
+        let s = run(&job(shrinking(), &req(5, Request::Commit { job: JobId(7), resize: 2 })), 1010, &mut m);
         assert_eq!((s.status.phase.clone(), s.status.ack, s.status.refused.clone()), (Phase::Steady, 5, None));
         let r = s.release.unwrap();
         assert_eq!((r.nodes, r.why.starts_with("shrink off n3 committed")), (vec!["n3".to_string()], true));
         assert_eq!(m.mtct_ratio, None, "measurements start again after an adaptation");
 
         let expanding = Phase::Expanding { resize: 3, nodes: vec!["n4".into()], since: 1000 };
-        let s = step(&job(expanding, &req(5, Request::Commit { job: JobId(7), resize: 3 })), 1010, T, &mut m);
+        let s = run(&job(expanding, &req(5, Request::Commit { job: JobId(7), resize: 3 })), 1010, &mut m);
         assert_eq!((s.status.phase, s.release), (Phase::Steady, None));
         assert!(s.log[0].starts_with("JobId=7: expand onto n4 committed"), "{:?}", s.log);
     }
@@ -270,21 +352,35 @@ mod tests {
     fn a_request_is_handled_once_and_a_wrong_one_refused_saying_why() {
         let mut m = Measured::default();
         // Already acknowledged (seq 4 = ack): nothing happens.
-        let s = step(&job(shrinking(), &req(4, Request::Commit { job: JobId(7), resize: 2 })), 1010, T, &mut m);
+        let s = run(&job(shrinking(), &req(4, Request::Commit { job: JobId(7), resize: 2 })), 1010, &mut m);
         assert_eq!((s.status.phase, s.release), (shrinking(), None));
         // Another adaptation's commit.
-        let s = step(&job(shrinking(), &req(5, Request::Commit { job: JobId(7), resize: 9 })), 1010, T, &mut m);
+        let s = run(&job(shrinking(), &req(5, Request::Commit { job: JobId(7), resize: 9 })), 1010, &mut m);
         assert_eq!(s.status.phase, shrinking());
         assert_eq!(s.status.refused, Some((5, "there is no adaptation 9: adaptation 2 is under way".to_string())));
         assert_eq!(s.status.ack, 5);
         // Another job's request in this job's comment.
-        let s = step(&job(Phase::Steady, &req(5, Request::Hello { job: JobId(8) })), 1010, T, &mut m);
+        let s = run(&job(Phase::Steady, &req(5, Request::Hello { job: JobId(8) })), 1010, &mut m);
         assert!(s.status.refused.unwrap().1.contains("it names JobId=8"));
         // A comment that is not ours is left alone; one of ours that does not read is refused.
-        let s = step(&job(Phase::Steady, "my notes"), 1010, T, &mut m);
+        let s = run(&job(Phase::Steady, "my notes"), 1010, &mut m);
         assert_eq!((s.status.ack, s.status.refused), (4, None));
-        let s = step(&job(Phase::Steady, "mall1 seq=5 FLY job=7"), 1010, T, &mut m);
+        let s = run(&job(Phase::Steady, "mall1 seq=5 FLY job=7"), 1010, &mut m);
         assert_eq!(s.status.refused.unwrap().0, 5);
+    }
+
+    #[test]
+    fn hello_makes_a_job_resizable_and_bye_ends_what_is_under_way() {
+        let mut m = Measured::default();
+        let mut j = job(Phase::Steady, &req(5, Request::Hello { job: JobId(7) }));
+        j.status.runtime = false;
+        let s = run(&j, 1010, &mut m);
+        assert!(s.status.runtime);
+        let s = run(&job(shrinking(), &req(5, Request::Bye { job: JobId(7) })), 1010, &mut m);
+        assert!(!s.status.runtime);
+        assert_eq!(s.status.phase, Phase::Steady);
+        let r = s.release.unwrap();
+        assert_eq!(r.why, "shrink off n3 left by its application (BYE): forced (its tasks there are ended)");
     }
 
     #[test]
@@ -302,9 +398,9 @@ mod tests {
                 },
             )
         };
-        let s = step(&job(Phase::Steady, &report(5)), 1010, T, &mut m);
+        let s = run(&job(Phase::Steady, &report(5)), 1010, &mut m);
         assert_eq!((m.mtct_ratio, m.watts_per_node, s.status.refused), (Some(0.25), Some(180.0), None));
-        let s = step(&job(Phase::Steady, &report(6)), 1010, T, &mut m);
+        let s = run(&job(Phase::Steady, &report(6)), 1010, &mut m);
         assert_eq!(s.status.refused, Some((6, "rate-limited: at most one report a 1 s".to_string())));
         assert_eq!(s.status.ack, 6);
     }
@@ -312,17 +408,68 @@ mod tests {
     #[test]
     fn past_the_deadline_an_expand_is_rolled_back_and_a_shrink_forced() {
         let mut m = Measured::default();
-        let s = step(&job(shrinking(), ""), 1029, T, &mut m);
+        let s = run(&job(shrinking(), ""), 1029, &mut m);
         assert_eq!((s.status.phase, s.release), (shrinking(), None), "not yet");
-        let s = step(&job(shrinking(), ""), 1030, T, &mut m);
+        let s = run(&job(shrinking(), ""), 1030, &mut m);
         assert_eq!(s.status.phase, Phase::Steady);
         let r = s.release.unwrap();
         assert_eq!(r.nodes, vec!["n3".to_string()]);
         assert_eq!(r.why, "shrink off n3 not committed within 30 s: forced (its tasks there are ended)");
         let expanding = Phase::Expanding { resize: 3, nodes: vec!["n4".into(), "n5".into()], since: 1000 };
-        let s = step(&job(expanding, ""), 1031, T, &mut m);
+        let s = run(&job(expanding, ""), 1031, &mut m);
         let r = s.release.unwrap();
         assert_eq!(r.why, "expand onto n4,n5 not committed within 30 s: rolled back");
+    }
+
+    #[test]
+    fn an_expand_cancelled_or_onto_a_dead_node_is_rolled_back_and_its_nodes_made_suspect() {
+        let expanding = || Phase::Expanding { resize: 3, nodes: vec!["n4".into()], since: 1000 };
+        let mut m = Measured::default();
+        let s = run(&job(expanding(), &req(5, Request::Cancel { job: JobId(7), resize: 3 })), 1001, &mut m);
+        let r = s.release.unwrap();
+        assert_eq!((r.nodes, r.suspect), (vec!["n4".to_string()], true));
+        assert_eq!(r.why, "expand onto n4 cancelled by its application: rolled back");
+        assert_eq!(s.status.phase, Phase::Steady);
+
+        let usable = |n: &str| n != "n4";
+        let mut next = || 99;
+        let mut cx = Context { now: 1001, timeout: T, usable: &usable, next_resize: &mut next };
+        let s = step(&job(expanding(), ""), &mut cx, &mut m);
+        let r = s.release.unwrap();
+        assert!(r.suspect && r.why.contains("n4 stopped answering"), "{}", r.why);
+        // A timeout is no failure of the nodes.
+        let s = run(&job(expanding(), ""), 1030, &mut m);
+        assert!(!s.release.unwrap().suspect);
+    }
+
+    #[test]
+    fn a_lost_node_is_told_as_a_shrink_and_below_the_minimum_the_job_is_cancelled() {
+        let mut m =
+            Measured { nodes_seen: vec!["n1".into(), "n2".into(), "n3".into(), "n4".into()], ..Measured::default() };
+        // It held n1-n4 and holds n1-n3 now: n4 was lost.
+        let s = run(&job(Phase::Steady, ""), 1010, &mut m);
+        assert_eq!(s.status.phase, Phase::Lost { resize: 99, nodes: vec!["n4".into()], since: 1010 });
+        assert_eq!((s.release, s.cancel), (None, None));
+        // Its application goes on without it and commits.
+        let lost = Phase::Lost { resize: 99, nodes: vec!["n4".into()], since: 1010 };
+        let mut m = Measured::default();
+        let s = run(&job(lost, &req(5, Request::Commit { job: JobId(7), resize: 99 })), 1012, &mut m);
+        assert_eq!((s.status.phase, s.release), (Phase::Steady, None));
+        assert!(s.log[0].starts_with("JobId=7: going on without n4 committed"), "{:?}", s.log);
+        // A shrink under way when a node is lost is forced, off the nodes it still holds.
+        let mut m =
+            Measured { nodes_seen: vec!["n1".into(), "n2".into(), "n3".into(), "n4".into()], ..Measured::default() };
+        let shrink = Phase::Shrinking { resize: 2, nodes: vec!["n3".into(), "n4".into()], since: 1000 };
+        let s = run(&job(shrink, ""), 1010, &mut m);
+        assert_eq!(s.release.unwrap().nodes, vec!["n3".to_string()]);
+        assert!(matches!(s.status.phase, Phase::Lost { .. }));
+        // Under the minimum: cancelled.
+        let mut j = job(Phase::Steady, "");
+        j.spec.min = 4;
+        let mut m =
+            Measured { nodes_seen: vec!["n1".into(), "n2".into(), "n3".into(), "n4".into()], ..Measured::default() };
+        let s = run(&j, 1010, &mut m);
+        assert_eq!(s.cancel.as_deref(), Some("it lost n4 and holds 3 nodes, fewer than its --min-nodes-invasive=4"));
     }
 
     #[test]

@@ -14,9 +14,11 @@ use malleable_model::{rejections, Corridor, Decision, JobId, Snapshot};
 use parking_lot::{Condvar, Mutex};
 use slurm::ctld::{LockGuard, Scheduling, Slurmctld, UpdateCounters};
 
-use crate::adapt::{self, Memory};
+use crate::adapt::Memory;
 use crate::config::Config;
 use crate::snapshot::{self, Taken};
+
+mod resize;
 
 /// How often the change counters are looked at. They are plain words in
 /// slurmctld's memory, so a look is cheap; this bounds how late a pass runs
@@ -96,6 +98,8 @@ struct Agent {
     last_resize: u64,
     /// Whether an adaptation was under way after the last pass.
     adapting: bool,
+    /// Nodes an expand failed on, kept from the strategies until then.
+    suspects: HashMap<String, Instant>,
 }
 
 /// Now, by the clock slurmctld stamps its records with (not SystemTime,
@@ -124,6 +128,7 @@ impl Agent {
             memory: Memory::default(),
             last_resize: 0,
             adapting: false,
+            suspects: HashMap::new(),
         }
     }
 
@@ -207,40 +212,65 @@ impl Agent {
         self.last_pass.elapsed() >= self.config.scheduler_tick
     }
 
+    /// One pass, in three steps, so that a slow strategy (an LP) never holds
+    /// slurmctld's locks: under the locks, read the cluster and settle the
+    /// adaptations under way; outside them, decide; under them again, read
+    /// the cluster anew and apply the decisions that still fit it.
     fn pass(&mut self) {
         let mut guard = LockGuard::<Scheduling>::acquire(self.ctld);
         let held = Instant::now();
         let now = unix_now();
-        let mut taken = snapshot::take(&guard, now, self.config.power_in_use(), &self.memory);
+        self.suspects.retain(|_, until| *until > Instant::now());
+        let mut taken = self.snapshot(&guard, now);
         // Requests and deadlines first: an adaptation that ends frees nodes
         // the strategy may hand out in this very pass.
-        let (freed, settled) = self.settle_adaptations(&mut guard, &taken, now);
-        if freed {
-            taken = snapshot::take(&guard, now, self.config.power_in_use(), &self.memory);
+        let (changed, settled) = self.settle_adaptations(&mut guard, &taken, now);
+        if changed {
+            taken = self.snapshot(&guard, now);
         }
+        drop(guard);
+        let read_ms = held.elapsed().as_secs_f64() * 1e3;
+
         let report = self.strategy.schedule(&taken.snapshot);
-        log::debug!(
-            "pass {}: {} nodes ({} free), {} running, {} ready to start, {} decisions",
-            self.passes,
-            taken.snapshot.nodes.len(),
-            taken.snapshot.nodes.iter().filter(|n| n.free).count(),
-            taken.snapshot.running.len(),
-            taken.snapshot.pending.len(),
-            report.decisions.len()
-        );
         // The model's rules first: a decision that breaks one is a strategy
-        // bug, said in the log and not applied; the rest go ahead.
+        // bug, said in the log and not applied.
         let rejected = rejections(&taken.snapshot, &report.decisions);
         for r in &rejected {
             log::error!("{r} ({} strategy)", self.strategy.name());
         }
-        let mut statuses: HashMap<JobId, Status> = taken.malleable.iter().map(|j| (j.id, j.status.clone())).collect();
+        let mut decisions: Vec<Decision> = report
+            .decisions
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !rejected.iter().any(|r| r.index == *i))
+            .map(|(_, d)| d.clone())
+            .collect();
+
+        let mut guard = LockGuard::<Scheduling>::acquire(self.ctld);
+        let held = Instant::now();
+        let fresh = self.snapshot(&guard, unix_now());
+        // What changed while the strategy decided (a job ended, another was
+        // submitted, a node went down) may undo a decision: those are
+        // dropped, and the next pass decides again.
+        let stale = stale(&taken, &fresh, &decisions);
+        if !stale.is_empty() {
+            log::debug!("pass {}: {} decisions no longer fit the cluster, deciding again", self.passes, stale.len());
+            decisions = decisions.into_iter().enumerate().filter(|(i, _)| !stale.contains(i)).map(|(_, d)| d).collect();
+            self.force_next = true;
+        }
+        log::debug!(
+            "pass {}: {} nodes ({} free), {} running, {} ready to start, {} decisions",
+            self.passes,
+            fresh.snapshot.nodes.len(),
+            fresh.snapshot.nodes.iter().filter(|n| n.free).count(),
+            fresh.snapshot.running.len(),
+            fresh.snapshot.pending.len(),
+            decisions.len()
+        );
+        let mut statuses: HashMap<JobId, Status> = fresh.malleable.iter().map(|j| (j.id, j.status.clone())).collect();
         statuses.extend(settled);
-        for (i, d) in report.decisions.iter().enumerate() {
-            if rejected.iter().any(|r| r.index == i) {
-                continue;
-            }
-            self.apply(&mut guard, &taken, d, &mut statuses, now);
+        for d in &decisions {
+            self.apply(&mut guard, &fresh, d, &mut statuses, now);
         }
         // Each malleable job's status, for `scontrol show job` and for its
         // application's runtime, which reads it there.
@@ -250,15 +280,19 @@ impl Agent {
         self.adapting = statuses.values().any(|st| st.phase != Phase::Steady);
         self.seen = self.ctld.update_counters();
         drop(guard);
-        log::debug!("pass {}: slurmctld's locks held {:.1} ms", self.passes, held.elapsed().as_secs_f64() * 1e3);
-        let live: HashSet<JobId> = taken.malleable.iter().map(|j| j.id).collect();
+        log::debug!(
+            "pass {}: slurmctld's locks held {read_ms:.1} ms to read, {:.1} ms to apply (none while deciding)",
+            self.passes,
+            held.elapsed().as_secs_f64() * 1e3
+        );
+        let live: HashSet<JobId> = fresh.malleable.iter().map(|j| j.id).collect();
         self.memory.keep_only(|id| live.contains(&id));
-        for (id, why) in &taken.unreadable {
+        for (id, why) in &fresh.unreadable {
             if self.unreadable_said.insert(*id) {
                 log::warn!("JobId={id}: its malleable options do not read, so it is scheduled as rigid: {why}");
             }
         }
-        for line in self.notes_to_say(&taken.snapshot, report.notes) {
+        for line in self.notes_to_say(&fresh.snapshot, report.notes) {
             log::info!("{line}");
         }
         self.last_pass_second = unix_now();
@@ -266,106 +300,8 @@ impl Agent {
         self.passes += 1;
     }
 
-    /// Handle each running malleable job's request and deadline (adapt.rs),
-    /// freeing in slurmctld the nodes an ended adaptation gives back.
-    /// Whether any node was freed, and the jobs' new statuses.
-    fn settle_adaptations(
-        &mut self,
-        guard: &mut LockGuard<Scheduling>,
-        taken: &Taken,
-        now: i64,
-    ) -> (bool, HashMap<JobId, Status>) {
-        let mut freed = false;
-        let mut statuses = HashMap::new();
-        for job in taken.malleable.iter().filter(|j| j.running) {
-            let m = self.memory.0.entry(job.id).or_default();
-            let step = adapt::step(job, now, self.config.adapt_timeout, m);
-            for line in &step.log {
-                log::info!("{line}");
-            }
-            if let Some(release) = &step.release {
-                let keep: Vec<usize> = job
-                    .nodes
-                    .iter()
-                    .filter(|n| !release.nodes.contains(n))
-                    .filter_map(|n| taken.table_index_of(n))
-                    .collect();
-                match guard.shrink_job(job.id.0, &keep) {
-                    Ok(list) => {
-                        log::info!("JobId={}: {}; it now holds {list}", job.id, release.why);
-                        freed = true;
-                    }
-                    Err(e) => log::error!("JobId={}: {}, but freeing the nodes failed: {e}", job.id, release.why),
-                }
-            }
-            // Published now, so a snapshot taken again sees it.
-            guard.set_system_comment(job.id.0, &step.status.encode());
-            statuses.insert(job.id, step.status);
-        }
-        (freed, statuses)
-    }
-
-    /// Carry out one valid decision.
-    fn apply(
-        &mut self,
-        guard: &mut LockGuard<Scheduling>,
-        taken: &Taken,
-        d: &Decision,
-        statuses: &mut HashMap<JobId, Status>,
-        now: i64,
-    ) {
-        let table = |nodes: &[usize]| -> Vec<usize> { nodes.iter().map(|&i| taken.table_index[i]).collect() };
-        let names =
-            |nodes: &[usize]| -> Vec<String> { nodes.iter().map(|&i| taken.snapshot.nodes[i].name.clone()).collect() };
-        match d {
-            Decision::Start { job, nodes } => match guard.start_job(job.0, &table(nodes)) {
-                Ok(list) => log::info!("started JobId={} on {} ({})", job, list, self.strategy.name()),
-                Err(e) => log::info!("could not start JobId={job} on {} nodes: {e}", nodes.len()),
-            },
-            Decision::Expand { job, add_nodes } => {
-                let added = names(add_nodes);
-                match guard.expand_job(job.0, &table(add_nodes)) {
-                    Ok((list, helper)) => {
-                        let resize = self.next_resize();
-                        log::info!(
-                            "JobId={job}: expand onto {} (resize {resize}, through JobId={helper}); it now holds {list} \
-                             ({}); waiting for its application to commit",
-                            added.join(","),
-                            self.strategy.name()
-                        );
-                        self.memory.0.entry(*job).or_default().decided_at = Some(Instant::now());
-                        if let Some(st) = statuses.get_mut(job) {
-                            st.phase = Phase::Expanding { resize, nodes: added, since: now };
-                        }
-                    }
-                    Err(e) => {
-                        log::info!("JobId={job}: expand onto {} not done, it keeps its nodes: {e}", added.join(","))
-                    }
-                }
-            }
-            Decision::Shrink { job, remove_nodes } => {
-                let leaving = names(remove_nodes);
-                let resize = self.next_resize();
-                log::info!(
-                    "JobId={job}: shrink off {} (resize {resize}, {}); waiting for its application to leave them and \
-                     commit",
-                    leaving.join(","),
-                    self.strategy.name()
-                );
-                self.memory.0.entry(*job).or_default().decided_at = Some(Instant::now());
-                if let Some(st) = statuses.get_mut(job) {
-                    st.phase = Phase::Shrinking { resize, nodes: leaving, since: now };
-                }
-            }
-        }
-    }
-
-    /// A new adaptation's id: unique over the plugin's restarts, as it
-    /// starts from the time in milliseconds.
-    fn next_resize(&mut self) -> u64 {
-        let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-        self.last_resize = (self.last_resize + 1).max(ms);
-        self.last_resize
+    fn snapshot(&self, guard: &LockGuard<Scheduling>, now: i64) -> Taken {
+        snapshot::take(guard, now, self.config.power_in_use(), &self.memory, &self.suspects)
     }
 
     /// The lines of this pass's notes to say: every note about no job; a note
@@ -374,6 +310,18 @@ impl Agent {
         self.said.retain(|id, _| s.pending.iter().any(|p| p.id == *id));
         notes_once(&mut self.said, notes)
     }
+}
+
+/// The decisions (by index) that the cluster as read again no longer
+/// allows. All of them when the node table itself changed (a reconfigure),
+/// since decisions name nodes by their place in it.
+fn stale(before: &Taken, now: &Taken, decisions: &[Decision]) -> HashSet<usize> {
+    let same_nodes = before.table_index == now.table_index
+        && before.snapshot.nodes.iter().zip(&now.snapshot.nodes).all(|(a, b)| a.name == b.name);
+    if !same_nodes {
+        return (0..decisions.len()).collect();
+    }
+    rejections(&now.snapshot, decisions).into_iter().map(|r| r.index).collect()
 }
 
 /// Which notes to say, given what was said about each waiting job (updated).

@@ -1,6 +1,9 @@
 //! Translate slurmctld's records into the core's Snapshot, and remember how
 //! the core's node indices map back to slurmctld's node table.
 
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
 use malleable_model::runtime_msg::{Phase, Status};
 use malleable_model::submit_options::SubmitOptions;
 use malleable_model::{JobId, JobPower, MalleableSpec, Node, NodeIndex, PendingJob, RunningJob, Snapshot};
@@ -18,6 +21,8 @@ pub struct Taken {
     /// Jobs whose options do not read (submitted before job_submit/malleable
     /// checked them): treated as rigid, with the reason.
     pub unreadable: Vec<(JobId, String)>,
+    /// The nodes that can take work (see `NodeView::is_usable`), by name.
+    pub usable: HashSet<String>,
 }
 
 impl Taken {
@@ -40,20 +45,34 @@ fn options_of(env: &[String]) -> Result<(Option<MalleableSpec>, Option<JobPower>
 
 /// Read the cluster under the scheduling locks. Pending jobs that cannot run
 /// yet (held, unmet dependencies, heterogeneous) are left out of the queue.
-/// With `power` (a power-aware strategy), the corridor in force now and
+/// Nodes in `suspects` are not free. With `power` (a power-aware strategy), the corridor in force now and
 /// every job's draw: its own `--min-power`/`--max-power`, else
 /// `DefaultJobWatts=`.
 ///
 /// A malleable job's spec goes to the strategy, with whether it is
-/// adapting (its status says so) and what its runtime measured (`memory`).
-pub fn take(guard: &LockGuard<Scheduling>, now: i64, power: Option<&PowerSettings>, memory: &Memory) -> Taken {
+/// adapting (its status says so) and what its runtime measured (`memory`);
+/// a running one is rigid to the strategy until its runtime says HELLO.
+pub fn take(
+    guard: &LockGuard<Scheduling>,
+    now: i64,
+    power: Option<&PowerSettings>,
+    memory: &Memory,
+    suspects: &HashMap<String, Instant>,
+) -> Taken {
     let mut nodes = Vec::new();
     let mut table_index = Vec::new();
+    let mut usable = HashSet::new();
     let mut core_index = vec![usize::MAX; guard.node_table_len()];
     for n in guard.nodes() {
         core_index[n.index()] = nodes.len();
         table_index.push(n.index());
-        nodes.push(Node { name: n.name(), free: n.is_free() });
+        let name = n.name();
+        if n.is_usable() {
+            usable.insert(name.clone());
+        }
+        // A node an expand just failed on is offered to no one for a while.
+        let free = n.is_free() && !suspects.contains_key(&name);
+        nodes.push(Node { name, free });
     }
 
     let mut running = Vec::new();
@@ -72,10 +91,14 @@ pub fn take(guard: &LockGuard<Scheduling>, now: i64, power: Option<&PowerSetting
         let measured = memory.0.get(&id);
         let live = job.holds_nodes() || job.is_pending();
         let mut adapting = false;
+        let mut resizable = false;
         if let Some(spec) = spec.filter(|_| live) {
             let status =
                 Status::decode(&job.system_comment()).and_then(Result::ok).unwrap_or_else(|| Status::new(spec));
             adapting = status.phase != Phase::Steady;
+            // Only a job whose application runtime is there can carry a
+            // resize out; any other would only see it time out.
+            resizable = status.runtime || adapting;
             let names =
                 job.node_indices().into_iter().filter_map(|i| core_index.get(i).copied()).filter(|&c| c != usize::MAX);
             malleable.push(MalleableJob {
@@ -100,7 +123,7 @@ pub fn take(guard: &LockGuard<Scheduling>, now: i64, power: Option<&PowerSetting
                 start: job.start_time(),
                 // A completing job's nodes come back as soon as its epilog ends.
                 end_limit: if completing { Some(now) } else { job.time_limit_minutes().map(|_| job.end_time()) },
-                malleable: spec,
+                malleable: spec.filter(|_| resizable),
                 adapting,
                 mtct_ratio: measured.and_then(|m| m.mtct_ratio),
                 power: job_power,
@@ -123,7 +146,7 @@ pub fn take(guard: &LockGuard<Scheduling>, now: i64, power: Option<&PowerSetting
         }
     }
     let power = power.and_then(|p| p.state_at(now));
-    Taken { snapshot: Snapshot { now, nodes, running, pending, power }, table_index, malleable, unreadable }
+    Taken { snapshot: Snapshot { now, nodes, running, pending, power }, table_index, malleable, unreadable, usable }
 }
 
 #[cfg(test)]

@@ -36,13 +36,31 @@ const SPELLINGS: &[SpankOption] = &{
 };
 
 struct Malleable {
-    /// What this command line gave.
-    given: Mutex<SubmitOptions>,
+    given: Mutex<Given>,
+}
+
+#[derive(Default)]
+struct Given {
+    /// What this command gave, from its environment and command line.
+    options: SubmitOptions,
+    /// Each option set so far, by the name it was set under.
+    seen: Vec<&'static str>,
+    /// The ones set on the command line, not inherited (see `inherited`).
+    typed: Vec<&'static str>,
+}
+
+/// Whether this is the first time option `name` is set, to `value`, and the
+/// environment holds that value for it: Slurm exports a job's SPANK options
+/// to the job's environment and every command started in the job (srun
+/// above all) reads them back from there before its command line.
+fn inherited(name: &str, value: &str, seen_before: bool) -> bool {
+    let var = format!("SLURM_SPANK__SLURM_SPANK_OPTION_malleable_{}", name.replace('-', "_"));
+    !seen_before && std::env::var(var).is_ok_and(|v| v == value)
 }
 
 impl SpankPlugin for Malleable {
     fn new() -> Self {
-        Malleable { given: Mutex::new(SubmitOptions::default()) }
+        Malleable { given: Mutex::new(Given::default()) }
     }
 
     fn options() -> &'static [SpankOption] {
@@ -51,20 +69,34 @@ impl SpankPlugin for Malleable {
 
     fn option(&self, index: usize, value: Option<&str>, _remote: bool) -> Result<(), String> {
         let name = SPELLINGS[index].name;
-        self.given.lock().set(name, value.unwrap_or(""))
+        let value = value.unwrap_or("");
+        let mut g = self.given.lock();
+        if !inherited(name, value, g.seen.contains(&name)) {
+            g.typed.push(name);
+        }
+        g.seen.push(name);
+        g.options.set(name, value)
     }
 
     fn init_post_opt(&self, spank: &Spank, context: Context) -> Result<(), String> {
-        let given = self.given.lock().clone();
+        let (given, typed) = {
+            let g = self.given.lock();
+            (g.options.clone(), g.typed.first().copied())
+        };
         if given.is_empty() || !context.is_submitting() {
             return Ok(());
         }
         if context == Context::Local {
             if let Ok(job) = std::env::var("SLURM_JOB_ID") {
-                return Err(format!(
-                    "the malleable options apply to a job, and this srun starts a step of JobId={job}: give them \
-                     to the sbatch or salloc that makes the job"
-                ));
+                // The job's own options, read back from its environment,
+                // are not this step's: only options typed for it are refused.
+                if let Some(name) = typed {
+                    return Err(format!(
+                        "--{name}: the malleable options apply to a job, and this srun starts a step of JobId={job}: \
+                         give them to the sbatch or salloc that makes the job"
+                    ));
+                }
+                return Ok(());
             }
         }
         // The start size (--nodes) and the partition are checked by the
@@ -109,8 +141,25 @@ mod tests {
         assert!(e.starts_with("--max-nodes-invasive=many is not valid"), "{e}");
         assert!(m.option(3, Some("8"), false).is_ok());
         assert!(m.option(4, Some("pof2"), false).is_ok());
-        let g = m.given.lock().clone();
+        let g = m.given.lock().options.clone();
         assert_eq!((g.min_nodes, g.max_nodes), (Some(2), Some(8)));
         assert!(g.resolve(None).is_ok());
+    }
+
+    #[test]
+    fn options_read_back_from_the_jobs_environment_are_told_from_typed_ones() {
+        // The variable Slurm exports for --max-nodes-invasic, which no other
+        // test sets.
+        std::env::set_var("SLURM_SPANK__SLURM_SPANK_OPTION_malleable_max_nodes_invasic", "6");
+        let m = Malleable::new();
+        m.option(3, Some("6"), false).unwrap();
+        assert!(m.given.lock().typed.is_empty(), "first set, to the environment's value: inherited");
+        m.option(3, Some("6"), false).unwrap();
+        assert_eq!(m.given.lock().typed, ["max-nodes-invasic"], "set again: typed on the command line");
+        let m = Malleable::new();
+        m.option(3, Some("5"), false).unwrap();
+        assert_eq!(m.given.lock().typed, ["max-nodes-invasic"], "another value than the environment's: typed");
+        m.option(0, Some("1"), false).unwrap();
+        assert_eq!(m.given.lock().typed, ["max-nodes-invasic", "min-nodes-invasive"], "no variable: typed");
     }
 }

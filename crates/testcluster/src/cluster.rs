@@ -272,6 +272,16 @@ impl Cluster {
         eprintln!("{}", self.log_tail("munged.log", 10));
     }
 
+    /// Node `node` crashes (see `process::crash_node`).
+    pub fn crash_node(&self, node: &str) {
+        crate::process::crash_node(&self.dir, &self.conf_path(), node);
+    }
+
+    /// Start node `node`'s slurmd again.
+    pub fn start_node(&self, node: &str) -> Result<()> {
+        run(self.cmd("slurmd").arg("-N").arg(node).arg("-f").arg(self.conf_path()))
+    }
+
     /// Stop every daemon of this cluster by its pid file.
     pub fn down(mut self) {
         self.keep = false;

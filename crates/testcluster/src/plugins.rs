@@ -19,6 +19,15 @@ pub fn plugin_dir(root: &Path) -> PathBuf {
     root.join("target/plugins")
 }
 
+/// Our commands for a job's batch script: cargo package and binary.
+pub const TOOLS: &[(&str, &str)] = &[("mall-run", "mall-run"), ("mall-example", "mall-example")];
+
+/// Where the staged commands go (and the runtime's C library and header,
+/// and the C example built against them).
+pub fn tool_dir(root: &Path) -> PathBuf {
+    root.join("target/plugins/bin")
+}
+
 /// `spec` with our plugins (staged in `plugins`): sched/malleable as its
 /// scheduler, slurmctld's own scheduling handed over to it, Strategy=easy
 /// with a 5 s tick unless a test writes its own malleable.conf; the

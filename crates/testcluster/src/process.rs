@@ -137,3 +137,38 @@ pub fn stop_stepds_in(dir: &Path) {
         let _ = wait::until("SIGKILL to take effect", Duration::from_secs(5), all_gone);
     }
 }
+
+/// The job processes a node of the cluster runs (their environment names
+/// the node and the cluster's slurm.conf), and the slurmstepds above them.
+fn node_job_pids(conf: &Path, node: &str) -> Vec<i32> {
+    let table = process_table();
+    let conf = format!("SLURM_CONF={}", conf.display());
+    let here = format!("SLURMD_NODENAME={node}");
+    let mut pids = Vec::new();
+    for (pid, ppid, _) in &table {
+        let Ok(env) = fs::read(format!("/proc/{pid}/environ")) else { continue };
+        let vars: Vec<&[u8]> = env.split(|&b| b == 0).collect();
+        if vars.contains(&here.as_bytes()) && vars.contains(&conf.as_bytes()) {
+            pids.push(*pid);
+            if table.iter().any(|(p, _, name)| p == ppid && name == "slurmstepd") {
+                pids.push(*ppid);
+            }
+        }
+    }
+    pids.sort_unstable();
+    pids.dedup();
+    pids
+}
+
+/// A node of the cluster crashes: its slurmd, its slurmstepds and its job
+/// processes are killed at once (SIGKILL), and nothing tells slurmctld.
+pub fn crash_node(dir: &Path, conf: &Path, node: &str) {
+    let mut doomed = node_job_pids(conf, node);
+    doomed.extend(read_pid(&dir.join(format!("run/slurmd-{node}.pid"))));
+    for &pid in &doomed {
+        send_signal(pid, "KILL");
+    }
+    let _ = wait::until(&format!("{node}'s processes to die"), Duration::from_secs(5), || {
+        Ok(doomed.iter().all(|&p| !pid_alive(p)).then_some(()))
+    });
+}

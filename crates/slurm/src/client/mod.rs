@@ -81,6 +81,34 @@ pub fn load_job(id: u32) -> Result<JobRecord, String> {
     }
 }
 
+/// The node names a hostlist expression stands for (`n[1-3],m1` is n1,
+/// n2, n3, m1), as Slurm expands it.
+pub fn hostnames(list: &str) -> Vec<String> {
+    if list.is_empty() {
+        return Vec::new();
+    }
+    let text = c_text(list);
+    let mut names = Vec::new();
+    // SAFETY: slurm_hostlist_create copies the string; each name shifted
+    // out is malloc'd and ours to free; the list is destroyed once.
+    unsafe {
+        let hl = sys::slurm_hostlist_create(text.as_ptr());
+        if hl.is_null() {
+            return names;
+        }
+        loop {
+            let name = sys::slurm_hostlist_shift(hl);
+            if name.is_null() {
+                break;
+            }
+            names.extend(cstr_to_string(name));
+            libc::free(name.cast());
+        }
+        sys::slurm_hostlist_destroy(hl);
+    }
+    names
+}
+
 /// Set job `id`'s comment (its owner or an operator may).
 pub fn set_comment(id: u32, comment: &str) -> Result<(), String> {
     let text = c_text(comment);

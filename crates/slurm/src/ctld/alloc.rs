@@ -175,9 +175,10 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         }
     }
 
-    /// After a resize: without slurmdbd, put the job's `db_index` back from
+    /// After a resize (ours, or Slurm's own when a node of a --no-kill job
+    /// fails): without slurmdbd, put the job's `db_index` back from
     /// NO_VAL64 to 0 (module docs), so later updates of it work.
-    fn settle_db_index(&mut self, job_id: u32) {
+    pub fn settle_db_index(&mut self, job_id: u32) {
         let Some(job) = self.find_job(job_id) else { return };
         // SAFETY: slurm_conf is stable under our config read lock;
         // accounting_storage_type is NULL or a NUL-terminated string. The
@@ -325,13 +326,22 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         }
     }
 
-    /// Cancel a job (a helper that could not be merged), as root.
-    fn cancel(&mut self, job_id: u32) {
+    /// Cancel a job, as root (as `scancel` would); whether Slurm took it.
+    pub fn cancel_job(&mut self, job_id: u32) -> Result<(), AllocError> {
         // SAFETY: job_signal_id looks the job up and cancels it under the
         // job and node write locks we hold.
         let rc = unsafe { (self.ctld.job_signal_id)(job_id, libc::SIGKILL as u16, 0, 0, false) };
-        if rc != sys::SLURM_SUCCESS as i32 {
-            log::error!("could not cancel JobId={job_id}: {}", strerror(rc));
+        if rc == sys::SLURM_SUCCESS as i32 {
+            Ok(())
+        } else {
+            Err(slurm_error("job_signal_id (cancel)", rc))
+        }
+    }
+
+    /// Cancel a helper that could not be merged.
+    fn cancel(&mut self, job_id: u32) {
+        if let Err(e) = self.cancel_job(job_id) {
+            log::error!("could not cancel JobId={job_id}: {e}");
         }
     }
 }

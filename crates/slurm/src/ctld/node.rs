@@ -35,6 +35,19 @@ impl<'g> NodeView<'g> {
         self.rec.node_state
     }
 
+    /// Up, responding, not drained or failing: it can take work, now or
+    /// once its jobs end.
+    pub fn is_usable(&self) -> bool {
+        let down = sys::macros::node_base_state(self.rec.node_state) == sys::node_states_NODE_STATE_DOWN;
+        !down
+            && self.rec.node_state
+                & (sys::NODE_STATE_DRAIN
+                    | sys::NODE_STATE_NO_RESPOND
+                    | sys::NODE_STATE_FAIL
+                    | sys::NODE_STATE_POWERED_DOWN)
+                == 0
+    }
+
     /// Idle, responding, not drained or completing: a job can start here now.
     pub fn is_free(&self) -> bool {
         sys::macros::node_base_state(self.rec.node_state) == sys::node_states_NODE_STATE_IDLE

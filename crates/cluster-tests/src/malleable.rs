@@ -1,0 +1,124 @@
+//! What the malleable-job tests share: a cluster under a resizing strategy,
+//! batch scripts running the example application under mall-run, and
+//! reading a job's malleable status, steps and output.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use testcluster::plugins;
+use testcluster::process::output;
+use testcluster::{wait, Cluster, ClusterSpec};
+
+use crate::{repo_root, spec};
+
+/// A staged command (mall-run, mall-example, mall-stencil-c).
+pub fn tool(name: &str) -> PathBuf {
+    let path = plugins::tool_dir(&repo_root()).join(name);
+    assert!(path.is_file(), "{} missing: run these tests through `cargo xtask test`", path.display());
+    path
+}
+
+/// A cluster of `nodes` nodes whose malleable.conf is `conf`.
+pub fn malleable_spec(name: &str, nodes: usize, conf: &str) -> ClusterSpec {
+    spec(name, nodes).file("malleable.conf", conf)
+}
+
+/// A batch script in the cluster's directory that runs `app_args` (the
+/// example application's options) under mall-run; its path.
+pub fn example_script(c: &Cluster, name: &str, app_args: &str) -> PathBuf {
+    let path = c.dir.join(format!("{name}.sh"));
+    let text = format!(
+        "#!/bin/sh\nexec {} --poll-ms 50 --report-every 1 -- {} {app_args}\n",
+        tool("mall-run").display(),
+        tool("mall-example").display()
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Submit `script` with these options; output to `out` in the cluster's
+/// directory. The job's id.
+pub fn submit(c: &Cluster, script: &std::path::Path, out: &str, options: &[&str]) -> u32 {
+    let out = c.dir.join(out);
+    let text = output(
+        c.cmd("sbatch")
+            .arg("--parsable")
+            .arg(format!("--output={}", out.display()))
+            .args(["-t", "5"])
+            .args(options)
+            .arg(script),
+    )
+    .unwrap();
+    text.trim().parse().unwrap_or_else(|_| panic!("sbatch printed {text:?}"))
+}
+
+/// One field of `scontrol show job` (values with spaces run to the end of
+/// their line: SystemComment, Comment).
+pub fn job_field(c: &Cluster, id: u32, key: &str) -> String {
+    let text = output(c.cmd("scontrol").args(["show", "job", &id.to_string()])).unwrap_or_default();
+    let prefix = format!("{key}=");
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(v) = line.strip_prefix(&prefix) {
+            if key.ends_with("Comment") {
+                return v.trim().to_string();
+            }
+        }
+        for word in line.split(' ') {
+            if let Some(v) = word.strip_prefix(&prefix) {
+                return v.to_string();
+            }
+        }
+    }
+    String::new()
+}
+
+/// The job's status, as the plugin publishes it.
+pub fn status(c: &Cluster, id: u32) -> String {
+    job_field(c, id, "SystemComment")
+}
+
+/// Wait until slurmctld's log has a line holding every one of `needles`,
+/// after `from` bytes; the line.
+pub fn wait_log(c: &Cluster, from: usize, needles: &[&str], timeout: Duration) -> String {
+    wait::until(&format!("a slurmctld log line with {needles:?}"), timeout, || {
+        let log = c.ctld_log();
+        Ok(log.get(from..).unwrap_or("").lines().find(|l| needles.iter().all(|n| l.contains(n))).map(str::to_string))
+    })
+    .unwrap()
+}
+
+/// The nodes each step of the job runs on, from `squeue -s`.
+pub fn step_nodes(c: &Cluster, id: u32) -> Vec<(String, String)> {
+    let text = output(c.cmd("squeue").args(["-h", "-s", "-j", &id.to_string(), "-o", "%i %N"])).unwrap_or_default();
+    text.lines().filter_map(|l| l.split_once(' ')).map(|(s, n)| (s.to_string(), n.trim().to_string())).collect()
+}
+
+/// The node names a hostlist expression stands for.
+pub fn hostnames(c: &Cluster, list: &str) -> Vec<String> {
+    output(c.cmd("scontrol").args(["show", "hostnames", list])).unwrap().lines().map(str::to_string).collect()
+}
+
+/// The checksum the example computes alone for these options.
+pub fn serial_checksum(app_args: &str) -> String {
+    let out = std::process::Command::new(tool("mall-example"))
+        .arg("--serial")
+        .args(app_args.split_whitespace())
+        .output()
+        .unwrap();
+    checksum_in(&String::from_utf8_lossy(&out.stdout)).expect("the serial run prints its checksum")
+}
+
+/// The checksum a job's output reports.
+pub fn checksum_in(text: &str) -> Option<String> {
+    text.lines()
+        .find(|l| l.contains(": done iterations="))?
+        .split(' ')
+        .find_map(|w| w.strip_prefix("checksum="))
+        .map(str::to_string)
+}
+
+/// A job's output file, as written so far.
+pub fn job_output(c: &Cluster, out: &str) -> String {
+    std::fs::read_to_string(c.dir.join(out)).unwrap_or_default()
+}

@@ -1,0 +1,118 @@
+//! Adaptations that go wrong, on a real cluster: an application too slow to
+//! commit (the expand is rolled back, the shrink forced), another user
+//! trying to commit for someone else's job, and a node whose slurmd died
+//! before the expand onto it could be used.
+
+use std::time::Duration;
+
+use cluster_tests::malleable::{
+    example_script, job_field, job_output, malleable_spec, serial_checksum, status, submit, wait_log,
+};
+use cluster_tests::up_with;
+use testcluster::process::output;
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn an_adaptation_not_committed_in_time_is_rolled_back_or_forced() {
+    let c = up_with(malleable_spec("t-timeout", 2, "Strategy=mtct\nSchedulerTick=5\nAdaptTimeout=2\n"));
+    // Its application takes 5 s to commit, the plugin waits 2.
+    let script = example_script(&c, "slow", "--cells 4096 --iterations 2000 --unit-us 20 --adapt-delay-ms 5000");
+
+    let grow = submit(&c, &script, "grow.out", &["-N1", "--min-nodes-invasive=1", "--max-nodes-invasive=2"]);
+    let line = wait_log(
+        &c,
+        0,
+        &[&format!("JobId={grow}: expand onto n2 not committed within 2 s: rolled back")],
+        Duration::from_secs(60),
+    );
+    assert!(line.ends_with("it now holds n1"), "{line}");
+    assert_eq!(job_field(&c, grow, "NodeList"), "n1");
+    // Its application cannot go on: the workers it moved data to are gone.
+    let j = c.wait_job(grow, "finished", Duration::from_secs(60), |j| j.is_finished()).unwrap();
+    assert_eq!(j.state, "FAILED");
+    assert!(job_output(&c, "grow.out").contains("the scheduler ended adaptation"), "{}", job_output(&c, "grow.out"));
+
+    let shrink = submit(&c, &script, "shrink.out", &["-N2", "--min-nodes-invasive=1", "--max-nodes-invasive=2"]);
+    c.wait_job(shrink, "running", Duration::from_secs(30), |j| j.state == "RUNNING").unwrap();
+    // Resizable once its runtime has said hello.
+    wait_log(&c, 0, &[&format!("setting comment to mall1 seq=1 HELLO job={shrink}")], Duration::from_secs(30));
+    let from = c.ctld_log().len();
+    let rigid = c.sbatch(&["-N1", "-t", "1", "--wrap", "sleep 1"]).unwrap();
+    let line = wait_log(
+        &c,
+        from,
+        &[&format!("JobId={shrink}: shrink off n2 not committed within 2 s: forced (its tasks there are ended)")],
+        Duration::from_secs(60),
+    );
+    assert!(line.ends_with("it now holds n1"), "{line}");
+    let r = c.wait_job(rigid, "started", Duration::from_secs(30), |j| j.has_started()).unwrap();
+    assert_eq!(r.node_list, "n2");
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn another_user_cannot_report_or_commit_for_someone_elses_job() {
+    let c = up_with(malleable_spec("t-owner", 2, "Strategy=mtct\nSchedulerTick=5\n"));
+    let app = "--cells 4096 --iterations 300 --unit-us 20 --adapt-delay-ms 3000";
+    let script = example_script(&c, "owned", app);
+    let id = submit(&c, &script, "owned.out", &["-N2", "--min-nodes-invasive=1", "--max-nodes-invasive=2"]);
+    c.wait_job(id, "running", Duration::from_secs(30), |j| j.state == "RUNNING").unwrap();
+    wait_log(&c, 0, &[&format!("setting comment to mall1 seq=1 HELLO job={id}")], Duration::from_secs(30));
+    let rigid = c.sbatch(&["-N1", "-t", "1", "--wrap", "sleep 1"]).unwrap();
+    let line = wait_log(&c, 0, &[&format!("JobId={id}: shrink off n2 (resize ")], Duration::from_secs(30));
+    let resize: u64 = line.split("(resize ").nth(1).unwrap().split(',').next().unwrap().parse().unwrap();
+
+    // While its application adapts, user nobody writes a commit and a report.
+    let before = job_field(&c, id, "Comment");
+    for request in
+        [format!("COMMIT job={id} resize={resize}"), format!("REPORT job={id} iterations=1 compute_s=1 comm_s=9")]
+    {
+        let out = c
+            .cmd("runuser")
+            .args(["-u", "nobody", "--", "scontrol", "update", &format!("JobId={id}")])
+            .arg(format!("Comment=mall1 seq=99 {request}"))
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+        assert!(!out.status.success(), "nobody's update went through: {said}");
+        assert!(said.contains("Invalid user id"), "{said}");
+    }
+    assert_eq!(job_field(&c, id, "Comment"), before, "the job's channel is untouched");
+    let st = status(&c, id);
+    assert!(st.contains("state=shrinking") && !st.contains("ack=99"), "{st}");
+    assert!(!c.ctld_log().contains("seq=99"), "slurmctld never took nobody's request");
+
+    // Its own application commits it.
+    wait_log(&c, 0, &[&format!("JobId={id}: shrink off n2 committed")], Duration::from_secs(30));
+    c.wait_job(rigid, "started", Duration::from_secs(30), |j| j.has_started()).unwrap();
+    let done = c.wait_job(id, "finished", Duration::from_secs(120), |j| j.is_finished()).unwrap();
+    assert_eq!(done.state, "COMPLETED");
+    let out = job_output(&c, "owned.out");
+    assert_eq!(cluster_tests::malleable::checksum_in(&out), Some(serial_checksum(app)), "{out}");
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn an_expand_onto_a_node_whose_slurmd_died_is_rolled_back_and_the_job_keeps_its_nodes() {
+    let c = up_with(malleable_spec("t-deadadd", 2, "Strategy=mtct\nSchedulerTick=5\n"));
+    // n2's slurmd dies; slurmctld will not notice for SlurmdTimeout (300 s)
+    // and still offers n2 as idle.
+    c.crash_node("n2");
+    let state = output(c.cmd("sinfo").args(["-h", "-n", "n2", "-o", "%T"])).unwrap();
+    assert_eq!(state.trim(), "idle");
+    let app = "--cells 4096 --iterations 200 --unit-us 20";
+    let script = example_script(&c, "deadadd", app);
+    let id = submit(&c, &script, "deadadd.out", &["-N1", "--min-nodes-invasive=1", "--max-nodes-invasive=2"]);
+    let j = c.wait_job(id, "running", Duration::from_secs(30), |j| j.state == "RUNNING").unwrap();
+    assert_eq!(j.node_list, "n1", "the job must start on the live node for this test");
+
+    let line = wait_log(&c, 0, &[&format!("JobId={id}: expand onto n2 "), "rolled back"], Duration::from_secs(60));
+    assert!(line.ends_with("it now holds n1"), "{line}");
+    wait_log(&c, 0, &["n2 kept from the strategies for 60 s"], Duration::from_secs(5));
+    let done = c.wait_job(id, "finished", Duration::from_secs(120), |j| j.is_finished()).unwrap();
+    assert_eq!((done.state.as_str(), done.node_list.as_str()), ("COMPLETED", "n1"));
+    let out = job_output(&c, "deadadd.out");
+    assert_eq!(cluster_tests::malleable::checksum_in(&out), Some(serial_checksum(app)), "{out}");
+    let expands = c.ctld_log().matches(&format!("JobId={id}: expand onto n2 (")).count();
+    assert_eq!(expands, 1, "n2 is not handed out again at once");
+}

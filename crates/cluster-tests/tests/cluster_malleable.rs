@@ -1,0 +1,136 @@
+//! Malleable jobs end to end on a real cluster under Strategy=mtct: an
+//! elastic job running the example application under mall-run grows into
+//! idle nodes, shrinks for a waiting job (keeping its node constraint),
+//! which starts on exactly the freed nodes, is seen adapting meanwhile,
+//! runs its workers where it holds nodes, and finishes with the same
+//! result as the application alone.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use cluster_tests::malleable::{
+    example_script, hostnames, job_field, job_output, malleable_spec, serial_checksum, status, step_nodes, submit,
+    wait_log,
+};
+use cluster_tests::up_with;
+use testcluster::Cluster;
+
+const MTCT: &str = "Strategy=mtct\nSchedulerTick=5\n";
+
+fn set(items: Vec<String>) -> BTreeSet<String> {
+    items.into_iter().collect()
+}
+
+/// The nodes a log line names after `what` (`shrink off n3,n4 (resize`).
+fn nodes_after(line: &str, what: &str) -> Vec<String> {
+    let rest = &line[line.find(what).unwrap_or_else(|| panic!("{what} in {line}")) + what.len()..];
+    rest.split(' ').next().unwrap().split(',').map(str::to_string).collect()
+}
+
+/// Wait until the job's status says `state`; the status.
+fn wait_status(c: &Cluster, id: u32, state: &str) -> String {
+    testcluster::wait::until(&format!("JobId={id} {state}"), Duration::from_secs(20), || {
+        let s = status(c, id);
+        if s.contains(&format!("state={state}")) {
+            Ok(Some(s))
+        } else {
+            Err(s)
+        }
+    })
+    .unwrap()
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn an_elastic_job_grows_shrinks_for_a_waiting_job_and_finishes_its_work() {
+    let c = up_with(malleable_spec("t-elastic", 4, MTCT));
+    let app = "--cells 8192 --iterations 300 --unit-us 25 --adapt-delay-ms 800";
+    let script = example_script(&c, "elastic", app);
+    let id = submit(
+        &c,
+        &script,
+        "elastic.out",
+        &["-N2", "--min-nodes-invasive=2", "--max-nodes-invasive=4", "--node-constraints=even"],
+    );
+
+    // It grows into the two idle nodes; while its application adapts, the
+    // job shows it, and the new workers run there.
+    let line = wait_log(&c, 0, &[&format!("JobId={id}: expand onto ")], Duration::from_secs(60));
+    let added = nodes_after(&line, "expand onto ");
+    assert_eq!(set(added.clone()), set(vec!["n3".into(), "n4".into()]), "{line}");
+    let st = wait_status(&c, id, "expanding");
+    assert!(st.contains("nodes=n3,n4"), "{st}");
+    testcluster::wait::until("workers on n3 and n4", Duration::from_secs(20), || {
+        let steps = step_nodes(&c, id);
+        let on: BTreeSet<String> = steps.iter().map(|(_, n)| n.clone()).collect();
+        if on.contains("n3") && on.contains("n4") {
+            Ok(Some(()))
+        } else {
+            Err(format!("{steps:?}"))
+        }
+    })
+    .unwrap();
+    wait_log(&c, 0, &[&format!("JobId={id}: expand onto n3,n4 committed")], Duration::from_secs(30));
+    wait_status(&c, id, "steady");
+    assert_eq!(job_field(&c, id, "NumNodes"), "4");
+    assert_eq!(job_field(&c, id, "NodeList"), "n[1-4]");
+
+    // A rigid job for two nodes makes it shrink to two (even), never off
+    // its batch host, and starts on exactly the nodes it gave up.
+    let from = c.ctld_log().len();
+    let rigid = c.sbatch(&["-N2", "-t", "1", "--wrap", "sleep 4"]).unwrap();
+    let line = wait_log(&c, from, &[&format!("JobId={id}: shrink off ")], Duration::from_secs(30));
+    let freed = nodes_after(&line, "shrink off ");
+    assert_eq!(freed.len(), 2, "{line}");
+    assert!(!freed.contains(&job_field(&c, id, "BatchHost")), "{line}");
+    wait_status(&c, id, "shrinking");
+    wait_log(&c, from, &[&format!("JobId={id}: shrink off {} committed", freed.join(","))], Duration::from_secs(30));
+    let r = c.wait_job(rigid, "running", Duration::from_secs(20), |j| j.has_started()).unwrap();
+    assert_eq!(set(hostnames(&c, &r.node_list)), set(freed.clone()), "the waiting job starts on the freed nodes");
+    let steps = step_nodes(&c, id);
+    assert!(
+        steps.iter().all(|(_, n)| hostnames(&c, n).iter().all(|h| !freed.contains(h))),
+        "no worker is left on the freed nodes: {steps:?}"
+    );
+
+    // It finishes, with the work done right.
+    let done = c.wait_job(id, "finished", Duration::from_secs(180), |j| j.is_finished()).unwrap();
+    assert_eq!(done.state, "COMPLETED");
+    let out = job_output(&c, "elastic.out");
+    assert!(out.contains("expand to 4 workers") && out.contains("shrink to 2 workers"), "{out}");
+    assert_eq!(cluster_tests::malleable::checksum_in(&out), Some(serial_checksum(app)), "{out}");
+    // jobcomp has each resize, and the job's last allocation at its end.
+    let jobcomp = std::fs::read_to_string(c.dir.join("log/jobcomp.txt")).unwrap();
+    let mine: Vec<&str> = jobcomp.lines().filter(|l| l.starts_with(&format!("JobId={id} "))).collect();
+    assert!(mine.iter().filter(|l| l.contains("JobState=RESIZING")).count() >= 2, "{mine:?}");
+    let last = mine.last().unwrap();
+    assert!(last.contains("JobState=COMPLETED") && last.contains(&format!("NodeList={} ", done.node_list)), "{last}");
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn a_power_of_two_job_shrinks_to_a_power_of_two() {
+    let c = up_with(malleable_spec("t-pof2", 4, MTCT));
+    let app = "--cells 8192 --iterations 250 --unit-us 25";
+    let script = example_script(&c, "pof2", app);
+    let id = submit(
+        &c,
+        &script,
+        "pof2.out",
+        &["-N1", "--min-nodes-invasive=1", "--max-nodes-invasive=4", "--node-constraints=pof2"],
+    );
+    wait_log(&c, 0, &[&format!("JobId={id}: expand onto n2,n3,n4 committed")], Duration::from_secs(60));
+
+    // One node wanted: 3 would do, but 3 is no power of two.
+    let from = c.ctld_log().len();
+    let rigid = c.sbatch(&["-N1", "-t", "1", "--wrap", "sleep 3"]).unwrap();
+    let line = wait_log(&c, from, &[&format!("JobId={id}: shrink off "), "committed"], Duration::from_secs(30));
+    let freed = nodes_after(&line, "shrink off ");
+    assert_eq!(freed.len(), 2, "{line}");
+    let r = c.wait_job(rigid, "running", Duration::from_secs(20), |j| j.has_started()).unwrap();
+    assert!(freed.contains(&r.node_list), "{} started on {}, not on the freed {freed:?}", rigid, r.node_list);
+    let done = c.wait_job(id, "finished", Duration::from_secs(180), |j| j.is_finished()).unwrap();
+    assert_eq!(done.state, "COMPLETED");
+    let out = job_output(&c, "pof2.out");
+    assert_eq!(cluster_tests::malleable::checksum_in(&out), Some(serial_checksum(app)), "{out}");
+}

@@ -1,0 +1,75 @@
+//! slurmctld restarted while a malleable job adapts: in the middle of an
+//! expand, then of a shrink. No job is lost, none stays adapting, the
+//! application's commit reaches the new slurmctld, and the allocations
+//! agree afterwards.
+
+use std::time::Duration;
+
+use cluster_tests::malleable::{
+    checksum_in, example_script, hostnames, job_field, job_output, malleable_spec, serial_checksum, status, submit,
+    wait_log,
+};
+use cluster_tests::up_with;
+use testcluster::Cluster;
+
+/// Wait until the job's output says `what` (its application is inside an
+/// adaptation: it has begun it, and waits 3 s before committing).
+fn wait_output(c: &Cluster, what: &str) {
+    testcluster::wait::until(&format!("the application to say {what:?}"), Duration::from_secs(60), || {
+        let out = job_output(c, "restart.out");
+        if out.contains(what) {
+            Ok(Some(()))
+        } else {
+            Err(out)
+        }
+    })
+    .unwrap();
+}
+
+fn restart(c: &Cluster) {
+    let old = c.controller_pid().expect("slurmctld pid");
+    c.stop_controller();
+    assert!(!testcluster::process::pid_alive(old), "slurmctld did not stop");
+    c.start_controller().unwrap();
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn a_restart_in_the_middle_of_an_expand_and_of_a_shrink_loses_nothing() {
+    let c = up_with(malleable_spec("t-mrestart", 4, "Strategy=mtct\nSchedulerTick=5\nAdaptTimeout=60\n"));
+    // 3 s in each adaptation: time for slurmctld to go and come back.
+    let app = "--cells 8192 --iterations 300 --unit-us 25 --adapt-delay-ms 3000";
+    let script = example_script(&c, "restart", app);
+    let id = submit(&c, &script, "restart.out", &["-N2", "--min-nodes-invasive=2", "--max-nodes-invasive=4"]);
+
+    wait_log(&c, 0, &[&format!("JobId={id}: expand onto n3,n4 (resize ")], Duration::from_secs(60));
+    wait_output(&c, "expand to 4 workers");
+    assert!(status(&c, id).contains("state=expanding"));
+    restart(&c);
+    let after = c.ctld_log().rfind("sched/malleable: agent started").unwrap();
+    wait_log(&c, after, &[&format!("JobId={id}: expand onto n3,n4 committed")], Duration::from_secs(60));
+    assert_eq!((job_field(&c, id, "NumNodes"), job_field(&c, id, "NodeList")), ("4".into(), "n[1-4]".into()));
+
+    let rigid = c.sbatch(&["-N2", "-t", "1", "--wrap", "sleep 2"]).unwrap();
+    let line = wait_log(&c, after, &[&format!("JobId={id}: shrink off "), "(resize "], Duration::from_secs(60));
+    let freed: Vec<String> =
+        line.split("shrink off ").nth(1).unwrap().split(' ').next().unwrap().split(',').map(str::to_string).collect();
+    wait_output(&c, "shrink to 2 workers");
+    assert!(status(&c, id).contains("state=shrinking"));
+    restart(&c);
+    let after = c.ctld_log().rfind("sched/malleable: agent started").unwrap();
+    wait_log(&c, after, &[&format!("JobId={id}: shrink off {} committed", freed.join(","))], Duration::from_secs(60));
+    let r = c.wait_job(rigid, "started", Duration::from_secs(30), |j| j.has_started()).unwrap();
+    assert_eq!(hostnames(&c, &r.node_list), freed, "the waiting job runs on the freed nodes");
+    assert_eq!(job_field(&c, id, "NumNodes"), "2");
+
+    let done = c.wait_job(id, "finished", Duration::from_secs(180), |j| j.is_finished()).unwrap();
+    assert_eq!(done.state, "COMPLETED");
+    assert!(status(&c, id).contains("state=steady"), "{}", status(&c, id));
+    let out = job_output(&c, "restart.out");
+    assert_eq!(checksum_in(&out), Some(serial_checksum(app)), "{out}");
+    // Every job slurmctld had is still known; none is left running.
+    for j in c.jobs().unwrap() {
+        assert!(j.is_finished(), "JobId={} is {}", j.id, j.state);
+    }
+}

@@ -1,0 +1,49 @@
+//! Malleability beyond the paper: a malleable job submitted with --no-kill
+//! whose node fails goes on at the smaller size (still at least its
+//! minimum), its application told as a shrink it recovers from with its
+//! last checkpoint, instead of dying.
+
+use std::time::Duration;
+
+use cluster_tests::malleable::{
+    checksum_in, example_script, job_field, job_output, malleable_spec, serial_checksum, submit, wait_log,
+};
+use cluster_tests::up_with;
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn a_no_kill_malleable_job_whose_node_dies_goes_on_shrunk() {
+    // slurmctld gives up on a silent slurmd after 5 s.
+    let spec = malleable_spec("t-nodefail", 3, "Strategy=mtct\nSchedulerTick=5\n").set("SlurmdTimeout", "5");
+    let c = up_with(spec);
+    let app = "--cells 6144 --iterations 400 --unit-us 30 --checkpoint-every 10";
+    let script = example_script(&c, "nodefail", app);
+    let id =
+        submit(&c, &script, "nodefail.out", &["-N3", "--no-kill", "--min-nodes-invasive=2", "--max-nodes-invasive=3"]);
+    c.wait_job(id, "running", Duration::from_secs(30), |j| j.state == "RUNNING").unwrap();
+    testcluster::wait::until("the application to run on its three nodes", Duration::from_secs(30), || {
+        let out = job_output(&c, "nodefail.out");
+        if out.contains("worker 2 of 3") {
+            Ok(Some(()))
+        } else {
+            Err(out)
+        }
+    })
+    .unwrap();
+    assert_eq!(job_field(&c, id, "BatchHost"), "n1");
+    // Its runtime reports every ten iterations: after two reports, it has
+    // saved a checkpoint (every ten) to go on from.
+    wait_log(&c, 0, &[&format!("seq=3 REPORT job={id}")], Duration::from_secs(60));
+
+    c.crash_node("n3");
+    let line = wait_log(&c, 0, &[&format!("JobId={id}: lost n3; it goes on with 2 nodes")], Duration::from_secs(90));
+    assert!(line.contains("waiting for its application to commit"), "{line}");
+    wait_log(&c, 0, &[&format!("JobId={id}: going on without n3 committed")], Duration::from_secs(60));
+    assert_eq!((job_field(&c, id, "NumNodes"), job_field(&c, id, "NodeList")), ("2".into(), "n[1-2]".into()));
+
+    let done = c.wait_job(id, "finished", Duration::from_secs(180), |j| j.is_finished()).unwrap();
+    assert_eq!(done.state, "COMPLETED");
+    let out = job_output(&c, "nodefail.out");
+    assert!(out.contains("recover to 2 workers") && out.contains("going on from the checkpoint of iteration"), "{out}");
+    assert_eq!(checksum_in(&out), Some(serial_checksum(app)), "the work is done right despite the loss: {out}");
+}

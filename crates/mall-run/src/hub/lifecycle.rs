@@ -1,0 +1,327 @@
+//! The hub's side of the job's life: the scheduler's decisions as the job's
+//! status shows them, the commit once the workers are through, and the
+//! workers that connect, finish, fail to start, or vanish.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use malleable_model::runtime_msg::{Phase, Request, Status};
+use malleable_rt::wire::Frame;
+
+use super::{error, lost, Adapt, ConnId, Hub, Kind, Output, Reports, Stage, WorkerId};
+
+impl Hub {
+    pub(super) fn on_commit(&mut self, w: WorkerId, conn: ConnId, out: &mut Vec<Output>) {
+        let Some(a) = self.adapt.as_mut().filter(|a| a.stage == Stage::Moved) else {
+            return out.push(error(conn, "COMMIT: no adaptation has moved its data"));
+        };
+        let Some(rank) = a.next.iter().position(|&n| n == w) else {
+            return out.push(error(conn, "COMMIT: this worker is leaving: it says BYE"));
+        };
+        a.committed.insert(w);
+        out.push(Output::Reply(conn, Frame::new("COMMITTED").with("rank", rank).with("size", a.next.len())));
+        self.check_commit(out);
+    }
+
+    /// Once every staying worker committed and every leaving one is gone,
+    /// the scheduler is told.
+    pub(super) fn check_commit(&mut self, out: &mut Vec<Output>) {
+        let Some(a) = self.adapt.as_mut().filter(|a| a.stage == Stage::Moved) else { return };
+        let all_committed = a.next.iter().all(|w| a.committed.contains(w));
+        let leavers_gone = a.leavers.iter().all(|w| self.workers.get(w).is_some_and(super::Worker::gone));
+        if all_committed && leavers_gone {
+            a.stage = Stage::Committing;
+            out.push(Output::Tell(Request::Commit { job: self.job, resize: a.resize }));
+        }
+    }
+
+    pub(super) fn on_job(&mut self, status: Option<Status>, nodes: &[String], out: &mut Vec<Output>) {
+        self.status = status.clone();
+        self.job_nodes = nodes.to_vec();
+        let Some(status) = status else { return };
+        let decided = match &status.phase {
+            Phase::Expanding { resize, nodes, .. } => Some((Kind::Expand, *resize, nodes.clone())),
+            Phase::Shrinking { resize, nodes, .. } => Some((Kind::Shrink, *resize, nodes.clone())),
+            Phase::Lost { resize, nodes, .. } => Some((Kind::Lost, *resize, nodes.clone())),
+            Phase::Steady => None,
+        };
+        if let Some(a) = &self.adapt {
+            let still = decided.as_ref().is_some_and(|(_, r, _)| *r == a.resize);
+            if still || a.stage == Stage::Committing {
+                return;
+            }
+            // The scheduler ended it without the application (its
+            // AdaptTimeout, or our CANCEL): before the workers began,
+            // nothing is lost.
+            let (resize, stage, joiners) = (a.resize, a.stage, a.joiners.clone());
+            self.done.insert(resize);
+            self.adapt = None;
+            if stage > Stage::Starting {
+                return self.fatal(
+                    format!(
+                        "the scheduler ended adaptation {resize} while the application was carrying it out (its \
+                         AdaptTimeout ran out?): the application cannot go on consistently"
+                    ),
+                    out,
+                );
+            }
+            self.abandon(&joiners, out);
+            out.push(Output::Log(format!(
+                "the scheduler ended adaptation {resize} before the application began it; going on as before"
+            )));
+        }
+        let Some((kind, resize, nodes)) = decided else { return };
+        if self.done.contains(&resize) || self.finishing {
+            return;
+        }
+        let mut a = Adapt {
+            resize,
+            kind,
+            nodes: nodes.clone(),
+            joiners: Vec::new(),
+            leavers: Vec::new(),
+            stage: Stage::Starting,
+            next: Vec::new(),
+            committed: HashSet::new(),
+            cancelled: false,
+        };
+        let on = |hub: &Hub| -> Vec<WorkerId> {
+            hub.comm.iter().copied().filter(|w| nodes.contains(&hub.workers[w].node)).collect()
+        };
+        match kind {
+            Kind::Expand => {
+                for node in &nodes {
+                    for id in self.add_workers(node) {
+                        a.joiners.push(id);
+                        out.push(Output::Launch { worker: id, node: node.clone(), joining: resize });
+                    }
+                }
+                out.push(Output::Log(format!("expand {resize}: starting workers on {}", nodes.join(","))));
+            }
+            Kind::Shrink => {
+                a.leavers = on(self);
+                out.push(Output::Log(format!("shrink {resize}: workers leave {}", nodes.join(","))));
+            }
+            Kind::Lost => {
+                // The workers there are gone with their nodes; the others
+                // drop what they wait for and probe.
+                a.leavers = on(self);
+                for w in &a.leavers {
+                    let wk = self.workers.get_mut(w).expect("a worker of comm");
+                    wk.lost = true;
+                    wk.vanished = None;
+                    if let Some(c) = wk.conn {
+                        out.push(Output::Close(c));
+                    }
+                }
+                self.comm.retain(|w| !a.leavers.contains(w));
+                self.broken = true;
+                // A worker waiting in a probe is where it should be.
+                let dropped: Vec<WorkerId> =
+                    self.waiting.iter().filter(|(_, (_, f))| f.verb != "PROBE").map(|(w, _)| *w).collect();
+                for w in dropped {
+                    if let Some((c, _)) = self.waiting.remove(&w) {
+                        out.push(lost(c));
+                    }
+                }
+                for (_, (c, _)) in self.receiving.drain() {
+                    out.push(lost(c));
+                }
+                self.mailbox.clear();
+                out.push(Output::Log(format!(
+                    "lost {}: {} workers go on from their last checkpoint",
+                    nodes.join(","),
+                    self.comm.len()
+                )));
+            }
+        }
+        self.adapt = Some(a);
+        // The survivors may all be waiting in a probe already.
+        self.try_collectives(out);
+    }
+
+    /// Workers started for an expand that will not happen: Slurm ends
+    /// their steps, which is no failure.
+    fn abandon(&mut self, joiners: &[WorkerId], out: &mut Vec<Output>) {
+        for j in joiners {
+            if let Some(wk) = self.workers.get_mut(j) {
+                wk.abandoned = true;
+                if let Some(c) = wk.conn.take() {
+                    self.conns.remove(&c);
+                    out.push(Output::Close(c));
+                }
+            }
+            self.waiting.remove(j);
+        }
+    }
+
+    pub(super) fn on_answered(&mut self, request: Request, result: Result<(), String>, out: &mut Vec<Output>) {
+        match (&request, &result) {
+            (Request::Commit { resize, .. }, _) => {
+                if self.adapt.as_ref().is_some_and(|a| a.resize == *resize) {
+                    self.adapt = None;
+                }
+                self.done.insert(*resize);
+                // Measurements start again after an adaptation.
+                self.reports = Reports::default();
+                self.last_report = Instant::now();
+                match result {
+                    Ok(()) => {
+                        out.push(Output::Log(format!("adaptation {resize} committed; {} workers", self.comm.len())))
+                    }
+                    Err(e) => {
+                        out.push(Output::Log(format!("error: the scheduler refused the commit of {resize}: {e}")))
+                    }
+                }
+                self.check_finished(out);
+            }
+            (Request::Bye { .. }, _) if self.finishing => {}
+            (_, Err(e)) => out.push(Output::Log(format!("the scheduler refused {request:?}: {e}"))),
+            _ => {}
+        }
+    }
+
+    /// A worker started for an expand could not start, or ended, before
+    /// the workers were told: the expand is cancelled (the scheduler rolls
+    /// it back) and the job goes on as it was. Whether that applied.
+    fn joiner_failed(&mut self, w: WorkerId, how: &str, out: &mut Vec<Output>) -> bool {
+        let Some(a) = self.adapt.as_ref().filter(|a| a.joiners.contains(&w) && a.stage == Stage::Starting) else {
+            return false;
+        };
+        let (resize, joiners) = (a.resize, a.joiners.clone());
+        let node = self.workers[&w].node.clone();
+        out.push(Output::Log(format!(
+            "expand {resize}: the worker on {node} could not start ({how}); asking the scheduler to roll it back"
+        )));
+        out.push(Output::Tell(Request::Cancel { job: self.job, resize }));
+        self.abandon(&joiners, out);
+        // Never announced; the status going back to steady ends it.
+        if let Some(a) = self.adapt.as_mut() {
+            a.cancelled = true;
+        }
+        true
+    }
+
+    pub(super) fn on_closed(&mut self, conn: ConnId, out: &mut Vec<Output>) {
+        let Some(w) = self.conns.remove(&conn) else { return };
+        self.waiting.remove(&w);
+        self.receiving.remove(&w);
+        let Some(wk) = self.workers.get_mut(&w) else { return };
+        wk.conn = None;
+        wk.closed = true;
+        let leaving = self.adapt.as_ref().is_some_and(|a| a.leavers.contains(&w) && a.stage == Stage::Moved);
+        if !(wk.said_bye || wk.abandoned || wk.lost || leaving) {
+            if self.joiner_failed(w, "its connection ended", out) {
+                return;
+            }
+            self.vanished(w, self.rules.wait_for_step, out);
+        }
+        self.check_commit(out);
+        self.check_finished(out);
+    }
+
+    pub(super) fn on_exit(&mut self, w: WorkerId, success: bool, how: &str, out: &mut Vec<Output>) {
+        let Some(wk) = self.workers.get_mut(&w) else { return };
+        wk.exited = Some(success);
+        let (node, abandoned, bye, connected) = (wk.node.clone(), wk.abandoned, wk.said_bye, wk.connected_once);
+        if abandoned || wk.lost {
+            self.check_commit(out);
+            return self.check_finished(out);
+        }
+        let leaving = self.adapt.as_ref().is_some_and(|a| a.leavers.contains(&w));
+        // A step that failed before its worker connected is started again
+        // a few times (srun fails while slurmctld restarts, say).
+        if !success && !connected && wk.failed_starts + 1 < self.rules.start_tries {
+            wk.failed_starts += 1;
+            wk.exited = None;
+            wk.restart_at = Some(Instant::now() + self.rules.start_again_after);
+            out.push(Output::Log(format!("worker {w} on {node} could not start ({how}); trying again")));
+            return;
+        }
+        if !success && self.joiner_failed(w, how, out) {
+            return;
+        }
+        if !connected {
+            if !success {
+                return self.fatal(format!("worker {w} on {node} failed: {how}"), out);
+            }
+            if self.workers.values().any(|x| x.connected_once) {
+                return self.fatal(
+                    format!(
+                        "worker {w} on {node} ended ({how}) without connecting to the hub while others use the \
+                         runtime: every worker of the application must call the runtime's init"
+                    ),
+                    out,
+                );
+            }
+        } else if !bye && !leaving {
+            // Its node may have failed (srun then ends well, saying "Node
+            // failure"): the plugin says so soon if it did.
+            self.vanished(w, self.rules.confirm_loss, out);
+        }
+        self.check_commit(out);
+        self.check_finished(out);
+    }
+
+    /// Start again the steps whose time has come.
+    pub(super) fn start_again(&mut self, out: &mut Vec<Output>) {
+        let now = Instant::now();
+        for (w, wk) in self.workers.iter_mut() {
+            if wk.restart_at.is_some_and(|t| t <= now) && !wk.abandoned {
+                wk.restart_at = None;
+                let joining = self.adapt.as_ref().filter(|a| a.joiners.contains(w)).map_or(0, |a| a.resize);
+                out.push(Output::Launch { worker: *w, node: wk.node.clone(), joining });
+            }
+        }
+    }
+
+    /// Worker `w` ended without finishing: wait at most `within` to learn
+    /// that its node was lost.
+    fn vanished(&mut self, w: WorkerId, within: Duration, out: &mut Vec<Output>) {
+        let Some(wk) = self.workers.get_mut(&w) else { return };
+        let by = Instant::now() + within;
+        if wk.vanished.is_none() {
+            out.push(Output::Log(format!(
+                "worker {w} on {} ended without finishing; waiting to learn whether {} failed",
+                wk.node, wk.node
+            )));
+        }
+        wk.vanished = Some(wk.vanished.map_or(by, |t| t.min(by)));
+    }
+
+    /// A vanished worker whose node was not lost in time ends the run.
+    pub(super) fn check_vanished(&mut self, out: &mut Vec<Output>) {
+        let now = Instant::now();
+        let overdue = self.workers.iter().find(|(_, wk)| wk.vanished.is_some_and(|t| t <= now) && !wk.lost);
+        if let Some((w, wk)) = overdue {
+            let why = format!(
+                "worker {w} on {} ended without finishing (BYE), and the job did not lose {}: the application failed",
+                wk.node, wk.node
+            );
+            self.fatal(why, out);
+        }
+    }
+
+    /// Every worker done: the application is over.
+    pub(super) fn check_finished(&mut self, out: &mut Vec<Output>) {
+        if self.finishing || self.adapt.is_some() {
+            return;
+        }
+        let all = self
+            .workers
+            .values()
+            .all(|w| w.abandoned || w.lost || (w.exited.is_some() && (w.said_bye || !w.connected_once)));
+        if all {
+            self.finishing = true;
+            if self.workers.values().all(|w| !w.connected_once) {
+                out.push(Output::Log(
+                    "no worker connected to the hub: the application does not use malleable-rt, and its job was \
+                     not resized"
+                        .into(),
+                ));
+            }
+            out.push(Output::Tell(Request::Bye { job: self.job }));
+            out.push(Output::Exit(0));
+        }
+    }
+}

@@ -1,0 +1,456 @@
+//! The hub's decisions, apart from sockets, srun and slurmctld: what each
+//! input (a worker's frame or disconnection, the job's status read from
+//! slurmctld, the scheduler's answer to a request, a worker step's exit, a
+//! tick) makes it answer, start, tell the scheduler or log. The driver
+//! (`run.rs`) feeds it and carries its outputs out, so every rule here is
+//! tested without a cluster.
+//!
+//! An adaptation, from the scheduler's decision to its commit:
+//! 1. the job's status says Expanding (the job already holds the new
+//!    nodes: workers are started there) or Shrinking;
+//! 2. once the new workers are connected, the next collective probe
+//!    answers EXPAND or SHRINK, and BEGIN goes to the scheduler;
+//! 3. BEGIN (collective with the new workers): the ranks after it;
+//! 4. REDIST (collective): every worker's items, in rank order, split in
+//!    equal blocks over the workers that stay and join;
+//! 5. each staying worker commits; the leaving ones say BYE and their
+//!    steps end; then COMMIT goes to the scheduler, which frees the left
+//!    nodes, and the adaptation is over once it acknowledges.
+//!
+//! A worker that vanishes is waited for while its step runs: its node may
+//! have failed, and a job submitted with --no-kill goes on without it (the
+//! status says `lost`). Then every other worker's pending call is answered
+//! LOST, their next probe answers SHRINK with `lost=1`, and the data they
+//! get back is the last checkpoint (CHECKPOINT, collective), from which
+//! they compute again. A worker that ended without its node being lost
+//! ends the run.
+//!
+//! The rules are split by what they handle: `collectives.rs` (probe,
+//! begin, redistribute, reductions, checkpoints, messages) and
+//! `lifecycle.rs` (the job's status, commits, workers that come and go).
+
+mod collectives;
+mod lifecycle;
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::time::{Duration, Instant};
+
+use malleable_model::runtime_msg::{Phase, Request, Status};
+use malleable_model::JobId;
+use malleable_rt::wire::Frame;
+
+pub type ConnId = u64;
+pub type WorkerId = u32;
+
+/// What happened.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Input {
+    Frame(ConnId, Frame),
+    /// A worker's connection ended (or broke).
+    Closed(ConnId),
+    /// The job as slurmctld has it now: its status (`None` until the
+    /// plugin publishes one) and its nodes.
+    Job {
+        status: Option<Status>,
+        nodes: Vec<String>,
+    },
+    /// The scheduler took (or refused) a request the hub told it.
+    Answered {
+        request: Request,
+        result: Result<(), String>,
+    },
+    /// A worker's srun step ended.
+    StepExited {
+        worker: WorkerId,
+        success: bool,
+        how: String,
+    },
+    /// Time passes (reports are sent on it).
+    Tick,
+}
+
+/// What to do.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Output {
+    Reply(ConnId, Frame),
+    Close(ConnId),
+    /// Start worker `worker` on `node` with srun; `joining` is the
+    /// adaptation it joins, 0 for a worker of the start.
+    Launch {
+        worker: WorkerId,
+        node: String,
+        joining: u64,
+    },
+    /// Write a request to the scheduler (the channel sends them in order).
+    Tell(Request),
+    Log(String),
+    /// Stop: end the steps still running and exit with this code.
+    Exit(i32),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Expand,
+    Shrink,
+    /// The job lost nodes: the workers there are gone, the rest go on from
+    /// the last checkpoint.
+    Lost,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Stage {
+    /// The scheduler decided; workers are starting on new nodes.
+    Starting,
+    /// A probe told the workers.
+    Announced,
+    /// They began: the new ranks are known.
+    Begun,
+    /// The data moved; the staying workers commit, the leaving ones go.
+    Moved,
+    /// Told the scheduler; waiting for it to take the commit.
+    Committing,
+}
+
+#[derive(Debug)]
+struct Adapt {
+    resize: u64,
+    kind: Kind,
+    nodes: Vec<String>,
+    joiners: Vec<WorkerId>,
+    leavers: Vec<WorkerId>,
+    stage: Stage,
+    /// The ranks after it.
+    next: Vec<WorkerId>,
+    committed: HashSet<WorkerId>,
+    /// Its new workers could not start: the scheduler is asked to roll it
+    /// back, and it is never announced.
+    cancelled: bool,
+}
+
+#[derive(Debug, Default)]
+struct Worker {
+    node: String,
+    conn: Option<ConnId>,
+    connected_once: bool,
+    said_bye: bool,
+    closed: bool,
+    /// Its step ended, and whether it succeeded.
+    exited: Option<bool>,
+    /// Started for an expand the scheduler then ended: Slurm ends it.
+    abandoned: bool,
+    /// Ended without BYE: until this time the hub waits to learn whether
+    /// its node failed (then the job goes on without it) or not (the run
+    /// ends).
+    vanished: Option<Instant>,
+    /// Its node failed.
+    lost: bool,
+    /// Its step failed before it connected this many times.
+    failed_starts: u32,
+    /// When to start its step again.
+    restart_at: Option<Instant>,
+}
+
+impl Worker {
+    fn gone(&self) -> bool {
+        self.lost || ((self.said_bye || self.closed || self.abandoned) && self.exited.is_some())
+    }
+}
+
+/// The application's data as its workers last saved it together, in rank
+/// order, to go on from if workers are lost.
+#[derive(Debug)]
+struct Checkpoint {
+    iteration: u64,
+    item: usize,
+    data: Vec<u8>,
+}
+
+/// What the hub is told to do, from mall-run's options.
+#[derive(Clone, Copy, Debug)]
+pub struct Rules {
+    /// Workers a node.
+    pub per_node: usize,
+    /// The fewest seconds between two reports to the scheduler.
+    pub report_every: Duration,
+    /// How long a vanished worker's end is given to turn out a node
+    /// failure once its step has ended (slurmctld takes the node out of
+    /// the job, and the plugin says so, within a pass or two).
+    pub confirm_loss: Duration,
+    /// How long a worker whose connection ended, and whose step still
+    /// runs, is waited for: its node may be failing, which slurmctld
+    /// notices only after SlurmdTimeout (300 s unless set).
+    pub wait_for_step: Duration,
+    /// How often a worker's step is started before giving up, and the
+    /// time between tries: srun fails while slurmctld restarts.
+    pub start_tries: u32,
+    pub start_again_after: Duration,
+}
+
+impl Default for Rules {
+    fn default() -> Rules {
+        Rules {
+            per_node: 1,
+            report_every: Duration::from_secs(5),
+            confirm_loss: Duration::from_secs(15),
+            wait_for_step: Duration::from_secs(600),
+            start_tries: 3,
+            start_again_after: Duration::from_secs(2),
+        }
+    }
+}
+
+/// What the workers reported since the last report to the scheduler.
+#[derive(Debug, Default)]
+struct Reports {
+    /// Each worker's iterations (the job's are the most any worker did).
+    iterations: BTreeMap<WorkerId, u32>,
+    compute_s: f64,
+    comm_s: f64,
+    watts: BTreeMap<String, f64>,
+    count: u32,
+}
+
+pub struct Hub {
+    job: JobId,
+    token: String,
+    rules: Rules,
+    workers: BTreeMap<WorkerId, Worker>,
+    next_worker: WorkerId,
+    /// The workers in rank order.
+    comm: Vec<WorkerId>,
+    conns: HashMap<ConnId, WorkerId>,
+    /// Collective calls waiting for the rest.
+    waiting: HashMap<WorkerId, (ConnId, Frame)>,
+    /// Messages by (from rank, to rank).
+    mailbox: HashMap<(usize, usize), VecDeque<Vec<u8>>>,
+    /// A worker waiting in RECV, and from which rank.
+    receiving: HashMap<WorkerId, (ConnId, usize)>,
+    adapt: Option<Adapt>,
+    /// Adaptations carried out or given up: never taken up again.
+    done: HashSet<u64>,
+    status: Option<Status>,
+    /// The job's nodes, as last read.
+    job_nodes: Vec<String>,
+    checkpoint: Option<Checkpoint>,
+    /// Workers were lost: every call but a probe is answered LOST until
+    /// the probe that starts the recovery.
+    broken: bool,
+    reports: Reports,
+    last_report: Instant,
+    finishing: bool,
+}
+
+/// Tokens compared without stopping at the first difference.
+fn same_token(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
+}
+
+fn error(conn: ConnId, why: impl Into<String>) -> Output {
+    Output::Reply(conn, Frame::new("ERROR").with_payload(why.into().into_bytes()))
+}
+
+/// The answer to every call of a worker while the job recovers from lost
+/// workers: it is to probe.
+fn lost(conn: ConnId) -> Output {
+    Output::Reply(conn, Frame::new("LOST"))
+}
+
+impl Hub {
+    /// A hub for job `job` on `nodes`; the first
+    /// outputs start them.
+    pub fn new(job: JobId, token: String, nodes: &[String], rules: Rules) -> (Hub, Vec<Output>) {
+        let mut hub = Hub {
+            job,
+            token,
+            rules,
+            workers: BTreeMap::new(),
+            next_worker: 1,
+            comm: Vec::new(),
+            conns: HashMap::new(),
+            waiting: HashMap::new(),
+            mailbox: HashMap::new(),
+            receiving: HashMap::new(),
+            adapt: None,
+            done: HashSet::new(),
+            status: None,
+            job_nodes: nodes.to_vec(),
+            checkpoint: None,
+            broken: false,
+            reports: Reports::default(),
+            last_report: Instant::now(),
+            finishing: false,
+        };
+        let mut out = vec![Output::Tell(Request::Hello { job })];
+        for node in nodes {
+            for id in hub.add_workers(node) {
+                hub.comm.push(id);
+                out.push(Output::Launch { worker: id, node: node.clone(), joining: 0 });
+            }
+        }
+        (hub, out)
+    }
+
+    fn add_workers(&mut self, node: &str) -> Vec<WorkerId> {
+        (0..self.rules.per_node)
+            .map(|_| {
+                let id = self.next_worker;
+                self.next_worker += 1;
+                self.workers.insert(id, Worker { node: node.to_string(), ..Worker::default() });
+                id
+            })
+            .collect()
+    }
+
+    fn rank_of(&self, w: WorkerId) -> Option<usize> {
+        self.comm.iter().position(|&c| c == w)
+    }
+
+    pub fn handle(&mut self, input: Input) -> Vec<Output> {
+        let mut out = Vec::new();
+        match input {
+            Input::Frame(conn, frame) => self.on_frame(conn, frame, &mut out),
+            Input::Closed(conn) => self.on_closed(conn, &mut out),
+            Input::Job { status, nodes } => self.on_job(status, &nodes, &mut out),
+            Input::Answered { request, result } => self.on_answered(request, result, &mut out),
+            Input::StepExited { worker, success, how } => self.on_exit(worker, success, &how, &mut out),
+            Input::Tick => self.on_tick(&mut out),
+        }
+        out
+    }
+
+    fn fatal(&mut self, why: String, out: &mut Vec<Output>) {
+        if self.finishing {
+            return;
+        }
+        self.finishing = true;
+        out.push(Output::Log(format!("error: {why}")));
+        out.push(Output::Tell(Request::Bye { job: self.job }));
+        out.push(Output::Exit(1));
+    }
+
+    fn on_frame(&mut self, conn: ConnId, frame: Frame, out: &mut Vec<Output>) {
+        let Some(&w) = self.conns.get(&conn) else {
+            return self.on_hello(conn, frame, out);
+        };
+        let collective = ["PROBE", "BEGIN", "REDIST", "ALLREDUCE", "BARRIER", "CHECKPOINT"];
+        // After a loss, the workers drop what they were doing and probe.
+        if self.broken && !["PROBE", "REPORT", "SHOULD", "BYE"].contains(&frame.verb.as_str()) {
+            return out.push(lost(conn));
+        }
+        match frame.verb.as_str() {
+            v if collective.contains(&v) => self.on_collective(w, conn, frame, out),
+            "COMMIT" => self.on_commit(w, conn, out),
+            "REPORT" => match self.on_report(w, &frame) {
+                Ok(()) => out.push(Output::Reply(conn, Frame::new("OK"))),
+                Err(e) => out.push(error(conn, e)),
+            },
+            "SHOULD" => {
+                out.push(Output::Tell(Request::ShouldReconfigure { job: self.job }));
+                let decided = self.adapt.as_ref().is_some_and(|a| a.stage == Stage::Starting)
+                    || self.status.as_ref().is_some_and(|s| s.phase != Phase::Steady);
+                out.push(Output::Reply(conn, Frame::new("ANSWER").with("yes", u8::from(decided))));
+            }
+            "SEND" => self.on_send(w, conn, frame, out),
+            "RECV" => self.on_recv(w, conn, &frame, out),
+            "BYE" => {
+                if let Some(wk) = self.workers.get_mut(&w) {
+                    wk.said_bye = true;
+                }
+                out.push(Output::Reply(conn, Frame::new("OK")));
+                self.check_commit(out);
+                self.check_finished(out);
+            }
+            other => out.push(error(conn, format!("'{other}' is not a request the hub knows"))),
+        }
+    }
+
+    fn on_hello(&mut self, conn: ConnId, frame: Frame, out: &mut Vec<Output>) {
+        let refuse = |out: &mut Vec<Output>, why: String| {
+            out.push(Output::Log(format!("refused a connection: {why}")));
+            out.push(error(conn, why));
+            out.push(Output::Close(conn));
+        };
+        if frame.verb != "HELLO" {
+            return refuse(out, format!("{} before HELLO", frame.verb));
+        }
+        if !frame.get("token").is_ok_and(|t| same_token(t, &self.token)) {
+            return refuse(out, "HELLO without this job's token".into());
+        }
+        let Ok(w) = frame.number::<WorkerId>("worker") else {
+            return refuse(out, "HELLO without a worker number".into());
+        };
+        let exited_unconnected = self.workers.values().any(|x| x.exited.is_some() && !x.connected_once);
+        let Some(wk) = self.workers.get_mut(&w).filter(|x| x.conn.is_none() && !x.connected_once) else {
+            return refuse(out, format!("worker {w} is not one this hub started, or it is connected already"));
+        };
+        wk.conn = Some(conn);
+        wk.connected_once = true;
+        self.conns.insert(conn, w);
+        if exited_unconnected {
+            return self.fatal(
+                "a worker ended without connecting to the hub while others use the runtime: every worker \
+                 of the application must call the runtime's init"
+                    .into(),
+                out,
+            );
+        }
+        let (rank, size, joining) = match self.adapt.as_ref().filter(|a| a.joiners.contains(&w)) {
+            Some(a) => {
+                let stay = self.comm.len() - a.leavers.len();
+                let at = a.joiners.iter().position(|&j| j == w).unwrap_or(0);
+                (stay + at, stay + a.joiners.len(), a.resize)
+            }
+            None => (self.rank_of(w).unwrap_or(0), self.comm.len(), 0),
+        };
+        out.push(Output::Reply(
+            conn,
+            Frame::new("WELCOME").with("rank", rank).with("size", size).with("joining", joining),
+        ));
+        // The last joiner connected: the adaptation may be announced.
+        self.try_collectives(out);
+    }
+
+    fn on_report(&mut self, w: WorkerId, f: &Frame) -> Result<(), String> {
+        let amount = |k: &str| -> Result<f64, String> {
+            let v: f64 = f.number(k)?;
+            if v.is_finite() && v >= 0.0 {
+                Ok(v)
+            } else {
+                Err(format!("REPORT: {k}={v} is not valid: expected a number 0 or more"))
+            }
+        };
+        let (iterations, compute, comm) = (f.number::<u32>("iterations")?, amount("compute_s")?, amount("comm_s")?);
+        let watts = if f.get("watts").is_ok() { Some(amount("watts")?) } else { None };
+        // Reports from the middle of an adaptation mix two sizes.
+        if self.adapt.is_some() {
+            return Ok(());
+        }
+        let r = &mut self.reports;
+        *r.iterations.entry(w).or_default() += iterations;
+        r.compute_s += compute;
+        r.comm_s += comm;
+        r.count += 1;
+        if let (Some(w), Some(wk)) = (watts, self.workers.get(&w)) {
+            r.watts.insert(wk.node.clone(), w);
+        }
+        Ok(())
+    }
+
+    fn on_tick(&mut self, out: &mut Vec<Output>) {
+        self.check_vanished(out);
+        self.start_again(out);
+        if self.reports.count == 0 || self.last_report.elapsed() < self.rules.report_every || self.adapt.is_some() {
+            return;
+        }
+        let r = std::mem::take(&mut self.reports);
+        let watts = (!r.watts.is_empty()).then(|| r.watts.values().sum::<f64>() / r.watts.len() as f64);
+        out.push(Output::Tell(Request::Report {
+            job: self.job,
+            iterations: r.iterations.values().copied().max().unwrap_or(0),
+            compute_s: r.compute_s,
+            comm_s: r.comm_s,
+            watts_per_node: watts,
+        }));
+        self.last_report = Instant::now();
+    }
+}

@@ -1,0 +1,77 @@
+//! The mall-run command: its options, the job it runs in, then the driver.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+use mall_run::channel::Polling;
+use mall_run::hub::Rules;
+use mall_run::run::{run, Settings};
+
+/// Start a malleable application in this Slurm job and carry out its resizes.
+///
+/// Run from the batch script of a job submitted with --min-nodes-invasive and
+/// --max-nodes-invasive: it starts APP once a node (srun), and the
+/// application's runtime (malleable-rt) learns from it when to grow or shrink.
+#[derive(Parser, Debug)]
+#[command(name = "mall-run", version)]
+struct Args {
+    /// Workers a node.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    per_node: u32,
+    /// How often the job's status is read from slurmctld while no resize is under way, in ms.
+    #[arg(long, default_value_t = 250, value_parser = clap::value_parser!(u64).range(10..=60_000))]
+    poll_ms: u64,
+    /// The fewest seconds between two reports of the application's timings to the scheduler.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    report_every: u64,
+    /// The name or address the workers reach this host by [default: this host's name].
+    #[arg(long)]
+    hub_address: Option<String>,
+    /// The application and its arguments.
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    app: Vec<String>,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match start(args) {
+        Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
+        Err(e) => {
+            eprintln!("mall-run: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn start(args: Args) -> Result<i32, String> {
+    let job: u32 = std::env::var("SLURM_JOB_ID")
+        .ok()
+        .and_then(|j| j.parse().ok())
+        .ok_or("SLURM_JOB_ID is not set: mall-run runs inside a Slurm job (in its batch script, or under salloc)")?;
+    let rec = slurm::client::load_job(job)?;
+    let nodes = slurm::client::hostnames(&rec.nodes);
+    if nodes.is_empty() {
+        return Err(format!("JobId={job} holds no nodes ({})", rec.state));
+    }
+    let hub_host = match args.hub_address {
+        Some(h) => h,
+        None => rustix::system::uname().nodename().to_string_lossy().into_owned(),
+    };
+    run(Settings {
+        job,
+        nodes,
+        app: args.app,
+        rules: Rules {
+            per_node: args.per_node as usize,
+            report_every: Duration::from_secs(args.report_every),
+            ..Rules::default()
+        },
+        polling: Polling {
+            steady: Duration::from_millis(args.poll_ms),
+            busy: Duration::from_millis(args.poll_ms.min(50)),
+            answer_within: Duration::from_secs(300),
+        },
+        hub_host,
+    })
+}

@@ -1,0 +1,336 @@
+//! The hub's rules, input by input: the workers' frames, the job's status
+//! from slurmctld, steps that end, and what the hub answers, starts and
+//! tells the scheduler.
+
+use std::time::Duration;
+
+use mall_run::hub::{ConnId, Hub, Input, Output, Rules, WorkerId};
+use malleable_model::runtime_msg::{Phase, Request, Status};
+use malleable_model::{JobId, MalleableSpec, NodeConstraint};
+use malleable_rt::wire::Frame;
+
+const JOB: JobId = JobId(42);
+
+fn nodes(names: &[&str]) -> Vec<String> {
+    names.iter().map(|s| s.to_string()).collect()
+}
+
+/// A hub on these nodes; a vanished worker's node failure is not waited for.
+fn hub(on: &[&str], report_every: Duration) -> (Hub, Vec<Output>) {
+    let rules = Rules {
+        report_every,
+        confirm_loss: Duration::ZERO,
+        wait_for_step: Duration::ZERO,
+        start_tries: 2,
+        start_again_after: Duration::ZERO,
+        ..Rules::default()
+    };
+    Hub::new(JOB, "secret".into(), &nodes(on), rules)
+}
+
+fn frame(h: &mut Hub, conn: ConnId, f: Frame) -> Vec<Output> {
+    h.handle(Input::Frame(conn, f))
+}
+
+/// Worker `w` connects on connection `w` (its conn id is its number).
+fn hello(h: &mut Hub, w: WorkerId) -> Vec<Output> {
+    frame(h, w as ConnId, Frame::new("HELLO").with("token", "secret").with("worker", w))
+}
+
+/// The frames answered, as (connection, frame).
+fn replies(out: &[Output]) -> Vec<(ConnId, Frame)> {
+    out.iter()
+        .filter_map(|o| match o {
+            Output::Reply(c, f) => Some((*c, f.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn verbs(out: &[Output]) -> Vec<(ConnId, String)> {
+    replies(out).into_iter().map(|(c, f)| (c, f.verb)).collect()
+}
+
+fn told(out: &[Output]) -> Vec<Request> {
+    out.iter()
+        .filter_map(|o| match o {
+            Output::Tell(r) => Some(r.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn status(phase: Phase) -> Input {
+    let spec = MalleableSpec { min: 1, max: 4, constraint: NodeConstraint::None };
+    Input::Job { status: Some(Status { phase, runtime: true, ..Status::new(spec) }), nodes: vec![] }
+}
+
+/// Every worker in `ws` sends `f`; the outputs of the last.
+fn all(h: &mut Hub, ws: &[WorkerId], f: &Frame) -> Vec<Output> {
+    let mut out = Vec::new();
+    for &w in ws {
+        out = frame(h, w as ConnId, f.clone());
+    }
+    out
+}
+
+/// A hub with workers 1..=n on n1..nn, all connected.
+fn running(n: usize) -> Hub {
+    let names: Vec<String> = (1..=n).map(|i| format!("n{i}")).collect();
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let (mut h, _) = hub(&refs, Duration::from_secs(3600));
+    for w in 1..=n as WorkerId {
+        hello(&mut h, w);
+    }
+    h
+}
+
+#[test]
+fn the_start_launches_a_worker_a_node_and_welcomes_each_by_rank() {
+    let (mut h, out) = hub(&["n1", "n2"], Duration::from_secs(5));
+    assert_eq!(told(&out), vec![Request::Hello { job: JOB }]);
+    let launches: Vec<(WorkerId, String, u64)> = out
+        .iter()
+        .filter_map(|o| match o {
+            Output::Launch { worker, node, joining } => Some((*worker, node.clone(), *joining)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(launches, vec![(1, "n1".into(), 0), (2, "n2".into(), 0)]);
+    let r = replies(&hello(&mut h, 2));
+    assert_eq!(r[0].1, Frame::new("WELCOME").with("rank", 1).with("size", 2).with("joining", 0));
+}
+
+#[test]
+fn a_connection_without_the_token_or_as_a_worker_not_started_is_refused_and_closed() {
+    let (mut h, _) = hub(&["n1"], Duration::from_secs(5));
+    for (f, why) in [
+        (Frame::new("HELLO").with("token", "guess").with("worker", 1), "HELLO without this job's token"),
+        (Frame::new("PROBE"), "PROBE before HELLO"),
+        (Frame::new("HELLO").with("token", "secret").with("worker", 9), "worker 9 is not one this hub started"),
+    ] {
+        let out = frame(&mut h, 77, f);
+        let r = replies(&out);
+        assert_eq!(r[0].1.verb, "ERROR");
+        assert!(String::from_utf8_lossy(&r[0].1.payload).starts_with(why), "{out:?}");
+        assert!(out.contains(&Output::Close(77)));
+    }
+    hello(&mut h, 1);
+    let again = frame(&mut h, 78, Frame::new("HELLO").with("token", "secret").with("worker", 1));
+    assert!(again.contains(&Output::Close(78)), "a worker connects once");
+}
+
+#[test]
+fn a_probe_waits_for_every_worker_and_workers_that_disagree_are_told() {
+    let mut h = running(2);
+    assert!(replies(&frame(&mut h, 1, Frame::new("PROBE"))).is_empty(), "worker 2 has not probed");
+    assert_eq!(verbs(&frame(&mut h, 2, Frame::new("PROBE"))), vec![(1, "NONE".into()), (2, "NONE".into())]);
+    frame(&mut h, 1, Frame::new("PROBE"));
+    let out = frame(&mut h, 2, Frame::new("BARRIER"));
+    assert_eq!(verbs(&out), vec![(1, "ERROR".into()), (2, "ERROR".into())]);
+}
+
+#[test]
+fn an_expand_starts_workers_on_the_new_nodes_and_commits_once_everyone_has() {
+    let mut h = running(2);
+    let out = h.handle(status(Phase::Expanding { resize: 7, nodes: nodes(&["n3"]), since: 1 }));
+    assert!(out.contains(&Output::Launch { worker: 3, node: "n3".into(), joining: 7 }));
+    // Until the new worker is there, probes go on as before.
+    assert_eq!(verbs(&all(&mut h, &[1, 2], &Frame::new("PROBE"))).len(), 2);
+    let r = replies(&hello(&mut h, 3));
+    assert_eq!(r[0].1, Frame::new("WELCOME").with("rank", 2).with("size", 3).with("joining", 7));
+    let begin = Frame::new("BEGIN").with("resize", 7);
+    assert!(replies(&frame(&mut h, 3, begin.clone())).is_empty());
+    let out = all(&mut h, &[1, 2], &Frame::new("PROBE"));
+    let r = replies(&out);
+    assert_eq!(r[0].1, Frame::new("EXPAND").with("resize", 7).with("nodes", "n3").with("size", 3));
+    assert_eq!(told(&out), vec![Request::Begin { job: JOB, resize: 7 }]);
+    let out = all(&mut h, &[1, 2], &begin);
+    let ranks: Vec<(ConnId, String, String)> = replies(&out)
+        .into_iter()
+        .map(|(c, f)| (c, f.get("rank").unwrap().to_string(), f.get("leaving").unwrap().to_string()))
+        .collect();
+    assert_eq!(ranks.len(), 3);
+    assert!(ranks.contains(&(3, "2".into(), "0".into())));
+    // Six one-byte items, two workers' worth, now in three blocks of two.
+    frame(&mut h, 1, Frame::new("REDIST").with("item", 1).with_payload(b"abc".to_vec()));
+    frame(&mut h, 3, Frame::new("REDIST").with("item", 1));
+    let out = frame(&mut h, 2, Frame::new("REDIST").with("item", 1).with_payload(b"def".to_vec()));
+    let mut data: Vec<(ConnId, Vec<u8>)> = replies(&out).into_iter().map(|(c, f)| (c, f.payload)).collect();
+    data.sort();
+    assert_eq!(data, vec![(1, b"ab".to_vec()), (2, b"cd".to_vec()), (3, b"ef".to_vec())]);
+    assert!(told(&all(&mut h, &[1, 2], &Frame::new("COMMIT"))).is_empty(), "worker 3 has not committed");
+    let out = frame(&mut h, 3, Frame::new("COMMIT"));
+    assert_eq!(replies(&out)[0].1, Frame::new("COMMITTED").with("rank", 2).with("size", 3));
+    assert_eq!(told(&out), vec![Request::Commit { job: JOB, resize: 7 }]);
+    h.handle(Input::Answered { request: Request::Commit { job: JOB, resize: 7 }, result: Ok(()) });
+    // Three workers now, and the status still saying Expanding (read before
+    // the plugin took the commit) starts nothing again.
+    assert!(h.handle(status(Phase::Expanding { resize: 7, nodes: nodes(&["n3"]), since: 1 })).is_empty());
+    assert_eq!(verbs(&all(&mut h, &[1, 2, 3], &Frame::new("PROBE"))).len(), 3);
+}
+
+#[test]
+fn a_shrink_commits_only_once_the_leaving_worker_has_said_bye_and_its_step_ended() {
+    let mut h = running(3);
+    h.handle(status(Phase::Shrinking { resize: 9, nodes: nodes(&["n2"]), since: 1 }));
+    let out = all(&mut h, &[1, 2, 3], &Frame::new("PROBE"));
+    assert_eq!(replies(&out)[0].1, Frame::new("SHRINK").with("resize", 9).with("nodes", "n2").with("size", 2));
+    let out = all(&mut h, &[1, 2, 3], &Frame::new("BEGIN").with("resize", 9));
+    let leaving: Vec<(ConnId, String, String)> = replies(&out)
+        .into_iter()
+        .map(|(c, f)| (c, f.get("rank").unwrap().to_string(), f.get("leaving").unwrap().to_string()))
+        .collect();
+    assert!(leaving.contains(&(2, "0".into(), "1".into())));
+    assert!(leaving.contains(&(3, "1".into(), "0".into())));
+    frame(&mut h, 1, Frame::new("REDIST").with("item", 1).with_payload(b"a".to_vec()));
+    frame(&mut h, 2, Frame::new("REDIST").with("item", 1).with_payload(b"b".to_vec()));
+    let out = frame(&mut h, 3, Frame::new("REDIST").with("item", 1).with_payload(b"c".to_vec()));
+    let mut data: Vec<(ConnId, Vec<u8>)> = replies(&out).into_iter().map(|(c, f)| (c, f.payload)).collect();
+    data.sort();
+    assert_eq!(data, vec![(1, b"ab".to_vec()), (2, vec![]), (3, b"c".to_vec())]);
+    assert!(told(&all(&mut h, &[1, 3], &Frame::new("COMMIT"))).is_empty());
+    assert!(told(&frame(&mut h, 2, Frame::new("BYE"))).is_empty(), "its step still runs");
+    assert!(h.handle(Input::Closed(2)).is_empty());
+    let out = h.handle(Input::StepExited { worker: 2, success: true, how: "exit 0".into() });
+    assert_eq!(told(&out), vec![Request::Commit { job: JOB, resize: 9 }]);
+    // The leaver is no rank any more: two ranks are left.
+    let out = frame(&mut h, 3, Frame::new("SEND").with("to", 2));
+    assert!(String::from_utf8_lossy(&replies(&out)[0].1.payload).contains("the ranks are 0 to 1"));
+}
+
+#[test]
+fn an_adaptation_the_scheduler_ends_before_the_workers_begin_it_is_dropped_after_it_is_fatal() {
+    let mut h = running(2);
+    h.handle(status(Phase::Expanding { resize: 5, nodes: nodes(&["n3"]), since: 1 }));
+    let out = h.handle(status(Phase::Steady));
+    assert!(matches!(&out[0], Output::Log(l) if l.contains("ended adaptation 5 before the application began it")));
+    // Slurm ends the abandoned worker's step: not a failure.
+    let out = h.handle(Input::StepExited { worker: 3, success: false, how: "killed".into() });
+    assert!(!out.iter().any(|o| matches!(o, Output::Exit(_))), "{out:?}");
+    assert_eq!(verbs(&all(&mut h, &[1, 2], &Frame::new("PROBE"))), vec![(1, "NONE".into()), (2, "NONE".into())]);
+
+    h.handle(status(Phase::Shrinking { resize: 6, nodes: nodes(&["n2"]), since: 1 }));
+    all(&mut h, &[1, 2], &Frame::new("PROBE"));
+    let out = h.handle(status(Phase::Steady));
+    assert!(out.contains(&Output::Exit(1)), "{out:?}");
+    assert!(told(&out).contains(&Request::Bye { job: JOB }));
+}
+
+#[test]
+fn a_worker_that_fails_or_vanishes_ends_the_run_unless_its_node_was_lost_and_the_last_bye_ends_it_cleanly() {
+    let mut h = running(2);
+    let out = h.handle(Input::StepExited { worker: 2, success: false, how: "srun on n2 ended with exit 3".into() });
+    assert!(out.iter().any(|o| matches!(o, Output::Log(l) if l.contains("waiting to learn whether n2 failed"))));
+    assert!(!out.iter().any(|o| matches!(o, Output::Exit(_))), "its node may have failed: {out:?}");
+    // The time to learn it ran out (0 s here), and the job did not lose n2.
+    let out = h.handle(Input::Tick);
+    assert!(out.iter().any(|o| matches!(o, Output::Log(l) if l.contains("the job did not lose n2"))), "{out:?}");
+    assert!(out.contains(&Output::Exit(1)));
+
+    let mut h = running(2);
+    h.handle(Input::Closed(1));
+    assert!(h.handle(Input::Tick).contains(&Output::Exit(1)), "closed without BYE");
+
+    let mut h = running(2);
+    h.handle(Input::StepExited { worker: 2, success: true, how: "exit 0".into() });
+    assert!(h.handle(Input::Tick).contains(&Output::Exit(1)), "ended well but without BYE, its node not lost");
+
+    let mut h = running(2);
+    all(&mut h, &[1, 2], &Frame::new("BYE"));
+    h.handle(Input::StepExited { worker: 1, success: true, how: "exit 0".into() });
+    let out = h.handle(Input::StepExited { worker: 2, success: true, how: "exit 0".into() });
+    assert_eq!(told(&out), vec![Request::Bye { job: JOB }]);
+    assert!(out.contains(&Output::Exit(0)));
+}
+
+#[test]
+fn reports_are_summed_over_the_workers_and_sent_at_most_once_an_interval() {
+    let (mut h, _) = hub(&["n1", "n2"], Duration::ZERO);
+    hello(&mut h, 1);
+    hello(&mut h, 2);
+    assert!(told(&h.handle(Input::Tick)).is_empty(), "nothing reported yet");
+    let report = |it: u32, compute: f64, watts: f64| {
+        Frame::new("REPORT").with("iterations", it).with("compute_s", compute).with("comm_s", 1).with("watts", watts)
+    };
+    frame(&mut h, 1, report(10, 3.0, 100.0));
+    frame(&mut h, 1, report(10, 1.0, 100.0));
+    frame(&mut h, 2, report(10, 2.0, 200.0));
+    let bad = frame(&mut h, 2, Frame::new("REPORT").with("iterations", 1).with("compute_s", "NaN").with("comm_s", 0));
+    assert_eq!(verbs(&bad), vec![(2, "ERROR".into())]);
+    assert_eq!(
+        told(&h.handle(Input::Tick)),
+        vec![Request::Report { job: JOB, iterations: 20, compute_s: 6.0, comm_s: 3.0, watts_per_node: Some(150.0) }]
+    );
+    let (mut slow, _) = hub(&["n1"], Duration::from_secs(3600));
+    hello(&mut slow, 1);
+    frame(&mut slow, 1, report(10, 4.0, 100.0));
+    assert!(told(&slow.handle(Input::Tick)).is_empty(), "the interval has not passed");
+}
+
+#[test]
+fn messages_wait_for_their_receiver_by_rank() {
+    let mut h = running(2);
+    assert!(replies(&frame(&mut h, 1, Frame::new("RECV").with("from", 1))).is_empty());
+    let out = frame(&mut h, 2, Frame::new("SEND").with("to", 0).with_payload(b"hi".to_vec()));
+    let r = replies(&out);
+    assert_eq!(r[0], (2, Frame::new("OK")));
+    assert_eq!(r[1], (1, Frame::new("MSG").with("from", 1).with_payload(b"hi".to_vec())));
+    let out = frame(&mut h, 2, Frame::new("SEND").with("to", 5));
+    assert!(String::from_utf8_lossy(&replies(&out)[0].1.payload).contains("the ranks are 0 to 1"));
+    let out =
+        all(&mut h, &[1, 2], &Frame::new("ALLREDUCE").with_payload(malleable_rt::wire::f64s_to_bytes(&[1.5, 2.0])));
+    let sums = malleable_rt::wire::bytes_to_f64s(&replies(&out)[0].1.payload).unwrap();
+    assert_eq!(sums, vec![3.0, 4.0]);
+}
+
+#[test]
+fn a_lost_node_sends_the_others_back_to_the_last_checkpoint() {
+    let mut h = running(3);
+    // A checkpoint at iteration 20: one 1-byte item a worker.
+    for w in 1..=3u32 {
+        frame(
+            &mut h,
+            w as ConnId,
+            Frame::new("CHECKPOINT").with("iteration", 20).with("item", 1).with_payload(vec![b'a' + w as u8]),
+        );
+    }
+    // Worker 1 waits for worker 2's message when n2 fails and is lost.
+    assert!(replies(&frame(&mut h, 1, Frame::new("RECV").with("from", 1))).is_empty());
+    h.handle(Input::Closed(2));
+    let out = h.handle(status(Phase::Lost { resize: 8, nodes: nodes(&["n2"]), since: 1 }));
+    assert_eq!(verbs(&out), vec![(1, "LOST".into())], "the waiting worker is told");
+    assert_eq!(verbs(&frame(&mut h, 3, Frame::new("BARRIER"))), vec![(3, "LOST".into())]);
+    let out = all(&mut h, &[1, 3], &Frame::new("PROBE"));
+    let r = replies(&out);
+    assert_eq!(r[0].1, Frame::new("SHRINK").with("resize", 8).with("nodes", "n2").with("size", 2).with("lost", 1));
+    all(&mut h, &[1, 3], &Frame::new("BEGIN").with("resize", 8));
+    // What they send is not what they get: the checkpoint is.
+    frame(&mut h, 1, Frame::new("REDIST").with("item", 1).with_payload(b"zz".to_vec()));
+    let out = frame(&mut h, 3, Frame::new("REDIST").with("item", 1));
+    let mut data: Vec<(ConnId, Frame)> = replies(&out);
+    data.sort_by_key(|(c, _)| *c);
+    assert_eq!(data[0].1, Frame::new("DATA").with_payload(b"bc".to_vec()).with("checkpoint", 20));
+    assert_eq!(data[1].1, Frame::new("DATA").with_payload(b"d".to_vec()).with("checkpoint", 20));
+    // Both commit; the lost worker's step need not end first.
+    let out = all(&mut h, &[1, 3], &Frame::new("COMMIT"));
+    assert_eq!(told(&out), vec![Request::Commit { job: JOB, resize: 8 }]);
+}
+
+#[test]
+fn workers_that_cannot_start_on_the_new_nodes_cancel_the_expand_and_the_job_goes_on() {
+    let mut h = running(2);
+    h.handle(status(Phase::Expanding { resize: 5, nodes: nodes(&["n3"]), since: 1 }));
+    // Its first start fails: it is started again (after 0 s here).
+    let failed = Input::StepExited { worker: 3, success: false, how: "srun on n3 ended with exit 1".into() };
+    assert!(told(&h.handle(failed.clone())).is_empty());
+    assert!(h.handle(Input::Tick).contains(&Output::Launch { worker: 3, node: "n3".into(), joining: 5 }));
+    // Its second, the last of the two tries allowed, cancels the expand.
+    let out = h.handle(failed);
+    assert_eq!(told(&out), vec![Request::Cancel { job: JOB, resize: 5 }]);
+    assert!(!out.iter().any(|o| matches!(o, Output::Exit(_))), "{out:?}");
+    // Never announced, and gone once the scheduler rolled it back.
+    assert_eq!(verbs(&all(&mut h, &[1, 2], &Frame::new("PROBE"))), vec![(1, "NONE".into()), (2, "NONE".into())]);
+    let out = h.handle(status(Phase::Steady));
+    assert!(out.iter().any(|o| matches!(o, Output::Log(l) if l.contains("going on as before"))), "{out:?}");
+}

@@ -1,0 +1,154 @@
+//! The agent's hands in slurmctld: settle each malleable job's adaptation
+//! (adapt.rs decides; here the nodes are freed, the job cancelled, the
+//! status published) and carry out the strategy's decisions (start, expand,
+//! shrink), all under the scheduling locks.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use malleable_model::runtime_msg::{Phase, Status};
+use malleable_model::{Decision, JobId};
+use slurm::ctld::{LockGuard, Scheduling};
+
+use super::Agent;
+use crate::adapt::{self, Context};
+use crate::snapshot::Taken;
+
+/// How long a node an expand failed on is kept from the strategies: long
+/// enough for slurmctld to notice a dead slurmd (SlurmdTimeout), or for
+/// the failure to have been a passing one.
+const SUSPECT_FOR: Duration = Duration::from_secs(60);
+
+impl Agent {
+    /// Handle each running malleable job's request, nodes and deadline
+    /// (adapt.rs), freeing in slurmctld the nodes an ended adaptation gives
+    /// back. Whether the cluster changed (a node freed, a job cancelled, a
+    /// job's runtime came or went), and the jobs' new statuses.
+    pub(super) fn settle_adaptations(
+        &mut self,
+        guard: &mut LockGuard<Scheduling>,
+        taken: &Taken,
+        now: i64,
+    ) -> (bool, HashMap<JobId, Status>) {
+        let mut changed = false;
+        let mut statuses = HashMap::new();
+        let usable = |name: &str| taken.usable.contains(name);
+        let timeout = self.config.adapt_timeout;
+        for job in taken.malleable.iter().filter(|j| j.running) {
+            // Slurm resizes a --no-kill job itself when one of its nodes
+            // fails, and then refuses every update of it (its runtime's
+            // requests too) until the job's accounting index is set.
+            guard.settle_db_index(job.id.0);
+            let mut last_resize = self.last_resize;
+            let mut next_resize = || next_resize(&mut last_resize);
+            let mut cx = Context { now, timeout, usable: &usable, next_resize: &mut next_resize };
+            let m = self.memory.0.entry(job.id).or_default();
+            let step = adapt::step(job, &mut cx, m);
+            self.last_resize = last_resize;
+            for line in &step.log {
+                log::info!("{line}");
+            }
+            let mut held = job.nodes.clone();
+            if let Some(release) = &step.release {
+                let keep: Vec<&String> = job.nodes.iter().filter(|n| !release.nodes.contains(n)).collect();
+                let table: Vec<usize> = keep.iter().filter_map(|n| taken.table_index_of(n)).collect();
+                match guard.shrink_job(job.id.0, &table) {
+                    Ok(list) => {
+                        log::info!("JobId={}: {}; it now holds {list}", job.id, release.why);
+                        held = keep.into_iter().cloned().collect();
+                        changed = true;
+                    }
+                    Err(e) => log::error!("JobId={}: {}, but freeing the nodes failed: {e}", job.id, release.why),
+                }
+                // An expand undone because its node failed, or because the
+                // application could not start there: keep the strategies
+                // off those nodes for a while, or they would hand them out
+                // again at once.
+                if release.suspect {
+                    for n in &release.nodes {
+                        self.suspects.insert(n.clone(), Instant::now() + SUSPECT_FOR);
+                    }
+                    log::info!("{} kept from the strategies for {} s", release.nodes.join(","), SUSPECT_FOR.as_secs());
+                }
+            }
+            if let Some(why) = &step.cancel {
+                match guard.cancel_job(job.id.0) {
+                    Ok(()) => log::info!("JobId={}: cancelled: {why}", job.id),
+                    Err(e) => log::error!("JobId={}: {why}, but cancelling it failed: {e}", job.id),
+                }
+                changed = true;
+            }
+            m.nodes_seen = held;
+            changed |= step.status.runtime != job.status.runtime;
+            // Published now, so a snapshot taken again sees it.
+            guard.set_system_comment(job.id.0, &step.status.encode());
+            statuses.insert(job.id, step.status);
+        }
+        (changed, statuses)
+    }
+
+    /// Carry out one valid decision; `taken` is the cluster as read for it.
+    pub(super) fn apply(
+        &mut self,
+        guard: &mut LockGuard<Scheduling>,
+        taken: &Taken,
+        d: &Decision,
+        statuses: &mut HashMap<JobId, Status>,
+        now: i64,
+    ) {
+        let table = |nodes: &[usize]| -> Vec<usize> { nodes.iter().map(|&i| taken.table_index[i]).collect() };
+        let names =
+            |nodes: &[usize]| -> Vec<String> { nodes.iter().map(|&i| taken.snapshot.nodes[i].name.clone()).collect() };
+        match d {
+            Decision::Start { job, nodes } => match guard.start_job(job.0, &table(nodes)) {
+                Ok(list) => log::info!("started JobId={} on {} ({})", job, list, self.strategy.name()),
+                Err(e) => log::info!("could not start JobId={job} on {} nodes: {e}", nodes.len()),
+            },
+            Decision::Expand { job, add_nodes } => {
+                let added = names(add_nodes);
+                match guard.expand_job(job.0, &table(add_nodes)) {
+                    Ok((list, helper)) => {
+                        let resize = next_resize(&mut self.last_resize);
+                        log::info!(
+                            "JobId={job}: expand onto {} (resize {resize}, through JobId={helper}); it now holds {list} \
+                             ({}); waiting for its application to commit",
+                            added.join(","),
+                            self.strategy.name()
+                        );
+                        let m = self.memory.0.entry(*job).or_default();
+                        m.decided_at = Some(Instant::now());
+                        m.nodes_seen.extend(added.iter().cloned());
+                        if let Some(st) = statuses.get_mut(job) {
+                            st.phase = Phase::Expanding { resize, nodes: added, since: now };
+                        }
+                    }
+                    Err(e) => {
+                        log::info!("JobId={job}: expand onto {} not done, it keeps its nodes: {e}", added.join(","))
+                    }
+                }
+            }
+            Decision::Shrink { job, remove_nodes } => {
+                let leaving = names(remove_nodes);
+                let resize = next_resize(&mut self.last_resize);
+                log::info!(
+                    "JobId={job}: shrink off {} (resize {resize}, {}); waiting for its application to leave them and \
+                     commit",
+                    leaving.join(","),
+                    self.strategy.name()
+                );
+                self.memory.0.entry(*job).or_default().decided_at = Some(Instant::now());
+                if let Some(st) = statuses.get_mut(job) {
+                    st.phase = Phase::Shrinking { resize, nodes: leaving, since: now };
+                }
+            }
+        }
+    }
+}
+
+/// A new adaptation's id: unique over the plugin's restarts, as it starts
+/// from the time in milliseconds.
+fn next_resize(last: &mut u64) -> u64 {
+    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    *last = (*last + 1).max(ms);
+    *last
+}
