@@ -1,12 +1,14 @@
 //! cargo xtask: the developer commands of this workspace.
 //!
 //!   cargo xtask demo [--nodes N] [--keep]   a local cluster running a demo workload
+//!   cargo xtask bench-resize [--nodes N] [--rounds R]   resize latency at 2, 8 and N nodes
 //!   cargo xtask test                        every test, with its own set-up
 //!   cargo xtask cluster up|down|status [--nodes N] [--name NAME]
 //!   cargo xtask build                       packages, Slurm source tree, plugins
 //!   cargo xtask slurm-src                   prints the configured source tree
 
 mod architecture;
+mod bench_resize;
 mod c_example;
 mod demo;
 mod setup;
@@ -23,8 +25,10 @@ pub type Result<T> = std::result::Result<T, String>;
 
 const USAGE: &str = "usage: cargo xtask <command>
   demo [--nodes N] [--keep]              bring up a cluster, run the demo workload, print the schedule
+  bench-resize [--nodes N] [--rounds R]  resize latency, decision to commit, at 2, 8 and N nodes (32, 3)
   test                                   formatting, lints, unit, property, symbol and real-cluster tests
-  cluster up [--nodes N] [--name NAME]   start a cluster and leave it running
+  cluster up [--nodes N] [--name NAME] [--set KEY=VALUE]...
+                                         start a cluster and leave it running (KEY=VALUE in slurm.conf)
   cluster down [--name NAME]             stop it (by pid files)
   cluster status [--name NAME]           which of its daemons run
   build                                  install Slurm, prepare its source tree, build the plugins
@@ -40,10 +44,14 @@ struct Opts {
     nodes: usize,
     name: String,
     keep: bool,
+    rounds: usize,
+    /// slurm.conf keys to set.
+    set: Vec<(String, String)>,
 }
 
 fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
-    let mut o = Opts { nodes: 8, name: default_name.to_string(), keep: false };
+    let nodes = if default_name == "bench" { 32 } else { 8 };
+    let mut o = Opts { nodes, name: default_name.to_string(), keep: false, rounds: 3, set: Vec::new() };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -63,6 +71,19 @@ fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
                 o.name = v.clone();
             }
             "--keep" => o.keep = true,
+            "--set" => {
+                let v = it.next().ok_or("--set needs KEY=VALUE")?;
+                let (k, val) = v.split_once('=').ok_or_else(|| format!("--set {v}: expected KEY=VALUE"))?;
+                o.set.push((k.to_string(), val.to_string()));
+            }
+            "--rounds" => {
+                let v = it.next().ok_or("--rounds needs a value")?;
+                o.rounds = v
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=100).contains(n))
+                    .ok_or_else(|| format!("--rounds {v}: expected a whole number from 1 to 100"))?;
+            }
             other => return Err(format!("unknown option '{other}'\n{USAGE}")),
         }
     }
@@ -75,6 +96,9 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("demo") => parse_opts(&args[1..], "demo").and_then(|o| demo::run(o.nodes, o.keep)),
         Some("test") => test::run_all(&repo_root()),
+        Some("bench-resize") => {
+            parse_opts(&args[1..], "bench").and_then(|o| bench_resize::run(o.nodes, &[2, 8, o.nodes], o.rounds))
+        }
         Some("cluster") => cluster_cmd(&args[1..]),
         Some("build") => setup::build_plugins(&repo_root()).map(|d| println!("plugins in {}", d.display())),
         Some("slurm-src") => setup::ensure_packages()
@@ -106,7 +130,11 @@ fn cluster_cmd(args: &[String]) -> Result<()> {
     match sub {
         "up" => {
             let staged = setup::build_plugins(&repo_root())?;
-            let mut c = Cluster::up(plugins::sched_malleable(ClusterSpec::new(&o.name, o.nodes), &staged))?;
+            let mut spec = plugins::sched_malleable(ClusterSpec::new(&o.name, o.nodes), &staged);
+            for (k, v) in &o.set {
+                spec = spec.set(k, v);
+            }
+            let mut c = Cluster::up(spec)?;
             c.keep = true;
             println!(
                 "cluster '{}' is up with {} nodes (slurmctld on port {}); use it with:",

@@ -41,7 +41,7 @@ fn an_adaptation_not_committed_in_time_is_rolled_back_or_forced() {
     let line = wait_log(
         &c,
         from,
-        &[&format!("JobId={shrink}: shrink off n2 not committed within 2 s: forced (its tasks there are ended)")],
+        &[&format!("JobId={shrink}: shrink off n2 not committed within 2 s: forced (its tasks there are ended; not resized again for 2 s)")],
         Duration::from_secs(60),
     );
     assert!(line.ends_with("it now holds n1"), "{line}");
@@ -63,7 +63,6 @@ fn another_user_cannot_report_or_commit_for_someone_elses_job() {
     let resize: u64 = line.split("(resize ").nth(1).unwrap().split(',').next().unwrap().parse().unwrap();
 
     // While its application adapts, user nobody writes a commit and a report.
-    let before = job_field(&c, id, "Comment");
     for request in
         [format!("COMMIT job={id} resize={resize}"), format!("REPORT job={id} iterations=1 compute_s=1 comm_s=9")]
     {
@@ -77,7 +76,9 @@ fn another_user_cannot_report_or_commit_for_someone_elses_job() {
         assert!(!out.status.success(), "nobody's update went through: {said}");
         assert!(said.contains("Invalid user id"), "{said}");
     }
-    assert_eq!(job_field(&c, id, "Comment"), before, "the job's channel is untouched");
+    // (Its own runtime keeps writing its reports there meanwhile.)
+    let comment = job_field(&c, id, "Comment");
+    assert!(!comment.contains("seq=99"), "the job's channel holds nobody's request: {comment}");
     let st = status(&c, id);
     assert!(st.contains("state=shrinking") && !st.contains("ack=99"), "{st}");
     assert!(!c.ctld_log().contains("seq=99"), "slurmctld never took nobody's request");

@@ -134,3 +134,31 @@ fn a_power_of_two_job_shrinks_to_a_power_of_two() {
     let out = job_output(&c, "pof2.out");
     assert_eq!(cluster_tests::malleable::checksum_in(&out), Some(serial_checksum(app)), "{out}");
 }
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn the_c_example_grows_and_shrinks_through_the_c_abi() {
+    use cluster_tests::malleable::{checksum_in, tool};
+    let c = up_with(malleable_spec("t-capi", 4, MTCT));
+    let app = "--cells 4096 --iterations 200 --unit-us 25";
+    let script = c.dir.join("capi.sh");
+    let text = format!(
+        "#!/bin/sh\nexec {} --poll-ms 50 -- {} {app}\n",
+        tool("mall-run").display(),
+        tool("mall-stencil-c").display()
+    );
+    std::fs::write(&script, text).unwrap();
+    let id = submit(&c, &script, "capi.out", &["-N1", "--min-nodes-invasive=1", "--max-nodes-invasive=4"]);
+    wait_log(&c, 0, &[&format!("JobId={id}: expand onto n2,n3,n4 committed")], Duration::from_secs(60));
+    let from = c.ctld_log().len();
+    c.sbatch(&["-N2", "-t", "1", "--wrap", "sleep 2"]).unwrap();
+    wait_log(&c, from, &[&format!("JobId={id}: shrink off "), "committed"], Duration::from_secs(30));
+    let done = c.wait_job(id, "finished", Duration::from_secs(120), |j| j.is_finished()).unwrap();
+    assert_eq!(done.state, "COMPLETED");
+    let out = job_output(&c, "capi.out");
+    let serial =
+        std::process::Command::new(tool("mall-stencil-c")).arg("--serial").args(app.split(' ')).output().unwrap();
+    let alone = checksum_in(&String::from_utf8_lossy(&serial.stdout));
+    assert!(alone.is_some());
+    assert_eq!(checksum_in(&out), alone, "{out}");
+}

@@ -2,8 +2,8 @@
 //! says why, a wider corridor from `scontrol reconfigure` or from the
 //! PowerCorridorSchedule lets it start (at the scheduled moment, not at the
 //! next SchedulerTick), and bad power settings stop slurmctld with a message
-//! naming the key. The plugin cannot resize jobs yet, so on a cluster the
-//! strategy controls only which jobs start.
+//! naming the key. Here the jobs are rigid, so the strategy controls which
+//! start; its resizes are tested in cluster_resizing_strategies.rs.
 
 use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -141,6 +141,9 @@ fn an_expand_starts_workers_on_the_new_nodes_and_commits_once_everyone_has() {
     assert_eq!(r[0].1, Frame::new("WELCOME").with("rank", 2).with("size", 3).with("joining", 7));
     let begin = Frame::new("BEGIN").with("resize", 7);
     assert!(replies(&frame(&mut h, 3, begin.clone())).is_empty());
+    // Meanwhile the others go on with their own collectives.
+    let out = all(&mut h, &[1, 2], &Frame::new("CHECKPOINT").with("iteration", 20).with("item", 1));
+    assert_eq!(verbs(&out), vec![(1, "OK".into()), (2, "OK".into())]);
     let out = all(&mut h, &[1, 2], &Frame::new("PROBE"));
     let r = replies(&out);
     assert_eq!(r[0].1, Frame::new("EXPAND").with("resize", 7).with("nodes", "n3").with("size", 3));

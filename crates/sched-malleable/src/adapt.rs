@@ -77,6 +77,17 @@ pub struct Measured {
     /// The nodes the job held after our last pass: one it no longer holds,
     /// and that we did not take, was lost.
     pub nodes_seen: Vec<String>,
+    /// An adaptation of the job was ended without its application (too
+    /// slow, cancelled, its nodes failed): it is not resized again before
+    /// then, or a slow application would be resized, and fail, over and over.
+    pub hold_until: Option<Instant>,
+}
+
+impl Measured {
+    /// Whether the job is held from resizes now.
+    pub fn held(&self) -> bool {
+        self.hold_until.is_some_and(|t| Instant::now() < t)
+    }
 }
 
 /// The outcome of reading one job.
@@ -126,21 +137,22 @@ pub fn step(job: &MalleableJob, cx: &mut Context, m: &mut Measured) -> Step {
                 out.status.refused = Some((seq, why));
             }
         }
-        Some(Ok(env)) if env.seq > out.status.ack => handle(job, env, &mut out, m),
+        Some(Ok(env)) if env.seq > out.status.ack => handle(job, env, &mut out, m, cx.timeout),
         Some(Ok(_)) => {}
     }
     // New nodes that went away before the application came.
     if let Phase::Expanding { nodes, .. } = &out.status.phase {
         if let Some(dead) = nodes.iter().find(|n| !(cx.usable)(n)) {
             let why = format!("not done: {dead} stopped answering or was drained");
-            finish_unilaterally(job, &mut out, m, &why);
+            finish_unilaterally(job, &mut out, m, &why, cx.timeout);
             suspect(&mut out);
         }
     }
     // The deadline.
     if let Some(since) = out.status.phase.since() {
         if cx.now.saturating_sub(since) >= cx.timeout.as_secs() as Time {
-            finish_unilaterally(job, &mut out, m, &format!("not committed within {} s", cx.timeout.as_secs()));
+            let why = format!("not committed within {} s", cx.timeout.as_secs());
+            finish_unilaterally(job, &mut out, m, &why, cx.timeout);
         }
     }
     out
@@ -151,7 +163,7 @@ fn lost_nodes(job: &MalleableJob, lost: Vec<String>, cx: &mut Context, m: &mut M
     let names = lost.join(",");
     let held = job.nodes.len() as u32;
     // What was under way cannot go on as decided.
-    finish_unilaterally(job, &mut out, m, &format!("ended: the job lost {names}"));
+    finish_unilaterally(job, &mut out, m, &format!("ended: the job lost {names}"), cx.timeout);
     if let Some(r) = out.release.as_mut() {
         r.nodes.retain(|n| job.nodes.contains(n));
     }
@@ -180,16 +192,21 @@ fn lost_nodes(job: &MalleableJob, lost: Vec<String>, cx: &mut Context, m: &mut M
 /// End the adaptation under way without its application: an expand is
 /// rolled back (the new nodes freed), a shrink forced (the nodes freed, and
 /// slurmd ends the job's tasks there).
-fn finish_unilaterally(job: &MalleableJob, out: &mut Step, m: &mut Measured, why: &str) {
+/// The job is then held from resizes for `hold`.
+fn finish_unilaterally(job: &MalleableJob, out: &mut Step, m: &mut Measured, why: &str, hold: Duration) {
+    if out.status.phase != Phase::Steady {
+        m.hold_until = Some(Instant::now() + hold);
+    }
+    let held = format!("not resized again for {} s", hold.as_secs());
     match out.status.phase.clone() {
         Phase::Expanding { nodes, .. } => {
-            let why = format!("expand onto {} {why}: rolled back", nodes.join(","));
+            let why = format!("expand onto {} {why}: rolled back ({held})", nodes.join(","));
             out.release = Some(Release { job: job.id, why, nodes, suspect: false })
         }
         Phase::Shrinking { nodes, .. } => {
             out.release = Some(Release {
                 job: job.id,
-                why: format!("shrink off {} {why}: forced (its tasks there are ended)", nodes.join(",")),
+                why: format!("shrink off {} {why}: forced (its tasks there are ended; {held})", nodes.join(",")),
                 nodes,
                 suspect: false,
             })
@@ -217,7 +234,7 @@ fn end_adaptation(status: &mut Status, m: &mut Measured) {
     m.decided_at = None;
 }
 
-fn handle(job: &MalleableJob, env: Envelope, out: &mut Step, m: &mut Measured) {
+fn handle(job: &MalleableJob, env: Envelope, out: &mut Step, m: &mut Measured, hold: Duration) {
     out.status.ack = env.seq;
     let refuse = |out: &mut Step, why: String| {
         out.log.push(format!("JobId={}: request {} refused: {why}", job.id, env.seq));
@@ -231,7 +248,7 @@ fn handle(job: &MalleableJob, env: Envelope, out: &mut Step, m: &mut Measured) {
         Request::Hello { .. } => out.status.runtime = true,
         Request::Bye { .. } => {
             out.status.runtime = false;
-            finish_unilaterally(job, out, m, "left by its application (BYE)");
+            finish_unilaterally(job, out, m, "left by its application (BYE)", hold);
         }
         Request::Probe { .. } | Request::ShouldReconfigure { .. } => {}
         Request::Begin { resize, .. } if Some(resize) == under_way => {}
@@ -257,7 +274,7 @@ fn handle(job: &MalleableJob, env: Envelope, out: &mut Step, m: &mut Measured) {
             Phase::Steady => refuse(out, "no adaptation is under way".into()),
         },
         Request::Cancel { resize, .. } if Some(resize) == under_way => {
-            finish_unilaterally(job, out, m, "cancelled by its application");
+            finish_unilaterally(job, out, m, "cancelled by its application", hold);
             suspect(out);
         }
         Request::Begin { resize, .. } | Request::Commit { resize, .. } | Request::Cancel { resize, .. } => {
@@ -380,7 +397,7 @@ mod tests {
         assert!(!s.status.runtime);
         assert_eq!(s.status.phase, Phase::Steady);
         let r = s.release.unwrap();
-        assert_eq!(r.why, "shrink off n3 left by its application (BYE): forced (its tasks there are ended)");
+        assert_eq!(r.why, "shrink off n3 left by its application (BYE): forced (its tasks there are ended; not resized again for 30 s)");
     }
 
     #[test]
@@ -414,11 +431,14 @@ mod tests {
         assert_eq!(s.status.phase, Phase::Steady);
         let r = s.release.unwrap();
         assert_eq!(r.nodes, vec!["n3".to_string()]);
-        assert_eq!(r.why, "shrink off n3 not committed within 30 s: forced (its tasks there are ended)");
+        assert_eq!(
+            r.why,
+            "shrink off n3 not committed within 30 s: forced (its tasks there are ended; not resized again for 30 s)"
+        );
         let expanding = Phase::Expanding { resize: 3, nodes: vec!["n4".into(), "n5".into()], since: 1000 };
         let s = run(&job(expanding, ""), 1031, &mut m);
         let r = s.release.unwrap();
-        assert_eq!(r.why, "expand onto n4,n5 not committed within 30 s: rolled back");
+        assert_eq!(r.why, "expand onto n4,n5 not committed within 30 s: rolled back (not resized again for 30 s)");
     }
 
     #[test]
@@ -428,7 +448,7 @@ mod tests {
         let s = run(&job(expanding(), &req(5, Request::Cancel { job: JobId(7), resize: 3 })), 1001, &mut m);
         let r = s.release.unwrap();
         assert_eq!((r.nodes, r.suspect), (vec!["n4".to_string()], true));
-        assert_eq!(r.why, "expand onto n4 cancelled by its application: rolled back");
+        assert_eq!(r.why, "expand onto n4 cancelled by its application: rolled back (not resized again for 30 s)");
         assert_eq!(s.status.phase, Phase::Steady);
 
         let usable = |n: &str| n != "n4";
@@ -438,8 +458,11 @@ mod tests {
         let r = s.release.unwrap();
         assert!(r.suspect && r.why.contains("n4 stopped answering"), "{}", r.why);
         // A timeout is no failure of the nodes.
+        let mut m = Measured::default();
         let s = run(&job(expanding(), ""), 1030, &mut m);
         assert!(!s.release.unwrap().suspect);
+        // Either way, the job is not resized again for a while.
+        assert!(m.held());
     }
 
     #[test]

@@ -9,7 +9,7 @@ use malleable_model::submit_options::SubmitOptions;
 use malleable_model::{JobId, JobPower, MalleableSpec, Node, NodeIndex, PendingJob, RunningJob, Snapshot};
 use slurm::ctld::{JobState, LockGuard, Scheduling};
 
-use crate::adapt::{measured_power, MalleableJob, Memory};
+use crate::adapt::{measured_power, MalleableJob, Measured, Memory};
 use crate::config::PowerSettings;
 
 /// A snapshot plus the node-table index of each of its nodes.
@@ -97,8 +97,9 @@ pub fn take(
                 Status::decode(&job.system_comment()).and_then(Result::ok).unwrap_or_else(|| Status::new(spec));
             adapting = status.phase != Phase::Steady;
             // Only a job whose application runtime is there can carry a
-            // resize out; any other would only see it time out.
-            resizable = status.runtime || adapting;
+            // resize out; any other would only see it time out. One whose
+            // last adaptation failed waits a while (adapt.rs).
+            resizable = (status.runtime && !measured.is_some_and(Measured::held)) || adapting;
             let names =
                 job.node_indices().into_iter().filter_map(|i| core_index.get(i).copied()).filter(|&c| c != usize::MAX);
             malleable.push(MalleableJob {

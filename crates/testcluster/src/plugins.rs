@@ -32,9 +32,20 @@ pub fn tool_dir(root: &Path) -> PathBuf {
 /// scheduler, slurmctld's own scheduling handed over to it, Strategy=easy
 /// with a 5 s tick unless a test writes its own malleable.conf; the
 /// malleable options in srun, sbatch and salloc (plugstack.conf) and their
-/// check at submit (job_submit/malleable).
+/// check at submit (job_submit/malleable); select/cons_tres by cores
+/// unless the spec chose another select plugin than the stock linear.
 pub fn sched_malleable(spec: ClusterSpec, plugins: &Path) -> ClusterSpec {
-    let spec = spec
+    // select/cons_tres: after a job that grew through Slurm's own expand
+    // (a merged helper job) is cancelled, select/linear of 22.05 keeps the
+    // added nodes busy for minutes; cons_tres frees them at once.
+    let select = |spec: ClusterSpec| {
+        if spec.get("SelectType").is_some_and(|s| s != "select/linear") {
+            spec
+        } else {
+            spec.set("SelectType", "select/cons_tres").set("SelectTypeParameters", "CR_Core")
+        }
+    };
+    let spec = select(spec)
         .plugin_dir(plugins)
         .set("SchedulerType", "sched/malleable")
         .set("SchedulerParameters", "sched_interval=-1,defer,permit_job_expansion")

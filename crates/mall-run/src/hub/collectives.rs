@@ -42,8 +42,16 @@ impl Hub {
     /// Complete every collective whose participants are all waiting.
     pub(super) fn try_collectives(&mut self, out: &mut Vec<Output>) {
         for verb in ["PROBE", "BEGIN", "REDIST", "ALLREDUCE", "BARRIER", "CHECKPOINT"] {
+            // A joining worker begins as soon as it is up; the others only
+            // once a probe has told them: until then its BEGIN just waits.
+            let stage = self.adapt.as_ref().map(|a| a.stage);
+            let due = match verb {
+                "BEGIN" => stage == Some(Stage::Announced),
+                "REDIST" => stage == Some(Stage::Begun),
+                _ => true,
+            };
             let who = self.participants(verb);
-            if who.is_empty() || !who.iter().all(|w| self.waiting.contains_key(w)) {
+            if !due || who.is_empty() || !who.iter().all(|w| self.waiting.contains_key(w)) {
                 continue;
             }
             // Everyone waits, and someone in this one: it is complete.
