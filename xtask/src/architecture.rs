@@ -32,7 +32,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("mall-example", &["malleable-rt"]),
     ("testcluster", &[]),
     ("cluster-tests", &["testcluster", "slurm"]),
-    ("xtask", &["testcluster"]),
+    ("cluster-eval", &["testcluster", "malleable-model", "malleable-core", "malleable-sim"]),
+    ("xtask", &["testcluster", "cluster-eval", "malleable-sim", "malleable-core"]),
 ];
 
 /// Dev-dependencies a test may take beyond the above.

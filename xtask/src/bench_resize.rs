@@ -1,55 +1,100 @@
-//! `cargo xtask bench-resize`: how long a malleable job's resize takes in
-//! slurmctld, from the scheduler's decision to the application's commit
-//! (the plugin logs both ends), expanding from 1 node to N and shrinking
-//! from N back to 1, for N = 2, 8 and every node of a 32-node cluster.
-//! The application is mall-example under mall-run with a small line, so
-//! its own data movement is a few kilobytes; what is measured is the
-//! scheduler, slurmctld, srun and the runtime.
+//! `cargo xtask bench-resize`: Chadha et al. 2020's Fig. 5 on a local cluster, the
+//! time of a malleable job's one-node expand and shrink against its size. This file
+//! drives the cluster; cluster-eval's `resize_latency` reads the logs, sums up, plots.
+//!
+//! One node at a time, under Strategy=mtct: the elastic job (mall-example under
+//! mall-run, 1 to N nodes) starts alone on n1 and grows into every node at once (a
+//! warm-up, not counted). Then each round submits 1-node rigid fillers one by one:
+//! for each, mtct shrinks the job by the one node it needs, and the filler runs
+//! there; then cancels them one by one, and the job grows into each freed node.
+//! Each step's commit is awaited before the next, and every step is checked to have
+//! moved exactly one node. The job starts on n1 because the plugin takes a job's
+//! lowest node for its batch host (a shrink must keep it): a job started on a
+//! higher node that grows below it is shrunk off its batch host, which slurmctld
+//! refuses. mall-example's cells are few (kilobytes move), so what is measured is
+//! the scheduler, slurmctld, srun and the runtime.
 
-use std::time::Duration;
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
+use cluster_eval::resize_latency::{self, Event, Kind};
 use testcluster::plugins::{self, tool_dir};
 use testcluster::{wait, Cluster, ClusterSpec};
 
 use crate::{repo_root, setup, Result};
 
-/// One measured resize.
-#[derive(Clone, Debug, PartialEq)]
-struct Resize {
-    expand: bool,
-    nodes: usize,
-    seconds: f64,
+/// Longest wait for one step: AdaptTimeout (60 s) ends a stuck one before.
+const STEP_WITHIN: Duration = Duration::from_secs(120);
+
+/// The new part of slurmctld's log since the last look: reading the whole log
+/// ten times a second would load the two cores the cluster's daemons share.
+struct LogTail {
+    path: PathBuf,
+    offset: u64,
 }
 
-/// The resizes of job `id` the plugin logged as committed.
-fn resizes_of(log: &str, id: u32) -> Vec<Resize> {
-    let head = format!("sched/malleable: JobId={id}: ");
-    log.lines()
-        .filter_map(|l| {
-            let rest = &l[l.find(&head)? + head.len()..];
-            let (expand, rest) = match rest.split_once(' ') {
-                Some(("expand", r)) => (true, r.strip_prefix("onto ")?),
-                Some(("shrink", r)) => (false, r.strip_prefix("off ")?),
-                _ => return None,
-            };
-            let (list, rest) = rest.split_once(" committed ")?;
-            let seconds = rest.split(' ').next()?.parse().ok()?;
-            Some(Resize { expand, nodes: list.split(',').count(), seconds })
-        })
-        .collect()
-}
-
-fn figures(mut s: Vec<f64>) -> String {
-    if s.is_empty() {
-        return "-".into();
+impl LogTail {
+    /// Whole lines added since the last call.
+    fn new_lines(&mut self) -> Result<String> {
+        let mut f = File::open(&self.path).map_err(|e| format!("cannot read {}: {e}", self.path.display()))?;
+        f.seek(SeekFrom::Start(self.offset)).map_err(|e| e.to_string())?;
+        let mut buf = Vec::new();
+        f.read_to_end(&mut buf).map_err(|e| e.to_string())?;
+        // A line being written is left for the next look.
+        let whole = buf.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        self.offset += whole as u64;
+        Ok(String::from_utf8_lossy(&buf[..whole]).into_owned())
     }
-    s.sort_by(f64::total_cmp);
-    format!("{:.2} / {:.2} / {:.2} s ({} runs)", s[0], s[s.len() / 2], s[s.len() - 1], s.len())
 }
 
-pub fn run(nodes: usize, sizes: &[usize], rounds: usize) -> Result<()> {
+/// Wait for the elastic job's next committed step of `kind`; an adaptation that
+/// ended without the application, or the job's end, stops the bench.
+fn next_commit(tail: &mut LogTail, job: u32, kind: Kind, out: &Path) -> Result<()> {
+    let ended = format!("_job_complete: JobId={job} done");
+    wait::until(&format!("JobId={job}'s next {} to commit", kind.name()), STEP_WITHIN, || {
+        let text = tail.new_lines()?;
+        if text.contains(&ended) {
+            return Ok(Some(Err(format!("JobId={job} ended during the bench; its output is in {}", out.display()))));
+        }
+        for (_, e) in resize_latency::ctld_events(&text, job) {
+            match e {
+                Event::Failed { line } => {
+                    return Ok(Some(Err(format!("JobId={job}: an adaptation failed, the bench stops: {line}"))))
+                }
+                Event::ExpandCommitted { .. } if kind == Kind::Expand => return Ok(Some(Ok(()))),
+                Event::ShrinkCommitted { .. } if kind == Kind::Shrink => return Ok(Some(Ok(()))),
+                _ => {}
+            }
+        }
+        Ok(None)
+    })?
+}
+
+/// A 1-node rigid job that sleeps for the whole bench.
+fn filler(cluster: &Cluster, minutes: usize) -> Result<u32> {
+    cluster.sbatch(&["-N1", "-t", &minutes.to_string(), "--job-name=filler", "--wrap", "sleep 100000"])
+}
+
+fn scancel(cluster: &Cluster, id: u32) -> Result<()> {
+    let st = cluster.cmd("scancel").arg(id.to_string()).status().map_err(|e| format!("scancel {id}: {e}"))?;
+    if st.success() {
+        Ok(())
+    } else {
+        Err(format!("scancel {id} failed: {st}"))
+    }
+}
+
+pub fn run(nodes: usize, rounds: usize) -> Result<()> {
+    if nodes < 2 {
+        return Err(format!("bench-resize --nodes {nodes}: a one-node step needs at least 2 nodes"));
+    }
     let staged = setup::build_plugins(&repo_root())?;
+    // rfc5424_ms: slurmctld's times carry their UTC offset, to set beside mall-run's.
     let spec = plugins::sched_malleable(ClusterSpec::new("bench", nodes), &staged)
+        .set("LogTimeFormat", "rfc5424_ms")
         .file("malleable.conf", "Strategy=mtct\nSchedulerTick=5\n");
     let cluster = Cluster::up(spec)?;
     let bin = tool_dir(&repo_root());
@@ -65,70 +110,109 @@ pub fn run(nodes: usize, sizes: &[usize], rounds: usize) -> Result<()> {
         ),
     )
     .map_err(|e| e.to_string())?;
+    let steps_each = nodes - 1;
+    // Generous: a step takes seconds; the job must not reach its limit mid-bench.
+    let minutes = rounds * nodes + 60;
     println!(
-        "{nodes}-node cluster, Strategy=mtct; each size: expand 1 -> N, then {rounds} x (shrink N -> 1, expand 1 -> N)"
+        "{nodes}-node cluster, Strategy=mtct; {rounds} rounds of {steps_each} one-node shrinks ({nodes} -> 1) and \
+         {steps_each} one-node expands (1 -> {nodes})"
     );
-    let mut table = Vec::new();
-    for &n in sizes {
-        let n = n.clamp(2, nodes);
-        let out = cluster.dir.join(format!("bench-{n}.out"));
-        let id = cluster.sbatch(&[
-            &format!("--output={}", out.display()),
-            "-N1",
-            "--min-nodes-invasive=1",
-            &format!("--max-nodes-invasive={n}"),
-            "-t",
-            "30",
-            script.to_str().unwrap_or_default(),
-        ])?;
-        let commits = |want: usize| {
-            wait::until(&format!("JobId={id}'s {want} resizes"), Duration::from_secs(120), || {
-                let got = resizes_of(&cluster.ctld_log(), id).len();
-                if got >= want {
-                    Ok(Some(()))
-                } else {
-                    Err(format!("{got} so far"))
-                }
-            })
-        };
-        commits(1)?;
-        for round in 0..rounds {
-            // A rigid job for every node but one: the elastic job gives up
-            // all but its batch host, then grows back once it has run.
-            let rigid = cluster.sbatch(&[&format!("-N{}", nodes - 1), "-t", "1", "--wrap", "sleep 1"])?;
-            commits(2 + 2 * round)?;
-            cluster.wait_job(rigid, "to finish", Duration::from_secs(60), |j| j.is_finished())?;
-            commits(3 + 2 * round)?;
+
+    let out = cluster.dir.join("elastic.out");
+    let mut tail = LogTail { path: cluster.log_dir().join("slurmctld.log"), offset: 0 };
+    let id = cluster.sbatch(&[
+        &format!("--output={}", out.display()),
+        "-N1",
+        "--min-nodes-invasive=1",
+        &format!("--max-nodes-invasive={nodes}"),
+        "-t",
+        &minutes.to_string(),
+        script.to_str().ok_or("the cluster's path is not UTF-8")?,
+    ])?;
+    // The warm-up: once its runtime said hello, the job grows into the idle nodes.
+    let show = || testcluster::process::output(cluster.cmd("scontrol").args(["show", "job", &id.to_string()]));
+    let mut held = 1;
+    while held < nodes {
+        next_commit(&mut tail, id, Kind::Expand, &out)?;
+        held = cluster.job(id)?.num_nodes as usize;
+    }
+    let first = cluster.node_names().into_iter().next().unwrap_or_default();
+    let record = show()?;
+    let batch_host = record.split_whitespace().find_map(|f| f.strip_prefix("BatchHost=")).unwrap_or("?");
+    if batch_host != first {
+        return Err(format!(
+            "JobId={id} started on {batch_host}, not {first}: the plugin takes a job's lowest node for its batch \
+             host, so its shrinks would fail"
+        ));
+    }
+    println!("warm-up: JobId={id} started on {first} and grew to {nodes} nodes (not counted)");
+
+    let mut fillers: VecDeque<u32> = VecDeque::new();
+    for round in 1..=rounds {
+        let started = Instant::now();
+        for _ in 0..steps_each {
+            let f = filler(&cluster, minutes)?;
+            fillers.push_back(f);
+            next_commit(&mut tail, id, Kind::Shrink, &out)?;
+            // Running on the freed node before the next one waits: one job waiting, one node a shrink.
+            cluster.wait_job(f, "to start on the freed node", STEP_WITHIN, |j| j.state == "RUNNING")?;
         }
-        let _ = cluster.cmd("scancel").arg(id.to_string()).status();
-        cluster.wait_job(id, "to end", Duration::from_secs(60), |j| j.is_finished())?;
-        let all = resizes_of(&cluster.ctld_log(), id);
-        let pick = |expand: bool| all.iter().filter(|r| r.expand == expand).map(|r| r.seconds).collect::<Vec<_>>();
-        table.push((n, figures(pick(true)), figures(pick(false))));
-    }
-    println!();
-    println!("decision to commit, min / median / max:");
-    println!("{:>6}  {:<34} {:<34}", "nodes", "expand 1 -> N", "shrink N -> 1");
-    for (n, e, s) in table {
-        println!("{n:>6}  {e:<34} {s:<34}");
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn committed_resizes_are_read_from_the_plugins_lines() {
-        let log = "[t] sched/malleable: JobId=3: expand onto n2,n3,n4 (resize 1, through JobId=4); it now holds n[1-4]\n\
-                   [t] sched/malleable: JobId=3: expand onto n2,n3,n4 committed 0.35 s after the decision\n\
-                   [t] sched/malleable: JobId=3: shrink off n3,n4 committed 0.25 s after the decision; it now holds n[1-2]\n\
-                   [t] sched/malleable: JobId=5: shrink off n2 committed 0.10 s after the decision; it now holds n1\n";
-        assert_eq!(
-            resizes_of(log, 3),
-            vec![Resize { expand: true, nodes: 3, seconds: 0.35 }, Resize { expand: false, nodes: 2, seconds: 0.25 }]
+        let shrunk = started.elapsed().as_secs_f64();
+        let started = Instant::now();
+        for _ in 0..steps_each {
+            let f = fillers.pop_front().ok_or("no filler left to cancel")?;
+            scancel(&cluster, f)?;
+            next_commit(&mut tail, id, Kind::Expand, &out)?;
+        }
+        println!(
+            "round {round}/{rounds}: shrank {nodes} -> 1 in {shrunk:.0} s, grew back in {:.0} s",
+            started.elapsed().as_secs_f64()
         );
-        assert_eq!(figures(vec![0.3, 0.1, 0.2]), "0.10 / 0.20 / 0.30 s (3 runs)");
     }
+    let _ = scancel(&cluster, id);
+    cluster.wait_job(id, "to end", Duration::from_secs(60), |j| j.is_finished())?;
+    for f in fillers {
+        let _ = scancel(&cluster, f);
+    }
+
+    let log = cluster.ctld_log();
+    let app_out = std::fs::read_to_string(&out).map_err(|e| format!("cannot read {}: {e}", out.display()))?;
+    let read = resize_latency::read_steps(&log, &app_out, id);
+    // Kept beside the plot: the cluster's directory is cleared by its next start.
+    let dir = repo_root().join(format!("target/bench-resize/{nodes}-nodes"));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for (name, text) in [("slurmctld.log", &log), ("elastic.out", &app_out)] {
+        std::fs::write(dir.join(name), text).map_err(|e| format!("cannot write {name}: {e}"))?;
+    }
+    // The warm-up's expands come before the first shrink.
+    let counted = read.steps.into_iter().skip_while(|s| s.kind == Kind::Expand);
+    let (one, other): (Vec<_>, Vec<_>) = counted.partition(|s| s.moved == 1);
+    let expected = 2 * rounds * steps_each;
+    println!();
+    println!(
+        "{} one-node steps read of {expected} made{}",
+        one.len(),
+        if read.incomplete > 0 {
+            format!(", {} without their decision in the log", read.incomplete)
+        } else {
+            String::new()
+        }
+    );
+    for line in &read.failed {
+        println!("ended without its application: {line}");
+    }
+    for s in &other {
+        println!("left out: {} {} moved {} nodes, not one", s.kind.name(), s.resize, s.moved);
+    }
+    if one.is_empty() {
+        return Err(format!("no step was read from {}", dir.join("slurmctld.log").display()));
+    }
+    print!("{}", resize_latency::table(&one));
+    let png = dir.join("resize-latency.png");
+    let caption =
+        format!("{nodes}-node local cluster, Strategy=mtct, {rounds} round{}", if rounds == 1 { "" } else { "s" });
+    resize_latency::plot(&png, &one, &caption)?;
+    println!("plot: {}", png.display());
+    println!("logs: {}, {}", dir.join("slurmctld.log").display(), dir.join("elastic.out").display());
+    Ok(())
 }

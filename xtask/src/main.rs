@@ -1,7 +1,10 @@
 //! cargo xtask: the developer commands of this workspace.
 //!
-//!   cargo xtask demo [--nodes N] [--keep]   a local cluster running a demo workload
-//!   cargo xtask bench-resize [--nodes N] [--rounds R]   resize latency at 2, 8 and N nodes
+//!   cargo xtask demo [--nodes N] [--keep] [--strategies A,B]   easy against mtct-backfill on a local cluster
+//!   cargo xtask esp [--scale F] [--fraction X] [--strategies A,B] [--seed S]   ESP on a 32-node cluster
+//!   cargo xtask fidelity [--workload demo|esp] ...   the same workload real and simulated
+//!   cargo xtask soak [--jobs N]   many jobs, a third elastic, resizing often
+//!   cargo xtask bench-resize [--nodes N] [--rounds R]   one-node resize latency, 1 to N nodes
 //!   cargo xtask test                        every test, with its own set-up
 //!   cargo xtask cluster up|down|status [--nodes N] [--name NAME]
 //!   cargo xtask build                       packages, Slurm source tree, plugins
@@ -11,7 +14,10 @@ mod architecture;
 mod bench_resize;
 mod c_example;
 mod demo;
+mod esp;
+mod evaluate;
 mod setup;
+mod soak;
 mod test;
 
 use std::path::{Path, PathBuf};
@@ -24,8 +30,16 @@ use testcluster::{plugins, ClusterSpec};
 pub type Result<T> = std::result::Result<T, String>;
 
 const USAGE: &str = "usage: cargo xtask <command>
-  demo [--nodes N] [--keep]              bring up a cluster, run the demo workload, print the schedule
-  bench-resize [--nodes N] [--rounds R]  resize latency, decision to commit, at 2, 8 and N nodes (32, 3)
+  demo [--nodes N] [--keep] [--strategies A,B]
+                                         the demo workload once per strategy (16; easy,mtct-backfill):
+                                         jobs, summaries with ratios, node-occupancy PNG
+  esp [--scale F] [--fraction X] [--strategies A,B] [--seed S] [--nodes N]
+                                         ESP (230 jobs) F times faster on a local cluster (32 nodes, F 20,
+                                         X 0.5, easy,mtct-backfill), the simulator beside it; JSON in target/esp
+  fidelity [--workload demo|esp] [...]   as esp, for either workload, and fails when a target is missed
+  soak [--jobs N] [--nodes N]            N jobs (1000), a third elastic, arrivals compressed, mtct-backfill:
+                                         counts of starts, resizes, rollbacks; pass and lock-hold times
+  bench-resize [--nodes N] [--rounds R]  one-node resize latency 1 -> N -> 1, table and plot (32, 5)
   test                                   formatting, lints, unit, property, symbol and real-cluster tests
   cluster up [--nodes N] [--name NAME] [--set KEY=VALUE]...
                                          start a cluster and leave it running (KEY=VALUE in slurm.conf)
@@ -47,11 +61,34 @@ struct Opts {
     rounds: usize,
     /// slurm.conf keys to set.
     set: Vec<(String, String)>,
+    strategies: Vec<String>,
+    /// How many times faster than the workload's own times.
+    scale: f64,
+    fraction: f64,
+    seed: u64,
+    workload: String,
+    jobs: usize,
 }
 
 fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
-    let nodes = if default_name == "bench" { 32 } else { 8 };
-    let mut o = Opts { nodes, name: default_name.to_string(), keep: false, rounds: 3, set: Vec::new() };
+    let nodes = match default_name {
+        "bench" | "esp" | "fidelity" | "soak" => 32,
+        "demo" => 16,
+        _ => 8,
+    };
+    let mut o = Opts {
+        nodes,
+        name: default_name.to_string(),
+        keep: false,
+        rounds: 5,
+        set: Vec::new(),
+        strategies: vec!["easy".into(), "mtct-backfill".into()],
+        scale: esp::DEFAULT_SCALE,
+        fraction: 0.5,
+        seed: 1,
+        workload: "esp".into(),
+        jobs: 1000,
+    };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -84,6 +121,51 @@ fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
                     .filter(|n| (1..=100).contains(n))
                     .ok_or_else(|| format!("--rounds {v}: expected a whole number from 1 to 100"))?;
             }
+            "--strategies" => {
+                let v = it.next().ok_or("--strategies needs a value")?;
+                o.strategies = v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+                for s in &o.strategies {
+                    malleable_core::StrategyChoice::parse(s).map_err(|e| format!("--strategies {v}: {e}"))?;
+                }
+                if o.strategies.is_empty() {
+                    return Err(format!("--strategies {v}: give at least one strategy"));
+                }
+            }
+            "--scale" => {
+                let v = it.next().ok_or("--scale needs a value")?;
+                o.scale = v
+                    .parse()
+                    .ok()
+                    .filter(|f: &f64| f.is_finite() && *f >= 1.0)
+                    .ok_or_else(|| format!("--scale {v}: expected a number from 1 (how many times faster)"))?;
+            }
+            "--fraction" => {
+                let v = it.next().ok_or("--fraction needs a value")?;
+                o.fraction = v
+                    .parse()
+                    .ok()
+                    .filter(|f| (0.0..=1.0).contains(f))
+                    .ok_or_else(|| format!("--fraction {v}: expected a number from 0 to 1"))?;
+            }
+            "--seed" => {
+                let v = it.next().ok_or("--seed needs a value")?;
+                o.seed = v.parse().map_err(|_| format!("--seed {v}: expected a whole number"))?;
+            }
+            "--workload" => {
+                let v = it.next().ok_or("--workload needs a value")?;
+                if !["demo", "esp"].contains(&v.as_str()) {
+                    return Err(format!("--workload {v}: expected demo or esp"));
+                }
+                o.workload = v.clone();
+            }
+            "--jobs" => {
+                let v = it.next().ok_or("--jobs needs a value")?;
+                o.jobs = v
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=100_000).contains(n))
+                    .ok_or_else(|| format!("--jobs {v}: expected a whole number from 1 to 100000"))?;
+            }
             other => return Err(format!("unknown option '{other}'\n{USAGE}")),
         }
     }
@@ -94,11 +176,12 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let started = Instant::now();
     let result = match args.first().map(String::as_str) {
-        Some("demo") => parse_opts(&args[1..], "demo").and_then(|o| demo::run(o.nodes, o.keep)),
+        Some("demo") => parse_opts(&args[1..], "demo").and_then(|o| demo::run(o.nodes, o.keep, &o.strategies)),
+        Some("esp") => parse_opts(&args[1..], "esp").and_then(|o| esp::run(&o.into(), false)),
+        Some("fidelity") => parse_opts(&args[1..], "fidelity").and_then(|o| esp::run(&o.into(), true)),
+        Some("soak") => parse_opts(&args[1..], "soak").and_then(|o| soak::run(o.jobs, o.nodes)),
         Some("test") => test::run_all(&repo_root()),
-        Some("bench-resize") => {
-            parse_opts(&args[1..], "bench").and_then(|o| bench_resize::run(o.nodes, &[2, 8, o.nodes], o.rounds))
-        }
+        Some("bench-resize") => parse_opts(&args[1..], "bench").and_then(|o| bench_resize::run(o.nodes, o.rounds)),
         Some("cluster") => cluster_cmd(&args[1..]),
         Some("build") => setup::build_plugins(&repo_root()).map(|d| println!("plugins in {}", d.display())),
         Some("slurm-src") => setup::ensure_packages()

@@ -2,8 +2,8 @@
 //! set-up and plugin build, formatting and lints, the import rules, a
 //! SPANK-only build without the Slurm source tree, unit and property tests,
 //! then the symbol check and the real-cluster tests (marked #[ignore] so
-//! that a plain `cargo test` never needs root or a cluster). It ends with
-//! one line that counts every test.
+//! that a plain `cargo test` never needs root or a cluster), then the
+//! evaluation commands' short forms. It ends with one line that counts every test.
 
 use std::path::Path;
 use std::process::Command;
@@ -57,10 +57,60 @@ pub fn run_all(root: &Path) -> Result<()> {
         run_tests(cargo_in(&tree).args(["test", "-p", "cluster-tests", "--", "--ignored", "--test-threads=1"]));
     eprintln!("xtask: symbol check and cluster tests took {:.1?}", t.elapsed());
     total.add(cluster?);
+    let t = Instant::now();
+    let evaluations = run_evaluations();
+    eprintln!("xtask: the evaluation commands' short forms took {:.1?}", t.elapsed());
+    total.add(evaluations?);
     // One closing line for the whole run (cargo's last line is often a
     // doc-test block with nothing in it).
     println!("tests: {} passed, {} failed", total.passed, total.failed);
     Ok(())
+}
+
+/// The evaluation commands in their short forms, each a test: the demo
+/// as the README runs it, ESP 60 times faster with a fifth malleable, a soak
+/// of 100 jobs. Each checks that every job completed through sched/malleable
+/// (and the demo the elastic jobs' results); the fidelity targets are for
+/// `cargo xtask fidelity`, not for CI.
+fn run_evaluations() -> Result<TestCounts> {
+    let both = vec!["easy".to_string(), "mtct-backfill".to_string()];
+    let esp = crate::esp::EvalOpts {
+        workload: "esp".into(),
+        nodes: 32,
+        scale: 60.0,
+        fraction: 0.2,
+        seed: 1,
+        strategies: both.clone(),
+        keep: false,
+    };
+    type Run = Box<dyn Fn() -> Result<()>>;
+    let runs: [(&str, Run); 3] = [
+        ("cargo xtask demo", Box::new(move || crate::demo::run(16, false, &both))),
+        ("cargo xtask esp --scale 60 --fraction 0.2", Box::new(move || crate::esp::run(&esp, false))),
+        ("cargo xtask soak --jobs 100", Box::new(|| crate::soak::run(100, 32))),
+    ];
+    let mut counts = TestCounts::default();
+    let mut failed = Vec::new();
+    for (name, f) in runs {
+        println!("evaluation {name}:");
+        match f() {
+            Ok(()) => {
+                println!("evaluation {name} ... ok");
+                counts.passed += 1;
+            }
+            Err(e) => {
+                println!("evaluation {name} ... FAILED: {e}");
+                counts.failed += 1;
+                failed.push(name);
+            }
+        }
+    }
+    if failed.is_empty() {
+        Ok(counts)
+    } else {
+        println!("tests: {} passed, {} failed", counts.passed, counts.failed);
+        Err(format!("evaluation commands failed: {}", failed.join(", ")))
+    }
 }
 
 #[derive(Default)]

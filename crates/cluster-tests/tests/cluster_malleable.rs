@@ -162,3 +162,36 @@ fn the_c_example_grows_and_shrinks_through_the_c_abi() {
     assert!(alone.is_some());
     assert_eq!(checksum_in(&out), alone, "{out}");
 }
+
+/// A job that started on the last node and grew onto lower ones still
+/// keeps its batch host when it shrinks: slurmctld lists its nodes in table
+/// order, where the batch host is not first (found by the resize bench,
+/// which then looped on a shrink slurmctld refused).
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn a_job_that_started_on_a_high_node_keeps_its_batch_host_when_it_shrinks() {
+    let c = up_with(malleable_spec("t-batchhost", 3, MTCT));
+    let fillers: Vec<u32> = (0..2).map(|_| c.sbatch(&["-N1", "-t", "5", "--wrap", "sleep 300"]).unwrap()).collect();
+    for &f in &fillers {
+        c.wait_job(f, "running", Duration::from_secs(30), |j| j.has_started()).unwrap();
+    }
+    let script = example_script(&c, "high", "--cells 4096 --iterations 100000 --unit-us 10");
+    let id = submit(&c, &script, "high.out", &["-N1", "--min-nodes-invasive=1", "--max-nodes-invasive=3"]);
+    c.wait_job(id, "running", Duration::from_secs(30), |j| j.has_started()).unwrap();
+    assert_eq!(job_field(&c, id, "BatchHost"), "n3");
+    for &f in &fillers {
+        let _ = c.cmd("scancel").arg(f.to_string()).status();
+    }
+    wait_log(&c, 0, &[&format!("JobId={id}: expand onto n1,n2 committed")], Duration::from_secs(60));
+
+    let from = c.ctld_log().len();
+    let rigid = c.sbatch(&["-N1", "-t", "1", "--wrap", "sleep 2"]).unwrap();
+    let line = wait_log(&c, from, &[&format!("JobId={id}: shrink off ")], Duration::from_secs(30));
+    assert!(!line.contains("n3"), "the batch host n3 is never given up: {line}");
+    wait_log(&c, from, &[&format!("JobId={id}: shrink off "), " committed "], Duration::from_secs(30));
+    c.wait_job(rigid, "running", Duration::from_secs(30), |j| j.has_started()).unwrap();
+    let log = c.ctld_log()[from..].to_string();
+    assert!(!log.contains("freeing the nodes failed"), "{log}");
+    let _ = c.cmd("scancel").arg(id.to_string()).status();
+    c.wait_job(id, "ended", Duration::from_secs(60), |j| j.is_finished()).unwrap();
+}

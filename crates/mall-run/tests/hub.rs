@@ -337,3 +337,28 @@ fn workers_that_cannot_start_on_the_new_nodes_cancel_the_expand_and_the_job_goes
     let out = h.handle(status(Phase::Steady));
     assert!(out.iter().any(|o| matches!(o, Output::Log(l) if l.contains("going on as before"))), "{out:?}");
 }
+
+#[test]
+fn an_adaptation_decided_as_the_application_finishes_is_dropped_and_the_run_ends() {
+    // An expand: the new worker joined, but the others finished their last
+    // iteration without probing again. The expand is cancelled and the run ends.
+    let mut h = running(2);
+    h.handle(status(Phase::Expanding { resize: 7, nodes: nodes(&["n3"]), since: 1 }));
+    hello(&mut h, 3);
+    all(&mut h, &[1, 2], &Frame::new("BYE"));
+    h.handle(Input::StepExited { worker: 1, success: true, how: "exit 0".into() });
+    let out = h.handle(Input::StepExited { worker: 2, success: true, how: "exit 0".into() });
+    assert_eq!(told(&out), vec![Request::Cancel { job: JOB, resize: 7 }, Request::Bye { job: JOB }]);
+    assert!(out.contains(&Output::Exit(0)), "{out:?}");
+
+    // A shrink announced to nobody: the job's end frees the nodes.
+    let mut h = running(3);
+    h.handle(status(Phase::Shrinking { resize: 9, nodes: nodes(&["n2"]), since: 1 }));
+    all(&mut h, &[1, 2, 3], &Frame::new("BYE"));
+    let mut out = Vec::new();
+    for w in 1..=3 {
+        out = h.handle(Input::StepExited { worker: w, success: true, how: "exit 0".into() });
+    }
+    assert_eq!(told(&out), vec![Request::Bye { job: JOB }]);
+    assert!(out.contains(&Output::Exit(0)), "{out:?}");
+}

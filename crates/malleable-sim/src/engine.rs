@@ -8,7 +8,7 @@ use std::collections::BinaryHeap;
 use malleable_core::{Measure, Strategy};
 use malleable_model::{validate, Decision, JobId, JobPower, Node, PendingJob, PowerState, RunningJob, Snapshot};
 
-use crate::app_model::{expand_cost, shrink_cost, AppModel};
+use crate::app_model::{AppModel, ResizeCost};
 use crate::power_meter::{PowerMeter, PowerReport};
 use crate::workload::{JobSpec, PowerSetup, Workload};
 
@@ -32,11 +32,26 @@ pub struct SimOptions {
     /// Seconds between scheduler ticks while jobs wait (slurm's SchedulerTick);
     /// 0 turns ticks off.
     pub tick: f64,
+    /// What an expand and a shrink cost.
+    pub resize_cost: ResizeCost,
+    /// Seconds from a job's start until its work begins (a real Slurm's
+    /// launch of the batch script and of the application's steps); the job
+    /// holds its nodes meanwhile.
+    pub start_delay: f64,
+    /// The same for a malleable job, whose launcher starts a step per node
+    /// and waits for the workers to meet before they compute.
+    pub malleable_start_delay: f64,
 }
 
 impl Default for SimOptions {
     fn default() -> Self {
-        SimOptions { app_model: AppModel::fitted(), tick: 60.0 }
+        SimOptions {
+            app_model: AppModel::fitted(),
+            tick: 60.0,
+            resize_cost: ResizeCost::PAPER,
+            start_delay: 0.0,
+            malleable_start_delay: 0.0,
+        }
     }
 }
 
@@ -246,10 +261,11 @@ impl Engine<'_> {
         let n = self.jobs[i].nodes.len();
         let rt = self.run_time(i, n);
         let j = &mut self.jobs[i];
+        // `since` is in the future while the job is still being launched.
         if j.adapting.is_none() && rt > 0.0 {
-            j.left = (j.left - (self.now - j.since) / rt).max(0.0);
+            j.left = (j.left - (self.now - j.since).max(0.0) / rt).max(0.0);
         }
-        j.since = self.now;
+        j.since = j.since.max(self.now);
     }
 
     /// Count node-seconds held up to now.
@@ -261,7 +277,7 @@ impl Engine<'_> {
 
     fn schedule_finish(&mut self, i: usize) {
         let rt = self.run_time(i, self.jobs[i].nodes.len());
-        let t = self.now + self.jobs[i].left * rt;
+        let t = self.jobs[i].since.max(self.now) + self.jobs[i].left * rt;
         self.jobs[i].finish_at = t;
         let version = self.jobs[i].version;
         self.push(t, Event::Finish { job: i, version });
@@ -359,9 +375,14 @@ impl Engine<'_> {
                         self.snapshot.nodes[n].free = false;
                     }
                     let s = &self.specs[i];
+                    let delay = if self.specs[i].malleable.is_some() {
+                        self.opts.malleable_start_delay
+                    } else {
+                        self.opts.start_delay
+                    };
                     self.jobs[i] = Job {
                         left: 1.0,
-                        since: self.now,
+                        since: self.now + delay,
                         held_since: self.now,
                         running: true,
                         record: Some(JobRecord {
@@ -388,7 +409,7 @@ impl Engine<'_> {
                     for &n in &add_nodes {
                         self.snapshot.nodes[n].free = false;
                     }
-                    let cost = expand_cost(self.jobs[i].nodes.len() + add_nodes.len());
+                    let cost = self.opts.resize_cost.expand(self.jobs[i].nodes.len() + add_nodes.len());
                     self.jobs[i].adapting = Some((true, add_nodes));
                     self.jobs[i].record.as_mut().unwrap().expands += 1;
                     self.push(self.now + cost, Event::AdaptDone { job: i });
@@ -396,7 +417,7 @@ impl Engine<'_> {
                 Decision::Shrink { job, remove_nodes } => {
                     let i = job.0 as usize;
                     self.begin_adaptation(i);
-                    let cost = shrink_cost(self.jobs[i].nodes.len());
+                    let cost = self.opts.resize_cost.shrink(self.jobs[i].nodes.len());
                     self.jobs[i].adapting = Some((false, remove_nodes));
                     self.jobs[i].record.as_mut().unwrap().shrinks += 1;
                     self.push(self.now + cost, Event::AdaptDone { job: i });
@@ -493,5 +514,48 @@ impl Engine<'_> {
             mtct_ratio: s.malleable.map(|_| self.opts.app_model.mtct_ratio(n as u32)),
             power: s.power,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use malleable_core::StrategyChoice;
+    use malleable_model::{MalleableSpec, NodeConstraint};
+
+    fn job(id: u32, nodes: u32, malleable: Option<MalleableSpec>) -> JobSpec {
+        JobSpec { id, submit: 0.0, nodes, run_time: 10.0, estimate: 60.0, malleable, power: None }
+    }
+
+    fn run(w: &Workload, strategy: &str, opts: SimOptions) -> SimResult {
+        simulate(w, StrategyChoice::parse(strategy).unwrap().build().as_mut(), opts)
+    }
+
+    #[test]
+    fn a_start_delay_holds_the_nodes_before_the_work_begins() {
+        let spec = MalleableSpec { min: 1, max: 2, constraint: NodeConstraint::None };
+        let w =
+            Workload { name: "t".into(), nodes: 2, jobs: vec![job(1, 1, None), job(2, 1, Some(spec))], power: None };
+        let opts = SimOptions { start_delay: 0.5, malleable_start_delay: 2.0, tick: 0.0, ..SimOptions::default() };
+        let r = run(&w, "easy", opts);
+        let end = |id: u32| r.jobs.iter().find(|j| j.id == id).unwrap().end;
+        assert!((end(1) - 10.5).abs() < 1e-9 && (end(2) - 12.0).abs() < 1e-9, "{:?}", r.jobs);
+        assert!((r.node_seconds - 22.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_resize_cost_is_the_one_given() {
+        // A malleable job started on 1 of 4 nodes; at 1 s a 1-node job
+        // arrives, and that pass grows the first onto the 2 nodes left.
+        let spec = MalleableSpec { min: 1, max: 4, constraint: NodeConstraint::None };
+        let later = JobSpec { submit: 1.0, ..job(2, 1, None) };
+        let w = Workload { name: "t".into(), nodes: 4, jobs: vec![job(1, 1, Some(spec)), later], power: None };
+        let cost = ResizeCost { expand_fixed: 1.0, expand_per_node: 0.5, shrink_fixed: 0.0, shrink_per_node: 0.0 };
+        let opts = SimOptions { app_model: AppModel::Linear, resize_cost: cost, tick: 0.0, ..SimOptions::default() };
+        let r = run(&w, "mtct", opts);
+        assert_eq!((r.jobs[0].expands, r.jobs[0].final_nodes), (1, 3));
+        // 1 s of work on 1 node (a tenth), 2.5 s expanding (1 + 0.5 * 3),
+        // then the other nine tenths on 3 nodes: 3 s.
+        assert!((r.jobs[0].end - 6.5).abs() < 1e-9, "{:?}", r.jobs[0]);
     }
 }

@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use malleable_core::strategies::{names, split_list};
 use malleable_core::{ParamKind, StrategyChoice, REGISTRY};
-use malleable_sim::app_model::AppModel;
+use malleable_sim::app_model::{AppModel, ResizeCost};
 use malleable_sim::metrics::{jobs_csv, summarize, Summary};
 use malleable_sim::power_meter::PowerReport;
 use malleable_sim::power_scenario::{self, power_corridor};
@@ -127,6 +127,40 @@ struct Common {
     /// Seconds between scheduler ticks while jobs wait (0: none).
     #[arg(long, default_value_t = 60.0)]
     tick: f64,
+    /// Run the workload this many times faster, with time limits rounded up
+    /// to whole minutes as a real Slurm takes them: what `cargo xtask esp`
+    /// submits to the local cluster (1: as it is, limits unrounded).
+    #[arg(long, default_value_t = 1.0)]
+    time_scale: f64,
+    /// Resize cost: `paper` (Chadha et al. 2020's Fig. 5), `measured` (ours, on a local
+    /// Slurm: `cargo xtask bench-resize`) or A+Bn/C+Dn, expand/shrink seconds as fixed plus per node.
+    #[arg(long, default_value = "paper", value_parser = ResizeCost::parse)]
+    resize_cost: ResizeCost,
+    /// Seconds from a job's start until its work begins (a real Slurm's launch).
+    #[arg(long, default_value_t = 0.0, value_parser = parse_non_negative)]
+    start_delay: f64,
+    /// The same for malleable jobs (their launcher starts a step per node).
+    #[arg(long, default_value_t = 0.0, value_parser = parse_non_negative)]
+    malleable_start_delay: f64,
+}
+
+impl Common {
+    fn options(&self) -> SimOptions {
+        SimOptions {
+            app_model: self.app_model,
+            tick: self.tick,
+            resize_cost: self.resize_cost,
+            start_delay: self.start_delay,
+            malleable_start_delay: self.malleable_start_delay,
+        }
+    }
+}
+
+fn parse_non_negative(v: &str) -> Result<f64, String> {
+    match v.parse::<f64>() {
+        Ok(f) if f >= 0.0 && f.is_finite() => Ok(f),
+        _ => Err(format!("'{v}' is not allowed: a number of seconds, 0 or more")),
+    }
 }
 
 /// The strategies of `--strategies`, in the order given.
@@ -156,7 +190,11 @@ fn parse_positive(v: &str) -> Result<f64, String> {
 }
 
 fn load(c: &Common) -> Result<Workload, String> {
-    load_workload(&c.workload, c.nodes, c.malleable_fraction, c.seed, c.arrival_scale, true)
+    let w = load_workload(&c.workload, c.nodes, c.malleable_fraction, c.seed, c.arrival_scale, true)?;
+    if c.time_scale == 1.0 {
+        return Ok(w);
+    }
+    malleable_sim::workload::for_slurm(&w, c.time_scale).map_err(|e| format!("--time-scale: {e}"))
 }
 
 /// Offered load of `synthetic:JOBS` workloads (and of bench's).
@@ -222,7 +260,7 @@ fn simulate_shown(w: &Workload, kind: &StrategyChoice, opts: SimOptions, quiet: 
 }
 
 fn run_one(w: &Workload, kind: &StrategyChoice, c: &Common, quiet: bool) -> (Summary, malleable_sim::SimResult) {
-    let opts = SimOptions { app_model: c.app_model, tick: c.tick };
+    let opts = c.options();
     let r = simulate_shown(w, kind, opts, quiet);
     (summarize(kind, &r), r)
 }
@@ -405,7 +443,7 @@ fn run_sweep(a: SweepArgs, quiet: bool) -> Result<(), String> {
     std::fs::create_dir_all(&a.out).map_err(|e| format!("--out {}: {e}", a.out.display()))?;
     let total = (fractions.len() * a.seeds.len() * a.strategies.0.len()) as u64;
     let pb = progress_bar(total, quiet, "{msg} [{wide_bar}] {pos}/{len} simulations ({elapsed}, eta {eta})");
-    let opts = SimOptions { app_model: a.app_model, tick: a.tick };
+    let opts = SimOptions { app_model: a.app_model, tick: a.tick, ..SimOptions::default() };
     let mut machine = 0;
     let rows = sweep::run_sweep(
         &fractions,

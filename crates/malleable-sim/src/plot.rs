@@ -43,9 +43,9 @@ pub const FIG3: [Panel; 4] = [
     },
 ];
 
-pub(crate) const FONT: &str = "sans-serif";
+pub const FONT: &str = "sans-serif";
 
-pub(crate) fn register_fonts() {
+pub fn register_fonts() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // The bytes are DejaVu Sans, known-good TTFs: registration cannot fail.

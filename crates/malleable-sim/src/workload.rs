@@ -104,6 +104,36 @@ pub fn esp(machine: usize, malleable_fraction: f64, seed: u64) -> Workload {
     Workload { name: "esp".into(), nodes: machine, jobs, power: None }
 }
 
+/// `w` as a real Slurm runs it, `time_scale` times faster: submit and run
+/// times divided by `time_scale`, and each time limit divided too but then
+/// rounded up to whole minutes, since a Slurm time limit is whole minutes
+/// (what the scheduler plans with on the real cluster, so the simulator must
+/// plan with it as well). The name says the scale (`esp/10`).
+pub fn for_slurm(w: &Workload, time_scale: f64) -> Result<Workload, String> {
+    if !(time_scale.is_finite() && time_scale >= 1.0) {
+        return Err(format!(
+            "time scale {time_scale}: expected a number >= 1 (how many times faster than the workload)"
+        ));
+    }
+    let jobs = w
+        .jobs
+        .iter()
+        .map(|j| JobSpec {
+            submit: j.submit / time_scale,
+            run_time: j.run_time / time_scale,
+            estimate: slurm_minutes(j.estimate / time_scale) as f64 * 60.0,
+            ..j.clone()
+        })
+        .collect();
+    let name = if time_scale == 1.0 { w.name.clone() } else { format!("{}/{time_scale}", w.name) };
+    Ok(Workload { name, jobs, ..w.clone() })
+}
+
+/// A time limit in seconds as Slurm's `--time` takes it: whole minutes, at least one.
+pub fn slurm_minutes(seconds: f64) -> u32 {
+    ((seconds / 60.0).ceil() as u32).max(1)
+}
+
 /// Which of `n` jobs are malleable: round(fraction * n) of them, chosen by a
 /// ChaCha stream separate from the one ordering submissions.
 fn choose_malleable(n: usize, fraction: f64, seed: u64) -> Vec<bool> {
@@ -271,6 +301,23 @@ fn parse_swf(input: impl BufRead) -> Result<(Option<usize>, Vec<SwfRow>), String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_workload_for_slurm_is_scaled_and_plans_with_whole_minutes() {
+        let w = esp(32, 0.5, 1);
+        let s = for_slurm(&w, 10.0).unwrap();
+        assert_eq!(s.name, "esp/10");
+        for (a, b) in w.jobs.iter().zip(&s.jobs) {
+            assert_eq!((a.id, a.nodes, a.malleable), (b.id, b.nodes, b.malleable));
+            assert!((b.submit * 10.0 - a.submit).abs() < 1e-9 && (b.run_time * 10.0 - a.run_time).abs() < 1e-9);
+            // Whole minutes, never below the scaled limit, less than a minute above it.
+            assert_eq!(b.estimate % 60.0, 0.0);
+            assert!(b.estimate >= a.estimate / 10.0 && b.estimate < a.estimate / 10.0 + 60.0, "{b:?}");
+        }
+        assert_eq!(slurm_minutes(1846.0 / 10.0), 4);
+        assert_eq!(slurm_minutes(10.0), 1);
+        assert!(for_slurm(&w, 0.5).unwrap_err().contains("time scale 0.5"));
+    }
 
     #[test]
     fn esp_has_table_i_mix_on_32_nodes() {

@@ -231,7 +231,9 @@ impl Agent {
         drop(guard);
         let read_ms = held.elapsed().as_secs_f64() * 1e3;
 
+        let deciding = Instant::now();
         let report = self.strategy.schedule(&taken.snapshot);
+        let decide_ms = deciding.elapsed().as_secs_f64() * 1e3;
         // The model's rules first: a decision that breaks one is a strategy
         // bug, said in the log and not applied.
         let rejected = rejections(&taken.snapshot, &report.decisions);
@@ -281,7 +283,7 @@ impl Agent {
         self.seen = self.ctld.update_counters();
         drop(guard);
         log::debug!(
-            "pass {}: slurmctld's locks held {read_ms:.1} ms to read, {:.1} ms to apply (none while deciding)",
+            "pass {}: slurmctld's locks held {read_ms:.1} ms to read, {:.1} ms to apply (none while deciding, {decide_ms:.1} ms)",
             self.passes,
             held.elapsed().as_secs_f64() * 1e3
         );

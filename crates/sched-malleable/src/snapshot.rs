@@ -114,13 +114,15 @@ pub fn take(
         let job_power = power.map(|p| measured_power(own_power, measured).unwrap_or_else(|| p.default_job()));
         if job.holds_nodes() {
             let completing = !matches!(job.state(), JobState::Running | JobState::Suspended);
+            let mut held: Vec<NodeIndex> = job
+                .node_indices()
+                .into_iter()
+                .filter_map(|i| core_index.get(i).copied().filter(|&c| c != usize::MAX))
+                .collect();
+            batch_host_first(&mut held, &job.batch_host(), &nodes);
             running.push(RunningJob {
                 id: JobId(job.id()),
-                nodes: job
-                    .node_indices()
-                    .into_iter()
-                    .filter_map(|i| core_index.get(i).copied().filter(|&c| c != usize::MAX))
-                    .collect::<Vec<NodeIndex>>(),
+                nodes: held,
                 start: job.start_time(),
                 // A completing job's nodes come back as soon as its epilog ends.
                 end_limit: if completing { Some(now) } else { job.time_limit_minutes().map(|_| job.end_time()) },
@@ -170,5 +172,36 @@ mod tests {
         assert_eq!(spec, Some(MalleableSpec { min: 2, max: 6, constraint: NodeConstraint::Even }));
         assert_eq!(power.map(|p| (p.low(), p.high())), Some((150.0, 210.0)));
         assert!(options_of(&env(&["MALLEABLE_MIN_NODES=3"])).unwrap_err().contains("given without"));
+    }
+}
+
+/// The model's rule is that a job's first node is its batch host, which a
+/// shrink may never take; slurmctld's node bitmap is in table order, so a
+/// job that started on n8 and grew onto n1..n7 would otherwise show n1
+/// first, and a shrink would pick n8 (which slurmctld refuses).
+fn batch_host_first(held: &mut [NodeIndex], batch_host: &str, nodes: &[Node]) {
+    if let Some(at) = held.iter().position(|&i| nodes.get(i).is_some_and(|n| n.name == batch_host)) {
+        held[..=at].rotate_right(1);
+    }
+}
+
+#[cfg(test)]
+mod batch_host_tests {
+    use super::*;
+
+    #[test]
+    fn the_batch_host_comes_first_and_the_rest_keep_their_order() {
+        let nodes: Vec<Node> = (1..=8).map(|i| Node { name: format!("n{i}"), free: false }).collect();
+        let mut held: Vec<NodeIndex> = (0..8).collect();
+        batch_host_first(&mut held, "n8", &nodes);
+        assert_eq!(held, [7, 0, 1, 2, 3, 4, 5, 6]);
+        let mut held: Vec<NodeIndex> = vec![0, 2, 5];
+        batch_host_first(&mut held, "n3", &nodes);
+        assert_eq!(held, [2, 0, 5]);
+        // Unknown or already first: unchanged.
+        let mut held: Vec<NodeIndex> = vec![0, 2, 5];
+        batch_host_first(&mut held, "", &nodes);
+        batch_host_first(&mut held, "n1", &nodes);
+        assert_eq!(held, [0, 2, 5]);
     }
 }

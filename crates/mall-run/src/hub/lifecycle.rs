@@ -29,6 +29,12 @@ impl Hub {
         let Some(a) = self.adapt.as_mut().filter(|a| a.stage == Stage::Moved) else { return };
         let all_committed = a.next.iter().all(|w| a.committed.contains(w));
         let leavers_gone = a.leavers.iter().all(|w| self.workers.get(w).is_some_and(super::Worker::gone));
+        // When the leaving workers' steps had all ended, for a resize's latency.
+        if leavers_gone && a.kind == Kind::Shrink && !a.left_logged {
+            a.left_logged = true;
+            let (resize, nodes) = (a.resize, a.nodes.join(","));
+            out.push(Output::Log(format!("shrink {resize}: workers on {nodes} left ({})", super::unix_time())));
+        }
         if all_committed && leavers_gone {
             a.stage = Stage::Committing;
             out.push(Output::Tell(Request::Commit { job: self.job, resize: a.resize }));
@@ -84,6 +90,7 @@ impl Hub {
             next: Vec::new(),
             committed: HashSet::new(),
             cancelled: false,
+            left_logged: false,
         };
         let on = |hub: &Hub| -> Vec<WorkerId> {
             hub.comm.iter().copied().filter(|w| nodes.contains(&hub.workers[w].node)).collect()
@@ -304,6 +311,9 @@ impl Hub {
 
     /// Every worker done: the application is over.
     pub(super) fn check_finished(&mut self, out: &mut Vec<Output>) {
+        if !self.finishing {
+            self.drop_adaptation_nobody_takes_up(out);
+        }
         if self.finishing || self.adapt.is_some() {
             return;
         }
@@ -323,5 +333,35 @@ impl Hub {
             out.push(Output::Tell(Request::Bye { job: self.job }));
             out.push(Output::Exit(0));
         }
+    }
+
+    /// The application finished its work while the scheduler's adaptation
+    /// was still to be begun (decided during its last iterations): every
+    /// worker but those started for it said BYE and ended, so none will
+    /// take it up. An expand is cancelled (the scheduler rolls it back and
+    /// Slurm ends the new workers' steps); a shrink needs nothing, the job
+    /// ending frees its nodes. Without this the run would wait for a BEGIN
+    /// that never comes until the job's time limit.
+    fn drop_adaptation_nobody_takes_up(&mut self, out: &mut Vec<Output>) {
+        let Some(a) = self.adapt.as_ref().filter(|a| matches!(a.stage, Stage::Starting | Stage::Announced)) else {
+            return;
+        };
+        let done = self
+            .workers
+            .iter()
+            .filter(|(w, _)| !a.joiners.contains(w))
+            .all(|(_, wk)| wk.abandoned || wk.lost || (wk.said_bye && wk.exited.is_some()));
+        if !done {
+            return;
+        }
+        let (resize, kind, joiners) = (a.resize, a.kind, a.joiners.clone());
+        if kind == Kind::Expand && !a.cancelled {
+            out.push(Output::Log(format!(
+                "expand {resize}: the application finished before taking it up; asking the scheduler to roll it back"
+            )));
+            out.push(Output::Tell(Request::Cancel { job: self.job, resize }));
+        }
+        self.abandon(&joiners, out);
+        self.adapt = None;
     }
 }

@@ -125,6 +125,8 @@ struct Adapt {
     /// Its new workers could not start: the scheduler is asked to roll it
     /// back, and it is never announced.
     cancelled: bool,
+    /// The leaving workers' end was logged (once, with its time).
+    left_logged: bool,
 }
 
 #[derive(Debug, Default)]
@@ -238,6 +240,13 @@ pub struct Hub {
     reports: Reports,
     last_report: Instant,
     finishing: bool,
+}
+
+/// The wall clock as `unix time S.mmm`, for lines a resize's latency is read from
+/// beside slurmctld's log (same host, same clock).
+pub(crate) fn unix_time() -> String {
+    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
+    format!("unix time {}.{:03}", ms / 1000, ms % 1000)
 }
 
 /// Tokens compared without stopping at the first difference.
@@ -406,6 +415,14 @@ impl Hub {
             conn,
             Frame::new("WELCOME").with("rank", rank).with("size", size).with("joining", joining),
         ));
+        // The last joiner connected: its srun step runs. Logged with the
+        // time, as the step launch's end in a resize's latency.
+        if let Some(a) = self.adapt.as_ref().filter(|a| a.joiners.contains(&w)) {
+            if a.joiners.iter().all(|j| self.workers.get(j).is_some_and(|x| x.connected_once)) {
+                let (resize, nodes) = (a.resize, a.nodes.join(","));
+                out.push(Output::Log(format!("expand {resize}: workers on {nodes} joined ({})", unix_time())));
+            }
+        }
         // The last joiner connected: the adaptation may be announced.
         self.try_collectives(out);
     }

@@ -106,6 +106,8 @@ impl Agent {
             },
             Decision::Expand { job, add_nodes } => {
                 let added = names(add_nodes);
+                // The decision's moment: the line after it says when slurmctld had merged the nodes in.
+                log::info!("JobId={job}: growing onto {} ({})", added.join(","), self.strategy.name());
                 match guard.expand_job(job.0, &table(add_nodes)) {
                     Ok((list, helper)) => {
                         let resize = next_resize(&mut self.last_resize);

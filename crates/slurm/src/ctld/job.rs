@@ -161,6 +161,12 @@ impl<'g> JobView<'g> {
         unsafe { crate::common::cstr::cstr_to_string(self.rec().nodes) }.unwrap_or_default()
     }
 
+    /// The node its batch script runs on (empty for a job without one).
+    pub fn batch_host(&self) -> String {
+        // SAFETY: NULL or a NUL-terminated string owned by the record.
+        unsafe { crate::common::cstr::cstr_to_string(self.rec().batch_host) }.unwrap_or_default()
+    }
+
     /// The partition it runs or waits in.
     pub fn partition(&self) -> String {
         // SAFETY: part_ptr is NULL or a live partition record, whose name

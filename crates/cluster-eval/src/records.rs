@@ -1,0 +1,191 @@
+//! Each job's life on the real cluster, read back from slurmctld's log with
+//! its millisecond timestamps: submitted, started on which nodes (the
+//! plugin's line), each node gained or given up (the plugin's resize lines),
+//! done (slurmctld's `_job_complete`). `scontrol` times are whole seconds and
+//! a resize resets a job's StartTime, so the log is the record.
+
+use std::collections::HashMap;
+
+use crate::hostlist;
+
+/// One node gained or given up.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Change {
+    /// Seconds since the epoch.
+    pub at: f64,
+    pub gained: bool,
+    pub nodes: Vec<String>,
+}
+
+/// What slurmctld's log says of one job.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LoggedJob {
+    pub submit: Option<f64>,
+    pub start: Option<f64>,
+    pub start_nodes: Vec<String>,
+    pub end: Option<f64>,
+    /// Nodes gained (from the expand's decision, when slurmctld gives them
+    /// to the job) and given up (at the shrink's commit or force, a rollback,
+    /// a loss), in order.
+    pub changes: Vec<Change>,
+    /// Committed expands and shrinks (forced shrinks count).
+    pub expands: u32,
+    pub shrinks: u32,
+    /// Resizes that did not happen as decided: rolled back expands.
+    pub rollbacks: u32,
+}
+
+impl LoggedJob {
+    /// The nodes it held from when to when, up to `until` for a job still
+    /// running: (node, from, to).
+    pub fn occupancy(&self, until: f64) -> Vec<(String, f64, f64)> {
+        let Some(start) = self.start else { return Vec::new() };
+        let end = self.end.unwrap_or(until);
+        let mut since: HashMap<String, f64> = self.start_nodes.iter().map(|n| (n.clone(), start)).collect();
+        let mut out = Vec::new();
+        for c in &self.changes {
+            for n in &c.nodes {
+                if c.gained {
+                    since.entry(n.clone()).or_insert(c.at);
+                } else if let Some(from) = since.remove(n) {
+                    out.push((n.clone(), from, c.at.min(end)));
+                }
+            }
+        }
+        out.extend(since.into_iter().map(|(n, from)| (n, from, end)));
+        out.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+        out
+    }
+
+    /// Nodes held at the end.
+    pub fn final_nodes(&self) -> usize {
+        let mut n = self.start_nodes.len() as i64;
+        for c in &self.changes {
+            n += if c.gained { 1 } else { -1 } * c.nodes.len() as i64;
+        }
+        n.max(0) as usize
+    }
+}
+
+/// `[2026-11-24T00:02:55.044]` as seconds since the epoch (the cluster's local time, as slurmctld writes it).
+pub fn log_time(line: &str) -> Option<f64> {
+    let stamp = line.strip_prefix('[')?.split(']').next()?;
+    let (whole, ms) = stamp.split_once('.').unwrap_or((stamp, "0"));
+    let secs = testcluster::jobs::parse_time(whole)?;
+    let frac: f64 = format!("0.{ms}").parse().ok()?;
+    Some(secs as f64 + frac)
+}
+
+/// The jobs of slurmctld's log, by job id.
+pub fn read_log(log: &str) -> HashMap<u32, LoggedJob> {
+    let mut jobs: HashMap<u32, LoggedJob> = HashMap::new();
+    for line in log.lines() {
+        let Some(at) = log_time(line) else { continue };
+        if let Some(rest) = after(line, "_slurm_rpc_submit_batch_job: JobId=") {
+            if let Some(id) = number(rest) {
+                jobs.entry(id).or_default().submit = Some(at);
+            }
+        } else if let Some(rest) = after(line, "sched/malleable: started JobId=") {
+            let Some(id) = number(rest) else { continue };
+            let list = rest.split(" on ").nth(1).and_then(|r| r.split(' ').next()).unwrap_or("");
+            let j = jobs.entry(id).or_default();
+            j.start = Some(at);
+            j.start_nodes = hostlist::expand(list).unwrap_or_default();
+        } else if let Some(rest) = after(line, "_job_complete: JobId=") {
+            if let Some(id) = number(rest).filter(|_| rest.ends_with(" done")) {
+                jobs.entry(id).or_default().end = Some(at);
+            }
+        } else if let Some(rest) = after(line, "sched/malleable: JobId=") {
+            let Some(id) = number(rest) else { continue };
+            let Some(what) = rest.split_once(": ").map(|x| x.1) else { continue };
+            resize_line(jobs.entry(id).or_default(), at, what);
+        }
+    }
+    jobs
+}
+
+/// One of the plugin's lines about a job's resize.
+fn resize_line(j: &mut LoggedJob, at: f64, what: &str) {
+    let list =
+        |rest: &str| hostlist::expand(rest.split(' ').next().unwrap_or("").trim_end_matches(';')).unwrap_or_default();
+    if let Some(rest) = what.strip_prefix("expand onto ") {
+        if rest.contains(" (resize ") {
+            j.changes.push(Change { at, gained: true, nodes: list(rest) });
+        } else if rest.contains(": rolled back") {
+            // Before "committed": "not committed within 30 s: rolled back".
+            j.changes.push(Change { at, gained: false, nodes: list(rest) });
+            j.rollbacks += 1;
+        } else if rest.contains(" committed") {
+            j.expands += 1;
+        }
+    } else if let Some(rest) = what.strip_prefix("shrink off ") {
+        if rest.contains(" committed") || rest.contains(": forced") {
+            j.changes.push(Change { at, gained: false, nodes: list(rest) });
+            j.shrinks += 1;
+        }
+    } else if let Some(rest) = what.strip_prefix("lost ") {
+        j.changes.push(Change { at, gained: false, nodes: list(rest) });
+    }
+}
+
+fn after<'a>(line: &'a str, head: &str) -> Option<&'a str> {
+    line.find(head).map(|i| &line[i + head.len()..])
+}
+
+fn number(s: &str) -> Option<u32> {
+    let digits: String = s.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOG: &str = "\
+[2026-11-24T00:24:50.500] _slurm_rpc_submit_batch_job: JobId=1 InitPrio=4294901759 usec=300
+[2026-11-24T00:24:54.123] sched/malleable: started JobId=1 on n1 (mtct)
+[2026-11-24T00:24:55.030] sched/malleable: JobId=1: expand onto n2,n3,n4 (resize 17, through JobId=2); it now holds n[1-4] (mtct); waiting
+[2026-11-24T00:24:55.282] sched/malleable: JobId=1: expand onto n2,n3,n4 committed 0.25 s after the decision
+[2026-11-24T00:24:56.033] sched/malleable: JobId=1: shrink off n3,n4 (resize 18, mtct); waiting for its application
+[2026-11-24T00:24:56.184] sched/malleable: JobId=1: shrink off n3,n4 committed 0.15 s after the decision; it now holds n[1-2]
+[2026-11-24T00:24:57.000] sched/malleable: JobId=1: expand onto n3 (resize 19, through JobId=3); it now holds n[1-3] (mtct); waiting
+[2026-11-24T00:25:27.000] sched/malleable: JobId=1: expand onto n3 not committed within 30 s: rolled back (not resized again for 30 s)
+[2026-11-24T00:25:28.000] sched/malleable: JobId=1: lost n2; it goes on with 1 nodes
+[2026-11-24T00:25:33.250] _job_complete: JobId=1 WEXITSTATUS 0
+[2026-11-24T00:25:33.250] _job_complete: JobId=1 done
+[2026-11-24T00:25:34.000] sched/malleable: started JobId=5 on n[2-4] (mtct)
+";
+
+    #[test]
+    fn a_jobs_life_is_read_from_the_log() {
+        let jobs = read_log(LOG);
+        let j = &jobs[&1];
+        let t0 = log_time("[2026-11-24T00:24:50.500]").unwrap();
+        assert_eq!(j.submit, Some(t0));
+        assert!((j.start.unwrap() - t0 - 3.623).abs() < 1e-6);
+        assert!((j.end.unwrap() - t0 - 42.75).abs() < 1e-6);
+        assert_eq!(j.start_nodes, ["n1"]);
+        assert_eq!((j.expands, j.shrinks, j.rollbacks), (1, 1, 1));
+        assert_eq!(j.final_nodes(), 1);
+        assert_eq!(jobs[&5].start_nodes, ["n2", "n3", "n4"]);
+        assert_eq!(jobs[&5].end, None);
+    }
+
+    #[test]
+    fn occupancy_follows_the_resizes() {
+        let jobs = read_log(LOG);
+        let t = |s: &str| log_time(&format!("[2026-11-24T00:{s}]")).unwrap();
+        let occ = jobs[&1].occupancy(0.0);
+        let of = |n: &str| occ.iter().filter(|o| o.0 == n).map(|o| (o.1, o.2)).collect::<Vec<_>>();
+        // n1 throughout; n2 from the expand's decision until lost; n4 until
+        // the shrink's commit; n3 twice: until the shrink, then until the rollback.
+        assert_eq!(of("n1"), [(t("24:54.123"), t("25:33.250"))]);
+        assert_eq!(of("n2"), [(t("24:55.030"), t("25:28.000"))]);
+        assert_eq!(of("n4"), [(t("24:55.030"), t("24:56.184"))]);
+        assert_eq!(of("n3"), [(t("24:55.030"), t("24:56.184")), (t("24:57.000"), t("25:27.000"))]);
+        // A running job's nodes are held up to `until`.
+        let until = t("25:40.000");
+        assert_eq!(jobs[&5].occupancy(until).len(), 3);
+        assert!(jobs[&5].occupancy(until).iter().all(|o| o.2 == until));
+    }
+}

@@ -1,0 +1,231 @@
+//! Shared by demo, esp and fidelity: one workload run on a fresh local
+//! cluster per strategy (so logs and job ids do not mix), the same workload
+//! in the simulator with the real cluster's measured costs, and the tables.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use cluster_eval::replay::{RealRun, Replay};
+use malleable_core::StrategyChoice;
+use malleable_sim::app_model::{AppModel, ResizeCost};
+use malleable_sim::workload::Workload;
+use malleable_sim::{simulate, summarize, SimOptions, SimResult, Summary};
+use testcluster::plugins::{self, tool_dir};
+use testcluster::{Cluster, ClusterSpec};
+
+use crate::{repo_root, setup, Result};
+
+/// How the real runs are set up.
+pub struct Setup {
+    /// Clusters are named `<name>-<k>` for the k-th strategy.
+    pub name: String,
+    pub nodes: usize,
+    /// SchedulerTick, s (the simulator ticks the same).
+    pub tick: u32,
+    /// mall-run's --poll-ms.
+    pub poll_ms: u64,
+    /// Leave the last cluster running.
+    pub keep: bool,
+    pub drain_timeout: Duration,
+}
+
+/// Run `w` under each strategy, each on its own fresh cluster.
+pub fn real_runs(w: &Workload, strategies: &[String], s: &Setup) -> Result<Vec<RealRun>> {
+    let staged = setup::build_plugins(&repo_root())?;
+    let bin = tool_dir(&repo_root());
+    let mut runs = Vec::new();
+    for (k, strategy) in strategies.iter().enumerate() {
+        let spec = plugins::sched_malleable(ClusterSpec::new(&format!("{}-{}", s.name, k + 1), s.nodes), &staged)
+            .file("malleable.conf", &format!("Strategy={strategy}\nSchedulerTick={}\n", s.tick));
+        let mut cluster = Cluster::up(spec)?;
+        cluster.keep = s.keep && k + 1 == strategies.len();
+        println!("{strategy}: {}-node cluster up in {}", s.nodes, cluster.dir.display());
+        let replay = Replay {
+            cluster: &cluster,
+            bin: &bin,
+            poll_ms: s.poll_ms,
+            label: strategy.clone(),
+            drain_timeout: s.drain_timeout,
+        };
+        let run = replay.run(w).inspect_err(|_| cluster.print_logs())?;
+        if cluster.keep {
+            println!("cluster left running: export SLURM_CONF={}", cluster.conf_path().display());
+        }
+        runs.push(run);
+    }
+    Ok(runs)
+}
+
+/// What a real run needs its jobs to have done: each started by
+/// sched/malleable and completed. Every one that did not, said.
+pub fn failures(run: &RealRun) -> Vec<String> {
+    run.jobs
+        .iter()
+        .filter_map(|j| {
+            if j.logged.start.is_none() {
+                Some(format!(
+                    "{}: job {} (JobId={}) was not started by sched/malleable",
+                    run.label, j.spec.id, j.slurm_id
+                ))
+            } else if j.state != "COMPLETED" {
+                Some(format!("{}: job {} (JobId={}) ended {}", run.label, j.spec.id, j.slurm_id, j.state))
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+/// The median of (real run time - the workload's run time) over the jobs
+/// of `runs` that never resized, rigid (`malleable` false) or malleable:
+/// the launch and completion overhead of such a job on this cluster, which
+/// the simulator then adds as its start delay.
+pub fn measured_start_delay(runs: &[RealRun], malleable: bool) -> Option<f64> {
+    let mut d: Vec<f64> = runs
+        .iter()
+        .flat_map(|r| &r.jobs)
+        .filter(|j| j.spec.malleable.is_some() == malleable && j.logged.expands + j.logged.shrinks == 0)
+        .filter(|j| j.logged.changes.is_empty())
+        .filter_map(|j| Some(j.logged.end? - j.logged.start? - j.spec.run_time))
+        .collect();
+    if d.is_empty() {
+        return None;
+    }
+    d.sort_by(f64::total_cmp);
+    Some(d[d.len() / 2].max(0.0))
+}
+
+/// The start delays the simulator takes from `runs`: (rigid, malleable).
+pub fn measured_delays(runs: &[RealRun]) -> (f64, f64) {
+    let rigid = measured_start_delay(runs, false).unwrap_or(0.0);
+    (rigid, measured_start_delay(runs, true).unwrap_or(rigid))
+}
+
+/// The simulator's run of `w` under `strategy`, set up like the real cluster:
+/// the example application scales linearly, the same tick, the measured
+/// resize cost and start delay.
+pub fn sim_run(w: &Workload, strategy: &str, tick: u32, delays: (f64, f64)) -> Result<(Summary, SimResult)> {
+    let choice = StrategyChoice::parse(strategy)?;
+    let opts = SimOptions {
+        app_model: AppModel::Linear,
+        tick: f64::from(tick),
+        resize_cost: ResizeCost::MEASURED,
+        start_delay: delays.0,
+        malleable_start_delay: delays.1,
+    };
+    let r = simulate(w, choice.build().as_mut(), opts);
+    Ok((summarize(&choice, &r), r))
+}
+
+/// A real run's summary, by the simulator's code.
+pub fn real_summary(run: &RealRun) -> Result<Summary> {
+    Ok(summarize(&StrategyChoice::parse(&run.label)?, &run.as_sim_result()))
+}
+
+/// Per job: submitted, started, ended (s from the first submission), nodes
+/// at start and at end, expands and shrinks.
+pub fn job_table(run: &RealRun) -> String {
+    let mut out = format!(
+        "{:>4} {:>6} {:<22} {:>7} {:>7} {:>7} {:>6} {:>7} {:>4} {:>4}\n",
+        "job", "JobId", "kind", "submit", "start", "end", "wait", "nodes", "exp", "shr"
+    );
+    for (j, r) in run.jobs.iter().zip(run.records()) {
+        let kind = match j.spec.malleable {
+            None => "rigid".to_string(),
+            Some(m) => format!("elastic {} {}..{}", m.constraint, m.min, m.max),
+        };
+        let nodes = if r.start_nodes == r.final_nodes {
+            format!("{}", r.start_nodes)
+        } else {
+            format!("{}->{}", r.start_nodes, r.final_nodes)
+        };
+        out.push_str(&format!(
+            "{:>4} {:>6} {:<22} {:>7.1} {:>7.1} {:>7.1} {:>6.1} {:>7} {:>4} {:>4}\n",
+            j.spec.id,
+            j.slurm_id,
+            kind,
+            r.submit,
+            r.start,
+            r.end,
+            r.start - r.submit,
+            nodes,
+            r.expands,
+            r.shrinks
+        ));
+    }
+    out
+}
+
+/// Summaries side by side, with each column's ratio to the first.
+pub fn summary_table(rows: &[Summary]) -> String {
+    let mut out = format!("{:<28}", "");
+    for r in rows {
+        out.push_str(&format!("{:>16}", r.strategy));
+    }
+    out.push('\n');
+    type Field = (&'static str, fn(&Summary) -> f64);
+    let fields: [Field; 5] = [
+        ("makespan (s)", |s| s.makespan_s),
+        ("mean wait (s)", |s| s.mean_wait_s),
+        ("mean response (s)", |s| s.mean_response_s),
+        ("utilization (%)", |s| 100.0 * s.utilization),
+        ("expands + shrinks", |s| (s.expands + s.shrinks) as f64),
+    ];
+    for (name, f) in fields {
+        out.push_str(&format!("{name:<28}"));
+        for r in rows {
+            let v = f(r);
+            let cell = if name.starts_with("expands") { format!("{v:.0}") } else { format!("{v:.1}") };
+            out.push_str(&format!("{cell:>16}"));
+        }
+        out.push('\n');
+    }
+    if rows.len() > 1 {
+        for (name, f) in fields.iter().take(4) {
+            out.push_str(&format!(
+                "{:<28}",
+                format!("{} / {}", name.split(" (").next().unwrap_or(name), rows[0].strategy)
+            ));
+            for r in rows {
+                let base = f(&rows[0]);
+                let cell = if base.abs() > 1e-9 { format!("{:.3}", f(r) / base) } else { "-".into() };
+                out.push_str(&format!("{cell:>16}"));
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Write `value` as pretty JSON to `dir/file`.
+pub fn write_json(dir: &Path, file: &str, value: &impl serde::Serialize) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let path = dir.join(file);
+    let text = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
+    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_table_gives_ratios_to_the_first_strategy() {
+        let easy = Summary { strategy: "easy".into(), makespan_s: 100.0, mean_wait_s: 40.0, ..Summary::default() };
+        let mtct = Summary {
+            strategy: "mtct-backfill".into(),
+            makespan_s: 80.0,
+            mean_wait_s: 10.0,
+            expands: 3,
+            shrinks: 2,
+            ..Summary::default()
+        };
+        let t = summary_table(&[easy, mtct]);
+        let line = |head: &str| t.lines().find(|l| l.starts_with(head)).unwrap().split_whitespace().collect::<Vec<_>>();
+        assert_eq!(line("makespan (s)")[2..], ["100.0", "80.0"]);
+        assert_eq!(line("makespan / easy")[3..], ["1.000", "0.800"]);
+        assert_eq!(line("mean wait / easy")[4..], ["1.000", "0.250"]);
+        assert_eq!(line("expands + shrinks")[3..], ["0", "5"]);
+    }
+}
