@@ -112,6 +112,8 @@ pub fn sim_run(w: &Workload, strategy: &str, tick: u32, delays: (f64, f64)) -> R
         resize_cost: ResizeCost::MEASURED,
         start_delay: delays.0,
         malleable_start_delay: delays.1,
+        // As the plugin's agent: a pass at least every SchedulerTick.
+        tick_while_running: true,
     };
     let r = simulate(w, choice.build().as_mut(), opts);
     Ok((summarize(&choice, &r), r))

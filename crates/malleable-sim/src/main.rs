@@ -142,6 +142,9 @@ struct Common {
     /// The same for malleable jobs (their launcher starts a step per node).
     #[arg(long, default_value_t = 0.0, value_parser = parse_non_negative)]
     malleable_start_delay: f64,
+    /// Tick while jobs run too, as sched/malleable does (not only while jobs wait).
+    #[arg(long)]
+    tick_while_running: bool,
 }
 
 impl Common {
@@ -152,6 +155,7 @@ impl Common {
             resize_cost: self.resize_cost,
             start_delay: self.start_delay,
             malleable_start_delay: self.malleable_start_delay,
+            tick_while_running: self.tick_while_running,
         }
     }
 }
