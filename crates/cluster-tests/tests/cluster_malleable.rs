@@ -84,7 +84,14 @@ fn an_elastic_job_grows_shrinks_for_a_waiting_job_and_finishes_its_work() {
     assert_eq!(freed.len(), 2, "{line}");
     assert!(!freed.contains(&job_field(&c, id, "BatchHost")), "{line}");
     wait_status(&c, id, "shrinking");
+    assert_eq!(job_field(&c, id, "TimeLimit"), "00:05:00");
     wait_log(&c, from, &[&format!("JobId={id}: shrink off {} committed", freed.join(","))], Duration::from_secs(30));
+    // The rest of its work takes twice as long on half the nodes: its time
+    // limit grows by what was left of it (nearly 5 minutes), so Slurm does
+    // not end it for running longer.
+    let limit = job_field(&c, id, "TimeLimit");
+    assert!(["00:09:00", "00:10:00"].contains(&limit.as_str()), "TimeLimit after the shrink: {limit}");
+    wait_log(&c, from, &[&format!("JobId={id}: time limit stretched to ")], Duration::from_secs(5));
     let r = c.wait_job(rigid, "running", Duration::from_secs(20), |j| j.has_started()).unwrap();
     assert_eq!(set(hostnames(&c, &r.node_list)), set(freed.clone()), "the waiting job starts on the freed nodes");
     let steps = step_nodes(&c, id);

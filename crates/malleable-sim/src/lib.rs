@@ -25,6 +25,13 @@
 //! cost, linear in node count: 3.1 s expanding to 32 nodes, 1.8 s shrinking
 //! from 32 (Chadha et al. 2020, Fig. 5). Rigid jobs take their static (or traced) time.
 //!
+//! # Validation against a real Slurm
+//! `cargo xtask fidelity` and `cargo xtask esp` run a workload on a local
+//! Slurm cluster with sched/malleable and here, with this cluster's measured
+//! costs (`ResizeCost::MEASURED`, start delays measured per run,
+//! `tick_while_running`), and print both side by side; docs/evaluation.md
+//! states the figures and how to rerun them.
+//!
 //! # Scheduling passes
 //! After every instant with a submission, a completion, the end of an
 //! adaptation (which the plugin sees as a job state change) or a tick (every

@@ -63,6 +63,9 @@ pub struct Release {
     /// An expand undone because its nodes failed it (a dead slurmd, or the
     /// application could not start there): they are suspect for a while.
     pub suspect: bool,
+    /// A shrink: the job goes on with fewer nodes than it computed on, so
+    /// its time limit is stretched (an expand rolled back is not).
+    pub stretch: bool,
 }
 
 /// What the plugin remembers of a job between passes (not in slurmctld:
@@ -201,7 +204,7 @@ fn finish_unilaterally(job: &MalleableJob, out: &mut Step, m: &mut Measured, why
     match out.status.phase.clone() {
         Phase::Expanding { nodes, .. } => {
             let why = format!("expand onto {} {why}: rolled back ({held})", nodes.join(","));
-            out.release = Some(Release { job: job.id, why, nodes, suspect: false })
+            out.release = Some(Release { job: job.id, why, nodes, suspect: false, stretch: false })
         }
         Phase::Shrinking { nodes, .. } => {
             out.release = Some(Release {
@@ -209,6 +212,7 @@ fn finish_unilaterally(job: &MalleableJob, out: &mut Step, m: &mut Measured, why
                 why: format!("shrink off {} {why}: forced (its tasks there are ended; {held})", nodes.join(",")),
                 nodes,
                 suspect: false,
+                stretch: true,
             })
         }
         Phase::Lost { nodes, .. } => {
@@ -259,6 +263,7 @@ fn handle(job: &MalleableJob, env: Envelope, out: &mut Step, m: &mut Measured, h
                     why: format!("shrink off {} committed{}", nodes.join(","), latency(m)),
                     nodes,
                     suspect: false,
+                    stretch: true,
                 });
                 end_adaptation(&mut out.status, m);
             }
@@ -316,9 +321,36 @@ impl Memory {
     }
 }
 
+/// The time limit (minutes) a job needs after shrinking from `before` to
+/// `after` nodes, `left` seconds before its limit runs out: the rest of its
+/// work takes `before / after` times as long on fewer nodes (the linear
+/// scaling the strategies plan with), so the limit grows by the difference,
+/// rounded up to a minute. Slurm would otherwise end a job the scheduler
+/// shrank for running the longer it had to (seen on ESP at fraction 1.0:
+/// 12 of 230 jobs ended TIMEOUT). A limit is never shortened.
+pub fn stretched_limit(limit_minutes: u32, left: i64, before: usize, after: usize) -> u32 {
+    if after == 0 || after >= before || left <= 0 {
+        return limit_minutes;
+    }
+    let extra = left as f64 * (before as f64 / after as f64 - 1.0);
+    limit_minutes.saturating_add((extra / 60.0).ceil() as u32)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shrink_stretches_the_time_limit_by_the_rest_of_the_work() {
+        // 90 s left on 4 nodes is 180 s on 2: 90 s more, 2 minutes rounded up.
+        assert_eq!(stretched_limit(10, 90, 4, 2), 12);
+        // 30 s left on 8 nodes, 40 s on 6: 10 s more, a minute.
+        assert_eq!(stretched_limit(10, 30, 8, 6), 11);
+        // Nothing left, not a shrink, or nothing kept: unchanged.
+        assert_eq!(stretched_limit(10, 0, 4, 2), 10);
+        assert_eq!(stretched_limit(10, 90, 2, 4), 10);
+        assert_eq!(stretched_limit(10, 90, 4, 0), 10);
+    }
     use malleable_model::NodeConstraint;
 
     fn job(phase: Phase, comment: &str) -> MalleableJob {

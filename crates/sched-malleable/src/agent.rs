@@ -25,6 +25,13 @@ mod resize;
 /// after a submit, or after a runtime's commit (a resize's latency).
 const POLL: Duration = Duration::from_millis(50);
 
+/// slurmctld's change counters are whole seconds: a change in the very
+/// second of our last pass leaves them as they were. While that second
+/// lasts, pass again this often rather than wait for the next second, which
+/// made a job submitted or freed in such a second wait 0.5 s on average
+/// (measured against the simulator on ESP: starts lagged it by up to seconds).
+const SAME_SECOND_RECHECK: Duration = Duration::from_millis(200);
+
 /// What the plugin and its agent thread share.
 struct Shared {
     state: Mutex<SharedState>,
@@ -197,10 +204,13 @@ impl Agent {
             return true;
         }
         // Counters have one-second resolution: a change in the very second
-        // our last pass ended leaves them equal. Look once more in the next
-        // second so such a change is never missed.
+        // our last pass ended leaves them equal. Look again every
+        // SAME_SECOND_RECHECK while that second lasts, and once in the next,
+        // so such a change is never missed nor left waiting long.
         let last_change = self.seen.job.max(self.seen.node);
-        if last_change >= self.last_pass_second && unix_now() > self.last_pass_second {
+        if last_change >= self.last_pass_second
+            && (unix_now() > self.last_pass_second || self.last_pass.elapsed() >= SAME_SECOND_RECHECK)
+        {
             return true;
         }
         // While an adaptation waits for its application's commit, look at

@@ -52,7 +52,15 @@ impl Agent {
             if let Some(release) = &step.release {
                 let keep: Vec<&String> = job.nodes.iter().filter(|n| !release.nodes.contains(n)).collect();
                 let table: Vec<usize> = keep.iter().filter_map(|n| taken.table_index_of(n)).collect();
-                match guard.shrink_job(job.id.0, &table) {
+                let limit = guard.find_job(job.id.0).and_then(|j| {
+                    let limit = j.time_limit_minutes()?;
+                    let stretched = adapt::stretched_limit(limit, j.end_time() - now, job.nodes.len(), keep.len());
+                    (release.stretch && stretched > limit).then_some(stretched)
+                });
+                if let Some(l) = limit {
+                    log::info!("JobId={}: time limit stretched to {l} min for the work left on fewer nodes", job.id);
+                }
+                match guard.shrink_job(job.id.0, &table, limit) {
                     Ok(list) => {
                         log::info!("JobId={}: {}; it now holds {list}", job.id, release.why);
                         held = keep.into_iter().cloned().collect();

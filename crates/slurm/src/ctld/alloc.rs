@@ -216,8 +216,10 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
 
     /// Shrink a running job to the nodes it keeps (node-table indices, a
     /// subset of its own, with its batch host): slurmctld ends the job on
-    /// the others and frees them. Returns the job's node list after.
-    pub fn shrink_job(&mut self, job_id: u32, keep: &[usize]) -> Result<String, AllocError> {
+    /// the others and frees them. With `time_limit` (minutes), the same
+    /// update sets the job's new limit (as root may raise it). Returns the
+    /// job's node list after.
+    pub fn shrink_job(&mut self, job_id: u32, keep: &[usize], time_limit: Option<u32>) -> Result<String, AllocError> {
         let table = self.check_nodes(keep)?;
         let job = self.find_job(job_id).ok_or(AllocError::NoSuchJob(job_id))?;
         if !job.holds_nodes() {
@@ -231,6 +233,9 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
             sys::slurm_init_job_desc_msg(&mut desc);
             desc.job_id = job_id;
             desc.req_nodes = names.0;
+            if let Some(minutes) = time_limit {
+                desc.time_limit = minutes;
+            }
             self.update(&mut desc)
         };
         self.settle_db_index(job_id);
