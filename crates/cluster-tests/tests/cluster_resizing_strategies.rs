@@ -45,6 +45,10 @@ fn every_strategy_that_resizes_in_the_simulator_resizes_in_slurmctld() {
         wait_log(&c, from, &[&format!("JobId={id}: shrink off "), "committed"], Duration::from_secs(30));
         c.wait_job(rigid, "started", Duration::from_secs(30), |j| j.has_started()).unwrap();
         end(&c, id);
+        // The next strategy's job starts on an idle cluster: were this
+        // rigid job still running, the next one could start on the nodes
+        // it frees, and no shrink would be needed.
+        c.wait_job(rigid, "finished", Duration::from_secs(30), |j| j.is_finished()).unwrap();
     }
 
     // 4 idle nodes draw 284 W; the job's nodes 250 W each.
