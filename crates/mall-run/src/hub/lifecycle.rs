@@ -338,9 +338,9 @@ impl Hub {
     /// The application finished its work while the scheduler's adaptation
     /// was still to be begun (decided during its last iterations): every
     /// worker but those started for it said BYE and ended, so none will
-    /// take it up. An expand is cancelled (the scheduler rolls it back and
-    /// Slurm ends the new workers' steps); a shrink needs nothing, the job
-    /// ending frees its nodes. Without this the run would wait for a BEGIN
+    /// take it up. It is dropped: the BYE that ends the run makes the
+    /// scheduler roll an expand back (Slurm ends the new workers' steps) and
+    /// finish a shrink. Without this the run would wait for a BEGIN
     /// that never comes until the job's time limit.
     fn drop_adaptation_nobody_takes_up(&mut self, out: &mut Vec<Output>) {
         let Some(a) = self.adapt.as_ref().filter(|a| matches!(a.stage, Stage::Starting | Stage::Announced)) else {
@@ -356,10 +356,13 @@ impl Hub {
         }
         let (resize, kind, joiners) = (a.resize, a.kind, a.joiners.clone());
         if kind == Kind::Expand && !a.cancelled {
+            // Not CANCEL, which says the new nodes failed the workers (the
+            // plugin then keeps them from the strategies for a while): the
+            // BYE that follows makes the plugin roll the expand back, nodes
+            // in good standing.
             out.push(Output::Log(format!(
-                "expand {resize}: the application finished before taking it up; asking the scheduler to roll it back"
+                "expand {resize}: the application finished before taking it up; the scheduler rolls it back"
             )));
-            out.push(Output::Tell(Request::Cancel { job: self.job, resize }));
         }
         self.abandon(&joiners, out);
         self.adapt = None;
