@@ -364,3 +364,22 @@ fn an_adaptation_decided_as_the_application_finishes_is_dropped_and_the_run_ends
     assert_eq!(told(&out), vec![Request::Bye { job: JOB }]);
     assert!(out.contains(&Output::Exit(0)), "{out:?}");
 }
+
+#[test]
+fn a_new_worker_still_launching_when_the_others_finish_is_waited_for() {
+    // Its node's slurmd is dead: srun fails it only after the others ended.
+    let mut h = running(2);
+    h.handle(status(Phase::Expanding { resize: 7, nodes: nodes(&["n3"]), since: 1 }));
+    all(&mut h, &[1, 2], &Frame::new("BYE"));
+    h.handle(Input::StepExited { worker: 1, success: true, how: "exit 0".into() });
+    let out = h.handle(Input::StepExited { worker: 2, success: true, how: "exit 0".into() });
+    assert!(told(&out).is_empty() && !out.contains(&Output::Exit(0)), "waits for the new worker: {out:?}");
+    // Its start fails twice (the tries allowed): the expand is cancelled as
+    // a failure of the node, and the run ends.
+    let failed = Input::StepExited { worker: 3, success: false, how: "srun on n3 ended with exit 1".into() };
+    h.handle(failed.clone());
+    h.handle(Input::Tick);
+    let out = h.handle(failed);
+    assert_eq!(told(&out), vec![Request::Cancel { job: JOB, resize: 7 }, Request::Bye { job: JOB }]);
+    assert!(out.contains(&Output::Exit(0)), "{out:?}");
+}

@@ -219,7 +219,7 @@ impl Hub {
         let leaving = self.adapt.as_ref().is_some_and(|a| a.leavers.contains(&w) && a.stage == Stage::Moved);
         if !(wk.said_bye || wk.abandoned || wk.lost || leaving) {
             if self.joiner_failed(w, "its connection ended", out) {
-                return;
+                return self.check_finished(out);
             }
             self.vanished(w, self.rules.wait_for_step, out);
         }
@@ -246,7 +246,8 @@ impl Hub {
             return;
         }
         if !success && self.joiner_failed(w, how, out) {
-            return;
+            // The others may have finished meanwhile.
+            return self.check_finished(out);
         }
         if !connected {
             if !success {
@@ -351,7 +352,14 @@ impl Hub {
             .iter()
             .filter(|(w, _)| !a.joiners.contains(w))
             .all(|(_, wk)| wk.abandoned || wk.lost || (wk.said_bye && wk.exited.is_some()));
-        if !done {
+        // A new worker still being launched: wait for it. If its node
+        // fails it, the expand is cancelled as such (the scheduler keeps
+        // the node from the strategies a while); if it joins, it is dropped.
+        let launching = a
+            .joiners
+            .iter()
+            .any(|j| self.workers.get(j).is_some_and(|wk| !wk.abandoned && !wk.connected_once && wk.exited.is_none()));
+        if !done || launching {
             return;
         }
         let (resize, kind, joiners) = (a.resize, a.kind, a.joiners.clone());
