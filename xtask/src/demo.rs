@@ -4,10 +4,10 @@
 //! --nodes) and `mtct-backfill`: each run's jobs, the runs side by side with
 //! ratios, a node-occupancy chart of both, and the elastic jobs' results checked.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use cluster_eval::replay::RealRun;
+use cluster_eval::replay::{app_args, RealRun};
 use cluster_eval::{gantt, workloads};
 use testcluster::plugins::tool_dir;
 use testcluster::process::output;
@@ -67,7 +67,7 @@ fn check_elastic(runs: &[RealRun], bin: &Path) -> Result<Vec<String>> {
     for run in runs {
         for j in run.jobs.iter().filter(|j| j.spec.malleable.is_some()) {
             let Some(out) = &j.output else { continue };
-            let args = app_args_of(out);
+            let args = app_args(j.spec.run_time, j.spec.nodes);
             let mut serial = std::process::Command::new(bin.join("mall-example"));
             serial.arg("--serial").args(args.split_whitespace());
             let alone = checksum(&output(&mut serial)?);
@@ -86,11 +86,4 @@ fn check_elastic(runs: &[RealRun], bin: &Path) -> Result<Vec<String>> {
     }
     println!("elastic results checked against the application alone: {checked}, wrong: {}", wrong.len());
     Ok(wrong)
-}
-
-/// The mall-example arguments in the script next to a job's output file.
-fn app_args_of(out: &Path) -> String {
-    let script: PathBuf = out.with_extension("sh");
-    let text = std::fs::read_to_string(script).unwrap_or_default();
-    text.lines().find_map(|l| l.split_once("mall-example ").map(|x| x.1.to_string())).unwrap_or_default()
 }

@@ -84,8 +84,8 @@ pub fn measured_start_delay(runs: &[RealRun], malleable: bool) -> Option<f64> {
     let mut d: Vec<f64> = runs
         .iter()
         .flat_map(|r| &r.jobs)
-        .filter(|j| j.spec.malleable.is_some() == malleable && j.logged.expands + j.logged.shrinks == 0)
-        .filter(|j| j.logged.changes.is_empty())
+        // No node gained or given up: never resized, nor an expand begun and rolled back.
+        .filter(|j| j.spec.malleable.is_some() == malleable && j.logged.changes.is_empty())
         .filter_map(|j| Some(j.logged.end? - j.logged.start? - j.spec.run_time))
         .collect();
     if d.is_empty() {

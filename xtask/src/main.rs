@@ -70,6 +70,15 @@ struct Opts {
     jobs: usize,
 }
 
+/// A whole-number option's value from `lo` to `hi`.
+fn whole(flag: &str, value: Option<&String>, lo: usize, hi: usize) -> Result<usize> {
+    let v = value.ok_or_else(|| format!("{flag} needs a value"))?;
+    v.parse()
+        .ok()
+        .filter(|n| (lo..=hi).contains(n))
+        .ok_or_else(|| format!("{flag} {v}: expected a whole number from {lo} to {hi}"))
+}
+
 fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
     let nodes = match default_name {
         "bench" | "esp" | "fidelity" | "soak" => 32,
@@ -93,12 +102,7 @@ fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--nodes" => {
-                let v = it.next().ok_or("--nodes needs a value")?;
-                o.nodes = v
-                    .parse()
-                    .ok()
-                    .filter(|n| (1..=64).contains(n))
-                    .ok_or_else(|| format!("--nodes {v}: expected a whole number from 1 to 64"))?;
+                o.nodes = whole("--nodes", it.next(), 1, 64)?;
             }
             "--name" => {
                 let v = it.next().ok_or("--name needs a value")?;
@@ -114,12 +118,7 @@ fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
                 o.set.push((k.to_string(), val.to_string()));
             }
             "--rounds" => {
-                let v = it.next().ok_or("--rounds needs a value")?;
-                o.rounds = v
-                    .parse()
-                    .ok()
-                    .filter(|n| (1..=100).contains(n))
-                    .ok_or_else(|| format!("--rounds {v}: expected a whole number from 1 to 100"))?;
+                o.rounds = whole("--rounds", it.next(), 1, 100)?;
             }
             "--strategies" => {
                 let v = it.next().ok_or("--strategies needs a value")?;
@@ -159,12 +158,7 @@ fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
                 o.workload = v.clone();
             }
             "--jobs" => {
-                let v = it.next().ok_or("--jobs needs a value")?;
-                o.jobs = v
-                    .parse()
-                    .ok()
-                    .filter(|n| (1..=100_000).contains(n))
-                    .ok_or_else(|| format!("--jobs {v}: expected a whole number from 1 to 100000"))?;
+                o.jobs = whole("--jobs", it.next(), 1, 100_000)?;
             }
             other => return Err(format!("unknown option '{other}'\n{USAGE}")),
         }

@@ -12,6 +12,7 @@ use cluster_eval::workloads;
 use testcluster::plugins::{self, tool_dir};
 use testcluster::{Cluster, ClusterSpec};
 
+use crate::evaluate;
 use crate::{repo_root, setup, Result};
 
 /// Mean seconds between arrivals on 32 nodes: a job brings about 22
@@ -63,14 +64,7 @@ pub fn run(jobs: usize, nodes: usize) -> Result<()> {
     println!("  locks held to apply: {}", figures(apply));
     println!("  deciding (no locks): {}", figures(decide));
     println!("slurmctld:  {}", if alive { "alive throughout (same pid)" } else { "DIED or restarted" });
-    let mut wrong = Vec::new();
-    for j in &run.jobs {
-        if j.state != "COMPLETED" {
-            wrong.push(format!("job {} (JobId={}) ended {}", j.spec.id, j.slurm_id, j.state));
-        } else if j.logged.start.is_none() {
-            wrong.push(format!("job {} (JobId={}) was not started by sched/malleable", j.spec.id, j.slurm_id));
-        }
-    }
+    let mut wrong = evaluate::failures(&run);
     if !alive {
         wrong.push("slurmctld did not stay up".into());
     }

@@ -67,13 +67,42 @@ impl LoggedJob {
     }
 }
 
-/// `[2026-11-24T00:02:55.044]` as seconds since the epoch (the cluster's local time, as slurmctld writes it).
-pub fn log_time(line: &str) -> Option<f64> {
+/// `[2026-11-24T00:28:50.123+01:00] ...` (LogTimeFormat=rfc5424_ms) or
+/// `[2026-11-24T00:28:50.123] ...` (iso8601_ms, read as UTC) in ms since the epoch.
+pub fn log_time_ms(line: &str) -> Option<i64> {
     let stamp = line.strip_prefix('[')?.split(']').next()?;
-    let (whole, ms) = stamp.split_once('.').unwrap_or((stamp, "0"));
-    let secs = testcluster::jobs::parse_time(whole)?;
-    let frac: f64 = format!("0.{ms}").parse().ok()?;
-    Some(secs as f64 + frac)
+    let (date, time) = stamp.split_once('T')?;
+    // An offset after the seconds: +hh:mm, -hh:mm or Z.
+    let (clock, offset_min) = match time.find(['+', '-', 'Z']) {
+        Some(i) => {
+            let (clock, zone) = time.split_at(i);
+            let offset = if zone == "Z" {
+                0
+            } else {
+                let sign = if zone.starts_with('-') { -1 } else { 1 };
+                let (h, m) = zone[1..].split_once(':').unwrap_or((&zone[1..], "0"));
+                sign * (h.parse::<i64>().ok()? * 60 + m.parse::<i64>().ok()?)
+            };
+            (clock, offset)
+        }
+        None => (time, 0),
+    };
+    let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
+    let (y, mo, day) = (d.next()??, d.next()??, d.next()??);
+    let (hms, frac) = clock.split_once('.').unwrap_or((clock, "0"));
+    let mut t = hms.split(':').map(|p| p.parse::<i64>().ok());
+    let (h, mi, s) = (t.next()??, t.next()??, t.next()??);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&day) || h > 23 || mi > 59 || s > 60 {
+        return None;
+    }
+    let ms: i64 = format!("{frac:0<3}").get(..3)?.parse().ok()?;
+    let secs = testcluster::jobs::days_from_civil(y, mo, day) * 86_400 + h * 3600 + mi * 60 + s - offset_min * 60;
+    Some(secs * 1000 + ms)
+}
+
+/// A log line's time in seconds since the epoch (see [`log_time_ms`]).
+pub fn log_time(line: &str) -> Option<f64> {
+    log_time_ms(line).map(|ms| ms as f64 / 1000.0)
 }
 
 /// The jobs of slurmctld's log, by job id.
@@ -132,7 +161,8 @@ fn after<'a>(line: &'a str, head: &str) -> Option<&'a str> {
     line.find(head).map(|i| &line[i + head.len()..])
 }
 
-fn number(s: &str) -> Option<u32> {
+/// The whole number `s` starts with.
+pub(crate) fn number<T: std::str::FromStr>(s: &str) -> Option<T> {
     let digits: String = s.chars().take_while(char::is_ascii_digit).collect();
     digits.parse().ok()
 }

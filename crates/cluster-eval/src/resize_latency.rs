@@ -17,11 +17,13 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::Path;
-use std::sync::Once;
 
 use plotters::prelude::*;
 
+use malleable_sim::plot::{register_fonts, FONT};
+
 use crate::hostlist;
+use crate::records::{log_time_ms, number};
 
 /// What the paper measured at 32 nodes (Fig. 5), drawn beside ours.
 pub const PAPER_32: (f64, f64) = (3.1, 1.8);
@@ -91,54 +93,6 @@ pub enum Event {
     Failed {
         line: String,
     },
-}
-
-/// `[2026-11-24T00:28:50.123+01:00] ...` (LogTimeFormat=rfc5424_ms) or
-/// `[2026-11-24T00:28:50.123] ...` (iso8601_ms, read as UTC) in ms since the epoch.
-pub fn log_time_ms(line: &str) -> Option<i64> {
-    let stamp = line.strip_prefix('[')?.split(']').next()?;
-    let (date, time) = stamp.split_once('T')?;
-    // An offset after the seconds: +hh:mm, -hh:mm or Z.
-    let (clock, offset_min) = match time.find(['+', '-', 'Z']) {
-        Some(i) => {
-            let (clock, zone) = time.split_at(i);
-            let offset = if zone == "Z" {
-                0
-            } else {
-                let sign = if zone.starts_with('-') { -1 } else { 1 };
-                let (h, m) = zone[1..].split_once(':').unwrap_or((&zone[1..], "0"));
-                sign * (h.parse::<i64>().ok()? * 60 + m.parse::<i64>().ok()?)
-            };
-            (clock, offset)
-        }
-        None => (time, 0),
-    };
-    let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
-    let (y, mo, day) = (d.next()??, d.next()??, d.next()??);
-    let (hms, frac) = clock.split_once('.').unwrap_or((clock, "0"));
-    let mut t = hms.split(':').map(|p| p.parse::<i64>().ok());
-    let (h, mi, s) = (t.next()??, t.next()??, t.next()??);
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&day) || h > 23 || mi > 59 || s > 60 {
-        return None;
-    }
-    let ms: i64 = format!("{frac:0<3}").get(..3)?.parse().ok()?;
-    let secs = days_from_civil(y, mo, day) * 86_400 + h * 3600 + mi * 60 + s - offset_min * 60;
-    Some(secs * 1000 + ms)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-fn number<T: std::str::FromStr>(s: &str) -> Option<T> {
-    let digits: String = s.chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok()
 }
 
 fn count(list: &str) -> Option<usize> {
@@ -454,18 +408,6 @@ pub fn table(steps: &[Step]) -> String {
     }
     // Trailing spaces of the empty cells are noise.
     t.lines().map(str::trim_end).collect::<Vec<_>>().join("\n") + "\n"
-}
-
-const FONT: &str = "sans-serif";
-
-/// DejaVu Sans embedded in the binary, as the simulator's plots: no system font needed.
-fn register_fonts() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        // The bytes are DejaVu Sans, known-good TTFs: registration cannot fail.
-        let _ = plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
-        let _ = plotters::style::register_font(FONT, FontStyle::Bold, dejavu::sans::bold());
-    });
 }
 
 const EXPAND_COLOUR: RGBColor = RGBColor(230, 97, 1);
