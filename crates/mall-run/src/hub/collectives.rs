@@ -122,7 +122,7 @@ impl Hub {
         let resize = a.resize;
         if let Some((_, _, f)) = frames.iter().find(|(_, _, f)| f.number::<u64>("resize") != Ok(resize)) {
             let why = format!("BEGIN names adaptation {}, and {resize} is under way", f.get("resize").unwrap_or("?"));
-            frames.iter().for_each(|(_, c, _)| out.push(error(*c, why.clone())));
+            refuse_all(frames, &why, out);
             return;
         }
         a.next = self.comm.iter().filter(|w| !a.leavers.contains(w)).chain(&a.joiners).copied().collect();
@@ -146,14 +146,12 @@ impl Hub {
             Some(Ok(s)) if *s > 0 && item.iter().all(|i| i == &Ok(*s)) => *s,
             _ => {
                 let why = "REDIST: every worker must give the same item size, more than 0";
-                frames.iter().for_each(|(_, c, _)| out.push(error(*c, why)));
+                refuse_all(frames, why, out);
                 return;
             }
         };
-        if let Some((_, _, f)) = frames.iter().find(|(_, _, f)| !f.payload.len().is_multiple_of(size)) {
-            let why = format!("REDIST: {} bytes are not whole items of {size} bytes", f.payload.len());
-            frames.iter().for_each(|(_, c, _)| out.push(error(*c, why.clone())));
-            return;
+        if let Some(why) = partial_items("REDIST", frames, size) {
+            return refuse_all(frames, &why, out);
         }
         // Every item in rank order (the joiners' after), then equal blocks;
         // after a loss, the checkpoint's instead.
@@ -162,7 +160,7 @@ impl Hub {
                 Some(c) => (c.data.clone(), c.item, Some(c.iteration)),
                 None => {
                     let why = "REDIST: workers were lost and no checkpoint was taken: there is nothing to go on from";
-                    frames.iter().for_each(|(_, c, _)| out.push(error(*c, why)));
+                    refuse_all(frames, why, out);
                     return;
                 }
             }
@@ -197,14 +195,12 @@ impl Hub {
             Some(Ok((i, s))) if s > 0 && head.iter().all(|h| h == &Ok((i, s))) => (i, s),
             _ => {
                 let why = "CHECKPOINT: every worker must give the same iteration and item size (more than 0)";
-                frames.iter().for_each(|(_, c, _)| out.push(error(*c, why)));
+                refuse_all(frames, why, out);
                 return;
             }
         };
-        if let Some((_, _, f)) = frames.iter().find(|(_, _, f)| !f.payload.len().is_multiple_of(item)) {
-            let why = format!("CHECKPOINT: {} bytes are not whole items of {item} bytes", f.payload.len());
-            frames.iter().for_each(|(_, c, _)| out.push(error(*c, why.clone())));
-            return;
+        if let Some(why) = partial_items("CHECKPOINT", frames, item) {
+            return refuse_all(frames, &why, out);
         }
         let data = frames.iter().flat_map(|(_, _, f)| f.payload.iter().copied()).collect();
         self.checkpoint = Some(Checkpoint { iteration, item, data });
@@ -257,10 +253,21 @@ fn complete_allreduce(frames: &[(WorkerId, ConnId, Frame)], out: &mut Vec<Output
             (0..v[0].len()).map(|i| v.iter().map(|x| x[i]).sum::<f64>()).collect::<Vec<f64>>()
         }
         _ => {
-            frames.iter().for_each(|(_, c, _)| out.push(error(*c, "ALLREDUCE: the workers gave different lengths")));
+            refuse_all(frames, "ALLREDUCE: the workers gave different lengths", out);
             return;
         }
     };
     let reply = Frame::new("RESULT").with_payload(f64s_to_bytes(&sum));
     frames.iter().for_each(|(_, c, _)| out.push(Output::Reply(*c, reply.clone())));
+}
+
+/// The same error to every worker of a collective.
+fn refuse_all(frames: &[(WorkerId, ConnId, Frame)], why: &str, out: &mut Vec<Output>) {
+    frames.iter().for_each(|(_, c, _)| out.push(error(*c, why)));
+}
+
+/// What is wrong when a worker's payload is not whole items of `size` bytes.
+fn partial_items(verb: &str, frames: &[(WorkerId, ConnId, Frame)], size: usize) -> Option<String> {
+    let (_, _, f) = frames.iter().find(|(_, _, f)| !f.payload.len().is_multiple_of(size))?;
+    Some(format!("{verb}: {} bytes are not whole items of {size} bytes", f.payload.len()))
 }
