@@ -244,6 +244,7 @@ const CTLD: Allow = Allow {
         "part_record_t",
         "slurmctld_lock_t",
         "slurmctld_config_t",
+        "diag_stats_t",
         "slurm_conf_t",
         "slurm_msg_t",
         "will_run_response_msg_t",

@@ -71,14 +71,15 @@ pub fn run(o: &EvalOpts, strict: bool) -> Result<()> {
     };
     let runs = evaluate::real_runs(&w, &o.strategies, &setup)?;
     let failed: Vec<String> = runs.iter().flat_map(evaluate::failures).collect();
-    // Launch and completion overhead, measured on the jobs that never resized.
-    let delays = evaluate::measured_delays(&runs);
+    // Launch and completion overhead, measured on the jobs that never
+    // resized, and how long after an event its pass starts jobs.
+    let over = evaluate::measured_overheads(&runs);
     println!(
-        "measured launch and completion overhead of a job that never resized (median): rigid {:.2} s, malleable {:.2} s",
-        delays.0, delays.1
+        "measured (median): launch and completion overhead of a job that never resized: rigid {:.2} s, malleable {:.2} s; from a submission or an end to the start it allowed {:.3} s",
+        over.start_delay, over.malleable_start_delay, over.pass_delay
     );
     println!(
-        "simulator: linear application model, SchedulerTick 5 s, those overheads as start delays, resize cost {}",
+        "simulator: linear application model, SchedulerTick 5 s, those overheads as start and pass delays, resize cost {}",
         malleable_sim::app_model::ResizeCost::MEASURED
     );
     let out = match o.workload.as_str() {
@@ -88,7 +89,7 @@ pub fn run(o: &EvalOpts, strict: bool) -> Result<()> {
     let mut pairs = Vec::new();
     for run in &runs {
         let real = evaluate::real_summary(run)?;
-        let (sim, sim_result) = evaluate::sim_run(&w, &run.label, 5, delays)?;
+        let (sim, sim_result) = evaluate::sim_run(&w, &run.label, 5, over)?;
         let file = run.label.replace(['[', ']', '=', ','], "_");
         write(&out, &format!("{file}.real.jobs.csv"), &jobs_csv(&run.as_sim_result()))?;
         write(&out, &format!("{file}.sim.jobs.csv"), &jobs_csv(&sim_result))?;

@@ -95,23 +95,62 @@ pub fn measured_start_delay(runs: &[RealRun], malleable: bool) -> Option<f64> {
     Some(d[d.len() / 2].max(0.0))
 }
 
-/// The start delays the simulator takes from `runs`: (rigid, malleable).
-pub fn measured_delays(runs: &[RealRun]) -> (f64, f64) {
+/// The median time from the event that let a job start (its submission or
+/// another job's end, the latest before its start) to its start, over the
+/// jobs of `runs` that started within a second of one: how long slurmctld
+/// takes to wake the plugin's agent and pass. Later starts came from a tick
+/// or waited for a reservation, and say nothing of it.
+pub fn measured_pass_delay(runs: &[RealRun]) -> Option<f64> {
+    let mut d = Vec::new();
+    for r in runs {
+        let mut events: Vec<f64> = r.jobs.iter().flat_map(|j| [j.logged.submit, j.logged.end]).flatten().collect();
+        events.sort_by(f64::total_cmp);
+        for start in r.jobs.iter().filter_map(|j| j.logged.start) {
+            let before = events.partition_point(|&e| e <= start);
+            if let Some(gap) = before.checked_sub(1).map(|k| start - events[k]) {
+                if gap < 1.0 {
+                    d.push(gap);
+                }
+            }
+        }
+    }
+    if d.is_empty() {
+        return None;
+    }
+    d.sort_by(f64::total_cmp);
+    Some(d[d.len() / 2])
+}
+
+/// What the simulator takes from the real runs.
+#[derive(Clone, Copy, Debug)]
+pub struct Overheads {
+    pub start_delay: f64,
+    pub malleable_start_delay: f64,
+    pub pass_delay: f64,
+}
+
+/// The overheads measured on `runs` (0 where nothing measured them).
+pub fn measured_overheads(runs: &[RealRun]) -> Overheads {
     let rigid = measured_start_delay(runs, false).unwrap_or(0.0);
-    (rigid, measured_start_delay(runs, true).unwrap_or(rigid))
+    Overheads {
+        start_delay: rigid,
+        malleable_start_delay: measured_start_delay(runs, true).unwrap_or(rigid),
+        pass_delay: measured_pass_delay(runs).unwrap_or(0.0),
+    }
 }
 
 /// The simulator's run of `w` under `strategy`, set up like the real cluster:
 /// the example application scales linearly, the same tick, the measured
-/// resize cost and start delay.
-pub fn sim_run(w: &Workload, strategy: &str, tick: u32, delays: (f64, f64)) -> Result<(Summary, SimResult)> {
+/// resize cost, start and pass delays.
+pub fn sim_run(w: &Workload, strategy: &str, tick: u32, o: Overheads) -> Result<(Summary, SimResult)> {
     let choice = StrategyChoice::parse(strategy)?;
     let opts = SimOptions {
         app_model: AppModel::Linear,
         tick: f64::from(tick),
         resize_cost: ResizeCost::MEASURED,
-        start_delay: delays.0,
-        malleable_start_delay: delays.1,
+        start_delay: o.start_delay,
+        malleable_start_delay: o.malleable_start_delay,
+        pass_delay: o.pass_delay,
         // As the plugin's agent: a pass at least every SchedulerTick.
         tick_while_running: true,
     };

@@ -32,7 +32,9 @@ pub struct SimOptions {
     /// Seconds between scheduler ticks while jobs wait (slurm's SchedulerTick);
     /// 0 turns ticks off.
     pub tick: f64,
-    /// What an expand and a shrink cost.
+    /// What an expand and a shrink cost: by default this project's, measured
+    /// on a real Slurm (`ResizeCost::MEASURED`); `ResizeCost::PAPER` for
+    /// Chadha et al. 2020's set-up.
     pub resize_cost: ResizeCost,
     /// Seconds from a job's start until its work begins (a real Slurm's
     /// launch of the batch script and of the application's steps); the job
@@ -46,6 +48,11 @@ pub struct SimOptions {
     /// malleable job can grow into nodes freed with nothing waiting. Off
     /// by default, as the paper's simulations (and our golden figures) run.
     pub tick_while_running: bool,
+    /// Seconds from an event (a submission, a job's end, a tick) to the pass
+    /// it calls for: slurmctld wakes the plugin's agent, which waits for the
+    /// job lock. Events meanwhile join that pass. 0, the paper's model, passes
+    /// at the event's instant.
+    pub pass_delay: f64,
 }
 
 impl Default for SimOptions {
@@ -53,10 +60,11 @@ impl Default for SimOptions {
         SimOptions {
             app_model: AppModel::fitted(),
             tick: 60.0,
-            resize_cost: ResizeCost::PAPER,
+            resize_cost: ResizeCost::MEASURED,
             start_delay: 0.0,
             malleable_start_delay: 0.0,
             tick_while_running: false,
+            pass_delay: 0.0,
         }
     }
 }
@@ -130,6 +138,8 @@ enum Event {
         job: usize,
     },
     Tick,
+    /// A pass called for `pass_delay` earlier.
+    Pass,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -169,6 +179,8 @@ struct Engine<'a> {
     running: Vec<usize>,
     node_seconds: f64,
     tick_pending: bool,
+    /// A delayed pass is already on its way.
+    pass_pending: bool,
     passes: u64,
     power: Option<PowerSetup>,
     meter: PowerMeter,
@@ -204,6 +216,7 @@ pub fn simulate_with_progress(
         running: Vec::new(),
         node_seconds: 0.0,
         tick_pending: false,
+        pass_pending: false,
         passes: 0,
         power: workload.power.clone(),
         meter: PowerMeter::default(),
@@ -220,13 +233,25 @@ pub fn simulate_with_progress(
     let mut done = 0usize;
     while let Some(Reverse((t, _, _))) = e.events.peek().copied() {
         e.now = f64::from_bits(t);
-        let mut pass = false;
+        let (mut wanted, mut due) = (false, false);
         while let Some(Reverse((t2, _, ev))) = e.events.peek().copied() {
             if t2 != t {
                 break;
             }
             e.events.pop();
-            pass |= e.handle(ev, &mut done);
+            if ev == Event::Pass {
+                e.pass_pending = false;
+                due = true;
+            } else {
+                wanted |= e.handle(ev, &mut done);
+            }
+        }
+        // A pass due now takes every event so far; with a delay, an event
+        // calls for one later, or joins the one already on its way.
+        let pass = due || (wanted && e.opts.pass_delay <= 0.0);
+        if wanted && !pass && !e.pass_pending {
+            e.pass_pending = true;
+            e.push(e.now + e.opts.pass_delay, Event::Pass);
         }
         if pass {
             e.pass(strategy);
@@ -343,6 +368,8 @@ impl Engine<'_> {
                 self.tick_pending = false;
                 true
             }
+            // Taken by the run loop before it hands events here.
+            Event::Pass => true,
         }
     }
 
@@ -548,6 +575,29 @@ mod tests {
         let end = |id: u32| r.jobs.iter().find(|j| j.id == id).unwrap().end;
         assert!((end(1) - 10.5).abs() < 1e-9 && (end(2) - 12.0).abs() < 1e-9, "{:?}", r.jobs);
         assert!((r.node_seconds - 22.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_pass_delay_starts_jobs_late_and_events_meanwhile_join_the_pass() {
+        // One node. Job 1 and 2 arrive at 0, job 3 at 10.3, inside the delay
+        // after job 1's end at 10.25: it joins the pass at 10.5 instead of
+        // calling for one of its own.
+        let mut third = job(3, 1, None);
+        third.submit = 10.3;
+        let w =
+            Workload { name: "t".into(), nodes: 1, jobs: vec![job(1, 1, None), job(2, 1, None), third], power: None };
+        let opts = SimOptions { pass_delay: 0.25, tick: 0.0, ..SimOptions::default() };
+        let r = run(&w, "fcfs", opts);
+        let start = |id: u32| r.jobs.iter().find(|j| j.id == id).unwrap().start;
+        assert!((start(1) - 0.25).abs() < 1e-9, "{:?}", r.jobs);
+        assert!((start(2) - 10.5).abs() < 1e-9, "{:?}", r.jobs);
+        assert!((start(3) - 20.75).abs() < 1e-9, "{:?}", r.jobs);
+        // Passes at 0.25, 10.5 and 20.75 (the run ends with job 3, before
+        // the pass its end calls for).
+        assert_eq!(r.passes, 3);
+        let r0 = run(&w, "fcfs", SimOptions { tick: 0.0, ..SimOptions::default() });
+        // Without a delay: 0, 10, 10.3 (job 3's submission alone), 20 and 30.
+        assert_eq!((r0.jobs[1].start, r0.passes), (10.0, 5));
     }
 
     #[test]

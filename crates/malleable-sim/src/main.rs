@@ -100,6 +100,9 @@ struct SweepArgs {
     /// Seconds between scheduler ticks while jobs wait (0: none).
     #[arg(long, default_value_t = 60.0)]
     tick: f64,
+    /// Resize cost: measured, paper (for the paper's own Fig. 3) or A+Bn/C+Dn.
+    #[arg(long, default_value = "measured", value_parser = ResizeCost::parse)]
+    resize_cost: ResizeCost,
     /// Directory for the CSVs and PNGs.
     #[arg(long, default_value = "sweep-out")]
     out: PathBuf,
@@ -132,9 +135,10 @@ struct Common {
     /// submits to the local cluster (1: as it is, limits unrounded).
     #[arg(long, default_value_t = 1.0)]
     time_scale: f64,
-    /// Resize cost: `paper` (Chadha et al. 2020's Fig. 5), `measured` (ours, on a local
-    /// Slurm: `cargo xtask bench-resize`) or A+Bn/C+Dn, expand/shrink seconds as fixed plus per node.
-    #[arg(long, default_value = "paper", value_parser = ResizeCost::parse)]
+    /// Resize cost: `measured` (this project's, on a local Slurm: `cargo xtask
+    /// bench-resize`), `paper` (Chadha et al. 2020's Fig. 5, to reproduce its figures)
+    /// or A+Bn/C+Dn, expand/shrink seconds as fixed plus per node.
+    #[arg(long, default_value = "measured", value_parser = ResizeCost::parse)]
     resize_cost: ResizeCost,
     /// Seconds from a job's start until its work begins (a real Slurm's launch).
     #[arg(long, default_value_t = 0.0, value_parser = parse_non_negative)]
@@ -145,6 +149,10 @@ struct Common {
     /// Tick while jobs run too, as sched/malleable does (not only while jobs wait).
     #[arg(long)]
     tick_while_running: bool,
+    /// Seconds from an event (submission, end, tick) to the pass it calls for;
+    /// events meanwhile join that pass (`cargo xtask esp` prints this cluster's).
+    #[arg(long, default_value_t = 0.0, value_parser = parse_non_negative)]
+    pass_delay: f64,
 }
 
 impl Common {
@@ -156,6 +164,7 @@ impl Common {
             start_delay: self.start_delay,
             malleable_start_delay: self.malleable_start_delay,
             tick_while_running: self.tick_while_running,
+            pass_delay: self.pass_delay,
         }
     }
 }
@@ -447,7 +456,7 @@ fn run_sweep(a: SweepArgs, quiet: bool) -> Result<(), String> {
     std::fs::create_dir_all(&a.out).map_err(|e| format!("--out {}: {e}", a.out.display()))?;
     let total = (fractions.len() * a.seeds.len() * a.strategies.0.len()) as u64;
     let pb = progress_bar(total, quiet, "{msg} [{wide_bar}] {pos}/{len} simulations ({elapsed}, eta {eta})");
-    let opts = SimOptions { app_model: a.app_model, tick: a.tick, ..SimOptions::default() };
+    let opts = SimOptions { app_model: a.app_model, tick: a.tick, resize_cost: a.resize_cost, ..SimOptions::default() };
     let mut machine = 0;
     let rows = sweep::run_sweep(
         &fractions,

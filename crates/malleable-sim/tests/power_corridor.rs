@@ -4,16 +4,19 @@
 //! breaks it; energy is the integral of the draw).
 //!
 //! To regenerate the golden figures: `malleable-sim compare --workload
-//! power-corridor --strategies easy,power-running-only,power --seed 1 --json F`.
+//! power-corridor --strategies easy,power-running-only,power --seed 1 --resize-cost paper --json F`
+//! (the paper's scenario with the paper's resize cost, as the runs below).
 
 use malleable_core::StrategyChoice;
+use malleable_sim::app_model::ResizeCost;
 use malleable_sim::power_scenario::power_corridor;
 use malleable_sim::{simulate, summarize, SimOptions, SimResult, Summary};
 
 fn run(kind: &str, seed: u64) -> (Summary, SimResult) {
     let w = power_corridor(seed);
     let choice = StrategyChoice::named(kind).unwrap();
-    let r = simulate(&w, choice.build().as_mut(), SimOptions::default());
+    let opts = SimOptions { resize_cost: ResizeCost::PAPER, ..SimOptions::default() };
+    let r = simulate(&w, choice.build().as_mut(), opts);
     (summarize(&choice, &r), r)
 }
 

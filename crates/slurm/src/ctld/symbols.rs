@@ -42,6 +42,7 @@ type JobSignalIdFn = unsafe extern "C" fn(u32, u16, u16, libc::uid_t, bool) -> l
 pub struct Slurmctld {
     pub(crate) job_list: *mut sys::List,
     pub(crate) last_job_update: *mut libc::time_t,
+    diag_stats: *const sys::diag_stats_t,
     config: *const sys::slurmctld_config_t,
     pub(crate) lock: LockFn,
     pub(crate) unlock: LockFn,
@@ -65,11 +66,14 @@ unsafe impl Send for Slurmctld {}
 unsafe impl Sync for Slurmctld {}
 
 /// slurmctld's change counters: the second of the last change to any job
-/// record and to any node record.
+/// record and to any node record, and (finer: they move within a second)
+/// how many jobs were submitted, started, completed, cancelled or failed
+/// since slurmctld started or `sdiag --reset`, added up.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct UpdateCounters {
     pub job: i64,
     pub node: i64,
+    pub job_events: u64,
 }
 
 static CTLD: OnceCell<Slurmctld> = OnceCell::new();
@@ -96,6 +100,7 @@ impl Slurmctld {
                 Ok(Slurmctld {
                     job_list: symbol(c"job_list")?.cast(),
                     last_job_update: symbol(c"last_job_update")?.cast(),
+                    diag_stats: symbol(c"slurmctld_diag_stats")?.cast(),
                     config: symbol(c"slurmctld_config")?.cast(),
                     lock: std::mem::transmute::<*mut libc::c_void, LockFn>(symbol(c"lock_slurmctld")?),
                     unlock: std::mem::transmute::<*mut libc::c_void, LockFn>(symbol(c"unlock_slurmctld")?),
@@ -120,12 +125,26 @@ impl Slurmctld {
     /// does: each is one aligned machine word that slurmctld only ever moves
     /// forward, so a racing read sees either the old or the new second.
     pub fn update_counters(&self) -> UpdateCounters {
-        // SAFETY: both point to live, aligned time_t globals (see above);
-        // volatile keeps the compiler from caching the value across polls.
+        // SAFETY: the pointers name live, aligned globals (see above): two
+        // time_t and the u32 fields of slurmctld_diag_stats, each a word
+        // that slurmctld bumps under its job lock; volatile keeps the
+        // compiler from caching a value across polls.
         unsafe {
+            let d = self.diag_stats;
+            let job_events = [
+                std::ptr::addr_of!((*d).jobs_submitted),
+                std::ptr::addr_of!((*d).jobs_started),
+                std::ptr::addr_of!((*d).jobs_completed),
+                std::ptr::addr_of!((*d).jobs_canceled),
+                std::ptr::addr_of!((*d).jobs_failed),
+            ]
+            .into_iter()
+            .map(|p| u64::from(std::ptr::read_volatile(p)))
+            .sum();
             UpdateCounters {
                 job: std::ptr::read_volatile(self.last_job_update) as i64,
                 node: std::ptr::read_volatile(std::ptr::addr_of!(sys::last_node_update)) as i64,
+                job_events,
             }
         }
     }
