@@ -8,6 +8,7 @@ use std::time::Duration;
 use cluster_eval::replay::{RealRun, Replay};
 use malleable_core::StrategyChoice;
 use malleable_sim::app_model::{AppModel, ResizeCost};
+use malleable_sim::metrics::median;
 use malleable_sim::workload::Workload;
 use malleable_sim::{simulate, summarize, SimOptions, SimResult, Summary};
 use testcluster::plugins::{self, tool_dir};
@@ -81,18 +82,14 @@ pub fn failures(run: &RealRun) -> Vec<String> {
 /// the launch and completion overhead of such a job on this cluster, which
 /// the simulator then adds as its start delay.
 pub fn measured_start_delay(runs: &[RealRun], malleable: bool) -> Option<f64> {
-    let mut d: Vec<f64> = runs
+    let d: Vec<f64> = runs
         .iter()
         .flat_map(|r| &r.jobs)
         // No node gained or given up: never resized, nor an expand begun and rolled back.
         .filter(|j| j.spec.malleable.is_some() == malleable && j.logged.changes.is_empty())
         .filter_map(|j| Some(j.logged.end? - j.logged.start? - j.spec.run_time))
         .collect();
-    if d.is_empty() {
-        return None;
-    }
-    d.sort_by(f64::total_cmp);
-    Some(d[d.len() / 2].max(0.0))
+    (!d.is_empty()).then(|| median(&d).max(0.0))
 }
 
 /// The median time from the event that let a job start (its submission or
@@ -114,11 +111,7 @@ pub fn measured_pass_delay(runs: &[RealRun]) -> Option<f64> {
             }
         }
     }
-    if d.is_empty() {
-        return None;
-    }
-    d.sort_by(f64::total_cmp);
-    Some(d[d.len() / 2])
+    (!d.is_empty()).then(|| median(&d))
 }
 
 /// What the simulator takes from the real runs.
@@ -268,5 +261,40 @@ mod tests {
         assert_eq!(line("makespan / easy")[3..], ["1.000", "0.800"]);
         assert_eq!(line("mean wait / easy")[4..], ["1.000", "0.250"]);
         assert_eq!(line("expands + shrinks")[3..], ["0", "5"]);
+    }
+
+    fn job(id: u32, run_time: f64, submit: f64, start: f64, end: f64) -> cluster_eval::replay::RunJob {
+        use cluster_eval::records::LoggedJob;
+        use malleable_sim::workload::JobSpec;
+        let spec = JobSpec { id, submit, nodes: 1, run_time, estimate: 60.0, malleable: None, power: None };
+        let logged = LoggedJob { submit: Some(submit), start: Some(start), end: Some(end), ..LoggedJob::default() };
+        cluster_eval::replay::RunJob { spec, slurm_id: id, logged, state: "COMPLETED".into(), output: None }
+    }
+
+    #[test]
+    fn overheads_are_medians_of_what_the_real_run_logged() {
+        // Job 1 starts 0.02 s after its submission; job 2, submitted at 1,
+        // waits for job 1's end at 10.04 and starts 0.04 s after it; job 3
+        // starts 0.03 s after its submission; job 4 starts 5 s after the
+        // last event (a tick): no measure of the pass delay.
+        let run = RealRun {
+            label: "easy".into(),
+            nodes: 1,
+            node_names: vec!["n1".into()],
+            jobs: vec![
+                job(1, 10.0, 0.0, 0.02, 10.04),
+                job(2, 5.0, 1.0, 10.08, 15.18),
+                job(3, 2.0, 20.0, 20.03, 22.09),
+                job(4, 1.0, 30.0, 35.0, 36.01),
+            ],
+            t0: 0.0,
+        };
+        let o = measured_overheads(std::slice::from_ref(&run));
+        // Gaps 0.02, 0.04, 0.03: median 0.03.
+        assert!((o.pass_delay - 0.03).abs() < 1e-9, "{o:?}");
+        // Overheads 0.02, 0.1, 0.06, 0.01: median (0.02 + 0.06) / 2. No
+        // malleable job: the rigid figure stands for both.
+        assert!((o.start_delay - 0.04).abs() < 1e-9, "{o:?}");
+        assert_eq!(o.malleable_start_delay, o.start_delay);
     }
 }

@@ -28,7 +28,8 @@ mod resize;
 const POLL: Duration = Duration::from_millis(20);
 
 /// While an adaptation waits for its application's commit, a pass (under
-/// slurmctld's locks) this often: the commit moves no counter we can see.
+/// slurmctld's locks) this often: the commit, a job update, moves only the
+/// whole-second stamp.
 const ADAPTING_POLL: Duration = Duration::from_millis(50);
 
 /// slurmctld's last-update stamps are whole seconds: a change in the very
@@ -212,8 +213,9 @@ impl Agent {
         if now != self.seen {
             return true;
         }
-        // Counters have one-second resolution: a change in the very second
-        // our last pass ended leaves them equal. Look again every
+        // The stamps have one-second resolution, and the job counts miss
+        // node changes and job updates: such a change in the very second our
+        // last pass ended leaves everything equal. Look again every
         // SAME_SECOND_RECHECK while that second lasts, and once in the next,
         // so such a change is never missed nor left waiting long.
         let last_change = self.seen.job.max(self.seen.node);
@@ -222,9 +224,9 @@ impl Agent {
         {
             return true;
         }
-        // While an adaptation waits for its application's commit, look at
-        // every poll: a commit in the second of the last pass would
-        // otherwise wait for the next second, and a resize's latency with it.
+        // While an adaptation waits for its application's commit, pass every
+        // ADAPTING_POLL: a commit in the second of the last pass would
+        // otherwise wait for the recheck, and a resize's latency with it.
         if self.adapting && self.last_pass.elapsed() >= ADAPTING_POLL {
             return true;
         }
