@@ -288,6 +288,7 @@ const CTLD: Allow = Allow {
         "SLURMDB_JOB_FLAG_.*",
         "SLURM_PROTOCOL_VERSION",
         "PROLOG_FLAG_.*",
+        "ADMIN_SET_LIMIT",
     ],
 };
 

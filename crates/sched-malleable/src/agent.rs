@@ -117,6 +117,10 @@ struct Agent {
     adapting: bool,
     /// Nodes an expand failed on, kept from the strategies until then.
     suspects: HashMap<String, Instant>,
+    /// For each waiting job slurmctld refused to start, the refusal and how
+    /// many times it repeated: a strategy decides the same start again at
+    /// every pass, and the log says it once (resize.rs).
+    refused: HashMap<JobId, (String, u64)>,
 }
 
 /// Now, by the clock slurmctld stamps its records with (not SystemTime,
@@ -146,6 +150,7 @@ impl Agent {
             last_resize: 0,
             adapting: false,
             suspects: HashMap::new(),
+            refused: HashMap::new(),
         }
     }
 
@@ -331,6 +336,7 @@ impl Agent {
     /// about a waiting job once while it waits for the same reason.
     fn notes_to_say(&mut self, s: &Snapshot, notes: Vec<Note>) -> Vec<String> {
         self.said.retain(|id, _| s.pending.iter().any(|p| p.id == *id));
+        self.refused.retain(|id, _| s.pending.iter().any(|p| p.id == *id));
         notes_once(&mut self.said, notes)
     }
 }

@@ -108,10 +108,32 @@ impl Agent {
         let names =
             |nodes: &[usize]| -> Vec<String> { nodes.iter().map(|&i| taken.snapshot.nodes[i].name.clone()).collect() };
         match d {
-            Decision::Start { job, nodes } => match guard.start_job(job.0, &table(nodes)) {
-                Ok(list) => log::info!("started JobId={} on {} ({})", job, list, self.strategy.name()),
-                Err(e) => log::info!("could not start JobId={job} on {} nodes: {e}", nodes.len()),
-            },
+            Decision::Start { job, nodes } => {
+                // A moldable start (fewer nodes than asked for): its whole
+                // limit's work takes asked / n times as long, as for a shrink
+                // at its start, or Slurm would end it for running slower.
+                let asked = taken.snapshot.pending.iter().find(|p| p.id == *job).map_or(0, |p| p.nodes as usize);
+                let limit = guard.find_job(job.0).and_then(|j| {
+                    let limit = j.time_limit_minutes()?;
+                    let stretched = adapt::stretched_limit(limit, i64::from(limit) * 60, asked, nodes.len());
+                    (stretched > limit).then_some(stretched)
+                });
+                match guard.start_job(job.0, &table(nodes), limit) {
+                    Ok(list) => {
+                        self.refused.remove(job);
+                        match limit {
+                            Some(l) => log::info!(
+                                "started JobId={job} on {list} ({}), {} of the {asked} nodes it asked for, its time \
+                                 limit stretched to {l} min",
+                                self.strategy.name(),
+                                nodes.len()
+                            ),
+                            None => log::info!("started JobId={job} on {list} ({})", self.strategy.name()),
+                        }
+                    }
+                    Err(e) => self.refused_start(*job, nodes.len(), &e.to_string()),
+                }
+            }
             Decision::Expand { job, add_nodes } => {
                 let added = names(add_nodes);
                 // The decision's moment: the line after it says when slurmctld had merged the nodes in.
@@ -155,10 +177,56 @@ impl Agent {
     }
 }
 
+impl Agent {
+    /// Say that slurmctld refused to start `job` on `n` nodes: once while
+    /// the refusal repeats (at debug level after, with its count), and again
+    /// when it changes or after the job started.
+    fn refused_start(&mut self, job: JobId, n: usize, why: &str) {
+        let line = format!("could not start JobId={job} on {n} nodes: {why}");
+        match repeated(&mut self.refused, job, line) {
+            (line, 0) => log::info!("{line}; said once while it repeats"),
+            (line, times) => log::debug!("{line} (again, {times} times)"),
+        }
+    }
+}
+
+/// Record `line` as `job`'s refusal; the line and how many times it came
+/// before in a row (0: new, or not what was said last).
+fn repeated(refused: &mut HashMap<JobId, (String, u64)>, job: JobId, line: String) -> (String, u64) {
+    match refused.get_mut(&job) {
+        Some((said, times)) if *said == line => {
+            *times += 1;
+            (line, *times)
+        }
+        _ => {
+            refused.insert(job, (line.clone(), 0));
+            (line, 0)
+        }
+    }
+}
+
 /// A new adaptation's id: unique over the plugin's restarts, as it starts
 /// from the time in milliseconds.
 fn next_resize(last: &mut u64) -> u64 {
     let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
     *last = (*last + 1).max(ms);
     *last
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_is_said_once_while_it_repeats() {
+        let mut refused = HashMap::new();
+        let (a, b) = (JobId(1), JobId(2));
+        assert_eq!(repeated(&mut refused, a, "x".into()).1, 0);
+        assert_eq!(repeated(&mut refused, a, "x".into()).1, 1);
+        assert_eq!(repeated(&mut refused, a, "x".into()).1, 2);
+        // Another job's refusal, or another refusal of this one, is new.
+        assert_eq!(repeated(&mut refused, b, "x".into()).1, 0);
+        assert_eq!(repeated(&mut refused, a, "y".into()).1, 0);
+        assert_eq!(repeated(&mut refused, a, "y".into()).1, 1);
+    }
 }

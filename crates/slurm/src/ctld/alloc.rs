@@ -87,6 +87,91 @@ impl Drop for NodeNames {
     }
 }
 
+/// What a start may change in a pending job's request: its node count,
+/// the CPU and task counts slurmctld derived from it at submission, and
+/// its time limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Request {
+    min_nodes: u32,
+    max_nodes: u32,
+    min_cpus: u32,
+    max_cpus: u32,
+    num_tasks: u32,
+    time_limit: u32,
+    time_set: u16,
+}
+
+impl Request {
+    /// # Safety
+    /// `job_ptr` is a live record with details, under the job lock.
+    unsafe fn read(job_ptr: *const sys::job_record_t) -> Request {
+        // SAFETY: by the caller's contract.
+        unsafe {
+            let d = &*(*job_ptr).details;
+            Request {
+                min_nodes: d.min_nodes,
+                max_nodes: d.max_nodes,
+                min_cpus: d.min_cpus,
+                max_cpus: d.max_cpus,
+                num_tasks: d.num_tasks,
+                time_limit: (*job_ptr).time_limit,
+                time_set: (*job_ptr).limit_set.time,
+            }
+        }
+    }
+
+    /// # Safety
+    /// `job_ptr` is a live record with details, under the job write lock.
+    unsafe fn write(&self, job_ptr: *mut sys::job_record_t) {
+        // SAFETY: by the caller's contract.
+        unsafe {
+            let d = &mut *(*job_ptr).details;
+            d.min_nodes = self.min_nodes;
+            d.max_nodes = self.max_nodes;
+            d.min_cpus = self.min_cpus;
+            d.max_cpus = self.max_cpus;
+            d.num_tasks = self.num_tasks;
+            (*job_ptr).time_limit = self.time_limit;
+            (*job_ptr).limit_set.time = self.time_set;
+        }
+    }
+
+    /// The request for exactly `n` nodes. A job that asked for another
+    /// count keeps its CPUs and tasks per node: slurmctld set its CPU count
+    /// from `--nodes` at submission (one per node at least), and select
+    /// refuses fewer nodes than hold it ("never runnable"). A `time_limit`
+    /// is set as root sets one, so slurmctld does not cut it back to the
+    /// partition's MaxTime when the job starts.
+    fn on(&self, n: u32, time_limit: Option<u32>) -> Request {
+        let mut r = *self;
+        let asked = self.min_nodes.max(1);
+        if self.min_nodes != n || self.max_nodes != n {
+            r.min_nodes = n;
+            r.max_nodes = n;
+            r.min_cpus = per_node(self.min_cpus, n, asked);
+            r.num_tasks = per_node(self.num_tasks, n, asked);
+            if r.max_cpus != sys::NO_VAL && r.max_cpus < r.min_cpus {
+                r.max_cpus = r.min_cpus;
+            }
+        }
+        if let Some(minutes) = time_limit {
+            r.time_limit = minutes;
+            r.time_set = sys::ADMIN_SET_LIMIT as u16;
+        }
+        r
+    }
+}
+
+/// A count asked for `asked` nodes, scaled to `n` nodes (rounded up, at
+/// least one a node); 0 and NO_VAL (not asked) stay as they are.
+fn per_node(count: u32, n: u32, asked: u32) -> u32 {
+    if count == 0 || count == sys::NO_VAL {
+        return count;
+    }
+    let scaled = (u64::from(count) * u64::from(n)).div_ceil(u64::from(asked.max(1)));
+    u32::try_from(scaled).unwrap_or(u32::MAX).max(n)
+}
+
 impl<L: WritesJobs + WritesNodes> LockGuard<L> {
     fn check_nodes(&self, nodes: &[usize]) -> Result<usize, AllocError> {
         let table = self.node_table_len();
@@ -137,9 +222,10 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
     /// Start a pending job on exactly these nodes (node-table indices), the
     /// way the stock backfill does. A job started on another count than it
     /// asked for (a moldable start of a malleable job) is given that count
-    /// as its request first; if Slurm refuses, its request is put back.
-    /// Returns the node list Slurm recorded.
-    pub fn start_job(&mut self, job_id: u32, nodes: &[usize]) -> Result<String, AllocError> {
+    /// as its request first ([`Request::on`]), and `time_limit` (minutes)
+    /// if given; if Slurm refuses, its request is put back. Returns the node
+    /// list Slurm recorded.
+    pub fn start_job(&mut self, job_id: u32, nodes: &[usize], time_limit: Option<u32>) -> Result<String, AllocError> {
         let table = self.check_nodes(nodes)?;
         let job = self.find_job(job_id).ok_or(AllocError::NoSuchJob(job_id))?;
         if !job.is_pending() {
@@ -150,19 +236,14 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         // node write locks, which is what select_nodes, launch_job and
         // srun_allocate require. details is checked for NULL before use.
         unsafe {
-            let details = (*job_ptr).details;
-            if details.is_null() {
+            if (*job_ptr).details.is_null() {
                 return Err(AllocError::NotPending(job_id));
             }
-            let asked = ((*details).min_nodes, (*details).max_nodes);
-            let n = nodes.len() as u32;
-            if asked.0 != n {
-                (*details).min_nodes = n;
-                (*details).max_nodes = n;
-            }
+            let asked = Request::read(job_ptr);
+            asked.on(nodes.len() as u32, time_limit).write(job_ptr);
             let rc = self.select_on(job_ptr, nodes, table);
             if rc != sys::SLURM_SUCCESS as i32 {
-                ((*details).min_nodes, (*details).max_nodes) = asked;
+                asked.write(job_ptr);
                 return Err(slurm_error("select_nodes", rc));
             }
             *self.ctld.last_job_update = libc::time(std::ptr::null_mut());
@@ -348,5 +429,48 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         if let Err(e) = self.cancel_job(job_id) {
             log::error!("could not cancel JobId={job_id}: {e}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn asked(nodes: u32, cpus: u32, tasks: u32) -> Request {
+        Request {
+            min_nodes: nodes,
+            max_nodes: nodes,
+            min_cpus: cpus,
+            max_cpus: sys::NO_VAL,
+            num_tasks: tasks,
+            time_limit: 5,
+            time_set: 0,
+        }
+    }
+
+    #[test]
+    fn a_moldable_start_keeps_cpus_and_tasks_per_node() {
+        // --nodes=3: 3 CPUs; on 2 nodes, 2.
+        let r = asked(3, 3, 0).on(2, None);
+        assert_eq!((r.min_nodes, r.max_nodes, r.min_cpus, r.num_tasks), (2, 2, 2, 0));
+        // --nodes=4 --ntasks=8 --cpus-per-task=2: 16 CPUs, 8 tasks; on 3 nodes 12 and 6.
+        let r = asked(4, 16, 8).on(3, None);
+        assert_eq!((r.min_cpus, r.num_tasks), (12, 6));
+        // Rounded up, never below one a node.
+        assert_eq!(asked(4, 6, 0).on(3, None).min_cpus, 5);
+        assert_eq!(asked(4, 1, 0).on(3, None).min_cpus, 3);
+        // A max_cpus below the new minimum is raised to it.
+        let mut a = asked(2, 2, 0);
+        a.max_cpus = 2;
+        assert_eq!(a.on(3, None).max_cpus, 3);
+    }
+
+    #[test]
+    fn a_start_at_the_asked_count_changes_nothing_but_a_given_limit() {
+        let a = asked(3, 3, 3);
+        assert_eq!(a.on(3, None), a);
+        let r = a.on(3, Some(8));
+        assert_eq!((r.time_limit, r.time_set), (8, sys::ADMIN_SET_LIMIT as u16));
+        assert_eq!(Request { time_limit: 5, time_set: 0, ..r }, a);
     }
 }
