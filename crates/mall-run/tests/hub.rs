@@ -383,3 +383,22 @@ fn a_new_worker_still_launching_when_the_others_finish_is_waited_for() {
     assert_eq!(told(&out), vec![Request::Cancel { job: JOB, resize: 7 }, Request::Bye { job: JOB }]);
     assert!(out.contains(&Output::Exit(0)), "{out:?}");
 }
+
+#[test]
+fn an_expand_whose_workers_join_after_the_others_ended_is_dropped_and_the_run_ends() {
+    // Seen on ESP (mtct): the application finished and its workers said
+    // BYE; the scheduler had just decided an expand, whose new worker was
+    // still starting when the last old one ended, and joined after. Nobody
+    // would begin it: the run waited for the plugin's AdaptTimeout (60 s),
+    // past the job's time limit, on 24 nodes.
+    let mut h = running(2);
+    all(&mut h, &[1, 2], &Frame::new("BYE"));
+    h.handle(Input::StepExited { worker: 1, success: true, how: "exit 0".into() });
+    let out = h.handle(status(Phase::Expanding { resize: 7, nodes: nodes(&["n3"]), since: 1 }));
+    assert!(out.contains(&Output::Launch { worker: 3, node: "n3".into(), joining: 7 }), "{out:?}");
+    let out = h.handle(Input::StepExited { worker: 2, success: true, how: "exit 0".into() });
+    assert!(told(&out).is_empty(), "waits for the new worker: {out:?}");
+    let out = hello(&mut h, 3);
+    assert_eq!(told(&out), vec![Request::Bye { job: JOB }], "{out:?}");
+    assert!(out.contains(&Output::Exit(0)), "{out:?}");
+}

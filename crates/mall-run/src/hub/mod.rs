@@ -423,8 +423,11 @@ impl Hub {
                 out.push(Output::Log(format!("expand {resize}: workers on {nodes} joined ({})", unix_time())));
             }
         }
-        // The last joiner connected: the adaptation may be announced.
+        // The last joiner connected: the adaptation may be announced, or,
+        // if the others finished while it started, dropped (check_finished
+        // waits for joiners still launching).
         self.try_collectives(out);
+        self.check_finished(out);
     }
 
     fn on_report(&mut self, w: WorkerId, f: &Frame) -> Result<(), String> {
