@@ -4,7 +4,7 @@
 
 use malleable_core::{StrategyChoice, REGISTRY};
 use malleable_model::{
-    validate, Decision, JobId, MalleableSpec, Node, NodeConstraint, PendingJob, RunningJob, Snapshot,
+    validate, Decision, JobId, MalleableSpec, Node, NodeConstraint, PendingJob, Placement, RunningJob, Snapshot,
 };
 use proptest::prelude::*;
 use std::collections::{HashMap, HashSet};
@@ -57,6 +57,41 @@ fn snapshot() -> impl Strategy<Value = Snapshot> {
             })
             .collect();
         Snapshot { now: 500, nodes: Node::numbered(nodes), running: run, pending, power: None }
+    })
+}
+
+/// [`snapshot`] with each job confined to some nodes or free to use any
+/// (the plugin's partitions, `--exclude`), waiting ones with some required
+/// nodes among those (`--nodelist`), as few as their size allows.
+fn placed_snapshot() -> impl Strategy<Value = Snapshot> {
+    snapshot().prop_flat_map(|s| {
+        let n = s.nodes.len();
+        let one = (any::<bool>(), prop::collection::vec(any::<bool>(), n), prop::collection::vec(0u8..6, n));
+        let jobs = s.pending.len() + s.running.len();
+        (Just(s), prop::collection::vec(one, jobs)).prop_map(|(mut s, placements)| {
+            let mut it = placements.into_iter();
+            let mut place = |size: usize, running: bool| {
+                let (confined, allow, require) = it.next().unwrap();
+                let allowed: Vec<usize> = (0..allow.len()).filter(|&i| !confined || allow[i]).collect();
+                let required: Vec<usize> =
+                    allowed.iter().copied().filter(|&i| !running && require[i] == 0).take(size).collect();
+                let p = if confined { Placement::only(allowed) } else { Placement::anywhere() };
+                p.requiring(required)
+            };
+            for j in &mut s.pending {
+                j.placement = place(j.size(), false);
+            }
+            for j in &mut s.running {
+                // Where it runs is where it was allowed to.
+                let mut p = place(0, true);
+                if let Some(a) = &mut p.allowed {
+                    a.extend(j.nodes.iter().copied());
+                    p = Placement::only(a.clone());
+                }
+                j.placement = p;
+            }
+            s
+        })
     })
 }
 
@@ -126,6 +161,33 @@ proptest! {
         for info in REGISTRY {
             let ds = (info.build)(&malleable_core::Params::defaults(info.params)).schedule(&s).decisions;
             check(info.name, &s, &ds)?;
+        }
+    }
+
+    /// With partitions, exclusions and required nodes, no strategy hands a
+    /// job a node it may not use or starts it without one it requires (both
+    /// part of `validate`), and a queue whose first job can be placed on the
+    /// free nodes starts it (a start-in-order strategy).
+    #[test]
+    fn every_strategy_keeps_to_placements(s in placed_snapshot()) {
+        for info in REGISTRY {
+            let ds = (info.build)(&malleable_core::Params::defaults(info.params)).schedule(&s).decisions;
+            check(info.name, &s, &ds)?;
+        }
+        let first = s.queue_order().into_iter().next().cloned();
+        if let Some(first) = first {
+            let free: Vec<usize> = s.free_nodes();
+            let usable = free.iter().filter(|&&i| first.placement.allows(i)).count();
+            let required_free = first.placement.required.iter().all(|r| free.contains(r));
+            if usable >= first.size() && required_free {
+                for kind in ["fcfs", "easy", "mtct", "mtct-backfill"] {
+                    let ds = StrategyChoice::named(kind).unwrap().build().schedule(&s).decisions;
+                    prop_assert!(
+                        ds.iter().any(|d| matches!(d, Decision::Start { job, .. } if *job == first.id)),
+                        "{}: job {} fits on its nodes and is first, but is not started: {:?}", kind, first.id, ds
+                    );
+                }
+            }
         }
     }
 

@@ -4,6 +4,7 @@
 
 use crate::constraint::MalleableSpec;
 use crate::ids::{JobId, NodeIndex, Time};
+use crate::placement::Placement;
 use crate::power::JobPower;
 
 /// A job that holds nodes.
@@ -28,6 +29,8 @@ pub struct RunningJob {
     /// Its draw per node, for the power-aware strategy; `None` when unknown
     /// (the plugin fills in `DefaultJobWatts=`).
     pub power: Option<JobPower>,
+    /// Where it may grow (`allowed`; `required` means nothing once it runs).
+    pub placement: Placement,
 }
 
 impl RunningJob {
@@ -42,6 +45,7 @@ impl RunningJob {
             adapting: false,
             mtct_ratio: None,
             power: None,
+            placement: Placement::anywhere(),
         }
     }
 
@@ -75,6 +79,11 @@ impl RunningJob {
         self
     }
 
+    pub fn placement(mut self, placement: Placement) -> RunningJob {
+        self.placement = placement;
+        self
+    }
+
     /// A running malleable job that may be resized now: not mid-adaptation.
     pub fn resizable(&self) -> Option<&MalleableSpec> {
         self.malleable.as_ref().filter(|_| !self.adapting)
@@ -98,12 +107,23 @@ pub struct PendingJob {
     pub malleable: Option<MalleableSpec>,
     /// Its users' per-node power estimates (`--min-power` / `--max-power`).
     pub power: Option<JobPower>,
+    /// The nodes it may and must be started on.
+    pub placement: Placement,
 }
 
 impl PendingJob {
     /// A rigid job asking `nodes` nodes, priority 0, submitted at 0, unlimited.
     pub fn new(id: u32, nodes: u32) -> PendingJob {
-        PendingJob { id: JobId(id), priority: 0, submit: 0, nodes, time_limit: None, malleable: None, power: None }
+        PendingJob {
+            id: JobId(id),
+            priority: 0,
+            submit: 0,
+            nodes,
+            time_limit: None,
+            malleable: None,
+            power: None,
+            placement: Placement::anywhere(),
+        }
     }
 
     pub fn priority(mut self, priority: u32) -> PendingJob {
@@ -128,6 +148,11 @@ impl PendingJob {
 
     pub fn power(mut self, power: impl Into<Option<JobPower>>) -> PendingJob {
         self.power = power.into();
+        self
+    }
+
+    pub fn placement(mut self, placement: Placement) -> PendingJob {
+        self.placement = placement;
         self
     }
 
@@ -156,7 +181,8 @@ mod tests {
                 nodes: 3,
                 time_limit: Some(60),
                 malleable: Some(spec),
-                power: None
+                power: None,
+                placement: Placement::anywhere(),
             }
         );
         let r = RunningJob::new(9, [2, 3]).start(4).end_limit(Some(100)).malleable(spec).adapting(true);

@@ -15,13 +15,15 @@
 //! - `Shrink`: the same, and the nodes taken are distinct nodes of the job's,
 //!   never its first one (the batch host, where its launcher runs);
 //! - every node a `Start` or `Expand` hands out exists, is free and is handed
-//!   out once.
+//!   out once, and the job may use it (its [`Placement`](crate::Placement));
+//!   a `Start` gives the job every node it requires.
 
 use std::collections::{HashMap, HashSet};
 
 use crate::decision::Decision;
 use crate::ids::{JobId, NodeIndex};
 use crate::job::{PendingJob, RunningJob};
+use crate::placement::Placement;
 use crate::snapshot::Snapshot;
 
 /// A decision that cannot be carried out, and why.
@@ -112,6 +114,10 @@ fn check(
                 None => return Err(format!("it would start on {n} nodes: it is rigid and asks for {asked}")),
             }
             free_and_unclaimed(s, nodes, handed_out)?;
+            placed(s, &p.placement, nodes)?;
+            if let Some(&r) = p.placement.required.iter().find(|r| !nodes.contains(r)) {
+                return Err(format!("it would start without node {}, which it requires", node_name(s, r)));
+            }
             Ok(nodes.clone())
         }
         Decision::Expand { job, add_nodes } => {
@@ -124,6 +130,7 @@ fn check(
                 return Err(format!("it would run on {after} nodes, outside {}", spec_text(&spec)));
             }
             free_and_unclaimed(s, add_nodes, handed_out)?;
+            placed(s, &r.placement, add_nodes)?;
             Ok(add_nodes.clone())
         }
         Decision::Shrink { job, remove_nodes } => {
@@ -165,6 +172,16 @@ fn resizable<'a>(
         return Err("the job is adapting already".into());
     }
     Ok((r, spec))
+}
+
+/// Every one of `nodes` is one the job may use.
+fn placed(s: &Snapshot, p: &Placement, nodes: &[NodeIndex]) -> Result<(), String> {
+    match nodes.iter().find(|&&i| !p.allows(i)) {
+        Some(&i) => {
+            Err(format!("node {} is not one the job may use (its partition, less what it excludes)", node_name(s, i)))
+        }
+        None => Ok(()),
+    }
 }
 
 fn free_and_unclaimed(s: &Snapshot, nodes: &[NodeIndex], handed_out: &HashSet<NodeIndex>) -> Result<(), String> {
@@ -259,6 +276,24 @@ mod tests {
         assert_eq!(
             why(&s, &[start(2, &[3])]),
             vec![(0, "it would start on 1 nodes: it asks for 3, and 1 is outside its range 2..4 (even)".into())]
+        );
+    }
+
+    #[test]
+    fn a_job_gets_only_nodes_it_may_use_and_every_one_it_requires() {
+        let mut s = cluster();
+        s.pending[0].placement = Placement::only([0, 1, 5]);
+        assert!(validate(&s, &[start(1, &[5])]).is_ok());
+        assert_eq!(
+            why(&s, &[start(1, &[4])]),
+            vec![(0, "node n4 is not one the job may use (its partition, less what it excludes)".into())]
+        );
+        s.pending[0].placement = Placement::anywhere().requiring([5]);
+        assert_eq!(why(&s, &[start(1, &[4])]), vec![(0, "it would start without node n5, which it requires".into())]);
+        s.running[1].placement = Placement::only([2, 3, 4]);
+        assert_eq!(
+            why(&s, &[expand(11, &[4, 5])]),
+            vec![(0, "node n5 is not one the job may use (its partition, less what it excludes)".into())]
         );
     }
 

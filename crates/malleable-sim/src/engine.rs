@@ -6,7 +6,9 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use malleable_core::{Measure, Strategy};
-use malleable_model::{validate, Decision, JobId, JobPower, Node, PendingJob, PowerState, RunningJob, Snapshot};
+use malleable_model::{
+    validate, Decision, JobId, JobPower, Node, PendingJob, Placement, PowerState, RunningJob, Snapshot,
+};
 
 use crate::app_model::{AppModel, ResizeCost};
 use crate::power_meter::{PowerMeter, PowerReport};
@@ -328,6 +330,7 @@ impl Engine<'_> {
                     malleable: s.malleable,
                     // Estimates only: the real draw is measured once it runs.
                     power: s.power.map(|p| JobPower { measured_per_node: None, ..p }),
+                    placement: Placement::anywhere(),
                 });
                 true
             }
@@ -547,6 +550,7 @@ impl Engine<'_> {
             adapting: j.adapting.is_some(),
             mtct_ratio: s.malleable.map(|_| self.opts.app_model.mtct_ratio(n as u32)),
             power: s.power,
+            placement: Placement::anywhere(),
         }
     }
 }

@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use malleable_model::runtime_msg::{Phase, Status};
 use malleable_model::submit_options::SubmitOptions;
-use malleable_model::{JobId, JobPower, MalleableSpec, Node, NodeIndex, PendingJob, RunningJob, Snapshot};
-use slurm::ctld::{JobState, LockGuard, Scheduling};
+use malleable_model::{JobId, JobPower, MalleableSpec, Node, NodeIndex, PendingJob, Placement, RunningJob, Snapshot};
+use slurm::ctld::{JobState, JobView, LockGuard, Reserved, Scheduling};
 
 use crate::adapt::{measured_power, MalleableJob, Measured, Memory};
 use crate::config::PowerSettings;
@@ -44,7 +44,9 @@ fn options_of(env: &[String]) -> Result<(Option<MalleableSpec>, Option<JobPower>
 }
 
 /// Read the cluster under the scheduling locks. Pending jobs that cannot run
-/// yet (held, unmet dependencies, heterogeneous) are left out of the queue.
+/// yet (held, unmet dependencies, heterogeneous, over their partition's or
+/// QOS's limits, their partition down, past their deadline, kept out by a
+/// reservation) are left out of the queue.
 /// Nodes in `suspects` are not free. With `power` (a power-aware strategy), the corridor in force now and
 /// every job's draw: its own `--min-power`/`--max-power`, else
 /// `DefaultJobWatts=`.
@@ -75,6 +77,7 @@ pub fn take(
         nodes.push(Node { name, free });
     }
 
+    let mut partitions = HashMap::new();
     let mut running = Vec::new();
     let mut pending = Vec::new();
     let mut malleable = Vec::new();
@@ -130,13 +133,27 @@ pub fn take(
                 adapting,
                 mtct_ratio: measured.and_then(|m| m.mtct_ratio),
                 power: job_power,
+                placement: if resizable {
+                    // Where it may grow: reservations that begin while it runs count too.
+                    let reserved = guard.reserved_for(&job, now);
+                    let p = placement_of(&job, &reserved, &mut partitions, &core_index);
+                    Placement { required: Vec::new(), ..p.unwrap_or_else(|| Placement::only(Vec::new())) }
+                } else {
+                    Placement::anywhere()
+                },
             });
         } else if job.is_pending()
             && job.priority() > 0
             && !job.is_het_job()
             && job.expanding_job().is_none()
             && guard.job_is_independent(&job)
+            && guard.may_start_now(&job)
         {
+            // A job reservations keep from starting now is not in the queue.
+            let Some(placement) = placement_of(&job, &guard.reserved_for(&job, now), &mut partitions, &core_index)
+            else {
+                continue;
+            };
             pending.push(PendingJob {
                 id: JobId(job.id()),
                 priority: job.priority(),
@@ -145,11 +162,42 @@ pub fn take(
                 time_limit: job.time_limit_minutes().map(|m| i64::from(m) * 60),
                 malleable: spec,
                 power: job_power,
+                placement,
             });
         }
     }
     let power = power.and_then(|p| p.state_at(now));
     Taken { snapshot: Snapshot { now, nodes, running, pending, power }, table_index, malleable, unreadable, usable }
+}
+
+/// Where `job` may run, in the strategies' node indices (`core_index` maps
+/// the node table to them): its partition's nodes (read once a pass for
+/// each partition, kept in `partitions`) less those it excludes and those
+/// reservations keep from it (`reserved`), and the nodes it requires. A job
+/// free to use every node is `anywhere`, so the usual case stays
+/// count-only for the strategies. `None` when reservations keep it from
+/// starting now.
+fn placement_of(
+    job: &JobView,
+    reserved: &Reserved,
+    partitions: &mut HashMap<String, Vec<usize>>,
+    core_index: &[usize],
+) -> Option<Placement> {
+    let to_core = |table: &[usize]| -> Vec<usize> {
+        table.iter().filter_map(|&i| core_index.get(i).copied()).filter(|&c| c != usize::MAX).collect()
+    };
+    let total = core_index.iter().filter(|&&c| c != usize::MAX).count();
+    let part = partitions.entry(job.partition()).or_insert_with(|| to_core(&job.partition_nodes().unwrap_or_default()));
+    let excluded: HashSet<usize> = to_core(&job.excluded_nodes()).into_iter().collect();
+    let kept: Option<HashSet<usize>> = match reserved {
+        Reserved::NotNow(..) => return None,
+        Reserved::Unrestricted => None,
+        Reserved::Only(nodes) => Some(to_core(nodes).into_iter().collect()),
+    };
+    let allowed: Vec<usize> =
+        part.iter().copied().filter(|i| !excluded.contains(i) && kept.as_ref().is_none_or(|k| k.contains(i))).collect();
+    let placement = if allowed.len() == total { Placement::anywhere() } else { Placement::only(allowed) };
+    Some(placement.requiring(to_core(&job.required_nodes())))
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 
 use std::cmp::Ordering;
 
-use malleable_model::{Decision, MalleableSpec, RunningJob, Snapshot};
+use malleable_model::{Decision, MalleableSpec, Placement, RunningJob, Snapshot};
 
 use crate::blocks::pool::FreePool;
 
@@ -103,11 +103,13 @@ pub fn resizable_jobs(s: &Snapshot) -> Vec<&RunningJob> {
         .collect()
 }
 
-/// Plan shrinks, in the given order, that together free `needed` nodes; each
-/// job goes to its next lower valid count (`MalleableSpec::shrink_target`).
-/// `None` if all of them together cannot free enough: then nobody shrinks.
-/// A job keeps its first node, where its launcher runs (section IV-C).
-pub fn shrink_for_head(shrink_candidates: &[&RunningJob], needed: usize) -> Option<Vec<Decision>> {
+/// Plan shrinks, in the given order, that together free `needed` nodes the
+/// head job may use (`head`); each job goes to its next lower valid count
+/// (`MalleableSpec::shrink_target`). A job whose shrink would free none the
+/// head may use is left alone. `None` if all of them together cannot free
+/// enough: then nobody shrinks. A job keeps its first node, where its
+/// launcher runs (section IV-C).
+pub fn shrink_for_head(shrink_candidates: &[&RunningJob], head: &Placement, needed: usize) -> Option<Vec<Decision>> {
     let mut needed = needed;
     let mut plan = Vec::new();
     for job in shrink_candidates {
@@ -120,8 +122,12 @@ pub fn shrink_for_head(shrink_candidates: &[&RunningJob], needed: usize) -> Opti
         let current = job.nodes.len() as u32;
         let ask = u32::try_from(needed).unwrap_or(u32::MAX);
         if let Some(target) = spec.shrink_target(current, ask) {
-            plan.push(Decision::Shrink { job: job.id, remove_nodes: job.nodes[target as usize..].to_vec() });
-            needed = needed.saturating_sub((current - target) as usize);
+            let remove_nodes = job.nodes[target as usize..].to_vec();
+            let freed = remove_nodes.iter().filter(|&&i| head.allows(i)).count();
+            if freed > 0 {
+                plan.push(Decision::Shrink { job: job.id, remove_nodes });
+                needed = needed.saturating_sub(freed);
+            }
         }
     }
     (needed == 0).then_some(plan)
@@ -147,7 +153,9 @@ pub fn expand_into_idle(
         .filter_map(|job| {
             let spec = job.resizable()?;
             let current = job.nodes.len() as u32;
-            Some((*job, spec, current, cap(job)))
+            // Never planned past the idle nodes it may grow onto.
+            let room = u32::try_from(pool.available(&job.placement)).unwrap_or(u32::MAX);
+            Some((*job, spec, current, cap(job).min(current.saturating_add(room))))
         })
         .collect();
     let mut target: Vec<u32> = jobs.iter().map(|j| j.2).collect();
@@ -169,7 +177,7 @@ pub fn expand_into_idle(
     let mut decisions = Vec::new();
     for (k, &(job, _, current, _)) in jobs.iter().enumerate() {
         if target[k] > current {
-            if let Some(add_nodes) = pool.take((target[k] - current) as usize) {
+            if let Some(add_nodes) = pool.take(&job.placement, (target[k] - current) as usize) {
                 decisions.push(Decision::Expand { job: job.id, add_nodes });
             }
         }

@@ -5,7 +5,7 @@
 //! power budget; `mtct-backfill` backfills with [`backfill`] on moldable
 //! sizes.
 
-use malleable_model::{Decision, PendingJob, Snapshot, Time};
+use malleable_model::{Decision, NodeIndex, PendingJob, Snapshot, Time};
 
 use crate::blocks::pool::FreePool;
 use crate::blocks::queue::{end_on, rigid_size, runnable_queue, start_in_order};
@@ -22,41 +22,45 @@ pub fn easy(s: &Snapshot) -> Vec<Decision> {
     // the shadow time forward.
     let first = start_in_order(s, &mut queue, &mut pool, rigid_size);
     let mut decisions = first.decisions;
-    if let Some((_, head_size)) = first.head {
-        decisions.extend(backfill(s, queue, &mut pool, &first.started, head_size, |_, size, _| vec![size]));
+    if let Some(head) = first.head {
+        decisions.extend(backfill(s, queue, &mut pool, &first.started, head, |_, size, _| vec![size]));
     }
     decisions
 }
 
-/// EASY's second phase: with the head job (needing `head_size`) blocked, start
+/// EASY's second phase: with the head job (and its size) blocked, start
 /// the jobs of `queue` (those behind it) that cannot delay its reservation.
-/// `started`: the jobs started earlier in this pass (when they end, size).
+/// `started`: the jobs started earlier in this pass (when they end, nodes).
 /// `sizes(job, size, free)` lists the counts to try for a job, largest
 /// first: its size for a rigid job; a malleable job may also try fewer, with
 /// its time limit stretched by [`end_on`]. A job starts on the first count
-/// that fits and either ends by the shadow time or fits in the extra nodes.
+/// that fits and either ends by the shadow time or takes no more of the
+/// nodes the head may use than the extra ones (it is given nodes the head
+/// may not use first, and never one the head requires).
 pub fn backfill<'a>(
     s: &Snapshot,
     queue: impl Iterator<Item = (&'a PendingJob, usize)>,
     pool: &mut FreePool,
-    started: &[(Option<Time>, usize)],
-    head_size: usize,
+    started: &[(Option<Time>, Vec<NodeIndex>)],
+    head: (&PendingJob, usize),
     sizes: impl Fn(&PendingJob, usize, usize) -> Vec<usize>,
 ) -> Vec<Decision> {
     let mut decisions = Vec::new();
-    let mut reservation = reservation(s, pool.len(), started, head_size);
+    let (head, head_size) = (&head.0.placement, head.1);
+    let mut reservation = reservation(s, pool.allowed_free(head), started, head, head_size);
     for (job, size) in queue {
-        for n in sizes(job, size, pool.len()) {
-            if n > pool.len() {
+        for n in sizes(job, size, pool.available(&job.placement)) {
+            let Some(nodes) = pool.pick(&job.placement, n, Some(head)) else {
                 continue;
-            }
+            };
             let may_start = match reservation.as_mut() {
                 None => true,
                 Some(r) => {
+                    let theirs = nodes.iter().filter(|&&i| head.allows(i)).count();
                     if end_on(s.now, job, size, n).is_some_and(|end| end <= r.shadow_time) {
                         true
-                    } else if n <= r.extra_nodes {
-                        r.extra_nodes -= n;
+                    } else if theirs <= r.extra_nodes && !nodes.iter().any(|&i| head.requires(i)) {
+                        r.extra_nodes -= theirs;
                         true
                     } else {
                         false
@@ -64,7 +68,8 @@ pub fn backfill<'a>(
                 }
             };
             if may_start {
-                decisions.extend(pool.start(job, n));
+                pool.commit(&nodes);
+                decisions.push(Decision::Start { job: job.id, nodes });
                 break;
             }
         }

@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use malleable_model::{Decision, PendingJob, Snapshot, Time};
+use malleable_model::{Decision, NodeIndex, PendingJob, Snapshot, Time};
 
 use crate::blocks::pool::FreePool;
 
@@ -31,8 +31,9 @@ pub fn end_on(now: Time, job: &PendingJob, size: usize, n: usize) -> Option<Time
 }
 
 /// The pending jobs in `queue_order()` with their sizes, leaving out:
-/// - jobs asking more nodes than the cluster has in total: they can never run,
-///   and letting them hold the queue would stop it for good;
+/// - jobs asking more nodes than the cluster has in total, or than their
+///   placement allows (its partition, less what it excludes): they can never
+///   run, and letting them hold the queue would stop it for good;
 /// - a second entry with an id already seen (a job starts at most once).
 pub fn runnable_queue(s: &Snapshot) -> Vec<(&PendingJob, usize)> {
     let total = s.nodes.len();
@@ -41,15 +42,15 @@ pub fn runnable_queue(s: &Snapshot) -> Vec<(&PendingJob, usize)> {
         .into_iter()
         .filter(|job| seen.insert(job.id))
         .map(|job| (job, job.size()))
-        .filter(|&(_, size)| size <= total)
+        .filter(|&(job, size)| size <= job.placement.allowed_count(total))
         .collect()
 }
 
 /// What starting the queue in order while jobs fit leaves.
 pub struct InOrder<'a> {
     pub decisions: Vec<Decision>,
-    /// For each job started: when it at most ends, and on how many nodes.
-    pub started: Vec<(Option<Time>, usize)>,
+    /// For each job started: when it at most ends, and its nodes.
+    pub started: Vec<(Option<Time>, Vec<NodeIndex>)>,
     /// The first job that did not fit (the head job), with its size.
     pub head: Option<(&'a PendingJob, usize)>,
 }
@@ -57,7 +58,8 @@ pub struct InOrder<'a> {
 /// Start jobs from `queue` in order while they fit, FCFS's rule and the
 /// first phase of EASY and of Chadha et al. 2020's Algorithm 1 (lines 4-6).
 /// `size_now(job, size, free)` is the count a job starts on with `free`
-/// nodes left: its size for a rigid start; a moldable start may give fewer.
+/// nodes left that it may use: its size for a rigid start; a moldable start
+/// may give fewer.
 /// Stops at the first job that gets no start (the head job).
 pub fn start_in_order<'a>(
     s: &Snapshot,
@@ -67,10 +69,12 @@ pub fn start_in_order<'a>(
 ) -> InOrder<'a> {
     let mut out = InOrder { decisions: Vec::new(), started: Vec::new(), head: None };
     for (job, size) in queue.by_ref() {
-        match size_now(job, size, pool.len()).and_then(|n| pool.start(job, n).map(|d| (d, n))) {
+        match size_now(job, size, pool.available(&job.placement)).and_then(|n| pool.start(job, n).map(|d| (d, n))) {
             Some((d, n)) => {
+                if let Decision::Start { nodes, .. } = &d {
+                    out.started.push((end_on(s.now, job, size, n), nodes.clone()));
+                }
                 out.decisions.push(d);
-                out.started.push((end_on(s.now, job, size, n), n));
             }
             None => {
                 out.head = Some((job, size));
@@ -112,7 +116,7 @@ mod tests {
         let mut pool = FreePool::new(&s);
         let r = start_in_order(&s, &mut it, &mut pool, rigid_size);
         assert_eq!(r.decisions.len(), 1);
-        assert_eq!(r.started, vec![(Some(160), 2)]);
+        assert_eq!(r.started, vec![(Some(160), vec![0, 1])]);
         assert_eq!(r.head.map(|(j, n)| (j.id.0, n)), Some((2, 2)));
         assert_eq!(it.next().map(|(j, _)| j.id.0), Some(3), "the jobs behind the head are left");
     }

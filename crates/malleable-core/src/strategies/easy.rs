@@ -21,7 +21,7 @@ mod tests {
     use super::*;
     use crate::blocks::reservation::{reservation, Reservation};
     use crate::test_support::{cluster, job, limited, running, start};
-    use malleable_model::Snapshot;
+    use malleable_model::{Placement, Snapshot};
 
     /// Nodes 0-1 busy until 200 (now is 100), 2-3 free; head job 1 wants all 4,
     /// so its shadow time is 200 with no extra nodes.
@@ -30,6 +30,32 @@ mod tests {
         s.running = vec![running(9, &[0, 1], Some(200))];
         s.pending = vec![job(1, 0, 1, 4)];
         s
+    }
+
+    #[test]
+    fn a_head_waiting_for_its_required_node_blocks_only_that_node() {
+        // Node 4 busy until 1000; the head requires it. A long job for the
+        // seven free nodes starts behind it: it cannot delay the head.
+        let mut s = cluster(&[true, true, true, true, false, true, true, true]);
+        s.running = vec![running(9, &[4], Some(1000))];
+        s.pending =
+            vec![job(1, 0, 1, 1).placement(Placement::anywhere().requiring([4])), limited(job(2, 0, 2, 7), Some(5000))];
+        assert_eq!(easy(&s), vec![start(2, &[0, 1, 2, 3, 5, 6, 7])]);
+    }
+
+    #[test]
+    fn jobs_of_other_partitions_pass_a_blocked_head() {
+        // Partitions 0-3 and 4-7; the head wants all of the first, busy until 1000.
+        let mut s = cluster(&[false, true, true, true, true, true, true, true]);
+        s.running = vec![running(9, &[0], Some(1000))];
+        let (a, b) = (Placement::only(0..4), Placement::only(4..8));
+        s.pending = vec![
+            job(1, 0, 1, 4).placement(a.clone()),
+            limited(job(2, 0, 2, 3), Some(5000)).placement(b),
+            limited(job(3, 0, 3, 1), Some(5000)).placement(a),
+        ];
+        // Job 2 uses none of the head's nodes; job 3 would hold one past 1000.
+        assert_eq!(easy(&s), vec![start(2, &[4, 5, 6])]);
     }
 
     #[test]
@@ -58,7 +84,10 @@ mod tests {
             limited(job(3, 0, 3, 1), Some(1000)), // no extra left: refused
             limited(job(4, 0, 4, 1), Some(50)),   // ends at 150: fine
         ];
-        assert_eq!(reservation(&s, 3, &[], 4), Some(Reservation { shadow_time: 200, extra_nodes: 1 }));
+        assert_eq!(
+            reservation(&s, 3, &[], &Placement::anywhere(), 4),
+            Some(Reservation { shadow_time: 200, extra_nodes: 1 })
+        );
         assert_eq!(easy(&s), vec![start(2, &[2]), start(4, &[3])]);
     }
 
@@ -72,7 +101,7 @@ mod tests {
         assert_eq!(easy(&s), vec![start(3, &[3])]);
         // Head wants 3: it never gets them, so it blocks nothing.
         s.pending[0].nodes = 3;
-        assert_eq!(reservation(&s, 1, &[], 3), None);
+        assert_eq!(reservation(&s, 1, &[], &Placement::anywhere(), 3), None);
         assert_eq!(easy(&s), vec![start(2, &[3])]);
     }
 
@@ -93,7 +122,10 @@ mod tests {
         let mut s = cluster(&[false, false, true, true]);
         s.running = vec![running(8, &[0], Some(200)), running(9, &[1], Some(200))];
         s.pending = vec![job(1, 0, 1, 3), limited(job(2, 0, 2, 1), None)];
-        assert_eq!(reservation(&s, 2, &[], 3), Some(Reservation { shadow_time: 200, extra_nodes: 1 }));
+        assert_eq!(
+            reservation(&s, 2, &[], &Placement::anywhere(), 3),
+            Some(Reservation { shadow_time: 200, extra_nodes: 1 })
+        );
         assert_eq!(easy(&s), vec![start(2, &[2])]);
     }
 
@@ -105,7 +137,10 @@ mod tests {
         let mut s = cluster(&[true, false, false]);
         s.running = vec![running(8, &[0, 1, 7, 1], Some(150)), running(9, &[1], Some(300))];
         s.pending = vec![job(1, 0, 1, 2), limited(job(2, 0, 2, 1), Some(200))];
-        assert_eq!(reservation(&s, 1, &[], 2), Some(Reservation { shadow_time: 300, extra_nodes: 0 }));
+        assert_eq!(
+            reservation(&s, 1, &[], &Placement::anywhere(), 2),
+            Some(Reservation { shadow_time: 300, extra_nodes: 0 })
+        );
         assert_eq!(easy(&s), vec![start(2, &[0])]);
     }
 

@@ -91,12 +91,13 @@ pub fn mtct_backfill(s: &Snapshot, expand_mtct_limit: f64) -> Vec<Decision> {
         //    shrinks are done).
         let need = job.malleable.and_then(|m| m.lowest_valid()).map_or(size, |lo| (lo as usize).min(size));
         let order = AdaptOrder::MtctRatio.shrink_candidates(&candidates);
-        if let Some(shrinks) = shrink_for_head(&order, need.saturating_sub(pool.len())) {
+        let short = need.saturating_sub(pool.available(&job.placement));
+        if let Some(shrinks) = shrink_for_head(&order, &job.placement, short) {
             decisions.extend(shrinks);
             return decisions;
         }
         // 4. EASY behind the head; malleable jobs may backfill on fewer nodes.
-        decisions.extend(backfill(s, queue.by_ref(), &mut pool, &first.started, size, backfill_sizes));
+        decisions.extend(backfill(s, queue.by_ref(), &mut pool, &first.started, (job, size), backfill_sizes));
     }
 
     // 5. Grow onto what is still idle.

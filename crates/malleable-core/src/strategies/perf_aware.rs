@@ -74,7 +74,7 @@ pub fn perf_aware_schedule(s: &Snapshot, order: AdaptOrder) -> Vec<Decision> {
     // Lines 4-6: start rigid and elastic jobs in priority order while they fit.
     let first = start_in_order(s, &mut runnable_queue(s).into_iter(), &mut pool, rigid_size);
     let mut decisions = first.decisions;
-    let head_size = first.head.map(|(_, size)| size);
+    let head = first.head;
 
     // Lines 8-16: no new adaptation while one is under way.
     if any_adapting(s) {
@@ -86,8 +86,9 @@ pub fn perf_aware_schedule(s: &Snapshot, order: AdaptOrder) -> Vec<Decision> {
     }
 
     // Lines 17-21: shrink for the head job, only if that frees enough.
-    if let Some(need) = head_size {
-        if let Some(shrinks) = shrink_for_head(&order.shrink_candidates(&candidates), need - pool.len()) {
+    if let Some((head, need)) = head {
+        let short = need.saturating_sub(pool.available(&head.placement));
+        if let Some(shrinks) = shrink_for_head(&order.shrink_candidates(&candidates), &head.placement, short) {
             decisions.extend(shrinks);
             // The idle nodes are the head job's part: nothing left to expand into.
             return decisions;

@@ -69,7 +69,7 @@ impl<'g> JobView<'g> {
         unsafe { &*self.ptr }
     }
 
-    fn details(&self) -> Option<&'g sys::job_details> {
+    pub(crate) fn details(&self) -> Option<&'g sys::job_details> {
         // SAFETY: details is NULL or owned by the record, alive with it.
         unsafe { self.rec().details.as_ref() }
     }
@@ -153,6 +153,26 @@ impl<'g> JobView<'g> {
     pub fn node_indices(&self) -> Vec<usize> {
         // SAFETY: node_bitmap is NULL or a bitmap owned by the record.
         unsafe { set_bits(self.rec().node_bitmap) }
+    }
+
+    /// Indices (in the node table) of its partition's nodes; `None` when
+    /// it has no partition record.
+    pub fn partition_nodes(&self) -> Option<Vec<usize>> {
+        // SAFETY: part_ptr is NULL or a live partition record; its
+        // node_bitmap is NULL or a bitmap it owns.
+        unsafe { self.rec().part_ptr.as_ref().map(|p| set_bits(p.node_bitmap)) }
+    }
+
+    /// Indices of the nodes it must be given (`--nodelist`).
+    pub fn required_nodes(&self) -> Vec<usize> {
+        // SAFETY: req_node_bitmap is NULL or a bitmap owned by the details.
+        self.details().map_or_else(Vec::new, |d| unsafe { set_bits(d.req_node_bitmap) })
+    }
+
+    /// Indices of the nodes it may not be given (`--exclude`).
+    pub fn excluded_nodes(&self) -> Vec<usize> {
+        // SAFETY: exc_node_bitmap is NULL or a bitmap owned by the details.
+        self.details().map_or_else(Vec::new, |d| unsafe { set_bits(d.exc_node_bitmap) })
     }
 
     /// Its allocated nodes as Slurm writes them ("n[1-3]").

@@ -8,7 +8,7 @@
 //! use slurm::ctld::{LockGuard, Reading, Slurmctld};
 //! fn start(ctld: &'static Slurmctld) {
 //!     let mut guard = LockGuard::<Reading>::acquire(ctld);
-//!     let _ = guard.start_job(1, &[0]);
+//!     let _ = guard.start_job(1, &[0], None);
 //! }
 //! ```
 //!
@@ -16,7 +16,7 @@
 //! use slurm::ctld::{LockGuard, Scheduling, Slurmctld};
 //! fn start(ctld: &'static Slurmctld) {
 //!     let mut guard = LockGuard::<Scheduling>::acquire(ctld);
-//!     let _ = guard.start_job(1, &[0]);
+//!     let _ = guard.start_job(1, &[0], None);
 //! }
 //! ```
 
@@ -179,6 +179,40 @@ impl<L: WritesJobs> LockGuard<L> {
             (*ptr).system_comment = sys::xstrdup(new.as_ptr());
         }
         true
+    }
+
+    /// Slurm's own checks of a waiting job before a scheduler starts it, as
+    /// its main scheduler makes them: its partition's state and limits
+    /// (MaxTime, MaxNodes, MinNodes) and its QOS (job_limits_check; the
+    /// job's Reason becomes what fails), then its deadline (deadline_ok,
+    /// which ends a job that can no longer meet it, state DEADLINE).
+    /// Whether it may start now.
+    pub fn may_start_now(&self, job: &JobView<'_>) -> bool {
+        let mut ptr = job.as_ptr();
+        // SAFETY: a live record under our job write lock, which both
+        // functions need (they may set its reason or end it); job_limits_check
+        // aborts slurmctld on a record without details or partition, so those
+        // are checked first. The function name is a NUL-terminated literal
+        // deadline_ok only prints.
+        unsafe {
+            if (*ptr).details.is_null() || (*ptr).part_ptr.is_null() {
+                return false;
+            }
+            let reason = (self.ctld.job_limits_check)(&mut ptr, false);
+            if reason != sys::job_state_reason_WAIT_NO_REASON as libc::c_int {
+                if (*ptr).state_reason != reason as u32 {
+                    (*ptr).state_reason = reason as u32;
+                    sys::slurm_xfree(std::ptr::addr_of_mut!((*ptr).state_desc).cast());
+                    *self.ctld.last_job_update = libc::time(std::ptr::null_mut());
+                }
+                return false;
+            }
+            let deadline = (*ptr).deadline;
+            if deadline != 0 && deadline != sys::NO_VAL as libc::time_t {
+                return (self.ctld.deadline_ok)(ptr, c"sched/malleable".as_ptr().cast_mut());
+            }
+            true
+        }
     }
 
     /// True if the job's dependencies are met and nothing else holds it back

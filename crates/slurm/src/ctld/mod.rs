@@ -7,6 +7,7 @@ pub mod job;
 pub mod job_submit;
 pub mod locks;
 pub mod node;
+pub mod resv;
 pub mod sched_plugin;
 pub mod symbols;
 
@@ -14,5 +15,6 @@ pub use alloc::AllocError;
 pub use job::{JobState, JobView};
 pub use locks::{LockGuard, LockSet, Reading, Scheduling};
 pub use node::NodeView;
+pub use resv::Reserved;
 pub use sched_plugin::{PluginContext, SchedPlugin};
 pub use symbols::{Slurmctld, UpdateCounters};

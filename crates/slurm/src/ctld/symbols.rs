@@ -36,6 +36,17 @@ type JobAllocateFn = unsafe extern "C" fn(
     *mut *mut libc::c_char,
     u16,
 ) -> libc::c_int;
+type JobTestResvFn = unsafe extern "C" fn(
+    *mut sys::job_record_t,
+    *mut libc::time_t,
+    bool,
+    *mut *mut sys::bitstr_t,
+    *mut *mut sys::bitstr_t,
+    *mut bool,
+    bool,
+) -> libc::c_int;
+type JobLimitsCheckFn = unsafe extern "C" fn(*mut *mut sys::job_record_t, bool) -> libc::c_int;
+type DeadlineOkFn = unsafe extern "C" fn(*mut sys::job_record_t, *mut libc::c_char) -> bool;
 type JobSignalIdFn = unsafe extern "C" fn(u32, u16, u16, libc::uid_t, bool) -> libc::c_int;
 
 /// Handles on slurmctld's internals. Obtain it with [`Slurmctld::get`].
@@ -56,6 +67,9 @@ pub struct Slurmctld {
     pub(crate) update_job: UpdateJobFn,
     pub(crate) job_allocate: JobAllocateFn,
     pub(crate) job_signal_id: JobSignalIdFn,
+    pub(crate) job_test_resv: JobTestResvFn,
+    pub(crate) job_limits_check: JobLimitsCheckFn,
+    pub(crate) deadline_ok: DeadlineOkFn,
 }
 
 // SAFETY: the pointers name process-wide globals of slurmctld that live as
@@ -116,6 +130,11 @@ impl Slurmctld {
                     update_job: std::mem::transmute::<*mut libc::c_void, UpdateJobFn>(symbol(c"update_job")?),
                     job_allocate: std::mem::transmute::<*mut libc::c_void, JobAllocateFn>(symbol(c"job_allocate")?),
                     job_signal_id: std::mem::transmute::<*mut libc::c_void, JobSignalIdFn>(symbol(c"job_signal_id")?),
+                    job_test_resv: std::mem::transmute::<*mut libc::c_void, JobTestResvFn>(symbol(c"job_test_resv")?),
+                    job_limits_check: std::mem::transmute::<*mut libc::c_void, JobLimitsCheckFn>(symbol(
+                        c"job_limits_check",
+                    )?),
+                    deadline_ok: std::mem::transmute::<*mut libc::c_void, DeadlineOkFn>(symbol(c"deadline_ok")?),
                 })
             }
         })

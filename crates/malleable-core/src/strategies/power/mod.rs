@@ -513,7 +513,7 @@ fn advance(plan: &Plan, s: &Snapshot) -> Option<(Vec<Decision>, Option<Plan>)> {
         if !job.adapting && target > current {
             job.resizable()?;
             // Short of free nodes, a later pass expands it.
-            if let Some(add_nodes) = pool.take((target - current) as usize) {
+            if let Some(add_nodes) = pool.take(&job.placement, (target - current) as usize) {
                 decisions.push(Decision::Expand { job: job.id, add_nodes });
             }
         }

@@ -1,0 +1,134 @@
+//! Where Slurm users say a job may run, on a real cluster under sched/malleable
+//! (Strategy=easy): a job in a non-default partition starts on that
+//! partition's nodes, `--exclude` and `--nodelist` are kept, and a job whose
+//! required node is busy does not hold up a job that cannot delay it.
+
+use std::time::Duration;
+
+use cluster_tests::{spec, up_with};
+use testcluster::jobs::JobInfo;
+use testcluster::process::run;
+use testcluster::{Cluster, Partition};
+
+fn cancel(c: &Cluster, id: u32) {
+    run(c.cmd("scancel").arg(id.to_string())).unwrap();
+    c.wait_job(id, "ended", Duration::from_secs(30), |j| j.is_finished()).unwrap();
+}
+
+fn running(c: &Cluster, id: u32) -> JobInfo {
+    c.wait_job(id, "running", Duration::from_secs(30), |j| j.state == "RUNNING")
+        .unwrap_or_else(|e| panic!("{e}\n{}", c.ctld_log()))
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn jobs_run_only_where_their_partition_exclusions_and_nodelist_say() {
+    let c = up_with(
+        spec("t-placement", 4)
+            .partition(Partition::new("main", "n[1-2]").default_partition())
+            .partition(Partition::new("side", "n[3-4]")),
+    );
+    let long = ["-t", "5", "--wrap", "sleep 300"];
+    let args = |extra: &[&'static str]| -> Vec<&'static str> { extra.iter().chain(long.iter()).copied().collect() };
+
+    // Another partition on an idle cluster: its own nodes, at once.
+    let side = c.sbatch(&args(&["-p", "side", "-N2"])).unwrap();
+    assert_eq!(running(&c, side).node_list, "n[3-4]");
+    // The lowest free node of main is n1, but it is excluded.
+    let excluding = c.sbatch(&args(&["-N1", "-x", "n1"])).unwrap();
+    assert_eq!(running(&c, excluding).node_list, "n2");
+    let required = c.sbatch(&args(&["-N1", "-w", "n1"])).unwrap();
+    assert_eq!(running(&c, required).node_list, "n1");
+
+    // n2 is busy: a job requiring it waits at the head of the queue, and a
+    // job in the other partition, which cannot delay it, starts behind it.
+    cancel(&c, side);
+    let blocked = c.sbatch(&args(&["-N1", "-w", "n2"])).unwrap();
+    let behind = c.sbatch(&args(&["-p", "side", "-N2"])).unwrap();
+    assert_eq!(running(&c, behind).node_list, "n[3-4]");
+    let b = c.job(blocked).unwrap();
+    assert_eq!(b.state, "PENDING", "{b:?}");
+
+    // Its node comes free: it starts there.
+    cancel(&c, excluding);
+    assert_eq!(running(&c, blocked).node_list, "n2");
+    let log = c.ctld_log();
+    assert!(!log.contains("could not start"), "a start Slurm refused:\n{log}");
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn reservations_keep_their_nodes_for_their_jobs() {
+    let c = up_with(spec("t-resv", 4));
+    let user = String::from_utf8(std::process::Command::new("id").arg("-un").output().unwrap().stdout).unwrap();
+    run(c.cmd("scontrol").args([
+        "create",
+        "reservation",
+        "ReservationName=R",
+        &format!("Users={}", user.trim()),
+        "StartTime=now",
+        "Duration=30",
+        "Nodes=n[1-2]",
+    ]))
+    .unwrap();
+    let long = ["-t", "5", "--wrap", "sleep 300"];
+    let args = |extra: &[&'static str]| -> Vec<&'static str> { extra.iter().chain(long.iter()).copied().collect() };
+
+    // Three nodes for 5 minutes: only two are outside the reservation for
+    // that long, so it waits; the two-node job behind it runs on those two,
+    // and the job in the reservation on the reserved nodes.
+    let big = c.sbatch(&args(&["-N3"])).unwrap();
+    let small = c.sbatch(&args(&["-N2"])).unwrap();
+    let inside = c.sbatch(&args(&["-N2", "--reservation=R"])).unwrap();
+    assert_eq!(running(&c, small).node_list, "n[3-4]");
+    assert_eq!(running(&c, inside).node_list, "n[1-2]");
+    assert_eq!(c.job(big).unwrap().state, "PENDING");
+    let log = c.ctld_log();
+    assert!(!log.contains("could not start"), "a start Slurm refused:\n{log}");
+}
+
+/// The job's Reason as squeue shows it.
+fn reason(c: &Cluster, id: u32) -> String {
+    testcluster::process::output(c.cmd("squeue").args(["-h", "-j", &id.to_string(), "-o", "%r"]))
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+fn wait_reason(c: &Cluster, id: u32, want: &str) {
+    testcluster::wait::until(&format!("JobId={id} pending for {want}"), Duration::from_secs(30), || {
+        let (state, why) = (c.job(id)?.state, reason(c, id));
+        if state == "PENDING" && why == want {
+            Ok(Some(()))
+        } else {
+            Err(format!("{state} ({why})"))
+        }
+    })
+    .unwrap_or_else(|e| panic!("{e}\n{}", c.ctld_log()));
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn partition_limits_state_and_deadlines_hold_as_in_slurm() {
+    let c = up_with(
+        spec("t-limits", 4)
+            .partition(Partition::new("main", "n[1-2]").default_partition())
+            .partition(Partition::new("short", "n3").extra("MaxTime=1 State=UP"))
+            .partition(Partition::new("closed", "n4").extra("MaxTime=INFINITE State=DOWN")),
+    );
+    // Over the partition's MaxTime: it waits, its limit untouched.
+    let too_long = c.sbatch(&["-p", "short", "-t", "5", "--wrap", "sleep 300"]).unwrap();
+    wait_reason(&c, too_long, "PartitionTimeLimit");
+    assert_eq!(c.job(too_long).unwrap().time_limit, "00:05:00");
+    // A partition that is down: its job waits.
+    let down = c.sbatch(&["-p", "closed", "-t", "1", "--wrap", "sleep 300"]).unwrap();
+    wait_reason(&c, down, "PartitionDown");
+    // Within the limit: it runs there.
+    let fits = c.sbatch(&["-p", "short", "-t", "1", "--wrap", "sleep 300"]).unwrap();
+    assert_eq!(running(&c, fits).node_list, "n3");
+    // A deadline its time limit cannot meet: ended, as Slurm ends it.
+    let late = c.sbatch(&["-t", "10", "--deadline=now+2minutes", "--wrap", "sleep 300"]).unwrap();
+    let j = c.wait_job(late, "ended", Duration::from_secs(30), |j| j.is_finished()).unwrap();
+    assert_eq!(j.state, "DEADLINE", "{j:?}");
+    assert!(c.job(too_long).unwrap().is_pending() && c.job(down).unwrap().is_pending());
+}

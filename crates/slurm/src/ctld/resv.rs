@@ -1,0 +1,62 @@
+//! What Slurm's advanced reservations let a waiting job use, asked of
+//! slurmctld's own job_test_resv (what its backfill asks): the nodes of the
+//! job's reservation, or the nodes no reservation holds while it would run.
+
+use slurm_sys as sys;
+
+use crate::common::bitmap::{set_bits, Bitmap};
+use crate::common::cstr::strerror;
+use crate::ctld::job::JobView;
+use crate::ctld::locks::{LockGuard, WritesJobs, WritesNodes};
+
+/// What reservations leave a job that would start now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reserved {
+    /// No reservation takes any node from it.
+    Unrestricted,
+    /// Only these nodes (node-table indices).
+    Only(Vec<usize>),
+    /// It cannot start now: its reservation has not begun or is not its to
+    /// use, a maintenance reservation holds its partition, or one of its
+    /// required nodes is reserved. Slurm's error code and text.
+    NotNow(i32, String),
+}
+
+impl<L: WritesJobs + WritesNodes> LockGuard<L> {
+    /// [`Reserved`] for `job` if it started at `now` and ran to its limit.
+    pub fn reserved_for(&self, job: &JobView<'_>, now: i64) -> Reserved {
+        if job.details().is_none() {
+            // Not a job that can start (job_test_resv reads its details).
+            return Reserved::NotNow(0, "the job has no details".into());
+        }
+        let mut when: libc::time_t = now;
+        let mut nodes: *mut sys::bitstr_t = std::ptr::null_mut();
+        let mut cores: *mut sys::bitstr_t = std::ptr::null_mut();
+        let mut overlap = false;
+        // SAFETY: a live record under our job write lock (job_test_resv may
+        // set its resv_ptr) and the node lock it reads node bitmaps under;
+        // the out bitmaps are ours to free, taken into owners at once.
+        let rc = unsafe {
+            let rc =
+                (self.ctld.job_test_resv)(job.as_ptr(), &mut when, false, &mut nodes, &mut cores, &mut overlap, false);
+            drop(Bitmap::from_raw(cores));
+            rc
+        };
+        // SAFETY: NULL or a bitmap job_test_resv made for us.
+        let nodes = unsafe { Bitmap::from_raw(nodes) };
+        if rc != sys::SLURM_SUCCESS as i32 {
+            return Reserved::NotNow(rc, strerror(rc));
+        }
+        if nodes.is_empty() {
+            return Reserved::Unrestricted;
+        }
+        // SAFETY: a valid bitmap we own.
+        let set = unsafe { sys::bit_set_count(nodes.as_raw()) } as usize;
+        if set >= self.node_table_len() {
+            Reserved::Unrestricted
+        } else {
+            // SAFETY: as above.
+            Reserved::Only(unsafe { set_bits(nodes.as_raw()) })
+        }
+    }
+}
