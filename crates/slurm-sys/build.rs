@@ -262,6 +262,7 @@ const CTLD: Allow = Allow {
         "job_test_resv",
         "job_limits_check",
         "deadline_ok",
+        "job_array_start_test",
         "find_job_record",
         "find_part_record",
         "update_job",

@@ -132,3 +132,53 @@ fn partition_limits_state_and_deadlines_hold_as_in_slurm() {
     assert_eq!(j.state, "DEADLINE", "{j:?}");
     assert!(c.job(too_long).unwrap().is_pending() && c.job(down).unwrap().is_pending());
 }
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn array_tasks_spread_over_the_nodes_and_keep_to_their_throttle() {
+    let c = up_with(spec("t-arrays", 4));
+    // Eight tasks on four nodes: four at once, each on its own node.
+    let all = c.sbatch(&["-a", "1-8", "-N1", "-t", "1", "--wrap", "sleep 5"]).unwrap();
+    let nodes_of_running = |c: &Cluster| -> Vec<String> {
+        let text =
+            testcluster::process::output(c.cmd("squeue").args(["-h", "-t", "R", "-o", "%N"])).unwrap_or_default();
+        let mut v: Vec<String> = text.lines().map(str::to_string).collect();
+        v.sort();
+        v
+    };
+    testcluster::wait::until("four tasks running, one a node", Duration::from_secs(30), || {
+        let on = nodes_of_running(&c);
+        if on == ["n1", "n2", "n3", "n4"] {
+            Ok(Some(()))
+        } else {
+            Err(format!("{on:?}"))
+        }
+    })
+    .unwrap_or_else(|e| panic!("{e}\n{}", c.ctld_log()));
+    run(c.cmd("scancel").arg(all.to_string())).unwrap();
+    testcluster::wait::until("the array cancelled", Duration::from_secs(30), || {
+        let on = nodes_of_running(&c);
+        if on.is_empty() {
+            Ok(Some(()))
+        } else {
+            Err(format!("{on:?}"))
+        }
+    })
+    .unwrap();
+
+    // %2: at most two at once, and two do run.
+    let throttled = c.sbatch(&["-a", "1-6%2", "-N1", "-t", "1", "--wrap", "sleep 3"]).unwrap();
+    let mut most = 0;
+    testcluster::wait::until("the throttled array done", Duration::from_secs(90), || {
+        most = most.max(nodes_of_running(&c).len());
+        let left = testcluster::process::output(c.cmd("squeue").args(["-h", "-j", &throttled.to_string()]))
+            .unwrap_or_default();
+        if left.trim().is_empty() {
+            Ok(Some(()))
+        } else {
+            Err(format!("{} left", left.lines().count()))
+        }
+    })
+    .unwrap();
+    assert_eq!(most, 2, "tasks running at once under %2");
+}

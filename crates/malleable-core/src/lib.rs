@@ -20,6 +20,7 @@ pub mod strategy;
 #[cfg(test)]
 mod test_support;
 
+pub use blocks::waiting::{WaitReason, Waiting};
 pub use params::{ParamKind, ParamSpec, Params};
 pub use strategies::{StrategyChoice, REGISTRY};
 pub use strategy::{Measure, MeasureKind, MeasureSpec, Note, PassReport, Stateless, Strategy, StrategyInfo};

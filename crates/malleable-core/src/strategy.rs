@@ -7,6 +7,7 @@
 
 use malleable_model::{Decision, JobId, Snapshot};
 
+use crate::blocks::waiting::{waiting, Waiting};
 use crate::params::{ParamSpec, Params};
 
 /// A scheduling policy: given the cluster now, what to start and what to
@@ -16,6 +17,12 @@ pub trait Strategy: Send {
     fn name(&self) -> &'static str;
     /// One scheduling pass.
     fn schedule(&mut self, snapshot: &Snapshot) -> PassReport;
+    /// Why the jobs this pass did not start wait, and when they are
+    /// expected to start (the job's Reason and `squeue --start`): by
+    /// default the head job's EASY reservation ([`waiting`]).
+    fn waiting(&self, snapshot: &Snapshot, decisions: &[Decision]) -> Vec<Waiting> {
+        waiting(snapshot, decisions)
+    }
 }
 
 /// A strategy that keeps no state between passes and says nothing but its

@@ -23,5 +23,5 @@ pub(crate) fn limited(j: PendingJob, time_limit: Option<Time>) -> PendingJob {
 }
 
 pub(crate) fn start(id: u32, nodes: &[usize]) -> Decision {
-    Decision::Start { job: JobId(id), nodes: nodes.to_vec() }
+    Decision::Start { job: JobId(id), nodes: nodes.to_vec(), time_limit: None }
 }

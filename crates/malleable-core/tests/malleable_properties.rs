@@ -106,7 +106,7 @@ fn check(kind: &str, s: &Snapshot, ds: &[Decision]) -> Result<(), TestCaseError>
     for d in ds {
         prop_assert!(touched.insert(d.job()), "job {} decided twice", d.job());
         match d {
-            Decision::Start { job, nodes } => {
+            Decision::Start { job, nodes, .. } => {
                 let p = s.pending.iter().find(|p| p.id == *job).expect("started job is pending");
                 let asked = p.nodes.max(1) as usize;
                 match (kind, p.malleable) {

@@ -135,7 +135,7 @@ fn apply(s: &Snapshot, decisions: &[&Decision]) -> Snapshot {
 /// FCFS and EASY only ever start jobs: anything else is a bug here.
 fn start_of(d: &Decision) -> (&JobId, &Vec<usize>) {
     match d {
-        Decision::Start { job, nodes } => (job, nodes),
+        Decision::Start { job, nodes, .. } => (job, nodes),
         other => panic!("FCFS/EASY resized a job: {other:?}"),
     }
 }
@@ -299,7 +299,7 @@ proptest! {
             if started.contains(&id) || k > free.len() {
                 continue;
             }
-            let extra = Decision::Start { job: id, nodes: free[..k].to_vec() };
+            let extra = Decision::Start { job: id, nodes: free[..k].to_vec(), time_limit: None };
             let mut more = all.clone();
             more.push(&extra);
             let with_it = earliest_start(&apply(&s, &more), need);

@@ -92,7 +92,7 @@ impl Strategy for Toy {
         let mut report = PassReport::default();
         if let Some(job) = s.queue_order().first() {
             let nodes: Vec<usize> = s.free_nodes().into_iter().take(self.step).collect();
-            report.decisions.push(Decision::Start { job: job.id, nodes });
+            report.decisions.push(Decision::Start { job: job.id, nodes, time_limit: None });
         }
         report.count("toy_passes", 1);
         report
@@ -117,7 +117,10 @@ fn a_new_strategy_needs_its_file_and_a_registry_line_only() {
     let s = Snapshot { nodes: Node::numbered([true, false, true, true]), ..Snapshot::default() };
     let s = Snapshot { pending: vec![PendingJob::new(5, 1)], ..s };
     let report = choice.build().schedule(&s);
-    assert_eq!(report.decisions, vec![Decision::Start { job: malleable_model::JobId(5), nodes: vec![0, 2] }]);
+    assert_eq!(
+        report.decisions,
+        vec![Decision::Start { job: malleable_model::JobId(5), nodes: vec![0, 2], time_limit: None }]
+    );
     assert_eq!(report.counted("toy_passes"), 1);
     let e = StrategyChoice::parse_in(&registry, "toy[Step=5]").unwrap_err();
     assert_eq!(e, "toy: Step=5 is not valid: expected a whole number from 1 to 4 (nodes)");

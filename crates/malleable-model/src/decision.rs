@@ -1,11 +1,13 @@
 //! What a strategy may ask the resource manager to do.
 
-use crate::ids::{JobId, NodeIndex};
+use crate::ids::{JobId, NodeIndex, Time};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Decision {
-    /// Start this pending job on exactly these nodes.
-    Start { job: JobId, nodes: Vec<NodeIndex> },
+    /// Start this pending job on exactly these nodes; with `time_limit`
+    /// (seconds), under that limit instead of its own: shorter, down to its
+    /// `--time-min`, to fit a backfill hole, as Slurm's backfill does.
+    Start { job: JobId, nodes: Vec<NodeIndex>, time_limit: Option<Time> },
     /// Grow a running malleable job onto these free nodes.
     Expand { job: JobId, add_nodes: Vec<NodeIndex> },
     /// Take these of its nodes from a running malleable job; they come back

@@ -102,6 +102,9 @@ pub struct PendingJob {
     pub nodes: u32,
     /// Its time limit in seconds; `None` if unlimited.
     pub time_limit: Option<Time>,
+    /// The shortest limit it accepts (`--time-min`), in seconds: a
+    /// backfill may start it under a limit down to this.
+    pub time_min: Option<Time>,
     /// `None` for a rigid job. A malleable job starts on `nodes` (its
     /// `--nodes`) and may later be resized within the spec.
     pub malleable: Option<MalleableSpec>,
@@ -120,6 +123,7 @@ impl PendingJob {
             submit: 0,
             nodes,
             time_limit: None,
+            time_min: None,
             malleable: None,
             power: None,
             placement: Placement::anywhere(),
@@ -138,6 +142,11 @@ impl PendingJob {
 
     pub fn time_limit(mut self, seconds: Option<Time>) -> PendingJob {
         self.time_limit = seconds;
+        self
+    }
+
+    pub fn time_min(mut self, seconds: Option<Time>) -> PendingJob {
+        self.time_min = seconds;
         self
     }
 
@@ -180,6 +189,7 @@ mod tests {
                 submit: 10,
                 nodes: 3,
                 time_limit: Some(60),
+                time_min: None,
                 malleable: Some(spec),
                 power: None,
                 placement: Placement::anywhere(),

@@ -9,7 +9,8 @@
 //! - a job is decided at most once a pass;
 //! - `Start`: the job is waiting; it gets at least one node; a rigid job gets
 //!   exactly what it asks for (at least one), a malleable one that or any
-//!   count its spec allows (a moldable start);
+//!   count its spec allows (a moldable start); a limit it is given lies
+//!   between its `--time-min` and its own limit;
 //! - `Expand`: the job runs, is malleable and is not adapting; it gets at
 //!   least one node, and its new count is one its spec allows;
 //! - `Shrink`: the same, and the nodes taken are distinct nodes of the job's,
@@ -21,7 +22,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::decision::Decision;
-use crate::ids::{JobId, NodeIndex};
+use crate::ids::{JobId, NodeIndex, Time};
 use crate::job::{PendingJob, RunningJob};
 use crate::placement::Placement;
 use crate::snapshot::Snapshot;
@@ -95,8 +96,18 @@ fn check(
     handed_out: &HashSet<NodeIndex>,
 ) -> Result<Vec<NodeIndex>, String> {
     match d {
-        Decision::Start { job, nodes } => {
+        Decision::Start { job, nodes, time_limit } => {
             let p = pending.get(job).ok_or("the job is not waiting")?;
+            if let Some(limit) = time_limit {
+                let floor = p.time_min.unwrap_or(Time::MAX);
+                if *limit < floor || p.time_limit.is_some_and(|own| *limit > own) {
+                    return Err(format!(
+                        "it would start with a {limit} s limit: only its --time-min ({}) up to its own limit ({}) may be given",
+                        seconds(p.time_min),
+                        seconds(p.time_limit)
+                    ));
+                }
+            }
             let n = nodes.len();
             if n == 0 {
                 return Err("it would start on no node".into());
@@ -174,6 +185,11 @@ fn resizable<'a>(
     Ok((r, spec))
 }
 
+/// A limit in seconds for a message, or "none".
+fn seconds(t: Option<Time>) -> String {
+    t.map_or("none".into(), |t| format!("{t} s"))
+}
+
 /// Every one of `nodes` is one the job may use.
 fn placed(s: &Snapshot, p: &Placement, nodes: &[NodeIndex]) -> Result<(), String> {
     match nodes.iter().find(|&&i| !p.allows(i)) {
@@ -230,7 +246,7 @@ mod tests {
     }
 
     fn start(job: u32, nodes: &[usize]) -> Decision {
-        Decision::Start { job: JobId(job), nodes: nodes.to_vec() }
+        Decision::Start { job: JobId(job), nodes: nodes.to_vec(), time_limit: None }
     }
     fn expand(job: u32, nodes: &[usize]) -> Decision {
         Decision::Expand { job: JobId(job), add_nodes: nodes.to_vec() }
@@ -290,6 +306,14 @@ mod tests {
         );
         s.pending[0].placement = Placement::anywhere().requiring([5]);
         assert_eq!(why(&s, &[start(1, &[4])]), vec![(0, "it would start without node n5, which it requires".into())]);
+        // A shorter limit only down to its --time-min.
+        s.pending[0] = PendingJob::new(1, 1).time_limit(Some(600)).time_min(Some(120));
+        let short = |t| Decision::Start { job: JobId(1), nodes: vec![4], time_limit: Some(t) };
+        assert!(validate(&s, &[short(120)]).is_ok());
+        assert_eq!(
+            why(&s, &[short(60)]),
+            vec![(0, "it would start with a 60 s limit: only its --time-min (120 s) up to its own limit (600 s) may be given".into())]
+        );
         s.running[1].placement = Placement::only([2, 3, 4]);
         assert_eq!(
             why(&s, &[expand(11, &[4, 5])]),

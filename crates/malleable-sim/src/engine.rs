@@ -327,6 +327,7 @@ impl Engine<'_> {
                     submit: s.submit.floor() as i64,
                     nodes: s.nodes,
                     time_limit: Some(s.estimate.ceil() as i64),
+                    time_min: None,
                     malleable: s.malleable,
                     // Estimates only: the real draw is measured once it runs.
                     power: s.power.map(|p| JobPower { measured_per_node: None, ..p }),
@@ -405,7 +406,9 @@ impl Engine<'_> {
         let mut started = Vec::new();
         for d in report.decisions {
             match d {
-                Decision::Start { job, nodes } => {
+                // A limit cut to a --time-min is never given here: the
+                // simulator's jobs have none.
+                Decision::Start { job, nodes, .. } => {
                     let i = job.0 as usize;
                     for &n in &nodes {
                         self.snapshot.nodes[n].free = false;

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use malleable_core::{Note, Strategy};
+use malleable_core::{Note, Strategy, WaitReason};
 use malleable_model::runtime_msg::{Phase, Status};
 use malleable_model::{rejections, Corridor, Decision, JobId, Snapshot};
 use parking_lot::{Condvar, Mutex};
-use slurm::ctld::{LockGuard, Scheduling, Slurmctld, UpdateCounters};
+use slurm::ctld::{LockGuard, Scheduling, Slurmctld, UpdateCounters, WaitCode};
 
 use crate::adapt::Memory;
 use crate::config::Config;
@@ -273,6 +273,7 @@ impl Agent {
             .filter(|(i, _)| !rejected.iter().any(|r| r.index == *i))
             .map(|(_, d)| d.clone())
             .collect();
+        let waits = self.strategy.waiting(&taken.snapshot, &decisions);
 
         let mut guard = LockGuard::<Scheduling>::acquire(self.ctld);
         let held = Instant::now();
@@ -299,6 +300,11 @@ impl Agent {
         statuses.extend(settled);
         for d in &decisions {
             self.apply(&mut guard, &fresh, d, &mut statuses, now);
+        }
+        // Why the others wait, for squeue (a job started meanwhile is left).
+        for w in &waits {
+            let (reason, text) = slurm_reason(w.reason);
+            guard.set_waiting(w.job.0, reason, text, w.start.unwrap_or(0));
         }
         // Each malleable job's status, for `scontrol show job` and for its
         // application's runtime, which reads it there.
@@ -338,6 +344,16 @@ impl Agent {
         self.said.retain(|id, _| s.pending.iter().any(|p| p.id == *id));
         self.refused.retain(|id, _| s.pending.iter().any(|p| p.id == *id));
         notes_once(&mut self.said, notes)
+    }
+}
+
+/// A waiting job's Reason for slurmctld: its code, and the text squeue shows
+/// instead of the code's name where Slurm has no word for it.
+fn slurm_reason(reason: WaitReason) -> (WaitCode, Option<&'static str>) {
+    match reason {
+        WaitReason::Priority => (WaitCode::Priority, None),
+        WaitReason::Resources => (WaitCode::Resources, None),
+        WaitReason::Shrinking => (WaitCode::Resources, Some("Resources (running malleable jobs shrink for it)")),
     }
 }
 

@@ -160,6 +160,7 @@ pub fn take(
                 submit: job.submit_time(),
                 nodes: job.min_nodes(),
                 time_limit: job.time_limit_minutes().map(|m| i64::from(m) * 60),
+                time_min: job.time_min_minutes().map(|m| i64::from(m) * 60),
                 malleable: spec,
                 power: job_power,
                 placement,

@@ -36,7 +36,9 @@ pub fn easy(s: &Snapshot) -> Vec<Decision> {
 /// its time limit stretched by [`end_on`]. A job starts on the first count
 /// that fits and either ends by the shadow time or takes no more of the
 /// nodes the head may use than the extra ones (it is given nodes the head
-/// may not use first, and never one the head requires).
+/// may not use first, and never one the head requires). A job with a
+/// `--time-min` may start at its size under a limit cut to end by the
+/// shadow time, as Slurm's backfill starts it.
 pub fn backfill<'a>(
     s: &Snapshot,
     queue: impl Iterator<Item = (&'a PendingJob, usize)>,
@@ -53,26 +55,38 @@ pub fn backfill<'a>(
             let Some(nodes) = pool.pick(&job.placement, n, Some(head)) else {
                 continue;
             };
+            // Some(limit): it may start, under that limit if one is given.
             let may_start = match reservation.as_mut() {
-                None => true,
+                None => Some(None),
                 Some(r) => {
                     let theirs = nodes.iter().filter(|&&i| head.allows(i)).count();
                     if end_on(s.now, job, size, n).is_some_and(|end| end <= r.shadow_time) {
-                        true
+                        Some(None)
                     } else if theirs <= r.extra_nodes && !nodes.iter().any(|&i| head.requires(i)) {
                         r.extra_nodes -= theirs;
-                        true
+                        Some(None)
+                    } else if n == size {
+                        shortened(s.now, job, r.shadow_time).map(Some)
                     } else {
-                        false
+                        None
                     }
                 }
             };
-            if may_start {
+            if let Some(time_limit) = may_start {
                 pool.commit(&nodes);
-                decisions.push(Decision::Start { job: job.id, nodes });
+                decisions.push(Decision::Start { job: job.id, nodes, time_limit });
                 break;
             }
         }
     }
     decisions
+}
+
+/// The limit `job` may start under to end by `shadow`: the whole minutes
+/// until then (Slurm's limits are minutes), if that is its `--time-min` or
+/// more; `None` if it has no time-min or the hole is shorter.
+fn shortened(now: Time, job: &PendingJob, shadow: Time) -> Option<Time> {
+    let min = job.time_min?;
+    let limit = (shadow.saturating_sub(now) / 60) * 60;
+    (limit >= min.max(60) && job.time_limit.is_none_or(|own| limit < own)).then_some(limit)
 }

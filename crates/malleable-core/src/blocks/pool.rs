@@ -111,7 +111,7 @@ impl FreePool {
 
     /// Start `job` on `size` nodes it may use, or `None` if too few are left.
     pub fn start(&mut self, job: &PendingJob, size: usize) -> Option<Decision> {
-        self.take(&job.placement, size).map(|nodes| Decision::Start { job: job.id, nodes })
+        self.take(&job.placement, size).map(|nodes| Decision::Start { job: job.id, nodes, time_limit: None })
     }
 }
 

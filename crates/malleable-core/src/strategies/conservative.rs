@@ -15,13 +15,16 @@
 //! not named (every node is alike to the core), so a plan is a step function
 //! of how many nodes are free over time.
 
-use malleable_model::{Decision, Snapshot, Time};
+use std::collections::HashSet;
+
+use malleable_model::{Decision, JobId, Snapshot, Time};
 
 use crate::blocks::pool::FreePool;
 use crate::blocks::queue::{end_if_started, runnable_queue};
-use crate::blocks::reservation::node_release_times;
+use crate::blocks::reservation::{node_release_times, reservation};
+use crate::blocks::waiting::{WaitReason, Waiting};
 use crate::params::{ParamKind, ParamSpec};
-use crate::strategy::{Stateless, StrategyInfo};
+use crate::strategy::{PassReport, Strategy, StrategyInfo};
 
 /// Jobs tested per pass by default, as slurmctld's `bf_max_job_test` (22.05).
 pub const MAX_JOB_TEST: usize = 500;
@@ -39,32 +42,83 @@ pub const CONSERVATIVE: StrategyInfo = StrategyInfo {
     uses_power_corridor: false,
     build: |p| {
         let max_job_test = p.whole("MaxJobTest") as usize;
-        Stateless::new("conservative", move |s| conservative(s, max_job_test))
+        Box::new(Conservative { max_job_test })
     },
 };
+
+/// The strategy: its passes, and its bookings as the waiting jobs'
+/// expected starts (`squeue --start` for every booked job, as under
+/// sched/backfill).
+struct Conservative {
+    max_job_test: usize,
+}
+
+impl Strategy for Conservative {
+    fn name(&self) -> &'static str {
+        "conservative"
+    }
+
+    fn schedule(&mut self, s: &Snapshot) -> PassReport {
+        conservative(s, self.max_job_test).into()
+    }
+
+    /// The first waiting job waits for resources, the others for priority
+    /// (a job ahead holds a booking), each expected at its booking.
+    fn waiting(&self, s: &Snapshot, decisions: &[Decision]) -> Vec<Waiting> {
+        let (_, booked) = plan(s, self.max_job_test);
+        let started: HashSet<JobId> = decisions.iter().map(Decision::job).collect();
+        let mut out: Vec<Waiting> = Vec::new();
+        for (job, _) in runnable_queue(s).into_iter().filter(|(j, _)| !started.contains(&j.id)) {
+            let reason = if out.is_empty() { WaitReason::Resources } else { WaitReason::Priority };
+            let start = booked.iter().find(|(id, _)| *id == job.id).map(|&(_, t)| t.max(s.now));
+            out.push(Waiting { job: job.id, reason, start });
+        }
+        out
+    }
+}
 
 /// One pass: each of the first `max_job_test` runnable jobs in queue order
 /// starts now if the plan has room for it from now to its time limit, and
 /// otherwise books its earliest such start. A job that can never get its
-/// nodes (held by unlimited jobs, or down) books nothing.
+/// nodes (held by unlimited jobs, or down) books nothing. The plan counts
+/// nodes: a job confined to some (its partition, `--nodelist`) starts only
+/// where it may, and is booked by count from when enough of its own nodes
+/// come back.
 pub fn conservative(s: &Snapshot, max_job_test: usize) -> Vec<Decision> {
+    plan(s, max_job_test).0
+}
+
+/// [`conservative`]'s decisions, and each job's booked start.
+fn plan(s: &Snapshot, max_job_test: usize) -> (Vec<Decision>, Vec<(JobId, Time)>) {
     let mut pool = FreePool::new(s);
     let mut plan = FreePlan::new(s, pool.len());
     let mut decisions = Vec::new();
+    let mut booked = Vec::new();
     for (job, size) in runnable_queue(s).into_iter().take(max_job_test) {
         let length = end_if_started(s.now, job).map(|end| end - s.now);
-        let Some(start) = plan.earliest(size, length) else {
+        let Some(mut start) = plan.earliest(s.now, size, length) else {
             continue;
         };
-        // A start now that finds too few nodes free is waiting on nodes a
-        // job past its time limit still holds: it keeps its booking at now,
-        // so jobs behind it cannot take what is free ahead of it.
         if start == s.now {
-            decisions.extend(pool.start(job, size));
+            if let Some(d) = pool.start(job, size) {
+                decisions.push(d);
+            } else if !job.placement.is_anywhere() {
+                // Too few of the nodes it may use are free (its partition,
+                // its --nodelist): it is booked, by count, from when enough
+                // of them come back, as EASY reserves for a head job.
+                let own = reservation(s, pool.allowed_free(&job.placement), &[], &job.placement, size);
+                let Some(from) = own.map(|r| r.shadow_time.max(s.now + 1)) else { continue };
+                let Some(later) = plan.earliest(from, size, length) else { continue };
+                start = later;
+            }
+            // Otherwise it is waiting on nodes a job past its time limit
+            // still holds: it keeps its booking at now, so jobs behind it
+            // cannot take what is free ahead of it.
         }
         plan.book(start, length, size);
+        booked.push((job.id, start));
     }
-    decisions
+    (decisions, booked)
 }
 
 /// How many nodes are free from each step's time until the next step's; the
@@ -94,11 +148,11 @@ impl FreePlan {
         FreePlan { steps }
     }
 
-    /// The earliest step time from which `size` nodes stay free for `length`
-    /// seconds (`None`: for ever).
-    fn earliest(&self, size: usize, length: Option<Time>) -> Option<Time> {
+    /// The earliest step time, `from` or later, from which `size` nodes stay
+    /// free for `length` seconds (`None`: for ever).
+    fn earliest(&mut self, from: Time, size: usize, length: Option<Time>) -> Option<Time> {
         let size = size as i64;
-        let mut k = 0;
+        let mut k = self.split_at(from.max(self.steps[0].0));
         while k < self.steps.len() {
             if self.steps[k].1 < size {
                 k += 1;
@@ -154,6 +208,7 @@ mod tests {
     use super::*;
     use crate::blocks::backfill::easy;
     use crate::test_support::{cluster, job, limited, running, start};
+    use malleable_model::Placement;
 
     fn conservative(s: &Snapshot) -> Vec<Decision> {
         super::conservative(s, MAX_JOB_TEST)
@@ -166,6 +221,28 @@ mod tests {
         s.running = vec![running(9, &[0, 1], Some(200))];
         s.pending = vec![limited(job(1, 0, 1, 5), Some(100)), limited(job(2, 0, 2, 6), Some(100))];
         s
+    }
+
+    #[test]
+    fn a_job_whose_own_nodes_are_busy_is_booked_when_they_come_back() {
+        // Partitions {0, 1} and {2, 3}; node 0 busy until 1000. Job 1 may
+        // use only the first: booked from 1000. Job 2 starts in the second.
+        let mut s = cluster(&[false, true, true, true]);
+        s.running = vec![running(9, &[0], Some(1000))];
+        s.pending = vec![
+            limited(job(1, 0, 1, 2), Some(100)).placement(Placement::only([0, 1])),
+            limited(job(2, 0, 2, 2), Some(5000)).placement(Placement::only([2, 3])),
+        ];
+        assert_eq!(conservative(&s), vec![start(2, &[2, 3])]);
+    }
+
+    #[test]
+    fn every_booked_job_has_its_booking_as_expected_start() {
+        let s = two_bookings();
+        let c = Conservative { max_job_test: MAX_JOB_TEST };
+        let w = c.waiting(&s, &conservative(&s));
+        let got: Vec<(u32, WaitReason, Option<Time>)> = w.iter().map(|w| (w.job.0, w.reason, w.start)).collect();
+        assert_eq!(got, vec![(1, WaitReason::Resources, Some(200)), (2, WaitReason::Priority, Some(300))]);
     }
 
     #[test]

@@ -21,7 +21,7 @@ mod tests {
     use super::*;
     use crate::blocks::reservation::{reservation, Reservation};
     use crate::test_support::{cluster, job, limited, running, start};
-    use malleable_model::{Placement, Snapshot};
+    use malleable_model::{Decision, JobId, Placement, Snapshot};
 
     /// Nodes 0-1 busy until 200 (now is 100), 2-3 free; head job 1 wants all 4,
     /// so its shadow time is 200 with no extra nodes.
@@ -63,6 +63,17 @@ mod tests {
         let mut s = head_waits_for_200();
         s.pending.push(limited(job(2, 0, 2, 2), Some(100))); // ends at 200
         assert_eq!(easy(&s), vec![start(2, &[2, 3])]);
+    }
+
+    #[test]
+    fn a_job_with_a_time_min_starts_in_the_hole_under_a_cut_limit() {
+        // The hole before the head's start at 200 is 100 s: a whole minute.
+        let mut s = head_waits_for_200();
+        s.pending.push(limited(job(2, 0, 2, 2), Some(1000)).time_min(Some(60)));
+        assert_eq!(easy(&s), vec![Decision::Start { job: JobId(2), nodes: vec![2, 3], time_limit: Some(60) }]);
+        // A time-min longer than the hole: it waits.
+        s.pending[1].time_min = Some(120);
+        assert_eq!(easy(&s), vec![]);
     }
 
     #[test]

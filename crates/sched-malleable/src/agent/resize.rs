@@ -108,27 +108,39 @@ impl Agent {
         let names =
             |nodes: &[usize]| -> Vec<String> { nodes.iter().map(|&i| taken.snapshot.nodes[i].name.clone()).collect() };
         match d {
-            Decision::Start { job, nodes } => {
+            Decision::Start { job, nodes, time_limit } => {
                 // A moldable start (fewer nodes than asked for): its whole
                 // limit's work takes asked / n times as long, as for a shrink
-                // at its start, or Slurm would end it for running slower.
+                // at its start, or Slurm would end it for running slower. A
+                // limit the strategy gives (cut to its --time-min) is whole
+                // minutes.
                 let asked = taken.snapshot.pending.iter().find(|p| p.id == *job).map_or(0, |p| p.nodes as usize);
-                let limit = guard.find_job(job.0).and_then(|j| {
-                    let limit = j.time_limit_minutes()?;
-                    let stretched = adapt::stretched_limit(limit, i64::from(limit) * 60, asked, nodes.len());
-                    (stretched > limit).then_some(stretched)
-                });
+                let limit = match time_limit {
+                    Some(seconds) => Some(u32::try_from(seconds / 60).unwrap_or(u32::MAX).max(1)),
+                    None => guard.find_job(job.0).and_then(|j| {
+                        let limit = j.time_limit_minutes()?;
+                        let stretched = adapt::stretched_limit(limit, i64::from(limit) * 60, asked, nodes.len());
+                        (stretched > limit).then_some(stretched)
+                    }),
+                };
                 match guard.start_job(job.0, &table(nodes), limit) {
-                    Ok(list) => {
+                    Ok((started, list)) => {
                         self.refused.remove(job);
+                        // An array's next task starts under its own id.
+                        let task = if started == job.0 { String::new() } else { format!(" (a task of JobId={job})") };
                         match limit {
+                            Some(l) if time_limit.is_some() => log::info!(
+                                "started JobId={started} on {list} ({}){task}, its time limit cut to {l} min (its \
+                                 --time-min allows it) to end before the head job's start",
+                                self.strategy.name()
+                            ),
                             Some(l) => log::info!(
-                                "started JobId={job} on {list} ({}), {} of the {asked} nodes it asked for, its time \
-                                 limit stretched to {l} min",
+                                "started JobId={started} on {list} ({}){task}, {} of the {asked} nodes it asked for, \
+                                 its time limit stretched to {l} min",
                                 self.strategy.name(),
                                 nodes.len()
                             ),
-                            None => log::info!("started JobId={job} on {list} ({})", self.strategy.name()),
+                            None => log::info!("started JobId={started} on {list} ({}){task}", self.strategy.name()),
                         }
                     }
                     Err(e) => self.refused_start(*job, nodes.len(), &e.to_string()),

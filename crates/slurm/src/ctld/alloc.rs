@@ -223,9 +223,20 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
     /// way the stock backfill does. A job started on another count than it
     /// asked for (a moldable start of a malleable job) is given that count
     /// as its request first ([`Request::on`]), and `time_limit` (minutes)
-    /// if given; if Slurm refuses, its request is put back. Returns the node
-    /// list Slurm recorded.
-    pub fn start_job(&mut self, job_id: u32, nodes: &[usize], time_limit: Option<u32>) -> Result<String, AllocError> {
+    /// if given; if Slurm refuses, its request is put back. Returns the id
+    /// of the job that started and the node list Slurm recorded.
+    ///
+    /// A job array's pending record starts its next task: select_nodes
+    /// splits the task off under a new id, and the record that stays
+    /// pending (the array's own id) was copied from the one we changed for
+    /// the start. Its exclusions and request are put back too, or every
+    /// later task could only run on these nodes.
+    pub fn start_job(
+        &mut self,
+        job_id: u32,
+        nodes: &[usize],
+        time_limit: Option<u32>,
+    ) -> Result<(u32, String), AllocError> {
         let table = self.check_nodes(nodes)?;
         let job = self.find_job(job_id).ok_or(AllocError::NoSuchJob(job_id))?;
         if !job.is_pending() {
@@ -234,7 +245,8 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         let job_ptr = job.as_ptr();
         // SAFETY: job_ptr is a live pending record and we hold the job and
         // node write locks, which is what select_nodes, launch_job and
-        // srun_allocate require. details is checked for NULL before use.
+        // srun_allocate require. details is checked for NULL before use;
+        // the array's pending record is looked up again after the split.
         unsafe {
             if (*job_ptr).details.is_null() {
                 return Err(AllocError::NotPending(job_id));
@@ -246,13 +258,26 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
                 asked.write(job_ptr);
                 return Err(slurm_error("select_nodes", rc));
             }
+            let started = (*job_ptr).job_id;
+            if started != job_id {
+                if let Some(rest) = self.find_job(job_id).filter(|j| j.is_pending()) {
+                    let rest = rest.as_ptr();
+                    if !(*rest).details.is_null() {
+                        let d = (*rest).details;
+                        drop(Bitmap::from_raw((*d).exc_node_bitmap));
+                        (*d).exc_node_bitmap = Bitmap::copy_of((*(*job_ptr).details).exc_node_bitmap)
+                            .map_or(std::ptr::null_mut(), Bitmap::into_raw);
+                        asked.write(rest);
+                    }
+                }
+            }
             *self.ctld.last_job_update = libc::time(std::ptr::null_mut());
             if (*job_ptr).batch_flag == 0 {
                 (self.ctld.srun_allocate)(job_ptr);
             } else if (*job_ptr).job_state & sys::JOB_CONFIGURING == 0 {
                 (self.ctld.launch_job)(job_ptr);
             }
-            Ok(cstr_to_string((*job_ptr).nodes).unwrap_or_default())
+            Ok((started, cstr_to_string((*job_ptr).nodes).unwrap_or_default()))
         }
     }
 

@@ -136,6 +136,12 @@ impl<'g> JobView<'g> {
         (limit != sys::INFINITE && limit != sys::NO_VAL).then_some(limit)
     }
 
+    /// Its `--time-min` in minutes, if it has one.
+    pub fn time_min_minutes(&self) -> Option<u32> {
+        let min = self.rec().time_min;
+        (min != 0 && min != sys::NO_VAL && min != sys::INFINITE).then_some(min)
+    }
+
     pub fn submit_time(&self) -> i64 {
         self.details().map_or(0, |d| d.submit_time)
     }

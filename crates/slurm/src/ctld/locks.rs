@@ -181,10 +181,48 @@ impl<L: WritesJobs> LockGuard<L> {
         true
     }
 
+    /// Say why a waiting job waits and when it is expected to start, as
+    /// Slurm's backfill does: its Reason, a text squeue shows instead of
+    /// the reason's name (`None`: the name), and its expected start
+    /// (`squeue --start`; 0: not known). Whether anything changed.
+    pub fn set_waiting(&mut self, job_id: u32, reason: WaitCode, text: Option<&str>, start: i64) -> bool {
+        let reason = match reason {
+            WaitCode::Priority => sys::job_state_reason_WAIT_PRIORITY,
+            WaitCode::Resources => sys::job_state_reason_WAIT_RESOURCES,
+        };
+        let Some(job) = self.find_job(job_id) else { return false };
+        if !job.is_pending() {
+            return false;
+        }
+        let ptr = job.as_ptr();
+        // SAFETY: a live record under our job write lock; state_desc is
+        // NULL or xmalloc'd (freed with xfree, which NULLs it), the new one
+        // xstrdup'd, as slurmctld frees it with the record; NULL strings
+        // read as None.
+        unsafe {
+            let old = crate::common::cstr::cstr_to_string((*ptr).state_desc);
+            if (*ptr).state_reason == reason && old.as_deref() == text && (*ptr).start_time == start {
+                return false;
+            }
+            (*ptr).state_reason = reason;
+            (*ptr).start_time = start;
+            if old.as_deref() != text {
+                sys::slurm_xfree(std::ptr::addr_of_mut!((*ptr).state_desc).cast());
+                if let Some(t) = text {
+                    let c = crate::common::cstr::c_text(t);
+                    (*ptr).state_desc = sys::xstrdup(c.as_ptr());
+                }
+            }
+            *self.ctld.last_job_update = libc::time(std::ptr::null_mut());
+        }
+        true
+    }
+
     /// Slurm's own checks of a waiting job before a scheduler starts it, as
     /// its main scheduler makes them: its partition's state and limits
     /// (MaxTime, MaxNodes, MinNodes) and its QOS (job_limits_check; the
-    /// job's Reason becomes what fails), then its deadline (deadline_ok,
+    /// job's Reason becomes what fails), a job array's `%N` throttle
+    /// (job_array_start_test), then its deadline (deadline_ok,
     /// which ends a job that can no longer meet it, state DEADLINE).
     /// Whether it may start now.
     pub fn may_start_now(&self, job: &JobView<'_>) -> bool {
@@ -207,6 +245,11 @@ impl<L: WritesJobs> LockGuard<L> {
                 }
                 return false;
             }
+            // A job array's next task, while as many run as its `%N` allows:
+            // not yet (true for any other job).
+            if !(self.ctld.job_array_start_test)(ptr) {
+                return false;
+            }
             let deadline = (*ptr).deadline;
             if deadline != 0 && deadline != sys::NO_VAL as libc::time_t {
                 return (self.ctld.deadline_ok)(ptr, c"sched/malleable".as_ptr().cast_mut());
@@ -222,6 +265,16 @@ impl<L: WritesJobs> LockGuard<L> {
         // which our job write lock allows.
         unsafe { (self.ctld.job_independent)(job.as_ptr()) }
     }
+}
+
+/// The Reasons a scheduler gives a job it did not start (slurm.h's
+/// `job_state_reason`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum WaitCode {
+    /// A job ahead of it waits.
+    Priority,
+    /// Too few nodes are free for it.
+    Resources,
 }
 
 impl<L: LockSet> Drop for LockGuard<L> {

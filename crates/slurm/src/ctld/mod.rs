@@ -13,7 +13,7 @@ pub mod symbols;
 
 pub use alloc::AllocError;
 pub use job::{JobState, JobView};
-pub use locks::{LockGuard, LockSet, Reading, Scheduling};
+pub use locks::{LockGuard, LockSet, Reading, Scheduling, WaitCode};
 pub use node::NodeView;
 pub use resv::Reserved;
 pub use sched_plugin::{PluginContext, SchedPlugin};

@@ -70,6 +70,7 @@ pub struct Slurmctld {
     pub(crate) job_test_resv: JobTestResvFn,
     pub(crate) job_limits_check: JobLimitsCheckFn,
     pub(crate) deadline_ok: DeadlineOkFn,
+    pub(crate) job_array_start_test: JobTestFn,
 }
 
 // SAFETY: the pointers name process-wide globals of slurmctld that live as
@@ -135,6 +136,9 @@ impl Slurmctld {
                         c"job_limits_check",
                     )?),
                     deadline_ok: std::mem::transmute::<*mut libc::c_void, DeadlineOkFn>(symbol(c"deadline_ok")?),
+                    job_array_start_test: std::mem::transmute::<*mut libc::c_void, JobTestFn>(symbol(
+                        c"job_array_start_test",
+                    )?),
                 })
             }
         })

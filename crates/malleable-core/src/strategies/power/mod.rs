@@ -550,7 +550,7 @@ pub fn budget_starts(s: &Snapshot) -> (Vec<Decision>, Vec<HeldBack>) {
     let mut high = Draw::of(s, &power).high;
     let (mut kept, mut held) = (Vec::new(), Vec::new());
     for d in easy(s) {
-        let Decision::Start { job, nodes } = &d else {
+        let Decision::Start { job, nodes, .. } = &d else {
             continue;
         };
         let Some(p) = s.pending.iter().find(|p| p.id == *job) else {
@@ -613,7 +613,7 @@ mod tests {
     fn sizes(d: &[Decision]) -> Vec<(u32, &'static str, usize)> {
         d.iter()
             .map(|d| match d {
-                Decision::Start { job, nodes } => (job.0, "start", nodes.len()),
+                Decision::Start { job, nodes, .. } => (job.0, "start", nodes.len()),
                 Decision::Expand { job, add_nodes } => (job.0, "expand", add_nodes.len()),
                 Decision::Shrink { job, remove_nodes } => (job.0, "shrink", remove_nodes.len()),
             })
@@ -710,7 +710,7 @@ mod tests {
             n.free = true;
         }
         let r = p.schedule(&s);
-        assert_eq!(r.decisions, vec![Decision::Start { job: JobId(2), nodes: vec![3] }]);
+        assert_eq!(r.decisions, vec![Decision::Start { job: JobId(2), nodes: vec![3], time_limit: None }]);
         assert_eq!(r.counted("lp_solves"), 0, "carrying out a plan solves nothing");
     }
 
