@@ -19,17 +19,23 @@ fn reason_and_start(c: &Cluster, id: u32) -> (String, String) {
     (r.to_string(), s.to_string())
 }
 
+/// Job A on three of the four nodes for up to 2 minutes, then a job
+/// needing all four for a minute (it waits for A's limit), then one needing
+/// two for 5 minutes (only one is free, and it would delay the other): when
+/// A's limit runs out, and the two waiting jobs' ids.
+fn a_queue(c: &Cluster) -> (i64, u32, u32) {
+    let a = c.sbatch(&["-N3", "-t", "2", "--wrap", "sleep 300"]).unwrap();
+    let a = c.wait_job(a, "running", Duration::from_secs(30), |j| j.state == "RUNNING").unwrap();
+    let head = c.sbatch(&["-N4", "-t", "1", "--wrap", "sleep 1"]).unwrap();
+    let behind = c.sbatch(&["-N2", "-t", "5", "--wrap", "sleep 1"]).unwrap();
+    (a.end.expect("a running job has an end"), head, behind)
+}
+
 #[test]
 #[ignore = "needs a real cluster: cargo xtask test"]
 fn waiting_jobs_show_a_true_reason_and_the_head_its_expected_start() {
     let c = up("t-reasons", 4);
-    let a = c.sbatch(&["-N3", "-t", "2", "--wrap", "sleep 300"]).unwrap();
-    let a = c.wait_job(a, "running", Duration::from_secs(30), |j| j.state == "RUNNING").unwrap();
-    // Needs all four: its reservation starts when A's limit runs out.
-    let head = c.sbatch(&["-N4", "-t", "1", "--wrap", "sleep 1"]).unwrap();
-    // Two nodes for 5 minutes: only one is free, and it would delay the head anyway.
-    let behind = c.sbatch(&["-N2", "-t", "5", "--wrap", "sleep 1"]).unwrap();
-    let end = a.end.expect("a running job has an end");
+    let (end, head, behind) = a_queue(&c);
     testcluster::wait::until("the reasons and the head's start", Duration::from_secs(30), || {
         let (h, b) = (reason_and_start(&c, head), reason_and_start(&c, behind));
         let head_start = c.job(head)?.start;
@@ -55,11 +61,7 @@ fn waiting_jobs_show_a_true_reason_and_the_head_its_expected_start() {
 #[ignore = "needs a real cluster: cargo xtask test"]
 fn under_conservative_every_booked_job_shows_its_expected_start() {
     let c = up_with(malleable_spec("t-bookings", 4, "Strategy=conservative\n"));
-    let a = c.sbatch(&["-N3", "-t", "2", "--wrap", "sleep 300"]).unwrap();
-    let a = c.wait_job(a, "running", Duration::from_secs(30), |j| j.state == "RUNNING").unwrap();
-    let first = c.sbatch(&["-N4", "-t", "1", "--wrap", "sleep 1"]).unwrap();
-    let second = c.sbatch(&["-N2", "-t", "5", "--wrap", "sleep 1"]).unwrap();
-    let end = a.end.expect("a running job has an end");
+    let (end, first, second) = a_queue(&c);
     // The first is booked when A's limit runs out, the second when the first's does.
     testcluster::wait::until("both bookings", Duration::from_secs(30), || {
         let (f, s) = (c.job(first)?.start, c.job(second)?.start);

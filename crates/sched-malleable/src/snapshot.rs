@@ -136,7 +136,7 @@ pub fn take(
                 placement: if resizable {
                     // Where it may grow: reservations that begin while it runs count too.
                     let reserved = guard.reserved_for(&job, now);
-                    let p = placement_of(&job, &reserved, &mut partitions, &core_index);
+                    let p = placement_of(&job, &reserved, &mut partitions, &core_index, nodes.len());
                     Placement { required: Vec::new(), ..p.unwrap_or_else(|| Placement::only(Vec::new())) }
                 } else {
                     Placement::anywhere()
@@ -150,7 +150,8 @@ pub fn take(
             && guard.may_start_now(&job)
         {
             // A job reservations keep from starting now is not in the queue.
-            let Some(placement) = placement_of(&job, &guard.reserved_for(&job, now), &mut partitions, &core_index)
+            let Some(placement) =
+                placement_of(&job, &guard.reserved_for(&job, now), &mut partitions, &core_index, nodes.len())
             else {
                 continue;
             };
@@ -172,7 +173,7 @@ pub fn take(
 }
 
 /// Where `job` may run, in the strategies' node indices (`core_index` maps
-/// the node table to them): its partition's nodes (read once a pass for
+/// the node table to the `total` of them): its partition's nodes (read once a pass for
 /// each partition, kept in `partitions`) less those it excludes and those
 /// reservations keep from it (`reserved`), and the nodes it requires. A job
 /// free to use every node is `anywhere`, so the usual case stays
@@ -183,11 +184,11 @@ fn placement_of(
     reserved: &Reserved,
     partitions: &mut HashMap<String, Vec<usize>>,
     core_index: &[usize],
+    total: usize,
 ) -> Option<Placement> {
     let to_core = |table: &[usize]| -> Vec<usize> {
         table.iter().filter_map(|&i| core_index.get(i).copied()).filter(|&c| c != usize::MAX).collect()
     };
-    let total = core_index.iter().filter(|&&c| c != usize::MAX).count();
     let part = partitions.entry(job.partition()).or_insert_with(|| to_core(&job.partition_nodes().unwrap_or_default()));
     let excluded: HashSet<usize> = to_core(&job.excluded_nodes()).into_iter().collect();
     let kept: Option<HashSet<usize>> = match reserved {

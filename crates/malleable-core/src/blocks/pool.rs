@@ -42,13 +42,11 @@ impl FreePool {
     /// How many nodes left a job placed so could be given: 0 while one of
     /// its required nodes is not free.
     pub fn available(&self, p: &Placement) -> usize {
-        if p.is_anywhere() {
-            return self.left;
+        if p.required.iter().all(|&r| self.has(r)) {
+            self.allowed_free(p)
+        } else {
+            0
         }
-        if !p.required.iter().all(|&r| self.has(r)) {
-            return 0;
-        }
-        (self.first..self.free.len()).filter(|&k| !self.taken[k] && p.allows(self.free[k])).count()
     }
 
     /// How many nodes left a job placed so may use, whether or not its

@@ -9,12 +9,13 @@ use malleable_model::{NodeIndex, Placement, Snapshot, Time};
 /// not hold it. A busy node held by several jobs comes back when the last one
 /// ends; one held by an unlimited job, or by no job (down, drained), never.
 pub fn node_release_times(s: &Snapshot) -> Vec<Time> {
-    release_times(s, &Placement::anywhere())
+    release_times(&node_backs(s), &Placement::anywhere())
 }
 
-/// [`node_release_times`] of the nodes a job placed `p` may use.
-fn release_times(s: &Snapshot, p: &Placement) -> Vec<Time> {
-    node_backs(s).into_iter().enumerate().filter(|&(i, _)| p.allows(i)).filter_map(|(_, b)| b.flatten()).collect()
+/// The release times in `backs` ([`node_backs`]) of the nodes a job placed
+/// `p` may use.
+fn release_times(backs: &[Option<Option<Time>>], p: &Placement) -> Vec<Time> {
+    backs.iter().enumerate().filter(|&(i, _)| p.allows(i)).filter_map(|(_, b)| b.flatten()).collect()
 }
 
 /// For each node that is busy: when it comes back (`Some(None)`: never, an
@@ -40,11 +41,12 @@ fn node_backs(s: &Snapshot) -> Vec<Option<Option<Time>>> {
 /// When every node `head` requires is back (`Time::MIN` when all are free
 /// and not started on in this pass, or it requires none); `None` if one
 /// never is.
-fn required_back(s: &Snapshot, started: &[(Option<Time>, Vec<NodeIndex>)], head: &Placement) -> Option<Time> {
-    if head.required.is_empty() {
-        return Some(Time::MIN);
-    }
-    let backs = node_backs(s);
+fn required_back(
+    s: &Snapshot,
+    backs: &[Option<Option<Time>>],
+    started: &[(Option<Time>, Vec<NodeIndex>)],
+    head: &Placement,
+) -> Option<Time> {
     let mut last = Time::MIN;
     for &r in &head.required {
         let at = match started.iter().find(|(_, nodes)| nodes.contains(&r)) {
@@ -79,12 +81,13 @@ pub fn reservation(
     head: &Placement,
     need: usize,
 ) -> Option<Reservation> {
-    let required = required_back(s, started, head)?;
+    let backs = node_backs(s);
+    let required = required_back(s, &backs, started, head)?;
     if free_now >= need && required == Time::MIN {
         // Not a head job at all (it fits now); answered so the function is total.
         return Some(Reservation { shadow_time: s.now, extra_nodes: free_now - need });
     }
-    let mut releases: Vec<(Time, usize)> = release_times(s, head).into_iter().map(|t| (t, 1)).collect();
+    let mut releases: Vec<(Time, usize)> = release_times(&backs, head).into_iter().map(|t| (t, 1)).collect();
     let theirs = |nodes: &[NodeIndex]| nodes.iter().filter(|&&i| head.allows(i)).count();
     releases.extend(started.iter().filter_map(|(end, nodes)| end.map(|e| (e, theirs(nodes)))));
     releases.sort_unstable();

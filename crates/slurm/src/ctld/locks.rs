@@ -195,17 +195,32 @@ impl<L: WritesJobs> LockGuard<L> {
             return false;
         }
         let ptr = job.as_ptr();
-        // SAFETY: a live record under our job write lock; state_desc is
-        // NULL or xmalloc'd (freed with xfree, which NULLs it), the new one
-        // xstrdup'd, as slurmctld frees it with the record; NULL strings
-        // read as None.
+        // SAFETY: a live record under our job write lock.
+        unsafe {
+            if (*ptr).start_time == start && !self.set_reason(ptr, reason, text) {
+                return false;
+            }
+            (*ptr).start_time = start;
+            *self.ctld.last_job_update = libc::time(std::ptr::null_mut());
+        }
+        true
+    }
+
+    /// Give a job this Reason code and text (`None`: the code's name), as
+    /// slurmctld does, stamping the change; whether anything changed.
+    ///
+    /// # Safety
+    /// `ptr` is a live record under our job write lock.
+    unsafe fn set_reason(&self, ptr: *mut sys::job_record_t, reason: u32, text: Option<&str>) -> bool {
+        // SAFETY: by the caller's contract; state_desc is NULL or xmalloc'd
+        // (freed with xfree, which NULLs it), the new one xstrdup'd, as
+        // slurmctld frees it with the record; a NULL string reads as None.
         unsafe {
             let old = crate::common::cstr::cstr_to_string((*ptr).state_desc);
-            if (*ptr).state_reason == reason && old.as_deref() == text && (*ptr).start_time == start {
+            if (*ptr).state_reason == reason && old.as_deref() == text {
                 return false;
             }
             (*ptr).state_reason = reason;
-            (*ptr).start_time = start;
             if old.as_deref() != text {
                 sys::slurm_xfree(std::ptr::addr_of_mut!((*ptr).state_desc).cast());
                 if let Some(t) = text {
@@ -239,9 +254,7 @@ impl<L: WritesJobs> LockGuard<L> {
             let reason = (self.ctld.job_limits_check)(&mut ptr, false);
             if reason != sys::job_state_reason_WAIT_NO_REASON as libc::c_int {
                 if (*ptr).state_reason != reason as u32 {
-                    (*ptr).state_reason = reason as u32;
-                    sys::slurm_xfree(std::ptr::addr_of_mut!((*ptr).state_desc).cast());
-                    *self.ctld.last_job_update = libc::time(std::ptr::null_mut());
+                    self.set_reason(ptr, reason as u32, None);
                 }
                 return false;
             }
