@@ -263,6 +263,7 @@ const CTLD: Allow = Allow {
         "job_limits_check",
         "deadline_ok",
         "job_array_start_test",
+        "valid_feature_counts",
         "find_job_record",
         "find_part_record",
         "update_job",

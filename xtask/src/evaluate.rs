@@ -64,10 +64,7 @@ pub fn failures(run: &RealRun) -> Vec<String> {
         .iter()
         .filter_map(|j| {
             if j.logged.start.is_none() {
-                Some(format!(
-                    "{}: job {} (JobId={}) was not started by sched/malleable",
-                    run.label, j.spec.id, j.slurm_id
-                ))
+                Some(format!("{}: job {} (JobId={}) has no start in slurmctld's log", run.label, j.spec.id, j.slurm_id))
             } else if j.state != "COMPLETED" {
                 Some(format!("{}: job {} (JobId={}) ended {}", run.label, j.spec.id, j.slurm_id, j.state))
             } else {

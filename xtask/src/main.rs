@@ -4,6 +4,7 @@
 //!   cargo xtask esp [--scale F] [--fraction X] [--strategies A,B] [--seed S]   ESP on a 32-node cluster
 //!   cargo xtask fidelity [--workload demo|esp] ...   the same workload real and simulated
 //!   cargo xtask soak [--jobs N]   many jobs, a third elastic, resizing often
+//!   cargo xtask versus-stock [--jobs N]   srun latency and a burst of short jobs, ours against stock Slurm
 //!   cargo xtask bench-resize [--nodes N] [--rounds R]   one-node resize latency, 1 to N nodes
 //!   cargo xtask test                        every test, with its own set-up
 //!   cargo xtask cluster up|down|status [--nodes N] [--name NAME]
@@ -19,6 +20,7 @@ mod evaluate;
 mod setup;
 mod soak;
 mod test;
+mod versus;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -39,6 +41,9 @@ const USAGE: &str = "usage: cargo xtask <command>
   fidelity [--workload demo|esp] [...]   as esp, for either workload, and fails when a target is missed
   soak [--jobs N] [--nodes N]            N jobs (1000), a third elastic, arrivals compressed, mtct-backfill:
                                          counts of starts, resizes, rollbacks; pass and lock-hold times
+  versus-stock [--jobs N] [--nodes N]   sched/malleable (easy) against stock sched/backfill on one cluster (8):
+                                         srun latency when idle, then N jobs (1000) of 1-4 nodes and 0-2 s at
+                                         once: total time, mean wait, node time used, end-to-start hand-off
   bench-resize [--nodes N] [--rounds R]  one-node resize latency 1 -> N -> 1, table and plot (32, 5)
   test                                   formatting, lints, unit, property, symbol and real-cluster tests
   cluster up [--nodes N] [--name NAME] [--set KEY=VALUE]...
@@ -174,6 +179,7 @@ fn main() -> ExitCode {
         Some("esp") => parse_opts(&args[1..], "esp").and_then(|o| esp::run(&o.into(), false)),
         Some("fidelity") => parse_opts(&args[1..], "fidelity").and_then(|o| esp::run(&o.into(), true)),
         Some("soak") => parse_opts(&args[1..], "soak").and_then(|o| soak::run(o.jobs, o.nodes)),
+        Some("versus-stock") => parse_opts(&args[1..], "versus").and_then(|o| versus::run(o.jobs, o.nodes)),
         Some("test") => test::run_all(&repo_root()),
         Some("bench-resize") => parse_opts(&args[1..], "bench").and_then(|o| bench_resize::run(o.nodes, o.rounds)),
         Some("cluster") => cluster_cmd(&args[1..]),

@@ -9,4 +9,5 @@ pub mod hostlist;
 pub mod records;
 pub mod replay;
 pub mod resize_latency;
+pub mod throughput;
 pub mod workloads;

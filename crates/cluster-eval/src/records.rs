@@ -114,9 +114,7 @@ pub fn read_log(log: &str) -> HashMap<u32, LoggedJob> {
             if let Some(id) = number(rest) {
                 jobs.entry(id).or_default().submit = Some(at);
             }
-        } else if let Some(rest) = after(line, "sched/malleable: started JobId=") {
-            let Some(id) = number(rest) else { continue };
-            let list = rest.split(" on ").nth(1).and_then(|r| r.split(' ').next()).unwrap_or("");
+        } else if let Some((id, list)) = start_line(line) {
             let j = jobs.entry(id).or_default();
             j.start = Some(at);
             j.start_nodes = hostlist::expand(list).unwrap_or_default();
@@ -131,6 +129,26 @@ pub fn read_log(log: &str) -> HashMap<u32, LoggedJob> {
         }
     }
     jobs
+}
+
+/// A job's start, by our plugin or by Slurm's own schedulers (for runs
+/// under stock sched/backfill): the job and its node list.
+fn start_line(line: &str) -> Option<(u32, &str)> {
+    if let Some(rest) = after(line, "sched/malleable: started JobId=") {
+        return Some((number(rest)?, first_word(rest.split_once(" on ")?.1)));
+    }
+    // sched/backfill's `_start_job`, and slurmctld's main scheduler, which
+    // also runs on job ends under stock Slurm.
+    if let Some(rest) = after(line, "_start_job: Started JobId=") {
+        return Some((number(rest)?, first_word(rest.split_once(" on ")?.1)));
+    }
+    // An srun or salloc job started at submit.
+    let rest = after(line, "sched: Allocate JobId=").or_else(|| after(line, "_slurm_rpc_allocate_resources JobId="))?;
+    Some((number(rest)?, first_word(after(rest, " NodeList=")?)))
+}
+
+fn first_word(s: &str) -> &str {
+    s.split(' ').next().unwrap_or("")
 }
 
 /// One of the plugin's lines about a job's resize.
@@ -185,6 +203,20 @@ mod tests {
 [2026-11-24T00:25:33.250] _job_complete: JobId=1 done
 [2026-11-24T00:25:34.000] sched/malleable: started JobId=5 on n[2-4] (mtct)
 ";
+
+    #[test]
+    fn starts_by_slurms_own_schedulers_are_read_too() {
+        let log = "\
+[2026-11-24T00:24:50.500] sched: Allocate JobId=7 NodeList=n[1-2] #CPUs=2 Partition=batch
+[2026-11-24T00:24:51.250] sched/backfill: _start_job: Started JobId=8 in batch on n3
+[2026-11-24T00:24:52.000] sched: _slurm_rpc_allocate_resources JobId=9 NodeList=n4 usec=1129
+";
+        let jobs = read_log(log);
+        assert_eq!(jobs[&7].start_nodes, ["n1", "n2"]);
+        assert_eq!(jobs[&8].start_nodes, ["n3"]);
+        assert_eq!(jobs[&9].start_nodes, ["n4"]);
+        assert!((jobs[&8].start.unwrap() - jobs[&7].start.unwrap() - 0.75).abs() < 1e-6);
+    }
 
     #[test]
     fn a_jobs_life_is_read_from_the_log() {

@@ -113,6 +113,27 @@ pub fn soak(jobs: usize, nodes: usize, gap: f64, seed: u64) -> Workload {
     Workload { name: format!("soak:{jobs}"), nodes, jobs: specs, power: None }
 }
 
+/// The burst of issue 13's comparison with stock Slurm: `jobs` rigid jobs
+/// of 1 to 4 nodes (at most the machine) and 0 to 2 s each, a minute's
+/// limit, all submitted at once, so that how fast a job's end becomes the
+/// next start decides how busy the machine stays. Drawn from `seed`.
+pub fn burst(jobs: usize, nodes: usize, seed: u64) -> Workload {
+    let mut rng = Lcg(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let widest = nodes.clamp(1, 4) as u32;
+    let specs = (0..jobs)
+        .map(|i| JobSpec {
+            id: i as u32 + 1,
+            submit: 0.0,
+            nodes: 1 + (rng.next() * f64::from(widest)) as u32 % widest,
+            run_time: (rng.next() * 20.0).round() / 10.0,
+            estimate: 60.0,
+            malleable: None,
+            power: None,
+        })
+        .collect();
+    Workload { name: format!("burst:{jobs}"), nodes, jobs: specs, power: None }
+}
+
 /// A tiny seeded generator: the soak needs variety, not statistical quality,
 /// and this keeps the crate off another dependency.
 mod rand_free {
@@ -161,5 +182,18 @@ mod tests {
         // Same seed, same workload; another seed, another.
         assert_eq!(soak(50, 32, 2.0, 7).jobs, soak(50, 32, 2.0, 7).jobs);
         assert_ne!(soak(50, 32, 2.0, 7).jobs, soak(50, 32, 2.0, 8).jobs);
+    }
+
+    #[test]
+    fn the_burst_covers_its_sizes_and_lengths() {
+        let w = burst(1000, 8, 1);
+        assert!(w.jobs.iter().all(|j| j.submit == 0.0 && j.malleable.is_none() && (0.0..=2.0).contains(&j.run_time)));
+        for size in 1..=4 {
+            assert!(w.jobs.iter().filter(|j| j.nodes == size).count() > 150, "size {size}");
+        }
+        assert!(w.jobs.iter().all(|j| j.nodes <= 4));
+        assert!(burst(10, 2, 1).jobs.iter().all(|j| j.nodes <= 2));
+        let mean = w.jobs.iter().map(|j| j.run_time).sum::<f64>() / 1000.0;
+        assert!((0.9..1.1).contains(&mean), "{mean}");
     }
 }

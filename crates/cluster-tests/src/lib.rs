@@ -37,6 +37,12 @@ pub fn spec(name: &str, nodes: usize) -> ClusterSpec {
     plugins::sched_malleable(ClusterSpec::new(name, nodes), &plugin_dir())
 }
 
+/// `spec` for a power strategy: slurm.conf's SchedulerParameters with
+/// `defer`, which the plugin needs once malleable.conf sets a corridor.
+pub fn power_spec(name: &str, nodes: usize) -> ClusterSpec {
+    spec(name, nodes).set("SchedulerParameters", plugins::POWER_SCHEDULER_PARAMETERS)
+}
+
 pub fn up(name: &str, nodes: usize) -> Cluster {
     up_with(spec(name, nodes))
 }

@@ -182,3 +182,68 @@ fn array_tasks_spread_over_the_nodes_and_keep_to_their_throttle() {
     .unwrap();
     assert_eq!(most, 2, "tasks running at once under %2");
 }
+
+/// squeue's partition of a job (`%P`).
+fn partition(c: &Cluster, id: u32) -> String {
+    let text = testcluster::process::output(c.cmd("squeue").args(["-h", "-j", &id.to_string(), "-o", "%P"]));
+    text.unwrap_or_default().trim().to_string()
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn a_higher_priority_tier_goes_first_and_a_job_of_two_partitions_runs_where_there_is_room() {
+    let up_tier = |tier: u32| format!("MaxTime=INFINITE State=UP PriorityTier={tier}");
+    let c = up_with(
+        spec("t-tiers", 4)
+            .partition(Partition::new("low", "n[1-4]").default_partition().extra(&up_tier(1)))
+            .partition(Partition::new("high", "n[1-4]").extra(&up_tier(2)))
+            .partition(Partition::new("left", "n[1-2]"))
+            .partition(Partition::new("right", "n[3-4]")),
+    );
+    let long = ["-N4", "-t", "5", "--wrap", "sleep 300"];
+    let all = |p: &'static str| -> Vec<&'static str> { ["-p", p].iter().chain(long.iter()).copied().collect() };
+    let a = c.sbatch(&all("low")).unwrap();
+    running(&c, a);
+    // B waits first, but C's partition has the higher tier: C goes first.
+    let b = c.sbatch(&all("low")).unwrap();
+    let cc = c.sbatch(&all("high")).unwrap();
+    wait_reason(&c, cc, "Resources");
+    wait_reason(&c, b, "Priority");
+    cancel(&c, a);
+    running(&c, cc);
+    assert!(c.job(b).unwrap().is_pending(), "B must wait for the higher tier's job");
+    cancel(&c, cc);
+    running(&c, b);
+    cancel(&c, b);
+
+    // `-p left,right` with left full: it runs in right, and squeue says so.
+    let x = c.sbatch(&["-p", "left", "-N2", "-t", "5", "--wrap", "sleep 300"]).unwrap();
+    assert_eq!(running(&c, x).node_list, "n[1-2]");
+    let y = c.sbatch(&["-p", "left,right", "-N2", "-t", "5", "--wrap", "sleep 300"]).unwrap();
+    assert_eq!(running(&c, y).node_list, "n[3-4]");
+    assert_eq!(partition(&c, y), "right");
+    // With both full, a third waits, and runs in the first to free.
+    let z = c.sbatch(&["-p", "left,right", "-N2", "-t", "5", "--wrap", "sleep 300"]).unwrap();
+    wait_reason(&c, z, "Resources");
+    cancel(&c, y);
+    assert_eq!(running(&c, z).node_list, "n[3-4]");
+    assert_eq!(partition(&c, z), "right");
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn a_constraint_keeps_a_job_to_nodes_with_its_features() {
+    let c = up_with(spec("t-features", 4));
+    run(c.cmd("scontrol").args(["update", "NodeName=n3,n4", "AvailableFeatures=fast", "ActiveFeatures=fast"])).unwrap();
+    // The lowest free node with the feature.
+    let one = c.sbatch(&["-C", "fast", "-N1", "-t", "2", "--wrap", "sleep 300"]).unwrap();
+    assert_eq!(running(&c, one).node_list, "n3");
+    // Two with it are not free: it waits for the first, and a job without
+    // a constraint that ends before then runs on the two idle nodes.
+    let two = c.sbatch(&["-C", "fast", "-N2", "-t", "5", "--wrap", "sleep 300"]).unwrap();
+    wait_reason(&c, two, "Resources");
+    let plain = c.sbatch(&["-N2", "-t", "1", "--wrap", "sleep 300"]).unwrap();
+    assert_eq!(running(&c, plain).node_list, "n[1-2]");
+    cancel(&c, one);
+    assert_eq!(running(&c, two).node_list, "n[3-4]");
+}

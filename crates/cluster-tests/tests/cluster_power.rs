@@ -43,7 +43,7 @@ fn power_budget_holds_a_start_until_reconfigure_widens_the_corridor() {
     let conf = |corridor: &str| {
         format!("Strategy=power\nSchedulerTick=1\nPowerCorridor={corridor}\nIdleNodeWatts=71\nDefaultJobWatts=250\n")
     };
-    let c = up_with(cluster_tests::spec("t-power", 4).file("malleable.conf", &conf("0-300")));
+    let c = up_with(cluster_tests::power_spec("t-power", 4).file("malleable.conf", &conf("0-300")));
     assert!(
         c.ctld_log().contains(
             "sched/malleable: agent started: Strategy=power SchedulerTick=1 PowerCorridor=0-300 IdleNodeWatts=71 \
@@ -95,7 +95,7 @@ fn a_scheduled_corridor_change_starts_the_held_job_at_its_time() {
     // only the change itself can explain a start at its time.
     let at = unix_now() + 20;
     let when = local_time(at);
-    let spec = cluster_tests::spec("t-power-sched", 4);
+    let spec = cluster_tests::power_spec("t-power-sched", 4);
     let spec = spec.file(
         "malleable.conf",
         &format!(
@@ -134,7 +134,7 @@ fn a_scheduled_corridor_change_starts_the_held_job_at_its_time() {
 #[test]
 #[ignore = "needs slurmctld: cargo xtask test"]
 fn bad_power_settings_refuse_the_load_naming_the_key() {
-    let spec = cluster_tests::spec("t-power-bad", 1);
+    let spec = cluster_tests::power_spec("t-power-bad", 1);
     let spec = spec.file("malleable.conf", "Strategy=power\nPowerCorridor=300-200\n");
     let c = Cluster::create(spec).unwrap();
     let log = refused_log(&c);
@@ -156,6 +156,23 @@ fn bad_power_settings_refuse_the_load_naming_the_key() {
         log.contains(
             "malleable.conf: line 1: Strategy=power needs a power corridor: add PowerCorridor=LOW-HIGH, the watts \
              the machine may draw (e.g. PowerCorridor=1700-2500), to malleable.conf"
+        ),
+        "{log}"
+    );
+
+    // A valid corridor, but slurm.conf without defer: slurmctld would start
+    // srun and salloc jobs at submit past the budget.
+    let spec = c.spec.clone();
+    drop(c);
+    let spec = spec
+        .set("SchedulerParameters", testcluster::plugins::SCHEDULER_PARAMETERS)
+        .file("malleable.conf", "Strategy=power\nPowerCorridor=0-300\n");
+    let c = Cluster::create(spec).unwrap();
+    let log = refused_log(&c);
+    assert!(
+        log.contains(
+            "SchedulerParameters in slurm.conf must contain defer with a PowerCorridor in malleable.conf (without \
+             defer slurmctld would start srun and salloc jobs at submit without asking the power budget)"
         ),
         "{log}"
     );

@@ -34,7 +34,10 @@ fn end(c: &Cluster, id: u32) {
 #[test]
 #[ignore = "needs a real cluster: cargo xtask test"]
 fn every_strategy_that_resizes_in_the_simulator_resizes_in_slurmctld() {
-    let c = up_with(malleable_spec("t-resizers", 4, "Strategy=easy\nSchedulerTick=5\n"));
+    // The power strategies need defer in slurm.conf, the others allow it.
+    let spec = malleable_spec("t-resizers", 4, "Strategy=easy\nSchedulerTick=5\n")
+        .set("SchedulerParameters", testcluster::plugins::POWER_SCHEDULER_PARAMETERS);
+    let c = up_with(spec);
     for strategy in ["fpsma", "mtct-backfill"] {
         use_conf(&c, &format!("Strategy={strategy}\nSchedulerTick=5\n"));
         let id = elastic(&c, strategy);

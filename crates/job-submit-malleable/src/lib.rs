@@ -5,7 +5,8 @@
 //! range must fit its partition. A client without the SPANK plugin, or one
 //! that writes the job's SPANK environment by hand, cannot slip a bad spec
 //! past it. An elastic job given no `--nodes` starts on the lowest count
-//! its range and constraint allow.
+//! its range and constraint allow. And what sched/malleable cannot honour
+//! is refused here, with why, rather than left to wait: `--contiguous`.
 
 use malleable_model::submit_options::{SubmitOptions, MAX_NODES, MIN_NODES};
 use malleable_model::MalleableSpec;
@@ -13,6 +14,12 @@ use slurm::ctld::job_submit::{JobDesc, JobSubmitPlugin, SubmitContext};
 use slurm::ctld::JobView;
 
 struct Malleable;
+
+/// Why `--contiguous` is refused: the strategies place a job on any free
+/// nodes its partition allows, so such a job could wait for ever on a
+/// cluster with enough free nodes.
+const CONTIGUOUS: &str = "--contiguous is not supported under sched/malleable: its strategies place a job on any \
+                          free nodes of its partition, not on a contiguous range; submit without --contiguous";
 
 /// The checks of a submitted job's options, on what the request says: the
 /// elastic spec, if any, and the start size to set when none was given.
@@ -64,6 +71,9 @@ impl JobSubmitPlugin for Malleable {
     }
 
     fn submit(&self, ctx: &SubmitContext, job: &mut JobDesc<'_>, _uid: u32) -> Result<(), String> {
+        if job.contiguous() {
+            return Err(CONTIGUOUS.into());
+        }
         let partition = ctx.partition_nodes(job.partition().as_deref());
         let checked = check_submission(&job.spank_job_env(), (job.min_nodes(), job.max_nodes()), partition)?;
         if let Some((_, Some(start))) = checked {
@@ -79,6 +89,9 @@ impl JobSubmitPlugin for Malleable {
         job: &JobView<'_>,
         _uid: u32,
     ) -> Result<(), String> {
+        if update.contiguous() {
+            return Err(CONTIGUOUS.into());
+        }
         // Only a waiting job's start size is ours to check; a running job's
         // node count is changed by resizes.
         let Some(n) = update.min_nodes().filter(|_| job.is_pending()) else {

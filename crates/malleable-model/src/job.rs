@@ -90,6 +90,12 @@ impl RunningJob {
     }
 }
 
+/// A pending job's tier as Slurm's queue sorts it (its sort_job_queue2):
+/// jobs in a reservation first, then by their partition's PriorityTier.
+pub fn tier_of(in_reservation: bool, partition_tier: u16) -> u32 {
+    (u32::from(in_reservation) << 16) | u32::from(partition_tier)
+}
+
 /// A job waiting in the queue that may be started now (its dependencies are
 /// met and it is not held: the plugin filters the others out).
 #[derive(Clone, Debug, PartialEq)]
@@ -97,6 +103,10 @@ pub struct PendingJob {
     pub id: JobId,
     /// Higher runs first.
     pub priority: u32,
+    /// What Slurm ranks above priority, higher first: a job in a
+    /// reservation before one outside, then its partition's PriorityTier
+    /// (`tier_of`). 0 for most sites, which use neither.
+    pub tier: u32,
     pub submit: Time,
     /// Nodes it asks for (a rigid job gets exactly this many).
     pub nodes: u32,
@@ -120,6 +130,7 @@ impl PendingJob {
         PendingJob {
             id: JobId(id),
             priority: 0,
+            tier: 0,
             submit: 0,
             nodes,
             time_limit: None,
@@ -132,6 +143,11 @@ impl PendingJob {
 
     pub fn priority(mut self, priority: u32) -> PendingJob {
         self.priority = priority;
+        self
+    }
+
+    pub fn tier(mut self, tier: u32) -> PendingJob {
+        self.tier = tier;
         self
     }
 
@@ -186,6 +202,7 @@ mod tests {
             PendingJob {
                 id: JobId(7),
                 priority: 5,
+                tier: 0,
                 submit: 10,
                 nodes: 3,
                 time_limit: Some(60),

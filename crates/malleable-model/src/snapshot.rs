@@ -23,11 +23,14 @@ impl Snapshot {
         (0..self.nodes.len()).filter(|&i| self.nodes[i].free).collect()
     }
 
-    /// Pending jobs in the order the queue serves them: priority first, then
-    /// the earlier submission, then the lower id (so the order is total).
+    /// Pending jobs in the order the queue serves them, as Slurm's: tier
+    /// first (reservation, partition PriorityTier), then priority, then the
+    /// earlier submission, then the lower id (so the order is total).
     pub fn queue_order(&self) -> Vec<&PendingJob> {
         let mut q: Vec<&PendingJob> = self.pending.iter().collect();
-        q.sort_by(|a, b| b.priority.cmp(&a.priority).then(a.submit.cmp(&b.submit)).then(a.id.cmp(&b.id)));
+        q.sort_by(|a, b| {
+            b.tier.cmp(&a.tier).then(b.priority.cmp(&a.priority)).then(a.submit.cmp(&b.submit)).then(a.id.cmp(&b.id))
+        });
         q
     }
 }
@@ -37,18 +40,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn queue_order_is_priority_then_submit_then_id() {
+    fn queue_order_is_tier_then_priority_then_submit_then_id() {
         let s = Snapshot {
             pending: vec![
                 PendingJob::new(3, 1).submit(5),
                 PendingJob::new(2, 1).submit(5),
                 PendingJob::new(1, 1).submit(9),
                 PendingJob::new(4, 1).submit(99).priority(1),
+                PendingJob::new(5, 1).submit(99).tier(crate::tier_of(false, 1)),
+                PendingJob::new(6, 1).submit(99).tier(crate::tier_of(true, 0)),
             ],
             ..Snapshot::default()
         };
         let ids: Vec<u32> = s.queue_order().iter().map(|j| j.id.0).collect();
-        assert_eq!(ids, vec![4, 2, 3, 1]);
+        assert_eq!(ids, vec![6, 5, 4, 2, 3, 1]);
     }
 
     #[test]

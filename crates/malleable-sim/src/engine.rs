@@ -324,6 +324,7 @@ impl Engine<'_> {
                 self.snapshot.pending.push(PendingJob {
                     id: JobId(job as u32),
                     priority: 0,
+                    tier: 0,
                     submit: s.submit.floor() as i64,
                     nodes: s.nodes,
                     time_limit: Some(s.estimate.ceil() as i64),

@@ -418,18 +418,29 @@ impl Config {
 /// What slurm.conf's SchedulerParameters must hold, and why.
 const REQUIRED_PARAMETERS: &[(&str, &str)] = &[
     ("sched_interval=-1", "slurmctld's periodic scheduler would start jobs too"),
-    ("defer", "slurmctld would start srun and salloc jobs at submit itself"),
     ("permit_job_expansion", "slurmctld refuses to grow a running job without it"),
 ];
 
-/// slurmctld must leave all job starts to us (its periodic pass off with
-/// `sched_interval=-1`, no starts at submit with `defer`) and let running
-/// jobs grow (`permit_job_expansion`) and shrink (no `disable_job_shrink`).
+/// What a power corridor needs on top: without `defer`, slurmctld starts
+/// an srun or salloc job at submit when it is first in its partition's
+/// queue and fits, which every strategy would do too, except that a power
+/// strategy may hold that job for the budget.
+const POWER_PARAMETER: (&str, &str) =
+    ("defer", "slurmctld would start srun and salloc jobs at submit without asking the power budget");
+
+/// slurmctld must leave job starts to us (its periodic pass off with
+/// `sched_interval=-1`; with a power corridor, no starts at submit either,
+/// `defer`) and let running jobs grow (`permit_job_expansion`) and shrink
+/// (no `disable_job_shrink`). Without a corridor, `defer` is allowed but not
+/// needed: slurmctld's start at submit of an interactive job that heads its
+/// queue is the start any strategy makes, and without it srun and salloc
+/// wait for a pass and say "queued and waiting for resources".
 /// Returns what is wrong, said as the fix.
-pub fn check_scheduler_parameters(params: Option<&str>) -> Result<(), String> {
+pub fn check_scheduler_parameters(params: Option<&str>, power: bool) -> Result<(), String> {
     let tokens: Vec<&str> = params.unwrap_or("").split(',').map(str::trim).filter(|t| !t.is_empty()).collect();
     let has = |want: &str| tokens.iter().any(|t| t.eq_ignore_ascii_case(want));
-    let missing: Vec<(&str, &str)> = REQUIRED_PARAMETERS.iter().copied().filter(|(want, _)| !has(want)).collect();
+    let required = REQUIRED_PARAMETERS.iter().copied().chain(power.then_some(POWER_PARAMETER));
+    let missing: Vec<(&str, &str)> = required.filter(|(want, _)| !has(want)).collect();
     let refused: Vec<&str> = tokens.iter().copied().filter(|t| t.eq_ignore_ascii_case("disable_job_shrink")).collect();
     if missing.is_empty() && refused.is_empty() {
         return Ok(());
@@ -438,7 +449,9 @@ pub fn check_scheduler_parameters(params: Option<&str>) -> Result<(), String> {
     if !missing.is_empty() {
         let names: Vec<&str> = missing.iter().map(|(w, _)| *w).collect();
         let reasons: Vec<String> = missing.iter().map(|(w, r)| format!("without {w} {r}")).collect();
-        why.push(format!("must contain {} ({})", names.join(" and "), reasons.join("; ")));
+        let with_power =
+            if missing.contains(&POWER_PARAMETER) { " with a PowerCorridor in malleable.conf" } else { "" };
+        why.push(format!("must contain {}{with_power} ({})", names.join(" and "), reasons.join("; ")));
     }
     if !refused.is_empty() {
         why.push("must not contain disable_job_shrink (the plugin shrinks running jobs)".to_string());
@@ -760,26 +773,35 @@ mod tests {
 
     #[test]
     fn scheduler_parameters_must_hand_over_scheduling_and_permit_resizing() {
-        assert!(check_scheduler_parameters(Some("defer,sched_interval=-1,permit_job_expansion")).is_ok());
-        assert!(
-            check_scheduler_parameters(Some("bf_interval=30, sched_interval=-1 ,defer,permit_job_expansion")).is_ok()
-        );
-        let e = check_scheduler_parameters(Some("defer")).unwrap_err();
+        let check = |p: Option<&str>| check_scheduler_parameters(p, false);
+        assert!(check(Some("sched_interval=-1,permit_job_expansion")).is_ok());
+        assert!(check(Some("defer,sched_interval=-1,permit_job_expansion")).is_ok());
+        assert!(check(Some("bf_interval=30, sched_interval=-1 ,defer,permit_job_expansion")).is_ok());
+        let e = check(Some("defer")).unwrap_err();
         assert!(
             e.contains("must contain sched_interval=-1 and permit_job_expansion")
                 && e.contains("Set: SchedulerParameters=defer,sched_interval=-1,permit_job_expansion"),
             "{e}"
         );
         assert!(e.contains("without permit_job_expansion slurmctld refuses to grow a running job"), "{e}");
-        let e = check_scheduler_parameters(None).unwrap_err();
-        assert!(e.contains("sched_interval=-1 and defer and permit_job_expansion"), "{e}");
-        // "defer" must be its own option, not part of another one.
-        let e = check_scheduler_parameters(Some("sched_interval=-1,nodeferral,permit_job_expansion")).unwrap_err();
-        assert!(e.contains("must contain defer"), "{e}");
-        assert!(check_scheduler_parameters(Some("sched_interval=-10,defer,permit_job_expansion")).is_err());
-        let e = check_scheduler_parameters(Some("sched_interval=-1,defer,permit_job_expansion,disable_job_shrink"))
-            .unwrap_err();
+        let e = check(None).unwrap_err();
+        assert!(e.contains("must contain sched_interval=-1 and permit_job_expansion ("), "{e}");
+        assert!(check(Some("sched_interval=-10,permit_job_expansion")).is_err());
+        let e = check(Some("sched_interval=-1,permit_job_expansion,disable_job_shrink")).unwrap_err();
         assert!(e.contains("must not contain disable_job_shrink"), "{e}");
-        assert!(e.ends_with("Set: SchedulerParameters=sched_interval=-1,defer,permit_job_expansion"), "{e}");
+        assert!(e.ends_with("Set: SchedulerParameters=sched_interval=-1,permit_job_expansion"), "{e}");
+    }
+
+    #[test]
+    fn a_power_corridor_needs_defer() {
+        let check = |p: Option<&str>| check_scheduler_parameters(p, true);
+        assert!(check(Some("defer,sched_interval=-1,permit_job_expansion")).is_ok());
+        let e = check(Some("sched_interval=-1,permit_job_expansion")).unwrap_err();
+        assert!(e.contains("must contain defer with a PowerCorridor in malleable.conf"), "{e}");
+        assert!(e.contains("at submit without asking the power budget"), "{e}");
+        assert!(e.ends_with("Set: SchedulerParameters=sched_interval=-1,permit_job_expansion,defer"), "{e}");
+        // "defer" must be its own option, not part of another one.
+        let e = check(Some("sched_interval=-1,nodeferral,permit_job_expansion")).unwrap_err();
+        assert!(e.contains("must contain defer"), "{e}");
     }
 }

@@ -19,7 +19,6 @@ pub struct Malleable {
 }
 
 fn read_config(ctx: &PluginContext) -> Result<Config, String> {
-    check_scheduler_parameters(ctx.scheduler_parameters().as_deref())?;
     if ctx.prolog_contain() {
         return Err("PrologFlags in slurm.conf must not contain Contain: it gives every job an extern step, and \
                     slurmctld refuses to merge a job with a step into another, which is how a job grows. Remove \
@@ -28,6 +27,7 @@ fn read_config(ctx: &PluginContext) -> Result<Config, String> {
     }
     let path = ctx.conf_path(CONF_FILE);
     let (config, found) = Config::load(&path)?;
+    check_scheduler_parameters(ctx.scheduler_parameters().as_deref(), config.power_in_use().is_some())?;
     if found {
         log::info!("read {}: {config}", path.display());
     } else {

@@ -6,7 +6,9 @@ use std::time::Instant;
 
 use malleable_model::runtime_msg::{Phase, Status};
 use malleable_model::submit_options::SubmitOptions;
-use malleable_model::{JobId, JobPower, MalleableSpec, Node, NodeIndex, PendingJob, Placement, RunningJob, Snapshot};
+use malleable_model::{
+    tier_of, JobId, JobPower, MalleableSpec, Node, NodeIndex, PendingJob, Placement, RunningJob, Snapshot,
+};
 use slurm::ctld::{JobState, JobView, LockGuard, Reserved, Scheduling};
 
 use crate::adapt::{measured_power, MalleableJob, Measured, Memory};
@@ -136,7 +138,10 @@ pub fn take(
                 placement: if resizable {
                     // Where it may grow: reservations that begin while it runs count too.
                     let reserved = guard.reserved_for(&job, now);
-                    let p = placement_of(&job, &reserved, &mut partitions, &core_index, nodes.len());
+                    let part =
+                        partition_cached(&mut partitions, &job.partition(), || job.partition_nodes(), &core_index);
+                    let features = guard.feature_nodes(&job);
+                    let p = placement_of(&job, &part, &reserved, features.as_deref(), &core_index, nodes.len());
                     Placement { required: Vec::new(), ..p.unwrap_or_else(|| Placement::only(Vec::new())) }
                 } else {
                     Placement::anywhere()
@@ -150,14 +155,28 @@ pub fn take(
             && guard.may_start_now(&job)
         {
             // A job reservations keep from starting now is not in the queue.
-            let Some(placement) =
-                placement_of(&job, &guard.reserved_for(&job, now), &mut partitions, &core_index, nodes.len())
-            else {
+            // One of several partitions (`-p a,b`) is placed in the first
+            // it could start in now, else in its first, as Slurm tries them.
+            let reserved = guard.reserved_for(&job, now);
+            let features = guard.feature_nodes(&job);
+            let mut options = Vec::new();
+            for part in job.partitions() {
+                let nodes_of = partition_cached(&mut partitions, &part.name, || Some(part.nodes.clone()), &core_index);
+                if let Some(p) = placement_of(&job, &nodes_of, &reserved, features.as_deref(), &core_index, nodes.len())
+                {
+                    options.push((p, part.tier));
+                }
+            }
+            let size = job.min_nodes().max(1) as usize;
+            let chosen = options.iter().position(|(p, _)| fits_now(p, &nodes, size)).unwrap_or(0);
+            if options.is_empty() {
                 continue;
-            };
+            }
+            let (placement, part_tier) = options.swap_remove(chosen);
             pending.push(PendingJob {
                 id: JobId(job.id()),
                 priority: job.priority(),
+                tier: tier_of(job.in_reservation(), part_tier),
                 submit: job.submit_time(),
                 nodes: job.min_nodes(),
                 time_limit: job.time_limit_minutes().map(|m| i64::from(m) * 60),
@@ -172,34 +191,67 @@ pub fn take(
     Taken { snapshot: Snapshot { now, nodes, running, pending, power }, table_index, malleable, unreadable, usable }
 }
 
+/// A partition's nodes in the strategies' indices, read once a pass for
+/// each partition (`table` gives them in node-table indices).
+fn partition_cached(
+    partitions: &mut HashMap<String, Vec<usize>>,
+    name: &str,
+    table: impl FnOnce() -> Option<Vec<usize>>,
+    core_index: &[usize],
+) -> Vec<usize> {
+    partitions.entry(name.to_string()).or_insert_with(|| to_core(&table().unwrap_or_default(), core_index)).clone()
+}
+
+/// Node-table indices as the strategies' (`core_index` maps them).
+fn to_core(table: &[usize], core_index: &[usize]) -> Vec<usize> {
+    table.iter().filter_map(|&i| core_index.get(i).copied()).filter(|&c| c != usize::MAX).collect()
+}
+
 /// Where `job` may run, in the strategies' node indices (`core_index` maps
-/// the node table to the `total` of them): its partition's nodes (read once a pass for
-/// each partition, kept in `partitions`) less those it excludes and those
-/// reservations keep from it (`reserved`), and the nodes it requires. A job
+/// the node table to the `total` of them): the nodes of its partition
+/// (`partition`, strategies' indices) less those it excludes, those
+/// reservations keep from it (`reserved`) and those without the features
+/// its `--constraint` asks (`features`, when it has one), and the nodes it
+/// requires. A job
 /// free to use every node is `anywhere`, so the usual case stays
 /// count-only for the strategies. `None` when reservations keep it from
 /// starting now.
 fn placement_of(
     job: &JobView,
+    partition: &[usize],
     reserved: &Reserved,
-    partitions: &mut HashMap<String, Vec<usize>>,
+    features: Option<&[usize]>,
     core_index: &[usize],
     total: usize,
 ) -> Option<Placement> {
-    let to_core = |table: &[usize]| -> Vec<usize> {
-        table.iter().filter_map(|&i| core_index.get(i).copied()).filter(|&c| c != usize::MAX).collect()
-    };
-    let part = partitions.entry(job.partition()).or_insert_with(|| to_core(&job.partition_nodes().unwrap_or_default()));
-    let excluded: HashSet<usize> = to_core(&job.excluded_nodes()).into_iter().collect();
+    let excluded: HashSet<usize> = to_core(&job.excluded_nodes(), core_index).into_iter().collect();
+    let featured: Option<HashSet<usize>> = features.map(|f| to_core(f, core_index).into_iter().collect());
     let kept: Option<HashSet<usize>> = match reserved {
         Reserved::NotNow(..) => return None,
         Reserved::Unrestricted => None,
-        Reserved::Only(nodes) => Some(to_core(nodes).into_iter().collect()),
+        Reserved::Only(nodes) => Some(to_core(nodes, core_index).into_iter().collect()),
     };
-    let allowed: Vec<usize> =
-        part.iter().copied().filter(|i| !excluded.contains(i) && kept.as_ref().is_none_or(|k| k.contains(i))).collect();
+    let allowed: Vec<usize> = partition
+        .iter()
+        .copied()
+        .filter(|i| {
+            !excluded.contains(i)
+                && kept.as_ref().is_none_or(|k| k.contains(i))
+                && featured.as_ref().is_none_or(|f| f.contains(i))
+        })
+        .collect();
     let placement = if allowed.len() == total { Placement::anywhere() } else { Placement::only(allowed) };
-    Some(placement.requiring(to_core(&job.required_nodes())))
+    Some(placement.requiring(to_core(&job.required_nodes(), core_index)))
+}
+
+/// Whether a job of `size` nodes could start under `p` on the free nodes now.
+fn fits_now(p: &Placement, nodes: &[Node], size: usize) -> bool {
+    let free = |i: usize| nodes.get(i).is_some_and(|n| n.free);
+    let allowed_free = match &p.allowed {
+        Some(allowed) => allowed.iter().filter(|&&i| free(i)).count(),
+        None => nodes.iter().filter(|n| n.free).count(),
+    };
+    p.required.iter().all(|&i| free(i)) && allowed_free >= size
 }
 
 #[cfg(test)]

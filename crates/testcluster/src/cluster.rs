@@ -198,7 +198,9 @@ impl Cluster {
         let want = self.spec.node_count();
         wait::until(&format!("{want} idle nodes"), timeout, || {
             let out = output(self.cmd("sinfo").args(["-h", "-N", "-o", "%N %T"]))?;
-            let idle = out.lines().filter(|l| l.ends_with(" idle")).count();
+            // A node in several partitions has a line for each.
+            let idle: std::collections::HashSet<&str> = out.lines().filter_map(|l| l.strip_suffix(" idle")).collect();
+            let idle = idle.len();
             if idle == want {
                 Ok(Some(()))
             } else {

@@ -28,6 +28,16 @@ pub fn tool_dir(root: &Path) -> PathBuf {
     root.join("target/plugins/bin")
 }
 
+/// What sched/malleable needs in SchedulerParameters: slurmctld's periodic
+/// pass off, running jobs allowed to grow. Without `defer`, slurmctld starts
+/// an srun or salloc job at submit when it heads its queue and fits, as
+/// under its own schedulers.
+pub const SCHEDULER_PARAMETERS: &str = "sched_interval=-1,permit_job_expansion";
+
+/// With a power corridor in malleable.conf, `defer` too: no start at submit
+/// that the power budget has not seen.
+pub const POWER_SCHEDULER_PARAMETERS: &str = "sched_interval=-1,defer,permit_job_expansion";
+
 /// `spec` with our plugins (staged in `plugins`): sched/malleable as its
 /// scheduler, slurmctld's own scheduling handed over to it, Strategy=easy
 /// with a 5 s tick unless a test writes its own malleable.conf; the
@@ -48,7 +58,7 @@ pub fn sched_malleable(spec: ClusterSpec, plugins: &Path) -> ClusterSpec {
     let spec = select(spec)
         .plugin_dir(plugins)
         .set("SchedulerType", "sched/malleable")
-        .set("SchedulerParameters", "sched_interval=-1,defer,permit_job_expansion")
+        .set("SchedulerParameters", SCHEDULER_PARAMETERS)
         .set("JobSubmitPlugins", "malleable")
         .file("plugstack.conf", &format!("required {}\n", plugins.join("spank_malleable.so").display()));
     if spec.file_contents("malleable.conf").is_some() {

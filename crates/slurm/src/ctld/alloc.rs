@@ -253,9 +253,17 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
             }
             let asked = Request::read(job_ptr);
             asked.on(nodes.len() as u32, time_limit).write(job_ptr);
+            // A job of several partitions (`-p a,b`) runs in the first that
+            // holds all its nodes, as Slurm's backfill points it there
+            // before select_nodes (which then names it first in the list).
+            let home = (*job_ptr).part_ptr;
+            if let Some(p) = partition_holding(job_ptr, nodes) {
+                (*job_ptr).part_ptr = p;
+            }
             let rc = self.select_on(job_ptr, nodes, table);
             if rc != sys::SLURM_SUCCESS as i32 {
                 asked.write(job_ptr);
+                (*job_ptr).part_ptr = home;
                 return Err(slurm_error("select_nodes", rc));
             }
             let started = (*job_ptr).job_id;
@@ -416,7 +424,13 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
                 self.cancel(helper_id);
                 return Err(AllocError::NotPending(helper_id));
             }
-            let rc = self.select_on(helper, add, table);
+            // Without `defer` in SchedulerParameters, job_allocate itself
+            // starts a job that is the first of its partition's queue and
+            // fits: the helper's dependency is met (its job runs), so when
+            // nothing waits it is already running, on exactly its required
+            // nodes.
+            let started = (*helper).job_state & sys::JOB_STATE_BASE == sys::job_states_JOB_RUNNING;
+            let rc = if started { sys::SLURM_SUCCESS as i32 } else { self.select_on(helper, add, table) };
             if rc != sys::SLURM_SUCCESS as i32 {
                 self.cancel(helper_id);
                 return Err(slurm_error("select_nodes for the expand helper", rc));
@@ -454,6 +468,37 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         if let Err(e) = self.cancel_job(job_id) {
             log::error!("could not cancel JobId={job_id}: {e}");
         }
+    }
+}
+
+/// The first of a multi-partition job's partitions whose nodes include all
+/// of `nodes` (node-table indices); `None` for a job of one partition.
+///
+/// # Safety
+/// `job_ptr` is a live job record, read under the job and partition locks.
+unsafe fn partition_holding(job_ptr: *mut sys::job_record_t, nodes: &[usize]) -> Option<*mut sys::part_record_t> {
+    // SAFETY: part_ptr_list is NULL or a list of live partition records;
+    // their node_bitmap is NULL or a bitmap they own, of the table's size.
+    unsafe {
+        let list = (*job_ptr).part_ptr_list;
+        if list.is_null() {
+            return None;
+        }
+        let it = sys::list_iterator_create(list);
+        let mut found = None;
+        loop {
+            let p = sys::list_next(it).cast::<sys::part_record_t>();
+            if p.is_null() {
+                break;
+            }
+            let bits = (*p).node_bitmap;
+            if !bits.is_null() && nodes.iter().all(|&i| sys::bit_test(bits, i as i64) != 0) {
+                found = Some(p);
+                break;
+            }
+        }
+        sys::list_iterator_destroy(it);
+        found
     }
 }
 

@@ -169,6 +169,37 @@ impl<'g> JobView<'g> {
         unsafe { self.rec().part_ptr.as_ref().map(|p| set_bits(p.node_bitmap)) }
     }
 
+    /// The partitions it may run in, in the order Slurm tries them (its
+    /// `-p a,b` list, which slurmctld keeps sorted by PriorityTier), or its
+    /// one partition.
+    pub fn partitions(&self) -> Vec<JobPartition> {
+        let rec = self.rec();
+        // SAFETY: part_ptr_list is NULL or a list of live partition records
+        // owned by the job; we only read it, under the job read lock and
+        // the partition read lock Scheduling holds.
+        unsafe {
+            let mut out = Vec::new();
+            if !rec.part_ptr_list.is_null() {
+                let it = sys::list_iterator_create(rec.part_ptr_list);
+                loop {
+                    let p = sys::list_next(it).cast::<sys::part_record_t>();
+                    let Some(p) = p.as_ref() else { break };
+                    out.push(JobPartition::of(p));
+                }
+                sys::list_iterator_destroy(it);
+            }
+            if out.is_empty() {
+                out.extend(rec.part_ptr.as_ref().map(|p| JobPartition::of(p)));
+            }
+            out
+        }
+    }
+
+    /// Whether it asked for a reservation (`--reservation`).
+    pub fn in_reservation(&self) -> bool {
+        self.rec().resv_id != 0 || !self.rec().resv_ptr.is_null()
+    }
+
     /// Indices of the nodes it must be given (`--nodelist`).
     pub fn required_nodes(&self) -> Vec<usize> {
         // SAFETY: req_node_bitmap is NULL or a bitmap owned by the details.
@@ -224,6 +255,32 @@ impl<'g> JobView<'g> {
             // NULL or a NUL-terminated string owned by the record.
             .filter_map(|i| unsafe { crate::common::cstr::cstr_to_string(*rec.spank_job_env.add(i)) })
             .collect()
+    }
+}
+
+/// One partition a job may run in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobPartition {
+    pub name: String,
+    /// Its nodes' indices in the node table.
+    pub nodes: Vec<usize>,
+    /// Its PriorityTier: a higher tier's jobs are served first.
+    pub tier: u16,
+}
+
+impl JobPartition {
+    /// # Safety
+    /// `p` is a live partition record, read under the partition lock.
+    unsafe fn of(p: &sys::part_record_t) -> JobPartition {
+        // SAFETY: by the caller's contract; name is NULL or a NUL-terminated
+        // string and node_bitmap NULL or a bitmap, both owned by the record.
+        unsafe {
+            JobPartition {
+                name: crate::common::cstr::cstr_to_string(p.name).unwrap_or_default(),
+                nodes: set_bits(p.node_bitmap),
+                tier: p.priority_tier,
+            }
+        }
     }
 }
 

@@ -58,6 +58,12 @@ impl JobDesc<'_> {
         given(self.rec().max_nodes)
     }
 
+    /// Whether it asks for contiguous nodes (`--contiguous`, or
+    /// `Contiguous=1` in an update).
+    pub fn contiguous(&self) -> bool {
+        self.rec().contiguous == 1
+    }
+
     /// Ask for exactly `n` nodes.
     pub fn set_nodes(&mut self, n: u32) {
         // SAFETY: the request is ours to change for this call; these are

@@ -3,6 +3,7 @@
 //! of job and node records, starting a job, and the sched plugin's exports.
 
 pub mod alloc;
+pub mod features;
 pub mod job;
 pub mod job_submit;
 pub mod locks;
@@ -12,7 +13,7 @@ pub mod sched_plugin;
 pub mod symbols;
 
 pub use alloc::AllocError;
-pub use job::{JobState, JobView};
+pub use job::{JobPartition, JobState, JobView};
 pub use locks::{LockGuard, LockSet, Reading, Scheduling, WaitCode};
 pub use node::NodeView;
 pub use resv::Reserved;

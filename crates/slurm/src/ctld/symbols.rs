@@ -36,6 +36,8 @@ type JobAllocateFn = unsafe extern "C" fn(
     *mut *mut libc::c_char,
     u16,
 ) -> libc::c_int;
+type ValidFeatureCountsFn =
+    unsafe extern "C" fn(*mut sys::job_record_t, bool, *mut sys::bitstr_t, *mut bool) -> libc::c_int;
 type JobTestResvFn = unsafe extern "C" fn(
     *mut sys::job_record_t,
     *mut libc::time_t,
@@ -71,6 +73,7 @@ pub struct Slurmctld {
     pub(crate) job_limits_check: JobLimitsCheckFn,
     pub(crate) deadline_ok: DeadlineOkFn,
     pub(crate) job_array_start_test: JobTestFn,
+    pub(crate) valid_feature_counts: ValidFeatureCountsFn,
 }
 
 // SAFETY: the pointers name process-wide globals of slurmctld that live as
@@ -138,6 +141,9 @@ impl Slurmctld {
                     deadline_ok: std::mem::transmute::<*mut libc::c_void, DeadlineOkFn>(symbol(c"deadline_ok")?),
                     job_array_start_test: std::mem::transmute::<*mut libc::c_void, JobTestFn>(symbol(
                         c"job_array_start_test",
+                    )?),
+                    valid_feature_counts: std::mem::transmute::<*mut libc::c_void, ValidFeatureCountsFn>(symbol(
+                        c"valid_feature_counts",
                     )?),
                 })
             }

@@ -1,0 +1,125 @@
+//! `cargo xtask versus-stock`: sched/malleable (Strategy=easy) against
+//! Slurm's stock sched/backfill, one after the other on the same local
+//! cluster: how fast srun gets its nodes on the idle cluster, then a burst
+//! of short rigid jobs submitted at once (total time, mean wait, node time
+//! held, and the hand-off from a job's end to the next start). It fails
+//! when a job is lost or a target of issue 13 is missed.
+
+use std::time::{Duration, Instant};
+
+use cluster_eval::replay::Replay;
+use cluster_eval::throughput::{quantile, Throughput};
+use cluster_eval::workloads;
+use testcluster::plugins::{self, tool_dir};
+use testcluster::{Cluster, ClusterSpec};
+
+use crate::evaluate;
+use crate::{repo_root, setup, Result};
+
+/// sruns timed on each idle cluster.
+const SRUNS: usize = 20;
+
+struct Side {
+    label: &'static str,
+    srun: Vec<f64>,
+    queued: usize,
+    figures: Throughput,
+    completed: usize,
+}
+
+pub fn run(jobs: usize, nodes: usize) -> Result<()> {
+    let w = workloads::burst(jobs, nodes, 1);
+    println!(
+        "versus-stock: {jobs} jobs of 1-4 nodes and 0-2 s at once on {nodes} nodes; {SRUNS} sruns on the idle cluster"
+    );
+    let staged = setup::build_plugins(&repo_root())?;
+    let ours = plugins::sched_malleable(ClusterSpec::new("versus", nodes), &staged)
+        .file("malleable.conf", "Strategy=easy\nSchedulerTick=5\n");
+    // Stock Slurm as a site gets it (its SchedulerParameters untouched), on
+    // the same nodes and select plugin as ours.
+    let stock = ClusterSpec::new("versus", nodes)
+        .set("SchedulerType", "sched/backfill")
+        .set("SelectType", "select/cons_tres")
+        .set("SelectTypeParameters", "CR_Core");
+    let mut sides = Vec::new();
+    for (label, spec) in [("sched/malleable (easy)", ours), ("stock sched/backfill", stock)] {
+        sides.push(one_side(label, spec, &w)?);
+    }
+    report(&sides, jobs)
+}
+
+fn one_side(label: &'static str, spec: ClusterSpec, w: &malleable_sim::workload::Workload) -> Result<Side> {
+    let cluster = Cluster::up(spec)?;
+    let mut srun = Vec::new();
+    let mut queued = 0;
+    for _ in 0..SRUNS {
+        let t = Instant::now();
+        let out = cluster.cmd("srun").args(["-N1", "true"]).output().map_err(|e| format!("srun: {e}"))?;
+        srun.push(t.elapsed().as_secs_f64());
+        if !out.status.success() {
+            return Err(format!("{label}: srun -N1 true failed: {}", String::from_utf8_lossy(&out.stderr)));
+        }
+        queued += usize::from(String::from_utf8_lossy(&out.stderr).contains("queued and waiting"));
+    }
+    srun.sort_by(f64::total_cmp);
+    let bin = tool_dir(&repo_root());
+    let replay = Replay {
+        cluster: &cluster,
+        bin: &bin,
+        poll_ms: 500,
+        label: label.into(),
+        drain_timeout: Duration::from_secs(3600),
+    };
+    let run = replay.run(w).inspect_err(|_| cluster.print_logs())?;
+    let wrong = evaluate::failures(&run);
+    if !wrong.is_empty() {
+        cluster.print_logs();
+        return Err(format!("{label}: {}", wrong.join("\n")));
+    }
+    let figures = Throughput::of_run(&run).ok_or_else(|| format!("{label}: a job's start or end is not in the log"))?;
+    let completed = run.jobs.iter().filter(|j| j.state == "COMPLETED").count();
+    Ok(Side { label, srun, queued, figures, completed })
+}
+
+fn report(sides: &[Side], jobs: usize) -> Result<()> {
+    let ms = |v: Option<f64>| v.map_or("-".to_string(), |s| format!("{:.0} ms", s * 1e3));
+    println!();
+    println!("{:<34}{:>24}{:>24}", "", sides[0].label, sides[1].label);
+    let row = |name: &str, f: &dyn Fn(&Side) -> String| {
+        println!("{name:<34}{:>24}{:>24}", f(&sides[0]), f(&sides[1]));
+    };
+    row("srun -N1 true, median", &|s| ms(quantile(&s.srun, 0.5)));
+    row("srun -N1 true, max", &|s| ms(quantile(&s.srun, 1.0)));
+    row("  'queued and waiting' printed", &|s| format!("{} of {SRUNS}", s.queued));
+    row("jobs completed", &|s| format!("{} of {jobs}", s.completed));
+    row("total time", &|s| format!("{:.1} s", s.figures.total));
+    row("mean wait", &|s| format!("{:.1} s", s.figures.mean_wait));
+    row("node time held by jobs", &|s| format!("{:.1}%", s.figures.used * 100.0));
+    row("hand-off end -> next start, median", &|s| ms(s.figures.handoff(0.5)));
+    row("hand-off, 90th percentile", &|s| ms(s.figures.handoff(0.9)));
+    let (ours, stock) = (&sides[0], &sides[1]);
+    println!(
+        "ratios (ours / stock): total time {:.2}, mean wait {:.2}",
+        ours.figures.total / stock.figures.total,
+        ours.figures.mean_wait / stock.figures.mean_wait
+    );
+    let mut missed = Vec::new();
+    if quantile(&ours.srun, 0.5).is_none_or(|m| m > 0.1) || ours.queued > 0 {
+        missed.push("srun on the idle cluster: median at most 100 ms, never 'queued and waiting'");
+    }
+    if ours.figures.handoff(0.5).is_none_or(|m| m > 0.2) {
+        missed.push("hand-off median at most 200 ms");
+    }
+    if ours.figures.used < 0.8 {
+        missed.push("at least 80% of node time held by jobs");
+    }
+    if ours.figures.total >= stock.figures.total || ours.figures.mean_wait >= stock.figures.mean_wait {
+        missed.push("ahead of stock on total time and mean wait");
+    }
+    if missed.is_empty() {
+        println!("every target met");
+        Ok(())
+    } else {
+        Err(format!("targets missed: {}", missed.join("; ")))
+    }
+}
