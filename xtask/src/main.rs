@@ -5,6 +5,7 @@
 //!   cargo xtask fidelity [--workload demo|esp] ...   the same workload real and simulated
 //!   cargo xtask soak [--jobs N]   many jobs, a third elastic, resizing often
 //!   cargo xtask versus-stock [--jobs N]   srun latency and a burst of short jobs, ours against stock Slurm
+//!   cargo xtask bench-scale [--nodes N] [--jobs N]   pass and lock-hold times with 5,000 nodes, 10,000 jobs
 //!   cargo xtask bench-resize [--nodes N] [--rounds R]   one-node resize latency, 1 to N nodes
 //!   cargo xtask test                        every test, with its own set-up
 //!   cargo xtask cluster up|down|status [--nodes N] [--name NAME]
@@ -13,6 +14,7 @@
 
 mod architecture;
 mod bench_resize;
+mod bench_scale;
 mod c_example;
 mod demo;
 mod esp;
@@ -44,6 +46,8 @@ const USAGE: &str = "usage: cargo xtask <command>
   versus-stock [--jobs N] [--nodes N]   sched/malleable (easy) against stock sched/backfill on one cluster (8):
                                          srun latency when idle, then N jobs (1000) of 1-4 nodes and 0-2 s at
                                          once: total time, mean wait, node time used, end-to-start hand-off
+  bench-scale [--nodes N] [--jobs N]     every strategy's pass and lock-hold times in a slurmctld of N nodes
+                                         (5000, 4 with a slurmd) and N waiting jobs (10000), squeue meanwhile
   bench-resize [--nodes N] [--rounds R]  one-node resize latency 1 -> N -> 1, table and plot (32, 5)
   test                                   formatting, lints, unit, property, symbol and real-cluster tests
   cluster up [--nodes N] [--name NAME] [--set KEY=VALUE]...
@@ -88,6 +92,7 @@ fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
     let nodes = match default_name {
         "bench" | "esp" | "fidelity" | "soak" => 32,
         "demo" => 16,
+        "scale" => 5000,
         _ => 8,
     };
     let mut o = Opts {
@@ -101,13 +106,14 @@ fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
         fraction: 0.5,
         seed: 1,
         workload: "esp".into(),
-        jobs: 1000,
+        jobs: if default_name == "scale" { 10_000 } else { 1000 },
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--nodes" => {
-                o.nodes = whole("--nodes", it.next(), 1, 64)?;
+                let most = if default_name == "scale" { 100_000 } else { 64 };
+                o.nodes = whole("--nodes", it.next(), 1, most)?;
             }
             "--name" => {
                 let v = it.next().ok_or("--name needs a value")?;
@@ -181,6 +187,7 @@ fn main() -> ExitCode {
         Some("soak") => parse_opts(&args[1..], "soak").and_then(|o| soak::run(o.jobs, o.nodes)),
         Some("versus-stock") => parse_opts(&args[1..], "versus").and_then(|o| versus::run(o.jobs, o.nodes)),
         Some("test") => test::run_all(&repo_root()),
+        Some("bench-scale") => parse_opts(&args[1..], "scale").and_then(|o| bench_scale::run(o.nodes, o.jobs)),
         Some("bench-resize") => parse_opts(&args[1..], "bench").and_then(|o| bench_resize::run(o.nodes, o.rounds)),
         Some("cluster") => cluster_cmd(&args[1..]),
         Some("build") => setup::build_plugins(&repo_root()).map(|d| println!("plugins in {}", d.display())),

@@ -78,7 +78,7 @@ pub fn run(jobs: usize, nodes: usize) -> Result<()> {
 }
 
 /// The plugin's debug line per pass: (read, apply, decide) milliseconds.
-fn pass_times(log: &str) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+pub(crate) fn pass_times(log: &str) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let (mut read, mut apply, mut decide) = (Vec::new(), Vec::new(), Vec::new());
     for line in log.lines().filter(|l| l.contains("slurmctld's locks held") && log_time(l).is_some()) {
         let num = |after: &str| -> Option<f64> { line.split(after).nth(1)?.split(' ').next()?.parse().ok() };

@@ -56,6 +56,16 @@ fn power_budget_holds_a_start_until_reconfigure_widens_the_corridor() {
     wait_log(&c, "the plugin to say why JobId=a waits", &held_line(a), Duration::from_secs(20));
     let j = c.job(a).unwrap();
     assert!(j.is_pending(), "a start drawing 463 W must wait under a 300 W top, is {}", j.state);
+    // squeue says why, in Slurm's word for it.
+    wait::until("squeue to say the job waits for power", Duration::from_secs(20), || {
+        let r = output(c.cmd("squeue").args(["-h", "-j", &a.to_string(), "-o", "%r"]))?;
+        if r.trim() == "PowerNotAvail" {
+            Ok(Some(()))
+        } else {
+            Err(r)
+        }
+    })
+    .unwrap();
     // A second job's line proves later passes ran (SchedulerTick=1, and its
     // submit); the first job was not said again in them.
     let b = c.sbatch(&["-N1", "-t", "1", "--wrap", "sleep 1"]).unwrap();

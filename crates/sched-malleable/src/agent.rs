@@ -341,8 +341,9 @@ impl Agent {
     /// The lines of this pass's notes to say: every note about no job; a note
     /// about a waiting job once while it waits for the same reason.
     fn notes_to_say(&mut self, s: &Snapshot, notes: Vec<Note>) -> Vec<String> {
-        self.said.retain(|id, _| s.pending.iter().any(|p| p.id == *id));
-        self.refused.retain(|id, _| s.pending.iter().any(|p| p.id == *id));
+        let waiting: HashSet<JobId> = s.pending.iter().map(|p| p.id).collect();
+        self.said.retain(|id, _| waiting.contains(id));
+        self.refused.retain(|id, _| waiting.contains(id));
         notes_once(&mut self.said, notes)
     }
 }
@@ -354,6 +355,7 @@ fn slurm_reason(reason: WaitReason) -> (WaitCode, Option<&'static str>) {
         WaitReason::Priority => (WaitCode::Priority, None),
         WaitReason::Resources => (WaitCode::Resources, None),
         WaitReason::Shrinking => (WaitCode::Resources, Some("Resources (running malleable jobs shrink for it)")),
+        WaitReason::Power => (WaitCode::Power, None),
     }
 }
 

@@ -2,6 +2,7 @@
 //! the core's node indices map back to slurmctld's node table.
 
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 use std::time::Instant;
 
 use malleable_model::runtime_msg::{Phase, Status};
@@ -161,14 +162,18 @@ pub fn take(
             let features = guard.feature_nodes(&job);
             let mut options = Vec::new();
             for part in job.partitions() {
-                let nodes_of = partition_cached(&mut partitions, &part.name, || Some(part.nodes.clone()), &core_index);
+                let nodes_of = partition_cached(&mut partitions, &part.name, || Some(part.nodes()), &core_index);
                 if let Some(p) = placement_of(&job, &nodes_of, &reserved, features.as_deref(), &core_index, nodes.len())
                 {
                     options.push((p, part.tier));
                 }
             }
             let size = job.min_nodes().max(1) as usize;
-            let chosen = options.iter().position(|(p, _)| fits_now(p, &nodes, size)).unwrap_or(0);
+            let chosen = if options.len() > 1 {
+                options.iter().position(|(p, _)| fits_now(p, &nodes, size)).unwrap_or(0)
+            } else {
+                0
+            };
             if options.is_empty() {
                 continue;
             }
@@ -194,12 +199,17 @@ pub fn take(
 /// A partition's nodes in the strategies' indices, read once a pass for
 /// each partition (`table` gives them in node-table indices).
 fn partition_cached(
-    partitions: &mut HashMap<String, Vec<usize>>,
+    partitions: &mut HashMap<String, Rc<Vec<usize>>>,
     name: &str,
     table: impl FnOnce() -> Option<Vec<usize>>,
     core_index: &[usize],
-) -> Vec<usize> {
-    partitions.entry(name.to_string()).or_insert_with(|| to_core(&table().unwrap_or_default(), core_index)).clone()
+) -> Rc<Vec<usize>> {
+    if let Some(nodes) = partitions.get(name) {
+        return nodes.clone();
+    }
+    let nodes = Rc::new(to_core(&table().unwrap_or_default(), core_index));
+    partitions.insert(name.to_string(), nodes.clone());
+    nodes
 }
 
 /// Node-table indices as the strategies' (`core_index` maps them).
@@ -231,6 +241,12 @@ fn placement_of(
         Reserved::Unrestricted => None,
         Reserved::Only(nodes) => Some(to_core(nodes, core_index).into_iter().collect()),
     };
+    let required = to_core(&job.required_nodes(), core_index);
+    // The usual case, and the one a long queue on a big machine is made
+    // of: nothing narrows it, nothing to walk.
+    if excluded.is_empty() && featured.is_none() && kept.is_none() && partition.len() == total {
+        return Some(Placement::anywhere().requiring(required));
+    }
     let allowed: Vec<usize> = partition
         .iter()
         .copied()
@@ -241,7 +257,7 @@ fn placement_of(
         })
         .collect();
     let placement = if allowed.len() == total { Placement::anywhere() } else { Placement::only(allowed) };
-    Some(placement.requiring(to_core(&job.required_nodes(), core_index)))
+    Some(placement.requiring(required))
 }
 
 /// Whether a job of `size` nodes could start under `p` on the free nodes now.

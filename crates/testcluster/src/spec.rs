@@ -69,6 +69,10 @@ pub struct ClusterSpec {
     pub files: Vec<(String, String)>,
     /// Plugin directories searched before Slurm's own.
     pub plugin_dirs: Vec<PathBuf>,
+    /// Nodes in slurm.conf without a slurmd, named p1, p2, ...: a big
+    /// machine's node table for scale runs. slurmctld finds them not
+    /// responding, and marks them down after SlurmdTimeout, as it would.
+    pub phantoms: usize,
 }
 
 /// The keys every cluster starts with: stock Slurm pieces that need no
@@ -110,7 +114,14 @@ impl ClusterSpec {
             conf: DEFAULTS.iter().map(|&(k, v)| (k.to_string(), v.to_string())).collect(),
             files: Vec::new(),
             plugin_dirs: Vec::new(),
+            phantoms: 0,
         }
+    }
+
+    /// Add `count` nodes without a slurmd (see `phantoms`).
+    pub fn phantoms(mut self, count: usize) -> ClusterSpec {
+        self.phantoms = count;
+        self
     }
 
     /// Set a slurm.conf key (replacing its value if set).
@@ -188,7 +199,8 @@ impl ClusterSpec {
 
     /// The ports this cluster takes: slurmctld's, and one per slurmd.
     pub fn ports_needed(&self) -> u16 {
-        u16::try_from(self.node_count() + 1).unwrap_or(u16::MAX)
+        // The phantoms share one port nothing listens on, the last.
+        u16::try_from(self.node_count() + 1 + usize::from(self.phantoms > 0)).unwrap_or(u16::MAX)
     }
 
     /// slurm.conf for the cluster in `dir` on `host`, slurmctld on
@@ -243,6 +255,15 @@ impl ClusterSpec {
             }
             text += " State=UNKNOWN\n";
             first = last + 1;
+        }
+        if self.phantoms > 0 {
+            let port = usize::from(port_base) + first;
+            let _ = writeln!(
+                text,
+                "NodeName=p[1-{}] NodeHostname={host} NodeAddr=127.0.0.1 Port={port} CPUs=1 Sockets=1 \
+                 CoresPerSocket=1 ThreadsPerCore=1 State=UNKNOWN",
+                self.phantoms
+            );
         }
         if self.partitions.is_empty() {
             text += "PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n";
@@ -345,6 +366,11 @@ mod tests {
         assert_eq!(spec.gres_conf(Path::new("/c")).unwrap(), "NodeName=n[3-3] Name=gpu File=/c/dev/gpu[0-1] Count=2\n");
         assert_eq!(spec.gpus_most(), 2);
         assert_eq!((spec.node_count(), spec.ports_needed()), (3, 4));
+        // Phantoms: one more port, theirs, after the slurmds'.
+        let spec = spec.phantoms(100);
+        assert_eq!((spec.node_count(), spec.ports_needed()), (3, 5));
+        let conf = spec.slurm_conf(Path::new("/c"), "host", 20000);
+        assert!(conf.contains("NodeName=p[1-100] NodeHostname=host NodeAddr=127.0.0.1 Port=20004 CPUs=1 "), "{conf}");
     }
 
     #[test]

@@ -23,6 +23,8 @@ pub enum WaitReason {
     Resources,
     /// It is first, and running malleable jobs are shrinking to make room.
     Shrinking,
+    /// It would start now but for the power budget (Slurm's `PowerNotAvail`).
+    Power,
 }
 
 /// One waiting job: why, and when it is expected to start (`None`: no

@@ -172,7 +172,7 @@ impl<'g> JobView<'g> {
     /// The partitions it may run in, in the order Slurm tries them (its
     /// `-p a,b` list, which slurmctld keeps sorted by PriorityTier), or its
     /// one partition.
-    pub fn partitions(&self) -> Vec<JobPartition> {
+    pub fn partitions(&self) -> Vec<JobPartition<'g>> {
         let rec = self.rec();
         // SAFETY: part_ptr_list is NULL or a list of live partition records
         // owned by the job; we only read it, under the job read lock and
@@ -258,29 +258,32 @@ impl<'g> JobView<'g> {
     }
 }
 
-/// One partition a job may run in.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct JobPartition {
+/// One partition a job may run in, alive as long as the lock it was read under.
+#[derive(Clone, Debug)]
+pub struct JobPartition<'g> {
     pub name: String,
-    /// Its nodes' indices in the node table.
-    pub nodes: Vec<usize>,
     /// Its PriorityTier: a higher tier's jobs are served first.
     pub tier: u16,
+    rec: *const sys::part_record_t,
+    _guard: PhantomData<&'g ()>,
 }
 
-impl JobPartition {
+impl<'g> JobPartition<'g> {
     /// # Safety
-    /// `p` is a live partition record, read under the partition lock.
-    unsafe fn of(p: &sys::part_record_t) -> JobPartition {
+    /// `p` is a live partition record, read under the partition lock held for `'g`.
+    unsafe fn of(p: &sys::part_record_t) -> JobPartition<'g> {
         // SAFETY: by the caller's contract; name is NULL or a NUL-terminated
-        // string and node_bitmap NULL or a bitmap, both owned by the record.
-        unsafe {
-            JobPartition {
-                name: crate::common::cstr::cstr_to_string(p.name).unwrap_or_default(),
-                nodes: set_bits(p.node_bitmap),
-                tier: p.priority_tier,
-            }
-        }
+        // string owned by the record.
+        let name = unsafe { crate::common::cstr::cstr_to_string(p.name) }.unwrap_or_default();
+        JobPartition { name, tier: p.priority_tier, rec: p, _guard: PhantomData }
+    }
+
+    /// Its nodes' indices in the node table (read when asked: a big
+    /// partition's list is worth reading once a pass, not once a job).
+    pub fn nodes(&self) -> Vec<usize> {
+        // SAFETY: a live record under the lock held for 'g; node_bitmap is
+        // NULL or a bitmap it owns.
+        unsafe { set_bits((*self.rec).node_bitmap) }
     }
 }
 

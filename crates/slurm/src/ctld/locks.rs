@@ -189,6 +189,7 @@ impl<L: WritesJobs> LockGuard<L> {
         let reason = match reason {
             WaitCode::Priority => sys::job_state_reason_WAIT_PRIORITY,
             WaitCode::Resources => sys::job_state_reason_WAIT_RESOURCES,
+            WaitCode::Power => sys::job_state_reason_WAIT_POWER_NOT_AVAIL,
         };
         let Some(job) = self.find_job(job_id) else { return false };
         if !job.is_pending() {
@@ -288,6 +289,8 @@ pub enum WaitCode {
     Priority,
     /// Too few nodes are free for it.
     Resources,
+    /// Not enough power is available for it (`PowerNotAvail`).
+    Power,
 }
 
 impl<L: LockSet> Drop for LockGuard<L> {

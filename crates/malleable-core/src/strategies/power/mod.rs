@@ -48,6 +48,7 @@
 
 pub mod lp;
 
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use malleable_model::{Corridor, Decision, JobId, JobPower, PendingJob, PowerState, RunningJob, Snapshot, Watts};
@@ -57,6 +58,7 @@ use crate::blocks::adapt::{any_adapting, resizable_jobs};
 use crate::blocks::backfill::easy;
 use crate::blocks::pool::FreePool;
 use crate::blocks::queue::runnable_queue;
+use crate::blocks::waiting::{waiting, WaitReason, Waiting};
 use crate::params::{ParamKind, ParamSpec, Params};
 use crate::strategy::{MeasureKind, MeasureSpec, Note, PassReport, Strategy, StrategyInfo};
 
@@ -219,6 +221,18 @@ impl Strategy for PowerAware {
         report.notes = held_notes(s, &report.decisions, held);
         lp.report_into(&mut report);
         report
+    }
+
+    /// As EASY says, except that a job the power budget holds back (the
+    /// notes' jobs) waits for power, with no estimate.
+    fn waiting(&self, s: &Snapshot, decisions: &[Decision]) -> Vec<Waiting> {
+        let held: HashSet<JobId> = held_notes(s, decisions, None).into_iter().filter_map(|n| n.job).collect();
+        let mut out = waiting(s, decisions);
+        for w in out.iter_mut().filter(|w| held.contains(&w.job)) {
+            w.reason = WaitReason::Power;
+            w.start = None;
+        }
+        out
     }
 }
 
@@ -731,6 +745,9 @@ mod tests {
         s.pending = vec![waiting(2, 4, HEAT), waiting(3, 2, PI)];
         let r = power().schedule(&s);
         assert_eq!(sizes(&r.decisions), vec![(3, "start", 2)]);
+        // squeue says so: job 2 waits for power.
+        let w = power().waiting(&s, &r.decisions);
+        assert_eq!(w.iter().map(|w| (w.job.0, w.reason)).collect::<Vec<_>>(), vec![(2, WaitReason::Power)]);
         assert_eq!(
             r.notes,
             vec![Note::about(
