@@ -278,6 +278,7 @@ const CTLD: Allow = Allow {
         "list_iterator_create",
         "list_next",
         "list_iterator_destroy",
+        "list_count",
     ],
     vars: &[
         "job_list",

@@ -5,7 +5,7 @@
 //! its pass time and slurmctld lock hold time, median and max, from the
 //! plugin's debug line per pass, and how long `squeue` took meanwhile.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -36,7 +36,7 @@ const STRATEGIES: &[(&str, &str)] = &[
     ("power-running-only", "PowerCorridor=0-10000000\n"),
 ];
 
-pub fn run(nodes: usize, jobs: usize) -> Result<()> {
+pub fn run(nodes: usize, jobs: usize, keep: bool) -> Result<()> {
     let nodes = nodes.max(REAL);
     println!("bench-scale: {nodes} nodes in slurmctld's table ({REAL} with a slurmd), {jobs} jobs waiting");
     let staged = setup::build_plugins(&repo_root())?;
@@ -49,7 +49,9 @@ pub fn run(nodes: usize, jobs: usize) -> Result<()> {
         // The plugin says its pass and lock-hold times at debug level.
         .set("SlurmctldDebug", "debug")
         .file("malleable.conf", "Strategy=fcfs\nSchedulerTick=1\n");
-    let cluster = Cluster::up(spec)?;
+    let mut cluster = Cluster::up(spec)?;
+    // --keep: left running, its queue full, to look at (perf, squeue).
+    cluster.keep = keep;
     submit_all(&cluster, jobs)?;
     let queued = cluster.jobs()?.iter().filter(|j| j.is_pending()).count();
     println!("{queued} jobs pending; each strategy watched for {} s (SchedulerTick=1)", WATCH.as_secs());
@@ -130,16 +132,25 @@ fn submit_all(cluster: &Cluster, jobs: usize) -> Result<()> {
                 })
             })
             .collect();
+        // Redrawn in place on a terminal, a line every 30 s in a log.
+        let tty = std::io::stderr().is_terminal();
+        let mut said = Instant::now();
         while handles.iter().any(|h| !h.is_finished()) {
-            eprint!(
-                "\rsubmitted {} of {jobs} ({:.0} s)",
+            let line = format!(
+                "submitted {} of {jobs} ({:.0} s)",
                 done.load(Ordering::Relaxed),
                 started.elapsed().as_secs_f64()
             );
-            let _ = std::io::stderr().flush();
+            if tty {
+                eprint!("\r{line}");
+                let _ = std::io::stderr().flush();
+            } else if said.elapsed() >= Duration::from_secs(30) {
+                eprintln!("{line}");
+                said = Instant::now();
+            }
             std::thread::sleep(Duration::from_millis(500));
         }
-        eprintln!("\rsubmitted {jobs} in {:.0} s", started.elapsed().as_secs_f64());
+        eprintln!("{}submitted {jobs} in {:.0} s", if tty { "\r" } else { "" }, started.elapsed().as_secs_f64());
         for h in handles {
             h.join().map_err(|_| "a submitting thread panicked".to_string())??;
         }

@@ -46,7 +46,8 @@ const USAGE: &str = "usage: cargo xtask <command>
   versus-stock [--jobs N] [--nodes N]   sched/malleable (easy) against stock sched/backfill on one cluster (8):
                                          srun latency when idle, then N jobs (1000) of 1-4 nodes and 0-2 s at
                                          once: total time, mean wait, node time used, end-to-start hand-off
-  bench-scale [--nodes N] [--jobs N]     every strategy's pass and lock-hold times in a slurmctld of N nodes
+  bench-scale [--nodes N] [--jobs N] [--keep]
+                                         every strategy's pass and lock-hold times in a slurmctld of N nodes
                                          (5000, 4 with a slurmd) and N waiting jobs (10000), squeue meanwhile
   bench-resize [--nodes N] [--rounds R]  one-node resize latency 1 -> N -> 1, table and plot (32, 5)
   test                                   formatting, lints, unit, property, symbol and real-cluster tests
@@ -187,7 +188,7 @@ fn main() -> ExitCode {
         Some("soak") => parse_opts(&args[1..], "soak").and_then(|o| soak::run(o.jobs, o.nodes)),
         Some("versus-stock") => parse_opts(&args[1..], "versus").and_then(|o| versus::run(o.jobs, o.nodes)),
         Some("test") => test::run_all(&repo_root()),
-        Some("bench-scale") => parse_opts(&args[1..], "scale").and_then(|o| bench_scale::run(o.nodes, o.jobs)),
+        Some("bench-scale") => parse_opts(&args[1..], "scale").and_then(|o| bench_scale::run(o.nodes, o.jobs, o.keep)),
         Some("bench-resize") => parse_opts(&args[1..], "bench").and_then(|o| bench_resize::run(o.nodes, o.rounds)),
         Some("cluster") => cluster_cmd(&args[1..]),
         Some("build") => setup::build_plugins(&repo_root()).map(|d| println!("plugins in {}", d.display())),

@@ -218,6 +218,10 @@ impl SubmitOptions {
     /// Read the options back from a job's SPANK environment (`NAME=value`
     /// entries; those of other plugins are skipped). Each value is checked
     /// as if typed: the environment can come from any client.
+    /// What every entry of [`OPTIONS`] in a job's environment starts with:
+    /// a reader may skip the rest without looking further.
+    pub const ENV_PREFIX: &'static str = "MALLEABLE_";
+
     pub fn from_env<'a>(entries: impl IntoIterator<Item = &'a str>) -> Result<SubmitOptions, String> {
         let mut o = SubmitOptions::default();
         for entry in entries {
@@ -233,6 +237,11 @@ impl SubmitOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_option_in_the_environment_has_the_prefix() {
+        assert!(OPTIONS.iter().all(|o| o.env.starts_with(SubmitOptions::ENV_PREFIX)));
+    }
 
     fn given(pairs: &[(&str, &str)]) -> Result<SubmitOptions, String> {
         let mut o = SubmitOptions::default();

@@ -12,7 +12,7 @@ use malleable_core::{Note, Strategy, WaitReason};
 use malleable_model::runtime_msg::{Phase, Status};
 use malleable_model::{rejections, Corridor, Decision, JobId, Snapshot};
 use parking_lot::{Condvar, Mutex};
-use slurm::ctld::{LockGuard, Scheduling, Slurmctld, UpdateCounters, WaitCode};
+use slurm::ctld::{LockGuard, Scheduling, Slurmctld, UpdateCounters, Wait, WaitCode};
 
 use crate::adapt::Memory;
 use crate::config::Config;
@@ -254,6 +254,7 @@ impl Agent {
         if changed {
             taken = self.snapshot(&guard, now);
         }
+        let read_at = self.ctld.update_counters();
         drop(guard);
         let read_ms = held.elapsed().as_secs_f64() * 1e3;
 
@@ -277,11 +278,22 @@ impl Agent {
 
         let mut guard = LockGuard::<Scheduling>::acquire(self.ctld);
         let held = Instant::now();
-        let fresh = self.snapshot(&guard, unix_now());
         // What changed while the strategy decided (a job ended, another was
         // submitted, a node went down) may undo a decision: those are
-        // dropped, and the next pass decides again.
-        let stale = stale(&taken, &fresh, &decisions);
+        // dropped, and the next pass decides again. When slurmctld's change
+        // counters say nothing changed, the cluster is read once a pass, not
+        // twice (half the lock time with a long queue). A change in the very
+        // second of the read that moves only a whole-second stamp (a node
+        // drained) is then seen at the next pass; a start it undid is
+        // refused by select_nodes meanwhile, and decided again.
+        let unchanged = self.ctld.update_counters() == read_at;
+        let (fresh, stale) = if unchanged {
+            (taken, HashSet::new())
+        } else {
+            let fresh = self.snapshot(&guard, unix_now());
+            let stale = stale(&taken, &fresh, &decisions);
+            (fresh, stale)
+        };
         if !stale.is_empty() {
             log::debug!("pass {}: {} decisions no longer fit the cluster, deciding again", self.passes, stale.len());
             decisions = decisions.into_iter().enumerate().filter(|(i, _)| !stale.contains(i)).map(|(_, d)| d).collect();
@@ -302,10 +314,14 @@ impl Agent {
             self.apply(&mut guard, &fresh, d, &mut statuses, now);
         }
         // Why the others wait, for squeue (a job started meanwhile is left).
-        for w in &waits {
-            let (reason, text) = slurm_reason(w.reason);
-            guard.set_waiting(w.job.0, reason, text, w.start.unwrap_or(0));
-        }
+        let waits: Vec<Wait> = waits
+            .iter()
+            .map(|w| {
+                let (code, text) = slurm_reason(w.reason);
+                Wait { job: w.job.0, code, text, start: w.start.unwrap_or(0) }
+            })
+            .collect();
+        guard.set_waiting(&waits);
         // Each malleable job's status, for `scontrol show job` and for its
         // application's runtime, which reads it there.
         for (id, st) in &statuses {

@@ -86,7 +86,7 @@ pub fn take(
     let mut malleable = Vec::new();
     let mut unreadable = Vec::new();
     for job in guard.jobs() {
-        let (spec, own_power) = match options_of(&job.spank_job_env()) {
+        let (spec, own_power) = match options_of(&job.spank_job_env_with(SubmitOptions::ENV_PREFIX)) {
             Ok(o) => o,
             Err(why) => {
                 unreadable.push((JobId(job.id()), why));
@@ -139,8 +139,10 @@ pub fn take(
                 placement: if resizable {
                     // Where it may grow: reservations that begin while it runs count too.
                     let reserved = guard.reserved_for(&job, now);
-                    let part =
-                        partition_cached(&mut partitions, &job.partition(), || job.partition_nodes(), &core_index);
+                    let part = match job.partition_record() {
+                        Some(p) => partition_cached(&mut partitions, p.key(), || p.nodes(), &core_index),
+                        None => Rc::new(Vec::new()),
+                    };
                     let features = guard.feature_nodes(&job);
                     let p = placement_of(&job, &part, &reserved, features.as_deref(), &core_index, nodes.len());
                     Placement { required: Vec::new(), ..p.unwrap_or_else(|| Placement::only(Vec::new())) }
@@ -162,7 +164,7 @@ pub fn take(
             let features = guard.feature_nodes(&job);
             let mut options = Vec::new();
             for part in job.partitions() {
-                let nodes_of = partition_cached(&mut partitions, &part.name, || Some(part.nodes()), &core_index);
+                let nodes_of = partition_cached(&mut partitions, part.key(), || part.nodes(), &core_index);
                 if let Some(p) = placement_of(&job, &nodes_of, &reserved, features.as_deref(), &core_index, nodes.len())
                 {
                     options.push((p, part.tier));
@@ -199,17 +201,12 @@ pub fn take(
 /// A partition's nodes in the strategies' indices, read once a pass for
 /// each partition (`table` gives them in node-table indices).
 fn partition_cached(
-    partitions: &mut HashMap<String, Rc<Vec<usize>>>,
-    name: &str,
-    table: impl FnOnce() -> Option<Vec<usize>>,
+    partitions: &mut HashMap<usize, Rc<Vec<usize>>>,
+    key: usize,
+    table: impl FnOnce() -> Vec<usize>,
     core_index: &[usize],
 ) -> Rc<Vec<usize>> {
-    if let Some(nodes) = partitions.get(name) {
-        return nodes.clone();
-    }
-    let nodes = Rc::new(to_core(&table().unwrap_or_default(), core_index));
-    partitions.insert(name.to_string(), nodes.clone());
-    nodes
+    partitions.entry(key).or_insert_with(|| Rc::new(to_core(&table(), core_index))).clone()
 }
 
 /// Node-table indices as the strategies' (`core_index` maps them).

@@ -15,7 +15,9 @@
 //! not named (every node is alike to the core), so a plan is a step function
 //! of how many nodes are free over time.
 
-use std::collections::HashSet;
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 
 use malleable_model::{Decision, JobId, Snapshot, Time};
 
@@ -42,7 +44,7 @@ pub const CONSERVATIVE: StrategyInfo = StrategyInfo {
     uses_power_corridor: false,
     build: |p| {
         let max_job_test = p.whole("MaxJobTest") as usize;
-        Box::new(Conservative { max_job_test })
+        Box::new(Conservative { max_job_test, booked: (0, Vec::new()) })
     },
 };
 
@@ -51,6 +53,10 @@ pub const CONSERVATIVE: StrategyInfo = StrategyInfo {
 /// sched/backfill).
 struct Conservative {
     max_job_test: usize,
+    /// The last pass's bookings, and the snapshot they were made on (its
+    /// [`fingerprint`]): `waiting` follows `schedule` on the same snapshot,
+    /// and planning again would double a pass's work on a long queue.
+    booked: (u64, Vec<(JobId, Time)>),
 }
 
 impl Strategy for Conservative {
@@ -59,22 +65,45 @@ impl Strategy for Conservative {
     }
 
     fn schedule(&mut self, s: &Snapshot) -> PassReport {
-        conservative(s, self.max_job_test).into()
+        let (decisions, booked) = plan(s, self.max_job_test);
+        self.booked = (fingerprint(s), booked);
+        decisions.into()
     }
 
     /// The first waiting job waits for resources, the others for priority
     /// (a job ahead holds a booking), each expected at its booking.
     fn waiting(&self, s: &Snapshot, decisions: &[Decision]) -> Vec<Waiting> {
-        let (_, booked) = plan(s, self.max_job_test);
+        let planned;
+        let booked = if self.booked.0 == fingerprint(s) {
+            &self.booked.1
+        } else {
+            planned = plan(s, self.max_job_test).1;
+            &planned
+        };
+        let booked: HashMap<JobId, Time> = booked.iter().copied().collect();
         let started: HashSet<JobId> = decisions.iter().map(Decision::job).collect();
         let mut out: Vec<Waiting> = Vec::new();
         for (job, _) in runnable_queue(s).into_iter().filter(|(j, _)| !started.contains(&j.id)) {
             let reason = if out.is_empty() { WaitReason::Resources } else { WaitReason::Priority };
-            let start = booked.iter().find(|(id, _)| *id == job.id).map(|&(_, t)| t.max(s.now));
+            let start = booked.get(&job.id).map(|&t| t.max(s.now));
             out.push(Waiting { job: job.id, reason, start });
         }
         out
     }
+}
+
+/// What tells one pass's snapshot from another's, cheaply: its time and
+/// its jobs.
+fn fingerprint(s: &Snapshot) -> u64 {
+    let mut h = DefaultHasher::new();
+    s.now.hash(&mut h);
+    for p in &s.pending {
+        p.id.0.hash(&mut h);
+    }
+    for r in &s.running {
+        (r.id.0, r.nodes.len()).hash(&mut h);
+    }
+    h.finish()
 }
 
 /// One pass: each of the first `max_job_test` runnable jobs in queue order
@@ -239,10 +268,20 @@ mod tests {
     #[test]
     fn every_booked_job_has_its_booking_as_expected_start() {
         let s = two_bookings();
-        let c = Conservative { max_job_test: MAX_JOB_TEST };
+        let c = Conservative { max_job_test: MAX_JOB_TEST, booked: (0, Vec::new()) };
         let w = c.waiting(&s, &conservative(&s));
         let got: Vec<(u32, WaitReason, Option<Time>)> = w.iter().map(|w| (w.job.0, w.reason, w.start)).collect();
         assert_eq!(got, vec![(1, WaitReason::Resources, Some(200)), (2, WaitReason::Priority, Some(300))]);
+        // After a pass the bookings it made are used, and the same.
+        let mut c = c;
+        let r = c.schedule(&s);
+        assert_eq!(c.waiting(&s, &r.decisions), w);
+        // Another snapshot is planned afresh: without job 1, job 2 books 200.
+        let mut other = s.clone();
+        other.pending.retain(|p| p.id.0 != 1);
+        let got: Vec<(u32, Option<Time>)> =
+            c.waiting(&other, &conservative(&other)).iter().map(|w| (w.job.0, w.start)).collect();
+        assert_eq!(got, vec![(2, Some(200))]);
     }
 
     #[test]

@@ -161,14 +161,6 @@ impl<'g> JobView<'g> {
         unsafe { set_bits(self.rec().node_bitmap) }
     }
 
-    /// Indices (in the node table) of its partition's nodes; `None` when
-    /// it has no partition record.
-    pub fn partition_nodes(&self) -> Option<Vec<usize>> {
-        // SAFETY: part_ptr is NULL or a live partition record; its
-        // node_bitmap is NULL or a bitmap it owns.
-        unsafe { self.rec().part_ptr.as_ref().map(|p| set_bits(p.node_bitmap)) }
-    }
-
     /// The partitions it may run in, in the order Slurm tries them (its
     /// `-p a,b` list, which slurmctld keeps sorted by PriorityTier), or its
     /// one partition.
@@ -193,6 +185,12 @@ impl<'g> JobView<'g> {
             }
             out
         }
+    }
+
+    /// The partition it runs in (or, waiting, its first).
+    pub fn partition_record(&self) -> Option<JobPartition<'g>> {
+        // SAFETY: part_ptr is NULL or a live partition record.
+        unsafe { self.rec().part_ptr.as_ref().map(|p| JobPartition::of(p)) }
     }
 
     /// Whether it asked for a reservation (`--reservation`).
@@ -256,12 +254,40 @@ impl<'g> JobView<'g> {
             .filter_map(|i| unsafe { crate::common::cstr::cstr_to_string(*rec.spank_job_env.add(i)) })
             .collect()
     }
+
+    /// The entries of its SPANK environment that start with `prefix`: what
+    /// one plugin reads, without copying every other plugin's entries of
+    /// every job at every pass.
+    pub fn spank_job_env_with(&self, prefix: &str) -> Vec<String> {
+        let rec = self.rec();
+        if rec.spank_job_env.is_null() {
+            return Vec::new();
+        }
+        (0..rec.spank_job_env_size as usize)
+            .filter_map(|i| {
+                // SAFETY: spank_job_env has spank_job_env_size entries, each
+                // NULL or a NUL-terminated string owned by the record.
+                let entry = unsafe { *rec.spank_job_env.add(i) };
+                if entry.is_null() {
+                    return None;
+                }
+                // SAFETY: as above, non-NULL; strncmp stops at the entry's
+                // NUL or after the prefix's length, so the rest of a long
+                // entry is never read.
+                let same = unsafe { libc::strncmp(entry, prefix.as_ptr().cast(), prefix.len()) } == 0;
+                same.then(|| {
+                    // SAFETY: as above, a non-NULL NUL-terminated string.
+                    let whole = unsafe { std::ffi::CStr::from_ptr(entry) };
+                    String::from_utf8_lossy(whole.to_bytes()).into_owned()
+                })
+            })
+            .collect()
+    }
 }
 
 /// One partition a job may run in, alive as long as the lock it was read under.
 #[derive(Clone, Debug)]
 pub struct JobPartition<'g> {
-    pub name: String,
     /// Its PriorityTier: a higher tier's jobs are served first.
     pub tier: u16,
     rec: *const sys::part_record_t,
@@ -272,10 +298,19 @@ impl<'g> JobPartition<'g> {
     /// # Safety
     /// `p` is a live partition record, read under the partition lock held for `'g`.
     unsafe fn of(p: &sys::part_record_t) -> JobPartition<'g> {
-        // SAFETY: by the caller's contract; name is NULL or a NUL-terminated
-        // string owned by the record.
-        let name = unsafe { crate::common::cstr::cstr_to_string(p.name) }.unwrap_or_default();
-        JobPartition { name, tier: p.priority_tier, rec: p, _guard: PhantomData }
+        JobPartition { tier: p.priority_tier, rec: p, _guard: PhantomData }
+    }
+
+    /// What tells it from the others while the lock is held (its record's
+    /// address): a key that costs no copy of its name.
+    pub fn key(&self) -> usize {
+        self.rec as usize
+    }
+
+    pub fn name(&self) -> String {
+        // SAFETY: a live record under the lock held for 'g; name is NULL or
+        // a NUL-terminated string it owns.
+        unsafe { crate::common::cstr::cstr_to_string((*self.rec).name) }.unwrap_or_default()
     }
 
     /// Its nodes' indices in the node table (read when asked: a big

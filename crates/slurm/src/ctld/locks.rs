@@ -20,6 +20,7 @@
 //! }
 //! ```
 
+use std::collections::HashMap;
 use std::marker::PhantomData;
 
 use slurm_sys as sys;
@@ -181,30 +182,38 @@ impl<L: WritesJobs> LockGuard<L> {
         true
     }
 
-    /// Say why a waiting job waits and when it is expected to start, as
+    /// Say why waiting jobs wait and when each is expected to start, as
     /// Slurm's backfill does: its Reason, a text squeue shows instead of
     /// the reason's name (`None`: the name), and its expected start
-    /// (`squeue --start`; 0: not known). Whether anything changed.
-    pub fn set_waiting(&mut self, job_id: u32, reason: WaitCode, text: Option<&str>, start: i64) -> bool {
-        let reason = match reason {
-            WaitCode::Priority => sys::job_state_reason_WAIT_PRIORITY,
-            WaitCode::Resources => sys::job_state_reason_WAIT_RESOURCES,
-            WaitCode::Power => sys::job_state_reason_WAIT_POWER_NOT_AVAIL,
-        };
-        let Some(job) = self.find_job(job_id) else { return false };
-        if !job.is_pending() {
-            return false;
-        }
-        let ptr = job.as_ptr();
-        // SAFETY: a live record under our job write lock.
-        unsafe {
-            if (*ptr).start_time == start && !self.set_reason(ptr, reason, text) {
-                return false;
+    /// (`squeue --start`; 0: not known). One walk of the job list for all,
+    /// rather than a lookup by id for each (which hashes every id: most of
+    /// a pass with ten thousand waiting jobs). A job no longer waiting is
+    /// left as it is. Returns how many changed.
+    pub fn set_waiting(&mut self, waits: &[Wait<'_>]) -> usize {
+        let by_id: HashMap<u32, &Wait<'_>> = waits.iter().map(|w| (w.job, w)).collect();
+        let mut changed = 0;
+        for job in self.jobs() {
+            let Some(w) = by_id.get(&job.id()).filter(|_| job.is_pending()) else { continue };
+            let reason = match w.code {
+                WaitCode::Priority => sys::job_state_reason_WAIT_PRIORITY,
+                WaitCode::Resources => sys::job_state_reason_WAIT_RESOURCES,
+                WaitCode::Power => sys::job_state_reason_WAIT_POWER_NOT_AVAIL,
+            };
+            let ptr = job.as_ptr();
+            // SAFETY: a live record under our job write lock.
+            unsafe {
+                // A new Reason stamps the job records' change (set_reason),
+                // as Slurm's backfill stamps it; a moved estimate alone does
+                // not (a booking at "now" moves every second, and the stamp
+                // would wake a pass each time).
+                let reason_changed = self.set_reason(ptr, reason, w.text);
+                if (*ptr).start_time != w.start || reason_changed {
+                    (*ptr).start_time = w.start;
+                    changed += 1;
+                }
             }
-            (*ptr).start_time = start;
-            *self.ctld.last_job_update = libc::time(std::ptr::null_mut());
         }
-        true
+        changed
     }
 
     /// Give a job this Reason code and text (`None`: the code's name), as
@@ -279,6 +288,16 @@ impl<L: WritesJobs> LockGuard<L> {
         // which our job write lock allows.
         unsafe { (self.ctld.job_independent)(job.as_ptr()) }
     }
+}
+
+/// One waiting job's Reason and expected start, for [`LockGuard::set_waiting`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Wait<'a> {
+    pub job: u32,
+    pub code: WaitCode,
+    pub text: Option<&'a str>,
+    /// Seconds since the epoch; 0 when not known.
+    pub start: i64,
 }
 
 /// The Reasons a scheduler gives a job it did not start (slurm.h's

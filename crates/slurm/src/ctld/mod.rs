@@ -14,7 +14,7 @@ pub mod symbols;
 
 pub use alloc::AllocError;
 pub use job::{JobPartition, JobState, JobView};
-pub use locks::{LockGuard, LockSet, Reading, Scheduling, WaitCode};
+pub use locks::{LockGuard, LockSet, Reading, Scheduling, Wait, WaitCode};
 pub use node::NodeView;
 pub use resv::Reserved;
 pub use sched_plugin::{PluginContext, SchedPlugin};

@@ -29,6 +29,12 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
             // Not a job that can start (job_test_resv reads its details).
             return Reserved::NotNow(0, "the job has no details".into());
         }
+        // With no reservation at all, job_test_resv would build a bitmap of
+        // every active node for each job, the most of a pass on a big
+        // machine with a long queue, to say what is known already.
+        if !job.in_reservation() && !self.any_reservation() {
+            return Reserved::Unrestricted;
+        }
         let mut when: libc::time_t = now;
         let mut nodes: *mut sys::bitstr_t = std::ptr::null_mut();
         let mut cores: *mut sys::bitstr_t = std::ptr::null_mut();
@@ -57,6 +63,16 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         } else {
             // SAFETY: as above.
             Reserved::Only(unsafe { set_bits(nodes.as_raw()) })
+        }
+    }
+
+    /// Whether slurmctld holds any reservation (active or future).
+    pub fn any_reservation(&self) -> bool {
+        // SAFETY: resv_list points to slurmctld's global list (NULL before
+        // its reservations are read); list_count takes the list's own lock.
+        unsafe {
+            let list = *self.ctld.resv_list;
+            !list.is_null() && sys::list_count(list) > 0
         }
     }
 }

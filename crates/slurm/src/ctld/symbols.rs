@@ -54,6 +54,7 @@ type JobSignalIdFn = unsafe extern "C" fn(u32, u16, u16, libc::uid_t, bool) -> l
 /// Handles on slurmctld's internals. Obtain it with [`Slurmctld::get`].
 pub struct Slurmctld {
     pub(crate) job_list: *mut sys::List,
+    pub(crate) resv_list: *mut sys::List,
     pub(crate) last_job_update: *mut libc::time_t,
     diag_stats: *const sys::diag_stats_t,
     config: *const sys::slurmctld_config_t,
@@ -117,6 +118,7 @@ impl Slurmctld {
             unsafe {
                 Ok(Slurmctld {
                     job_list: symbol(c"job_list")?.cast(),
+                    resv_list: symbol(c"resv_list")?.cast(),
                     last_job_update: symbol(c"last_job_update")?.cast(),
                     diag_stats: symbol(c"slurmctld_diag_stats")?.cast(),
                     config: symbol(c"slurmctld_config")?.cast(),
