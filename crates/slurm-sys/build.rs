@@ -216,9 +216,18 @@ const SPANK: Allow = Allow {
 
 /// Slurm's client API, for commands and applications: public headers.
 const CLIENT: Allow = Allow {
-    types: &["job_info_msg_t", "slurm_job_info_t", "job_desc_msg_t", "submit_response_msg_t"],
+    types: &[
+        "job_info_msg_t",
+        "slurm_job_info_t",
+        "job_desc_msg_t",
+        "submit_response_msg_t",
+        "node_info_msg_t",
+        "node_info_t",
+    ],
     functions: &[
         "slurm_load_job",
+        "slurm_load_node_single",
+        "slurm_free_node_info_msg",
         "slurm_free_job_info_msg",
         "slurm_update_job",
         "slurm_init_job_desc_msg",

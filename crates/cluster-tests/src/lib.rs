@@ -33,8 +33,16 @@ pub fn plugin_dir() -> PathBuf {
 }
 
 /// A cluster of `nodes` nodes running sched/malleable (Strategy=easy).
+/// With several nodes, each slurmd has its own network namespace and
+/// address, so that job steps, the runtime's channel and lost nodes cross
+/// a network as on a real cluster.
 pub fn spec(name: &str, nodes: usize) -> ClusterSpec {
-    plugins::sched_malleable(ClusterSpec::new(name, nodes), &plugin_dir())
+    let spec = plugins::sched_malleable(ClusterSpec::new(name, nodes), &plugin_dir());
+    if nodes > 1 {
+        spec.networked()
+    } else {
+        spec
+    }
 }
 
 /// `spec` for a power strategy: slurm.conf's SchedulerParameters with

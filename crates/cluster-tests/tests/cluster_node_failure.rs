@@ -1,7 +1,8 @@
 //! Malleability beyond the paper: a malleable job submitted with --no-kill
 //! whose node fails goes on at the smaller size (still at least its
 //! minimum), its application told as a shrink it recovers from with its
-//! last checkpoint, instead of dying.
+//! last checkpoint, instead of dying: whether the node's slurmd dies or the
+//! node drops off the network (its slurmd and worker run on, unreachable).
 
 use std::time::Duration;
 
@@ -10,11 +11,30 @@ use cluster_tests::malleable::{
 };
 use cluster_tests::up_with;
 
+/// How the node is lost.
+#[derive(Copy, Clone)]
+enum Loss {
+    /// Its slurmd and the job's processes on it are killed.
+    Crash,
+    /// Its network link goes down; everything on it runs on.
+    Cut,
+}
+
 #[test]
 #[ignore = "needs a real cluster: cargo xtask test"]
 fn a_no_kill_malleable_job_whose_node_dies_goes_on_shrunk() {
+    goes_on_shrunk("t-nodefail", Loss::Crash);
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn a_no_kill_malleable_job_whose_node_drops_off_the_network_goes_on_shrunk() {
+    goes_on_shrunk("t-nodecut", Loss::Cut);
+}
+
+fn goes_on_shrunk(name: &str, loss: Loss) {
     // slurmctld gives up on a silent slurmd after 5 s.
-    let spec = malleable_spec("t-nodefail", 3, "Strategy=mtct\nSchedulerTick=5\n").set("SlurmdTimeout", "5");
+    let spec = malleable_spec(name, 3, "Strategy=mtct\nSchedulerTick=5\n").set("SlurmdTimeout", "5");
     let c = up_with(spec);
     let app = "--cells 6144 --iterations 400 --unit-us 30 --checkpoint-every 10";
     let script = example_script(&c, "nodefail", app);
@@ -35,7 +55,10 @@ fn a_no_kill_malleable_job_whose_node_dies_goes_on_shrunk() {
     // saved a checkpoint (every ten) to go on from.
     wait_log(&c, 0, &[&format!("seq=3 REPORT job={id}")], Duration::from_secs(60));
 
-    c.crash_node("n3");
+    match loss {
+        Loss::Crash => c.crash_node("n3"),
+        Loss::Cut => c.cut_node("n3").unwrap(),
+    }
     let line = wait_log(&c, 0, &[&format!("JobId={id}: lost n3; it goes on with 2 nodes")], Duration::from_secs(90));
     assert!(line.contains("waiting for its application to commit"), "{line}");
     wait_log(&c, 0, &[&format!("JobId={id}: going on without n3 committed")], Duration::from_secs(60));

@@ -25,7 +25,7 @@ struct Args {
     /// The fewest seconds between two reports of the application's timings to the scheduler.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=3600))]
     report_every: u64,
-    /// The name or address the workers reach this host by [default: this host's name].
+    /// The name or address the workers reach this host by [default: this node's NodeAddr, else its name].
     #[arg(long)]
     hub_address: Option<String>,
     /// The application and its arguments.
@@ -44,6 +44,21 @@ fn main() -> ExitCode {
     }
 }
 
+/// Where the workers reach the hub: this node's address as Slurm knows it
+/// (its NodeAddr, which the other nodes reach it at; a site's hostnames may
+/// resolve elsewhere, and on a test cluster each node has its own network),
+/// else this host's name.
+fn default_hub_host() -> String {
+    let by_slurm = std::env::var("SLURMD_NODENAME").ok().and_then(|n| slurm::client::node_address(&n).ok());
+    let host = by_slurm.unwrap_or_else(|| rustix::system::uname().nodename().to_string_lossy().into_owned());
+    // An IPv6 address goes in brackets before the port.
+    if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host
+    }
+}
+
 fn start(args: Args) -> Result<i32, String> {
     let job: u32 = std::env::var("SLURM_JOB_ID")
         .ok()
@@ -56,7 +71,7 @@ fn start(args: Args) -> Result<i32, String> {
     }
     let hub_host = match args.hub_address {
         Some(h) => h,
-        None => rustix::system::uname().nodename().to_string_lossy().into_owned(),
+        None => default_hub_host(),
     };
     run(Settings {
         job,

@@ -13,6 +13,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::jobs::{parse_show_job, JobInfo};
+use crate::network::Network;
 use crate::ports::{self, Lease};
 use crate::process::{output, pid_alive, read_pid, run, stop_by_pid_file, stop_stepds_in};
 use crate::spec::ClusterSpec;
@@ -74,6 +75,9 @@ impl Cluster {
         }
         let lease = ports::lease(&clusters_root(), &dir, spec.ports_needed())?;
         let cluster = Cluster { spec, dir, ports: lease, keep: false };
+        if let Some(net) = cluster.network() {
+            net.create(&cluster.dir)?;
+        }
         cluster.write_conf()?;
         cluster.start_munge()?;
         Ok(cluster)
@@ -189,9 +193,30 @@ impl Cluster {
     pub fn start_nodes(&self) -> Result<()> {
         for n in self.node_names() {
             mkdir(&self.dir.join("spool").join(&n), 0o755)?;
-            run(self.cmd("slurmd").arg("-N").arg(&n).arg("-f").arg(self.conf_path()))?;
+            self.start_node(&n)?;
         }
         Ok(())
+    }
+
+    /// Its own network, when the spec asks for one.
+    pub fn network(&self) -> Option<Network> {
+        self.spec.network(self.ports.base)
+    }
+
+    /// Node `node`'s number (n3: 3).
+    fn node_number(node: &str) -> Result<usize> {
+        node.strip_prefix('n').and_then(|i| i.parse().ok()).ok_or_else(|| format!("{node}: not a node of ours"))
+    }
+
+    /// Take `node` off its network (networked clusters): its slurmd and
+    /// jobs run on, and nothing reaches them.
+    pub fn cut_node(&self, node: &str) -> Result<()> {
+        self.network().ok_or("cut_node needs a networked cluster")?.cut(Cluster::node_number(node)?)
+    }
+
+    /// Put `node` back on its network.
+    pub fn mend_node(&self, node: &str) -> Result<()> {
+        self.network().ok_or("mend_node needs a networked cluster")?.mend(Cluster::node_number(node)?)
     }
 
     pub fn wait_nodes_idle(&self, timeout: Duration) -> Result<()> {
@@ -279,9 +304,21 @@ impl Cluster {
         crate::process::crash_node(&self.dir, &self.conf_path(), node);
     }
 
-    /// Start node `node`'s slurmd again.
+    /// Start node `node`'s slurmd (again), in its namespace when networked.
     pub fn start_node(&self, node: &str) -> Result<()> {
-        run(self.cmd("slurmd").arg("-N").arg(node).arg("-f").arg(self.conf_path()))
+        let mut cmd = match self.network() {
+            None => self.cmd("slurmd"),
+            Some(net) => {
+                // nsenter, not `ip netns exec`: that also mounts a /sys of
+                // the namespace's own, without /sys/fs/cgroup, and slurmd
+                // then fails to start its cgroup plugin.
+                let ns = format!("--net=/run/netns/{}", net.namespace(Cluster::node_number(node)?));
+                let mut c = self.cmd("nsenter");
+                c.args([ns.as_str(), "slurmd"]);
+                c
+            }
+        };
+        run(cmd.arg("-N").arg(node).arg("-f").arg(self.conf_path()))
     }
 
     /// Stop every daemon of this cluster by its pid file.
@@ -309,6 +346,7 @@ pub fn stop_all_in(dir: &Path) {
     stop_stepds_in(dir);
     stop_by_pid_file(&run_dir.join("slurmctld.pid"), "slurmctld");
     stop_by_pid_file(&dir.join("munge/munged.pid"), "munged");
+    Network::remove_recorded(dir);
     ports::release(dir);
 }
 

@@ -8,6 +8,7 @@
 
 pub mod cluster;
 pub mod jobs;
+pub mod network;
 pub mod plugins;
 pub mod ports;
 pub mod process;

@@ -8,6 +8,9 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::network::Network;
+use crate::ports::Lease;
+
 /// Where Debian installs Slurm's own plugins.
 pub const SLURM_PLUGIN_SYSTEM_DIR: &str = "/usr/lib/x86_64-linux-gnu/slurm-wlm";
 
@@ -73,6 +76,9 @@ pub struct ClusterSpec {
     /// machine's node table for scale runs. slurmctld finds them not
     /// responding, and marks them down after SlurmdTimeout, as it would.
     pub phantoms: usize,
+    /// Each slurmd in its own network namespace with its own address
+    /// ([`crate::network`]), instead of all on loopback.
+    pub networked: bool,
 }
 
 /// The keys every cluster starts with: stock Slurm pieces that need no
@@ -115,7 +121,19 @@ impl ClusterSpec {
             files: Vec::new(),
             plugin_dirs: Vec::new(),
             phantoms: 0,
+            networked: false,
         }
+    }
+
+    /// Give each slurmd its own network namespace and address (see `networked`).
+    pub fn networked(mut self) -> ClusterSpec {
+        self.networked = true;
+        self
+    }
+
+    /// The network a networked cluster on these ports has.
+    pub fn network(&self, port_base: u16) -> Option<Network> {
+        self.networked.then(|| Network::of(&Lease { base: port_base, count: self.ports_needed() }, self.node_count()))
     }
 
     /// Add `count` nodes without a slurmd (see `phantoms`).
@@ -211,9 +229,11 @@ impl ClusterSpec {
         plugin_dirs.push(SLURM_PLUGIN_SYSTEM_DIR.into());
         let needs_gres = self.node_groups.iter().any(|(_, s)| s.gpus > 0);
         // What the cluster's place on this machine decides, unless set.
+        let net = self.network(port_base);
+        let host_addr = net.map_or_else(|| "127.0.0.1".to_string(), |n| n.host_addr());
         let mut placed: Vec<(&str, String)> = vec![
             ("ClusterName", self.name.replace(|c: char| !c.is_ascii_alphanumeric(), "")),
-            ("SlurmctldHost", format!("{host}(127.0.0.1)")),
+            ("SlurmctldHost", format!("{host}({host_addr})")),
             ("SlurmctldPort", port_base.to_string()),
             ("AuthInfo", format!("socket={d}/munge/munge.socket")),
             ("PluginDir", plugin_dirs.join(":")),
@@ -243,17 +263,25 @@ impl ClusterSpec {
                 continue;
             }
             let last = first + count - 1;
-            let (p0, p1) = (usize::from(port_base) + first, usize::from(port_base) + last);
-            let _ = write!(
-                text,
-                "NodeName=n[{first}-{last}] NodeHostname={host} NodeAddr=127.0.0.1 Port=[{p0}-{p1}] CPUs={c} \
-                 Sockets=1 CoresPerSocket={c} ThreadsPerCore=1",
-                c = shape.cores
-            );
-            if shape.gpus > 0 {
-                let _ = write!(text, " Gres=gpu:{}", shape.gpus);
+            // On loopback, one line for the group; networked, a line a node
+            // for its own address.
+            let lines: Vec<(usize, usize, String)> = match net {
+                None => vec![(first, last, "127.0.0.1".to_string())],
+                Some(n) => (first..=last).map(|i| (i, i, n.node_addr(i))).collect(),
+            };
+            for (a, b, addr) in lines {
+                let (p0, p1) = (usize::from(port_base) + a, usize::from(port_base) + b);
+                let _ = write!(
+                    text,
+                    "NodeName=n[{a}-{b}] NodeHostname={host} NodeAddr={addr} Port=[{p0}-{p1}] CPUs={c} Sockets=1 \
+                     CoresPerSocket={c} ThreadsPerCore=1",
+                    c = shape.cores
+                );
+                if shape.gpus > 0 {
+                    let _ = write!(text, " Gres=gpu:{}", shape.gpus);
+                }
+                text += " State=UNKNOWN\n";
             }
-            text += " State=UNKNOWN\n";
             first = last + 1;
         }
         if self.phantoms > 0 {
@@ -366,6 +394,10 @@ mod tests {
         assert_eq!(spec.gres_conf(Path::new("/c")).unwrap(), "NodeName=n[3-3] Name=gpu File=/c/dev/gpu[0-1] Count=2\n");
         assert_eq!(spec.gpus_most(), 2);
         assert_eq!((spec.node_count(), spec.ports_needed()), (3, 4));
+        // Networked: each node its own address, slurmctld on the bridge's.
+        let net = ClusterSpec::new("t", 2).networked().slurm_conf(Path::new("/c"), "host", 20300);
+        assert!(net.contains("SlurmctldHost=host(10.77.3.254)"), "{net}");
+        assert!(net.contains("NodeName=n[2-2] NodeHostname=host NodeAddr=10.77.3.2 Port=[20302-20302] "), "{net}");
         // Phantoms: one more port, theirs, after the slurmds'.
         let spec = spec.phantoms(100);
         assert_eq!((spec.node_count(), spec.ports_needed()), (3, 5));

@@ -81,6 +81,31 @@ pub fn load_job(id: u32) -> Result<JobRecord, String> {
     }
 }
 
+/// The address Slurm reaches node `name` at (its NodeAddr): where the
+/// other nodes reach it too.
+pub fn node_address(name: &str) -> Result<String, String> {
+    let text = c_text(name);
+    let mut resp: *mut sys::node_info_msg_t = std::ptr::null_mut();
+    // SAFETY: slurm_load_node_single fills `resp` with a message we free
+    // below; the name is copied into the request.
+    let rc = unsafe { sys::slurm_load_node_single(&mut resp, text.as_ptr().cast_mut(), 0) };
+    if rc != 0 || resp.is_null() {
+        return Err(last_error(&format!("reading node {name}")));
+    }
+    // SAFETY: a message from slurm_load_node_single: record_count records
+    // in node_array, strings NULL or NUL-terminated, freed together after
+    // we copied the one we need.
+    unsafe {
+        let msg = &*resp;
+        let found = (0..msg.record_count as usize)
+            .map(|i| &*msg.node_array.add(i))
+            .find(|n| cstr_to_string(n.name).as_deref() == Some(name))
+            .and_then(|n| cstr_to_string(n.node_addr));
+        sys::slurm_free_node_info_msg(resp);
+        found.ok_or_else(|| format!("reading node {name}: no address for it in the reply"))
+    }
+}
+
 /// The node names a hostlist expression stands for (`n[1-3],m1` is n1,
 /// n2, n3, m1), as Slurm expands it.
 pub fn hostnames(list: &str) -> Vec<String> {
