@@ -12,6 +12,12 @@ pub fn node_release_times(s: &Snapshot) -> Vec<Time> {
     release_times(&node_backs(s), &Placement::anywhere())
 }
 
+/// Each busy node that comes back, and when (unsorted): as
+/// [`node_release_times`], by node.
+pub fn node_returns(s: &Snapshot) -> Vec<(NodeIndex, Time)> {
+    node_backs(s).iter().enumerate().filter_map(|(i, b)| b.flatten().map(|t| (i, t))).collect()
+}
+
 /// The release times in `backs` ([`node_backs`]) of the nodes a job placed
 /// `p` may use.
 fn release_times(backs: &[Option<Option<Time>>], p: &Placement) -> Vec<Time> {

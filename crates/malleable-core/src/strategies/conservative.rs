@@ -11,9 +11,9 @@
 //! `MaxJobTest` jobs a pass (`bf_max_job_test`, 500 by default). Unlike it, it
 //! runs at every pass rather than every `bf_interval` (30 s), and plans in
 //! seconds rather than `bf_resolution` (60 s) steps: the idealised form,
-//! never worse for the jobs than what slurmctld would do. Nodes are counted,
-//! not named (every node is alike to the core), so a plan is a step function
-//! of how many nodes are free over time.
+//! never worse for the jobs than what slurmctld would do. The plan is by
+//! node ([`NodePlan`]), as sched/backfill's node space: a job that may use
+//! only some nodes is booked where and when its own nodes are free.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};
@@ -21,9 +21,8 @@ use std::hash::{Hash, Hasher};
 
 use malleable_model::{Decision, JobId, Snapshot, Time};
 
-use crate::blocks::pool::FreePool;
+use crate::blocks::node_plan::NodePlan;
 use crate::blocks::queue::{end_if_started, runnable_queue};
-use crate::blocks::reservation::{node_release_times, reservation};
 use crate::blocks::waiting::{WaitReason, Waiting};
 use crate::params::{ParamKind, ParamSpec};
 use crate::strategy::{PassReport, Strategy, StrategyInfo};
@@ -107,129 +106,34 @@ fn fingerprint(s: &Snapshot) -> u64 {
 }
 
 /// One pass: each of the first `max_job_test` runnable jobs in queue order
-/// starts now if the plan has room for it from now to its time limit, and
-/// otherwise books its earliest such start. A job that can never get its
-/// nodes (held by unlimited jobs, or down) books nothing. The plan counts
-/// nodes: a job confined to some (its partition, `--nodelist`) starts only
-/// where it may, and is booked by count from when enough of its own nodes
-/// come back.
+/// starts now if the plan has room for it, on nodes it may use, from now to
+/// its time limit, and otherwise books its earliest such start, on the
+/// nodes the plan names. A job that can never get its nodes (held by
+/// unlimited jobs, or down) books nothing.
 pub fn conservative(s: &Snapshot, max_job_test: usize) -> Vec<Decision> {
     plan(s, max_job_test).0
 }
 
 /// [`conservative`]'s decisions, and each job's booked start.
 fn plan(s: &Snapshot, max_job_test: usize) -> (Vec<Decision>, Vec<(JobId, Time)>) {
-    let mut pool = FreePool::new(s);
-    let mut plan = FreePlan::new(s, pool.len());
+    let mut plan = NodePlan::new(s, s.free_nodes());
     let mut decisions = Vec::new();
     let mut booked = Vec::new();
     for (job, size) in runnable_queue(s).into_iter().take(max_job_test) {
-        let length = end_if_started(s.now, job).map(|end| end - s.now);
-        let Some(mut start) = plan.earliest(s.now, size, length) else {
+        // At least a second: a booking of no length would hold nothing.
+        let length = end_if_started(s.now, job).map(|end| (end - s.now).max(1));
+        let Some((start, nodes)) = plan.earliest(s.now, size, length, &job.placement) else {
             continue;
         };
-        if start == s.now {
-            if let Some(d) = pool.start(job, size) {
-                decisions.push(d);
-            } else if !job.placement.is_anywhere() {
-                // Too few of the nodes it may use are free (its partition,
-                // its --nodelist): it is booked, by count, from when enough
-                // of them come back, as EASY reserves for a head job.
-                let own = reservation(s, pool.allowed_free(&job.placement), &[], &job.placement, size);
-                let Some(from) = own.map(|r| r.shadow_time.max(s.now + 1)) else { continue };
-                let Some(later) = plan.earliest(from, size, length) else { continue };
-                start = later;
-            }
-            // Otherwise it is waiting on nodes a job past its time limit
-            // still holds: it keeps its booking at now, so jobs behind it
-            // cannot take what is free ahead of it.
-        }
-        plan.book(start, length, size);
+        plan.book(start, length, &nodes);
         booked.push((job.id, start));
+        // The plan's nodes, not the lowest free: those may be booked for a
+        // job ahead before this one would end.
+        if start == s.now {
+            decisions.push(Decision::Start { job: job.id, nodes, time_limit: None });
+        }
     }
     (decisions, booked)
-}
-
-/// How many nodes are free from each step's time until the next step's; the
-/// last step lasts for ever. Steps are in increasing time, the first at now.
-struct FreePlan {
-    steps: Vec<(Time, i64)>,
-}
-
-impl FreePlan {
-    /// Free now, then more as running jobs reach their time limits. A node
-    /// several jobs list comes back when the last of them ends; one held by
-    /// an unlimited job, or by nothing known, never does.
-    fn new(s: &Snapshot, free_now: usize) -> Self {
-        let mut releases = node_release_times(s);
-        releases.sort_unstable();
-        let mut steps = vec![(s.now, free_now as i64)];
-        for t in releases {
-            let t = t.max(s.now);
-            let last = steps.last_mut().expect("plan has a first step");
-            if last.0 == t {
-                last.1 += 1;
-            } else {
-                let free = last.1 + 1;
-                steps.push((t, free));
-            }
-        }
-        FreePlan { steps }
-    }
-
-    /// The earliest step time, `from` or later, from which `size` nodes stay
-    /// free for `length` seconds (`None`: for ever).
-    fn earliest(&mut self, from: Time, size: usize, length: Option<Time>) -> Option<Time> {
-        let size = size as i64;
-        let mut k = self.split_at(from.max(self.steps[0].0));
-        while k < self.steps.len() {
-            if self.steps[k].1 < size {
-                k += 1;
-                continue;
-            }
-            let start = self.steps[k].0;
-            let end = length.map(|l| start.saturating_add(l));
-            // Walk the steps the job would span; the first too low one rules
-            // out every start before it too.
-            let mut j = k + 1;
-            while j < self.steps.len() && end.is_none_or(|e| self.steps[j].0 < e) {
-                if self.steps[j].1 < size {
-                    break;
-                }
-                j += 1;
-            }
-            if j == self.steps.len() || end.is_some_and(|e| self.steps[j].0 >= e) {
-                return Some(start);
-            }
-            k = j + 1;
-        }
-        None
-    }
-
-    /// Take `size` nodes from `start` for `length` seconds (`None`: for ever).
-    fn book(&mut self, start: Time, length: Option<Time>, size: usize) {
-        let from = self.split_at(start);
-        let to = match length {
-            Some(l) => self.split_at(start.saturating_add(l)),
-            None => self.steps.len(),
-        };
-        for step in &mut self.steps[from..to] {
-            step.1 -= size as i64;
-        }
-    }
-
-    /// The index of the step starting at `t`, adding one there if needed.
-    fn split_at(&mut self, t: Time) -> usize {
-        match self.steps.binary_search_by_key(&t, |s| s.0) {
-            Ok(i) => i,
-            Err(i) => {
-                // i > 0: nothing is booked before now, the first step's time.
-                let free = self.steps[i - 1].1;
-                self.steps.insert(i, (t, free));
-                i
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -263,6 +167,23 @@ mod tests {
             limited(job(2, 0, 2, 2), Some(5000)).placement(Placement::only([2, 3])),
         ];
         assert_eq!(conservative(&s), vec![start(2, &[2, 3])]);
+    }
+
+    #[test]
+    fn a_job_behind_keeps_off_the_nodes_booked_for_a_job_ahead() {
+        // Node 2 busy until 200. Job 1 may use nodes 0 and 2 only: booked
+        // on them from 200. Job 2 (one node, 500 s) starts now, but not on
+        // node 0, the lowest free: it would hold it past 200. Counting
+        // nodes alone, it took node 0 and pushed job 1 back to 600.
+        let mut s = cluster(&[true, true, false]);
+        s.running = vec![running(9, &[2], Some(200))];
+        s.pending = vec![
+            limited(job(1, 0, 1, 2), Some(100)).placement(Placement::only([0, 2])),
+            limited(job(2, 0, 2, 1), Some(500)),
+        ];
+        assert_eq!(conservative(&s), vec![start(2, &[1])]);
+        let w = Conservative { max_job_test: MAX_JOB_TEST, booked: (0, Vec::new()) }.waiting(&s, &conservative(&s));
+        assert_eq!(w.iter().map(|w| (w.job.0, w.start)).collect::<Vec<_>>(), vec![(1, Some(200))]);
     }
 
     #[test]

@@ -1,0 +1,237 @@
+//! Which nodes are free over time, going by time limits, and the bookings
+//! made on it: conservative backfill's plan, by node, as Slurm's backfill
+//! keeps its node space. A job that may use only some nodes (its
+//! partition, `--nodelist`, `--exclude`, a reservation) is booked only when
+//! enough of its own nodes are free for its whole length, and where
+//! partitions overlap a node's return counts for every job that may use it.
+
+use malleable_model::{NodeIndex, Placement, Snapshot, Time};
+
+use crate::blocks::reservation::node_returns;
+
+/// A set of nodes, as bits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Nodes(Vec<u64>);
+
+impl Nodes {
+    fn empty(n: usize) -> Nodes {
+        Nodes(vec![0; n.div_ceil(64)])
+    }
+
+    fn set(&mut self, i: NodeIndex) {
+        self.0[i / 64] |= 1 << (i % 64);
+    }
+
+    fn clear(&mut self, i: NodeIndex) {
+        self.0[i / 64] &= !(1 << (i % 64));
+    }
+
+    fn has(&self, i: NodeIndex) -> bool {
+        self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+
+    fn and(&mut self, other: &Nodes) {
+        for (a, b) in self.0.iter_mut().zip(&other.0) {
+            *a &= b;
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.0.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Its members, lowest first.
+    fn members(&self) -> impl Iterator<Item = NodeIndex> + '_ {
+        self.0
+            .iter()
+            .enumerate()
+            .flat_map(|(k, &w)| (0..64).filter(move |b| w & (1 << b) != 0).map(move |b| k * 64 + b))
+    }
+}
+
+/// One step: the nodes free from `at` until the next step's time.
+#[derive(Clone, Debug)]
+struct Step {
+    at: Time,
+    free: Nodes,
+    /// `free.count()`, kept so most steps are ruled out without a look at the bits.
+    count: usize,
+}
+
+/// The plan: steps in increasing time, the first at now, the last lasting
+/// for ever.
+pub struct NodePlan {
+    nodes: usize,
+    steps: Vec<Step>,
+}
+
+impl NodePlan {
+    /// The nodes free now (`free_now`), then each busy node from when it
+    /// comes back ([`node_returns`]): a node held by an unlimited job, or
+    /// by none (down), never does. One held past its job's limit counts as
+    /// back a second from now: a job waiting on it is booked then, ahead of
+    /// the jobs behind it, and only nodes free now are started on.
+    pub fn new(s: &Snapshot, free_now: impl IntoIterator<Item = NodeIndex>) -> NodePlan {
+        let nodes = s.nodes.len();
+        let mut first = Nodes::empty(nodes);
+        for i in free_now {
+            first.set(i);
+        }
+        let count = first.count();
+        let mut steps = vec![Step { at: s.now, free: first, count }];
+        let mut returns = node_returns(s);
+        returns.sort_unstable_by_key(|&(i, t)| (t, i));
+        for (i, t) in returns {
+            let t = t.max(s.now + 1);
+            let last = steps.last_mut().expect("a plan has a first step");
+            if last.at == t {
+                if !last.free.has(i) {
+                    last.free.set(i);
+                    last.count += 1;
+                }
+            } else {
+                let mut next = last.clone();
+                next.at = t;
+                if !next.free.has(i) {
+                    next.free.set(i);
+                    next.count += 1;
+                }
+                steps.push(next);
+            }
+        }
+        NodePlan { nodes, steps }
+    }
+
+    /// The earliest step time, `from` or later, from which `size` nodes the
+    /// job may use (with every node it requires) stay free for `length`
+    /// seconds (`None`: for ever), and which nodes: those it requires, then
+    /// the lowest others.
+    pub fn earliest(
+        &mut self,
+        from: Time,
+        size: usize,
+        length: Option<Time>,
+        p: &Placement,
+    ) -> Option<(Time, Vec<NodeIndex>)> {
+        let allowed = self.allowed(p);
+        let size = size.max(p.required.len());
+        let mut k = self.split_at(from.max(self.steps[0].at));
+        while k < self.steps.len() {
+            if self.steps[k].count < size {
+                k += 1;
+                continue;
+            }
+            let start = self.steps[k].at;
+            let end = length.map(|l| start.saturating_add(l));
+            let mut usable = self.steps[k].free.clone();
+            if let Some(a) = &allowed {
+                usable.and(a);
+            }
+            let mut j = k + 1;
+            while j < self.steps.len() && end.is_none_or(|e| self.steps[j].at < e) && usable.count() >= size {
+                usable.and(&self.steps[j].free);
+                j += 1;
+            }
+            if usable.count() >= size && p.required.iter().all(|&r| usable.has(r)) {
+                let mut chosen: Vec<NodeIndex> = p.required.clone();
+                chosen.extend(usable.members().filter(|i| !p.required.contains(i)).take(size - p.required.len()));
+                return Some((start, chosen));
+            }
+            k += 1;
+        }
+        None
+    }
+
+    /// Take `nodes` from `start` for `length` seconds (`None`: for ever).
+    pub fn book(&mut self, start: Time, length: Option<Time>, nodes: &[NodeIndex]) {
+        let from = self.split_at(start);
+        let to = match length {
+            Some(l) => self.split_at(start.saturating_add(l)),
+            None => self.steps.len(),
+        };
+        for step in &mut self.steps[from..to] {
+            for &i in nodes {
+                if step.free.has(i) {
+                    step.free.clear(i);
+                    step.count -= 1;
+                }
+            }
+        }
+    }
+
+    /// The nodes a job placed `p` may use; `None` for all.
+    fn allowed(&self, p: &Placement) -> Option<Nodes> {
+        let list = p.allowed.as_ref()?;
+        let mut a = Nodes::empty(self.nodes);
+        for &i in list.iter().filter(|&&i| i < self.nodes) {
+            a.set(i);
+        }
+        Some(a)
+    }
+
+    /// The index of the step starting at `t`, adding one there if needed.
+    fn split_at(&mut self, t: Time) -> usize {
+        match self.steps.binary_search_by_key(&t, |s| s.at) {
+            Ok(i) => i,
+            Err(i) => {
+                // i > 0: nothing is booked before now, the first step's time.
+                let mut step = self.steps[i - 1].clone();
+                step.at = t;
+                self.steps.insert(i, step);
+                i
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{cluster, running};
+
+    #[test]
+    fn nodes_come_back_at_their_jobs_limits_and_bookings_take_them() {
+        // Now 100: node 0 free; 1 back at 200, 2 at 300; 3 held for ever.
+        let mut s = cluster(&[true, false, false, false]);
+        s.running = vec![running(8, &[1], Some(200)), running(9, &[2], Some(300)), running(7, &[3], None)];
+        let mut plan = NodePlan::new(&s, s.free_nodes());
+        let any = Placement::anywhere();
+        assert_eq!(plan.earliest(s.now, 1, Some(50), &any), Some((100, vec![0])));
+        assert_eq!(plan.earliest(s.now, 2, Some(50), &any), Some((200, vec![0, 1])));
+        assert_eq!(plan.earliest(s.now, 4, Some(50), &any), None);
+        // Node 0 booked 100-250: two nodes only from 300 (1 and 2)... and
+        // 0 again from 250, so from 300 the lowest are 0 and 1.
+        plan.book(100, Some(150), &[0]);
+        assert_eq!(plan.earliest(s.now, 2, Some(50), &any), Some((250, vec![0, 1])));
+        assert_eq!(plan.earliest(s.now, 3, None, &any), Some((300, vec![0, 1, 2])));
+    }
+
+    #[test]
+    fn a_confined_job_counts_only_its_own_nodes() {
+        // Partitions {0, 1} and {2, 3}: 0 free, 1 back at 500; 2 and 3 free.
+        let mut s = cluster(&[true, false, true, true]);
+        s.running = vec![running(8, &[1], Some(500))];
+        let mut plan = NodePlan::new(&s, s.free_nodes());
+        let left = Placement::only([0, 1]);
+        assert_eq!(plan.earliest(s.now, 2, Some(100), &left), Some((500, vec![0, 1])));
+        assert_eq!(plan.earliest(s.now, 2, Some(100), &Placement::only([2, 3])), Some((100, vec![2, 3])));
+        // Booked, the right side is taken until 300: a job needing node 3
+        // waits for it.
+        plan.book(100, Some(200), &[2, 3]);
+        let needs_3 = Placement::anywhere().requiring(vec![3]);
+        assert_eq!(plan.earliest(s.now, 1, Some(10), &needs_3), Some((300, vec![3])));
+    }
+
+    #[test]
+    fn a_gap_too_short_for_the_job_is_skipped() {
+        // Node 0 free until a booking at 150-400; node 1 back at 200.
+        let mut s = cluster(&[true, false]);
+        s.running = vec![running(8, &[1], Some(200))];
+        let mut plan = NodePlan::new(&s, s.free_nodes());
+        plan.book(150, Some(250), &[0]);
+        let any = Placement::anywhere();
+        // 100 s from 100 does not fit before 150 on node 0; node 1 from 200 does.
+        assert_eq!(plan.earliest(s.now, 1, Some(100), &any), Some((200, vec![1])));
+        assert_eq!(plan.earliest(s.now, 1, Some(50), &any), Some((100, vec![0])));
+    }
+}
