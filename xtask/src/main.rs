@@ -51,8 +51,9 @@ const USAGE: &str = "usage: cargo xtask <command>
                                          (5000, 4 with a slurmd) and N waiting jobs (10000), squeue meanwhile
   bench-resize [--nodes N] [--rounds R]  one-node resize latency 1 -> N -> 1, table and plot (32, 5)
   test                                   formatting, lints, unit, property, symbol and real-cluster tests
-  cluster up [--nodes N] [--name NAME] [--set KEY=VALUE]...
-                                         start a cluster and leave it running (KEY=VALUE in slurm.conf)
+  cluster up [--nodes N] [--name NAME] [--set KEY=VALUE]... [--networked]
+                                         start a cluster and leave it running (KEY=VALUE in slurm.conf;
+                                         --networked: each slurmd in its own network namespace)
   cluster down [--name NAME]             stop it (by pid files)
   cluster status [--name NAME]           which of its daemons run
   build                                  install Slurm, prepare its source tree, build the plugins
@@ -78,6 +79,8 @@ struct Opts {
     seed: u64,
     workload: String,
     jobs: usize,
+    /// `cluster up --networked`: each slurmd in its own network namespace.
+    networked: bool,
 }
 
 /// A whole-number option's value from `lo` to `hi`.
@@ -108,6 +111,7 @@ fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
         seed: 1,
         workload: "esp".into(),
         jobs: if default_name == "scale" { 10_000 } else { 1000 },
+        networked: false,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -124,6 +128,7 @@ fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
                 o.name = v.clone();
             }
             "--keep" => o.keep = true,
+            "--networked" => o.networked = true,
             "--set" => {
                 let v = it.next().ok_or("--set needs KEY=VALUE")?;
                 let (k, val) = v.split_once('=').ok_or_else(|| format!("--set {v}: expected KEY=VALUE"))?;
@@ -224,6 +229,9 @@ fn cluster_cmd(args: &[String]) -> Result<()> {
             let mut spec = plugins::sched_malleable(ClusterSpec::new(&o.name, o.nodes), &staged);
             for (k, v) in &o.set {
                 spec = spec.set(k, v);
+            }
+            if o.networked {
+                spec = spec.networked();
             }
             let mut c = Cluster::up(spec)?;
             c.keep = true;
