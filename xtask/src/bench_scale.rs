@@ -6,7 +6,6 @@
 //! plugin's debug line per pass, and how long `squeue` took meanwhile.
 
 use std::io::{IsTerminal, Write};
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -66,7 +65,7 @@ pub fn run(nodes: usize, jobs: usize, keep: bool) -> Result<()> {
         let conf = format!("Strategy={name}\nSchedulerTick=1\n{extra}");
         std::fs::write(cluster.dir.join("etc/malleable.conf"), &conf).map_err(|e| e.to_string())?;
         let from = cluster.ctld_log().len();
-        run_quiet(cluster.cmd("scontrol").arg("reconfigure"))?;
+        testcluster::process::run(cluster.cmd("scontrol").arg("reconfigure"))?;
         wait_for_line(&cluster, from, &format!("sched/malleable: reconfigured: Strategy={name}"))?;
         let start_at = cluster.ctld_log().len();
         let mut squeue = Vec::new();
@@ -156,10 +155,6 @@ fn submit_all(cluster: &Cluster, jobs: usize) -> Result<()> {
         }
         Ok(())
     })
-}
-
-fn run_quiet(cmd: &mut Command) -> Result<()> {
-    testcluster::process::run(cmd)
 }
 
 fn wait_for_line(cluster: &Cluster, from: usize, line: &str) -> Result<()> {

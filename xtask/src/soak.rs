@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use cluster_eval::records::log_time;
 use cluster_eval::replay::Replay;
+use cluster_eval::throughput::quantile;
 use cluster_eval::workloads;
 use testcluster::plugins::{self, tool_dir};
 use testcluster::{Cluster, ClusterSpec};
@@ -97,7 +98,7 @@ fn figures(mut v: Vec<f64>) -> String {
         return "-".into();
     }
     v.sort_by(f64::total_cmp);
-    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+    let at = |q: f64| quantile(&v, q).unwrap_or(0.0);
     format!("median {:.1} ms, 99th percentile {:.1} ms, max {:.1} ms", at(0.5), at(0.99), at(1.0))
 }
 

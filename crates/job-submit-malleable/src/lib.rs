@@ -97,7 +97,7 @@ impl JobSubmitPlugin for Malleable {
         let Some(n) = update.min_nodes().filter(|_| job.is_pending()) else {
             return Ok(());
         };
-        let env = job.spank_job_env();
+        let env = job.spank_job_env_with(SubmitOptions::ENV_PREFIX);
         let given = SubmitOptions::from_env(env.iter().map(String::as_str))?;
         given.resolve(Some(n)).map(|_| ())
     }

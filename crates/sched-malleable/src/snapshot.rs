@@ -170,15 +170,15 @@ pub fn take(
                     options.push((p, part.tier));
                 }
             }
+            if options.is_empty() {
+                continue;
+            }
             let size = job.min_nodes().max(1) as usize;
             let chosen = if options.len() > 1 {
                 options.iter().position(|(p, _)| fits_now(p, &nodes, size)).unwrap_or(0)
             } else {
                 0
             };
-            if options.is_empty() {
-                continue;
-            }
             let (placement, part_tier) = options.swap_remove(chosen);
             pending.push(PendingJob {
                 id: JobId(job.id()),

@@ -58,6 +58,16 @@ struct Step {
     count: usize,
 }
 
+impl Step {
+    /// Free node `i` from this step on.
+    fn add(&mut self, i: NodeIndex) {
+        if !self.free.has(i) {
+            self.free.set(i);
+            self.count += 1;
+        }
+    }
+}
+
 /// The plan: steps in increasing time, the first at now, the last lasting
 /// for ever.
 pub struct NodePlan {
@@ -84,20 +94,12 @@ impl NodePlan {
         for (i, t) in returns {
             let t = t.max(s.now + 1);
             let last = steps.last_mut().expect("a plan has a first step");
-            if last.at == t {
-                if !last.free.has(i) {
-                    last.free.set(i);
-                    last.count += 1;
-                }
-            } else {
+            if last.at != t {
                 let mut next = last.clone();
                 next.at = t;
-                if !next.free.has(i) {
-                    next.free.set(i);
-                    next.count += 1;
-                }
                 steps.push(next);
             }
+            steps.last_mut().expect("a plan has a first step").add(i);
         }
         NodePlan { nodes, steps }
     }

@@ -243,6 +243,10 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
             return Err(AllocError::NotPending(job_id));
         }
         let job_ptr = job.as_ptr();
+        // A job of several partitions (`-p a,b`) runs in the first that
+        // holds all its nodes, as Slurm's backfill points it there before
+        // select_nodes (which then names it first in the list).
+        let holding = job.partitions().into_iter().find(|p| p.holds(nodes)).map(|p| p.as_ptr());
         // SAFETY: job_ptr is a live pending record and we hold the job and
         // node write locks, which is what select_nodes, launch_job and
         // srun_allocate require. details is checked for NULL before use;
@@ -253,11 +257,8 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
             }
             let asked = Request::read(job_ptr);
             asked.on(nodes.len() as u32, time_limit).write(job_ptr);
-            // A job of several partitions (`-p a,b`) runs in the first that
-            // holds all its nodes, as Slurm's backfill points it there
-            // before select_nodes (which then names it first in the list).
             let home = (*job_ptr).part_ptr;
-            if let Some(p) = partition_holding(job_ptr, nodes) {
+            if let Some(p) = holding {
                 (*job_ptr).part_ptr = p;
             }
             let rc = self.select_on(job_ptr, nodes, table);
@@ -468,37 +469,6 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         if let Err(e) = self.cancel_job(job_id) {
             log::error!("could not cancel JobId={job_id}: {e}");
         }
-    }
-}
-
-/// The first of a multi-partition job's partitions whose nodes include all
-/// of `nodes` (node-table indices); `None` for a job of one partition.
-///
-/// # Safety
-/// `job_ptr` is a live job record, read under the job and partition locks.
-unsafe fn partition_holding(job_ptr: *mut sys::job_record_t, nodes: &[usize]) -> Option<*mut sys::part_record_t> {
-    // SAFETY: part_ptr_list is NULL or a list of live partition records;
-    // their node_bitmap is NULL or a bitmap they own, of the table's size.
-    unsafe {
-        let list = (*job_ptr).part_ptr_list;
-        if list.is_null() {
-            return None;
-        }
-        let it = sys::list_iterator_create(list);
-        let mut found = None;
-        loop {
-            let p = sys::list_next(it).cast::<sys::part_record_t>();
-            if p.is_null() {
-                break;
-            }
-            let bits = (*p).node_bitmap;
-            if !bits.is_null() && nodes.iter().all(|&i| sys::bit_test(bits, i as i64) != 0) {
-                found = Some(p);
-                break;
-            }
-        }
-        sys::list_iterator_destroy(it);
-        found
     }
 }
 

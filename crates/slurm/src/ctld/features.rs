@@ -17,9 +17,7 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
             return None;
         }
         let mut all = Bitmap::new(self.node_table_len());
-        for i in 0..self.node_table_len() {
-            all.set(i);
-        }
+        all.not();
         let mut has_xor = false;
         // SAFETY: a live record with details under our job write lock
         // (valid_feature_counts refreshes its feature list's node bitmaps)

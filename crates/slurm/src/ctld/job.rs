@@ -242,22 +242,9 @@ impl<'g> JobView<'g> {
         unsafe { crate::common::cstr::cstr_to_string(self.rec().system_comment) }.unwrap_or_default()
     }
 
-    /// The SPANK environment (NAME=value) that SPANK plugins set at submit.
-    pub fn spank_job_env(&self) -> Vec<String> {
-        let rec = self.rec();
-        if rec.spank_job_env.is_null() {
-            return Vec::new();
-        }
-        (0..rec.spank_job_env_size as usize)
-            // SAFETY: spank_job_env has spank_job_env_size entries, each
-            // NULL or a NUL-terminated string owned by the record.
-            .filter_map(|i| unsafe { crate::common::cstr::cstr_to_string(*rec.spank_job_env.add(i)) })
-            .collect()
-    }
-
-    /// The entries of its SPANK environment that start with `prefix`: what
-    /// one plugin reads, without copying every other plugin's entries of
-    /// every job at every pass.
+    /// The entries (NAME=value) of the SPANK environment that SPANK plugins
+    /// set at submit which start with `prefix`: what one plugin reads,
+    /// without copying every other plugin's entries of every job at every pass.
     pub fn spank_job_env_with(&self, prefix: &str) -> Vec<String> {
         let rec = self.rec();
         if rec.spank_job_env.is_null() {
@@ -307,10 +294,18 @@ impl<'g> JobPartition<'g> {
         self.rec as usize
     }
 
-    pub fn name(&self) -> String {
-        // SAFETY: a live record under the lock held for 'g; name is NULL or
-        // a NUL-terminated string it owns.
-        unsafe { crate::common::cstr::cstr_to_string((*self.rec).name) }.unwrap_or_default()
+    /// Whether its nodes include all of `nodes` (node-table indices).
+    pub fn holds(&self, nodes: &[usize]) -> bool {
+        // SAFETY: a live record under the lock held for 'g; node_bitmap is
+        // NULL or a bitmap of the node table's size it owns.
+        unsafe {
+            let bits = (*self.rec).node_bitmap;
+            !bits.is_null() && nodes.iter().all(|&i| sys::bit_test(bits, i as i64) != 0)
+        }
+    }
+
+    pub(crate) fn as_ptr(&self) -> *mut sys::part_record_t {
+        self.rec.cast_mut()
     }
 
     /// Its nodes' indices in the node table (read when asked: a big
