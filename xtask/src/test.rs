@@ -49,12 +49,19 @@ pub fn run_all(root: &Path) -> Result<()> {
 
     let mut total = TestCounts::default();
     let t = Instant::now();
-    let unit = run_tests(cargo_in(&tree).args(["test", "--workspace"]));
+    let unit = run_tests(cargo_in(&tree).args(["test", "--workspace", "--no-fail-fast"]));
     eprintln!("xtask: unit and property tests took {:.1?}", t.elapsed());
     total.add(unit?);
     let t = Instant::now();
-    let cluster =
-        run_tests(cargo_in(&tree).args(["test", "-p", "cluster-tests", "--", "--ignored", "--test-threads=1"]));
+    let cluster = run_tests(cargo_in(&tree).args([
+        "test",
+        "-p",
+        "cluster-tests",
+        "--no-fail-fast",
+        "--",
+        "--ignored",
+        "--test-threads=1",
+    ]));
     eprintln!("xtask: symbol check and cluster tests took {:.1?}", t.elapsed());
     total.add(cluster?);
     let t = Instant::now();
@@ -126,7 +133,8 @@ impl TestCounts {
     }
 }
 
-/// Run `cargo test`, echoing its output, and add up its "test result:" lines.
+/// Run `cargo test`, echoing its output, and add up its "test result:" lines
+/// (with `--no-fail-fast`, so that one run names every failing test).
 fn run_tests(cmd: &mut Command) -> Result<TestCounts> {
     use std::io::{BufRead, BufReader};
     let mut child = cmd.stdout(std::process::Stdio::piped()).spawn().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;

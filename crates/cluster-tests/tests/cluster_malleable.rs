@@ -189,7 +189,11 @@ fn a_job_that_started_on_a_high_node_keeps_its_batch_host_when_it_shrinks() {
     for &f in &fillers {
         let _ = c.cmd("scancel").arg(f.to_string()).status();
     }
-    wait_log(&c, 0, &[&format!("JobId={id}: expand onto n1,n2 committed")], Duration::from_secs(60));
+    // The fillers end a moment apart, so the job may grow in one step or two.
+    let holds =
+        wait_log(&c, 0, &[&format!("JobId={id}: expand onto "), "it now holds n[1-3]"], Duration::from_secs(60));
+    let at = c.ctld_log().find(&holds).unwrap();
+    wait_log(&c, at, &[&format!("JobId={id}: expand onto "), " committed "], Duration::from_secs(30));
 
     let from = c.ctld_log().len();
     let rigid = c.sbatch(&["-N1", "-t", "1", "--wrap", "sleep 2"]).unwrap();
