@@ -20,6 +20,7 @@ mod demo;
 mod esp;
 mod evaluate;
 mod setup;
+mod slurm_tests;
 mod soak;
 mod test;
 mod versus;
@@ -49,6 +50,10 @@ const USAGE: &str = "usage: cargo xtask <command>
   bench-scale [--nodes N] [--jobs N] [--keep]
                                          every strategy's pass and lock-hold times in a slurmctld of N nodes
                                          (5000, 4 with a slurmd) and N waiting jobs (10000), squeue meanwhile
+  slurm-tests [--short] [--only TEXT,...]
+                                         Slurm's own python and expect tests (xtask/slurm-tests.list; --short:
+                                         CI's selection) under stock sched/backfill and sched/malleable at once,
+                                         side by side; fails if one passes under stock only
   bench-resize [--nodes N] [--rounds R]  one-node resize latency 1 -> N -> 1, table and plot (32, 5)
   test                                   formatting, lints, unit, property, symbol and real-cluster tests
   cluster up [--nodes N] [--name NAME] [--set KEY=VALUE]... [--networked]
@@ -195,6 +200,7 @@ fn main() -> ExitCode {
         Some("test") => test::run_all(&repo_root()),
         Some("bench-scale") => parse_opts(&args[1..], "scale").and_then(|o| bench_scale::run(o.nodes, o.jobs, o.keep)),
         Some("bench-resize") => parse_opts(&args[1..], "bench").and_then(|o| bench_resize::run(o.nodes, o.rounds)),
+        Some("slurm-tests") => slurm_tests_cmd(&args[1..]),
         Some("cluster") => cluster_cmd(&args[1..]),
         Some("build") => setup::build_plugins(&repo_root()).map(|d| println!("plugins in {}", d.display())),
         Some("slurm-src") => setup::ensure_packages()
@@ -217,6 +223,23 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn slurm_tests_cmd(args: &[String]) -> Result<()> {
+    let mut short = false;
+    let mut only = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--short" => short = true,
+            "--only" => {
+                let v = it.next().ok_or("--only needs TEXT (part of a test's name), or several with commas")?;
+                only.extend(v.split(',').filter(|s| !s.is_empty()).map(str::to_string));
+            }
+            other => return Err(format!("slurm-tests: unknown option '{other}': expected --short or --only TEXT")),
+        }
+    }
+    slurm_tests::run(short, &only)
 }
 
 fn cluster_cmd(args: &[String]) -> Result<()> {

@@ -52,9 +52,9 @@ fn apt_get() -> Command {
     c
 }
 
-/// Install whatever of Slurm, munge and the build tools is missing.
-pub fn ensure_packages() -> Result<()> {
-    let missing: Vec<&str> = PACKAGES.iter().copied().filter(|p| installed_version(p).is_none()).collect();
+/// Install whichever of these Debian packages is missing.
+pub fn ensure(packages: &[&str]) -> Result<()> {
+    let missing: Vec<&str> = packages.iter().copied().filter(|p| installed_version(p).is_none()).collect();
     if !missing.is_empty() {
         let t = Instant::now();
         eprintln!("xtask: installing {}", missing.join(" "));
@@ -62,6 +62,12 @@ pub fn ensure_packages() -> Result<()> {
         run(apt_get().args(["install", "-y", "-qq", "--no-install-recommends"]).args(&missing))?;
         eprintln!("xtask: installed in {:.1?}", t.elapsed());
     }
+    Ok(())
+}
+
+/// Install whatever of Slurm, munge and the build tools is missing.
+pub fn ensure_packages() -> Result<()> {
+    ensure(PACKAGES)?;
     match installed_version("slurmctld") {
         Some(v) if v == SLURM_DEB_VERSION => Ok(()),
         Some(v) => Err(format!("slurmctld {v} is installed; these plugins are built for {SLURM_DEB_VERSION}")),

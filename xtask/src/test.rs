@@ -76,7 +76,7 @@ pub fn run_all(root: &Path) -> Result<()> {
 
 /// The evaluation commands in their short forms, each a test: the demo
 /// as the README runs it, ESP 60 times faster with a fifth malleable, a soak
-/// of 100 jobs. Each checks that every job completed through sched/malleable
+/// of 100 jobs, CI's selection of Slurm's own tests under both schedulers. Each checks that every job completed through sched/malleable
 /// (and the demo the elastic jobs' results); the fidelity targets are for
 /// `cargo xtask fidelity`, not for CI.
 fn run_evaluations() -> Result<TestCounts> {
@@ -91,10 +91,11 @@ fn run_evaluations() -> Result<TestCounts> {
         keep: false,
     };
     type Run = Box<dyn Fn() -> Result<()>>;
-    let runs: [(&str, Run); 3] = [
+    let runs: [(&str, Run); 4] = [
         ("cargo xtask demo", Box::new(move || crate::demo::run(16, false, &both))),
         ("cargo xtask esp --scale 60 --fraction 0.2", Box::new(move || crate::esp::run(&esp, false))),
         ("cargo xtask soak --jobs 100", Box::new(|| crate::soak::run(100, 32))),
+        ("cargo xtask slurm-tests --short", Box::new(|| crate::slurm_tests::run(true, &[]))),
     ];
     let mut counts = TestCounts::default();
     let mut failed = Vec::new();

@@ -146,8 +146,11 @@ fn bad_values_and_combinations_are_refused_before_anything_is_queued() {
             &["--min-nodes-invasive=1", "--max-nodes-invasive=9"][..],
             "--max-nodes-invasive=9 is above the 4 nodes of partition batch",
         ),
-        // What the strategies cannot honour, for any job.
-        (&["-N2", "--contiguous"][..], "--contiguous is not supported under sched/malleable"),
+        // An elastic job grows onto whatever is free: never in a row.
+        (
+            &["-N2", "--contiguous", "--min-nodes-invasive=1", "--max-nodes-invasive=4"][..],
+            "--contiguous cannot be combined with --min-nodes-invasive",
+        ),
     ] {
         let before = job_count(&c);
         let (ok, out) = sbatch(&c, args);

@@ -1,7 +1,8 @@
 //! Where Slurm users say a job may run, on a real cluster under sched/malleable
 //! (Strategy=easy): a job in a non-default partition starts on that
 //! partition's nodes, `--exclude` and `--nodelist` are kept, and a job whose
-//! required node is busy does not hold up a job that cannot delay it.
+//! required node is busy does not hold up a job that cannot delay it; a
+//! `--contiguous` job gets nodes in a row.
 
 use std::time::Duration;
 
@@ -246,4 +247,26 @@ fn a_constraint_keeps_a_job_to_nodes_with_its_features() {
     assert_eq!(running(&c, plain).node_list, "n[1-2]");
     cancel(&c, one);
     assert_eq!(running(&c, two).node_list, "n[3-4]");
+}
+
+/// `--contiguous`: a job gets the lowest nodes in a row long enough, not the
+/// lowest free ones (which slurmctld would refuse), and waits while no row
+/// is free.
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn a_contiguous_job_gets_nodes_in_a_row() {
+    let c = up_with(spec("t-contiguous", 4));
+    let hole = c.sbatch(&["-w", "n2", "-N1", "-t", "5", "--wrap", "sleep 300"]).unwrap();
+    running(&c, hole);
+    // n1, n3 and n4 are free: the lowest two in a row are n3 and n4.
+    let pair = c.sbatch(&["--contiguous", "-N2", "-t", "5", "--wrap", "sleep 300"]).unwrap();
+    assert_eq!(running(&c, pair).node_list, "n[3-4]");
+    cancel(&c, pair);
+    // Three free, but not in a row while n2 is busy.
+    let three = c.sbatch(&["--contiguous", "-N3", "-t", "5", "--wrap", "sleep 300"]).unwrap();
+    wait_reason(&c, three, "Resources");
+    cancel(&c, hole);
+    assert_eq!(running(&c, three).node_list, "n[1-3]");
+    let log = c.ctld_log();
+    assert!(!log.contains("could not start"), "a start Slurm refused:\n{log}");
 }

@@ -5,8 +5,8 @@
 //! range must fit its partition. A client without the SPANK plugin, or one
 //! that writes the job's SPANK environment by hand, cannot slip a bad spec
 //! past it. An elastic job given no `--nodes` starts on the lowest count
-//! its range and constraint allow. And what sched/malleable cannot honour
-//! is refused here, with why, rather than left to wait: `--contiguous`.
+//! its range and constraint allow. An elastic job may not be `--contiguous`:
+//! it grows onto whatever nodes are free, which would not stay in a row.
 
 use malleable_model::submit_options::{SubmitOptions, MAX_NODES, MIN_NODES};
 use malleable_model::MalleableSpec;
@@ -15,11 +15,10 @@ use slurm::ctld::JobView;
 
 struct Malleable;
 
-/// Why `--contiguous` is refused: the strategies place a job on any free
-/// nodes its partition allows, so such a job could wait for ever on a
-/// cluster with enough free nodes.
-const CONTIGUOUS: &str = "--contiguous is not supported under sched/malleable: its strategies place a job on any \
-                          free nodes of its partition, not on a contiguous range; submit without --contiguous";
+/// Why an elastic job may not be `--contiguous`.
+const CONTIGUOUS: &str = "--contiguous cannot be combined with --min-nodes-invasive/--max-nodes-invasive: an elastic \
+                          job grows onto whichever nodes are free, so its nodes would not stay contiguous; submit it \
+                          without --contiguous, or as a rigid job";
 
 /// The checks of a submitted job's options, on what the request says: the
 /// elastic spec, if any, and the start size to set when none was given.
@@ -27,6 +26,7 @@ pub fn check_submission(
     env: &[String],
     nodes: (Option<u32>, Option<u32>),
     partition: Option<(String, u32)>,
+    contiguous: bool,
 ) -> Result<Option<(MalleableSpec, Option<u32>)>, String> {
     let given = SubmitOptions::from_env(env.iter().map(String::as_str))?;
     if given.is_empty() {
@@ -50,6 +50,9 @@ pub fn check_submission(
         // Power estimates only: a rigid job.
         return Ok(None);
     };
+    if contiguous {
+        return Err(CONTIGUOUS.into());
+    }
     if let Some((name, total)) = partition {
         if spec.max > total {
             return Err(format!(
@@ -71,11 +74,9 @@ impl JobSubmitPlugin for Malleable {
     }
 
     fn submit(&self, ctx: &SubmitContext, job: &mut JobDesc<'_>, _uid: u32) -> Result<(), String> {
-        if job.contiguous() {
-            return Err(CONTIGUOUS.into());
-        }
         let partition = ctx.partition_nodes(job.partition().as_deref());
-        let checked = check_submission(&job.spank_job_env(), (job.min_nodes(), job.max_nodes()), partition)?;
+        let nodes = (job.min_nodes(), job.max_nodes());
+        let checked = check_submission(&job.spank_job_env(), nodes, partition, job.contiguous())?;
         if let Some((_, Some(start))) = checked {
             job.set_nodes(start);
         }
@@ -89,7 +90,9 @@ impl JobSubmitPlugin for Malleable {
         job: &JobView<'_>,
         _uid: u32,
     ) -> Result<(), String> {
-        if update.contiguous() {
+        let env = job.spank_job_env_with(SubmitOptions::ENV_PREFIX);
+        let given = SubmitOptions::from_env(env.iter().map(String::as_str))?;
+        if update.contiguous() && (given.min_nodes.is_some() || given.max_nodes.is_some()) {
             return Err(CONTIGUOUS.into());
         }
         // Only a waiting job's start size is ours to check; a running job's
@@ -97,8 +100,6 @@ impl JobSubmitPlugin for Malleable {
         let Some(n) = update.min_nodes().filter(|_| job.is_pending()) else {
             return Ok(());
         };
-        let env = job.spank_job_env_with(SubmitOptions::ENV_PREFIX);
-        let given = SubmitOptions::from_env(env.iter().map(String::as_str))?;
         given.resolve(Some(n)).map(|_| ())
     }
 }
@@ -115,36 +116,44 @@ mod tests {
     }
 
     #[test]
+    fn only_an_elastic_job_is_refused_contiguous() {
+        assert_eq!(check_submission(&[], (Some(3), Some(3)), None, true), Ok(None));
+        let e = env(&[("MALLEABLE_MIN_NODES", "1"), ("MALLEABLE_MAX_NODES", "4")]);
+        let err = check_submission(&e, (Some(2), Some(2)), None, true).unwrap_err();
+        assert!(err.starts_with("--contiguous cannot be combined with --min-nodes-invasive"), "{err}");
+    }
+
+    #[test]
     fn rigid_jobs_pass_untouched() {
-        assert_eq!(check_submission(&[], (Some(3), Some(3)), Some(("batch".into(), 8))), Ok(None));
+        assert_eq!(check_submission(&[], (Some(3), Some(3)), Some(("batch".into(), 8)), false), Ok(None));
         let power_only = env(&[("MALLEABLE_MIN_POWER", "170")]);
-        assert_eq!(check_submission(&power_only, (None, None), None), Ok(None));
+        assert_eq!(check_submission(&power_only, (None, None), None, false), Ok(None));
     }
 
     #[test]
     fn an_elastic_job_without_nodes_starts_on_its_lowest_valid_count() {
         let e =
             env(&[("MALLEABLE_MIN_NODES", "3"), ("MALLEABLE_MAX_NODES", "8"), ("MALLEABLE_NODE_CONSTRAINTS", "even")]);
-        let (spec, start) = check_submission(&e, (None, None), Some(("batch".into(), 8))).unwrap().unwrap();
+        let (spec, start) = check_submission(&e, (None, None), Some(("batch".into(), 8)), false).unwrap().unwrap();
         assert_eq!((spec, start), (MalleableSpec { min: 3, max: 8, constraint: NodeConstraint::Even }, Some(4)));
-        assert_eq!(check_submission(&e, (Some(6), Some(6)), None).unwrap().unwrap().1, None);
+        assert_eq!(check_submission(&e, (Some(6), Some(6)), None, false).unwrap().unwrap().1, None);
     }
 
     #[test]
     fn what_only_the_controller_knows_is_checked_too() {
         let e = env(&[("MALLEABLE_MIN_NODES", "2"), ("MALLEABLE_MAX_NODES", "9")]);
-        let err = check_submission(&e, (Some(4), Some(4)), Some(("batch".into(), 8))).unwrap_err();
+        let err = check_submission(&e, (Some(4), Some(4)), Some(("batch".into(), 8)), false).unwrap_err();
         assert_eq!(err, "--max-nodes-invasive=9 is above the 8 nodes of partition batch: allowed up to 8");
-        let err = check_submission(&e, (Some(1), Some(1)), None).unwrap_err();
+        let err = check_submission(&e, (Some(1), Some(1)), None, false).unwrap_err();
         assert!(err.starts_with("--nodes=1 is outside --min-nodes-invasive=2 .. --max-nodes-invasive=9"), "{err}");
-        let err = check_submission(&e, (Some(2), Some(4)), None).unwrap_err();
+        let err = check_submission(&e, (Some(2), Some(4)), None, false).unwrap_err();
         assert!(err.starts_with("--nodes=2-4 is a range"), "{err}");
         // A hand-made environment gets the same checks as sbatch's options.
         let bad = env(&[("MALLEABLE_MIN_NODES", "0"), ("MALLEABLE_MAX_NODES", "4")]);
-        let err = check_submission(&bad, (None, None), None).unwrap_err();
+        let err = check_submission(&bad, (None, None), None, false).unwrap_err();
         assert!(err.starts_with("MALLEABLE_MIN_NODES=0 in the job's environment: --min-nodes-invasive=0 is not valid"));
         let lonely = env(&[("MALLEABLE_MAX_NODES", "4")]);
-        assert!(check_submission(&lonely, (None, None), None)
+        assert!(check_submission(&lonely, (None, None), None, false)
             .unwrap_err()
             .contains("given without --min-nodes-invasive"));
     }

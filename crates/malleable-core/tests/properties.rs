@@ -1,8 +1,8 @@
 //! Property tests for FCFS, EASY and conservative backfill on random
 //! snapshots: decisions never oversubscribe, FCFS keeps queue order, EASY
 //! never delays the head job's reservation, and conservative backfill starts
-//! exactly the jobs a brute-force booking of every waiting job starts; the
-//! references are written independently here.
+//! exactly the jobs a brute-force booking of every waiting job starts, with
+//! contiguous jobs in a row; the references are written independently here.
 
 use malleable_core::blocks::backfill::easy;
 use malleable_core::strategies::conservative::MAX_JOB_TEST;
@@ -79,6 +79,16 @@ fn messy_snapshot() -> impl Strategy<Value = Snapshot> {
 
 fn snapshot() -> impl Strategy<Value = Snapshot> {
     prop_oneof![3 => consistent_snapshot(), 1 => messy_snapshot()]
+}
+
+/// A snapshot where some waiting jobs want their nodes in a row (`--contiguous`).
+fn contiguous_snapshot() -> impl Strategy<Value = Snapshot> {
+    (snapshot(), prop::collection::vec(any::<bool>(), 9)).prop_map(|(mut s, rows)| {
+        for (job, row) in s.pending.iter_mut().zip(rows) {
+            job.placement.contiguous = row;
+        }
+        s
+    })
 }
 
 // ---- independent reference -----------------------------------------------
@@ -174,6 +184,15 @@ fn check_valid_placed(s: &Snapshot, decisions: &[Decision]) -> Result<(), TestCa
     Ok(())
 }
 
+/// Every contiguous job started is given consecutive nodes.
+fn check_rows(s: &Snapshot, decisions: &[Decision]) -> Result<(), TestCaseError> {
+    for (job, nodes) in decisions.iter().map(start_of) {
+        let row = s.pending.iter().any(|p| p.id == *job && p.placement.contiguous);
+        prop_assert!(!row || nodes.windows(2).all(|w| w[1] == w[0] + 1), "job {} not in a row: {:?}", job, nodes);
+    }
+    Ok(())
+}
+
 /// The head job by counting alone: the first runnable job in queue order
 /// that does not fit on what the jobs before it left free. Returns how many
 /// jobs precede it and its size.
@@ -236,6 +255,16 @@ fn conservative_reference(s: &Snapshot) -> Vec<JobId> {
         };
         let found = candidates.into_iter().find_map(|t| {
             let usable: Vec<usize> = (0..n).filter(|&i| job.placement.allows(i) && free_over(i, t)).collect();
+            if job.placement.contiguous {
+                // The lowest k in a row, holding every required node.
+                let k = k.max(job.placement.required.len());
+                return (0..n).find_map(|first| {
+                    let row: Vec<usize> = (first..first + k).collect();
+                    let fits = row.iter().all(|i| usable.contains(i))
+                        && job.placement.required.iter().all(|r| row.contains(r));
+                    fits.then_some((t, row))
+                });
+            }
             let mut chosen: Vec<usize> = job.placement.required.clone();
             if !chosen.iter().all(|r| usable.contains(r)) {
                 return None;
@@ -267,6 +296,15 @@ proptest! {
 
     #[test]
     fn conservative_starts_what_booking_every_job_starts(s in snapshot()) {
+        prop_assert_eq!(started_ids(&conservative(&s)), conservative_reference(&s));
+    }
+
+    #[test]
+    fn contiguous_jobs_get_nodes_in_a_row(s in contiguous_snapshot()) {
+        for decisions in [fcfs(&s), easy(&s), conservative(&s)] {
+            check_valid_placed(&s, &decisions)?;
+            check_rows(&s, &decisions)?;
+        }
         prop_assert_eq!(started_ids(&conservative(&s)), conservative_reference(&s));
     }
 

@@ -145,7 +145,12 @@ pub fn take(
                     };
                     let features = guard.feature_nodes(&job);
                     let p = placement_of(&job, &part, &reserved, features.as_deref(), &core_index, nodes.len());
-                    Placement { required: Vec::new(), ..p.unwrap_or_else(|| Placement::only(Vec::new())) }
+                    // An elastic job cannot be contiguous (job_submit/malleable refuses it).
+                    Placement {
+                        required: Vec::new(),
+                        contiguous: false,
+                        ..p.unwrap_or_else(|| Placement::only(Vec::new()))
+                    }
                 } else {
                     Placement::anywhere()
                 },
@@ -241,8 +246,9 @@ fn placement_of(
     let required = to_core(&job.required_nodes(), core_index);
     // The usual case, and the one a long queue on a big machine is made
     // of: nothing narrows it, nothing to walk.
+    let contiguous = job.contiguous();
     if excluded.is_empty() && featured.is_none() && kept.is_none() && partition.len() == total {
-        return Some(Placement::anywhere().requiring(required));
+        return Some(Placement::anywhere().requiring(required).contiguous_if(contiguous));
     }
     let allowed: Vec<usize> = partition
         .iter()
@@ -254,12 +260,16 @@ fn placement_of(
         })
         .collect();
     let placement = if allowed.len() == total { Placement::anywhere() } else { Placement::only(allowed) };
-    Some(placement.requiring(required))
+    Some(placement.requiring(required).contiguous_if(contiguous))
 }
 
 /// Whether a job of `size` nodes could start under `p` on the free nodes now.
 fn fits_now(p: &Placement, nodes: &[Node], size: usize) -> bool {
     let free = |i: usize| nodes.get(i).is_some_and(|n| n.free);
+    if p.contiguous {
+        let open: Vec<usize> = (0..nodes.len()).filter(|&i| free(i) && p.allows(i)).collect();
+        return p.room(&open) >= size;
+    }
     let allowed_free = match &p.allowed {
         Some(allowed) => allowed.iter().filter(|&&i| free(i)).count(),
         None => nodes.iter().filter(|n| n.free).count(),

@@ -11,4 +11,5 @@ pub mod node_plan;
 pub mod pool;
 pub mod queue;
 pub mod reservation;
+pub mod returns;
 pub mod waiting;

@@ -2,12 +2,13 @@
 //! made on it: conservative backfill's plan, by node, as Slurm's backfill
 //! keeps its node space. A job that may use only some nodes (its
 //! partition, `--nodelist`, `--exclude`, a reservation) is booked only when
-//! enough of its own nodes are free for its whole length, and where
-//! partitions overlap a node's return counts for every job that may use it.
+//! enough of its own nodes are free for its whole length (a contiguous
+//! job's in a row), and where partitions overlap a node's return counts for
+//! every job that may use it.
 
 use malleable_model::{NodeIndex, Placement, Snapshot, Time};
 
-use crate::blocks::reservation::node_returns;
+use crate::blocks::returns::node_returns;
 
 /// A set of nodes, as bits.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -107,7 +108,7 @@ impl NodePlan {
     /// The earliest step time, `from` or later, from which `size` nodes the
     /// job may use (with every node it requires) stay free for `length`
     /// seconds (`None`: for ever), and which nodes: those it requires, then
-    /// the lowest others.
+    /// the lowest others (a contiguous job: the lowest run).
     pub fn earliest(
         &mut self,
         from: Time,
@@ -134,7 +135,12 @@ impl NodePlan {
                 usable.and(&self.steps[j].free);
                 j += 1;
             }
-            if usable.count() >= size && p.required.iter().all(|&r| usable.has(r)) {
+            if p.contiguous && usable.count() >= size {
+                let open: Vec<NodeIndex> = usable.members().collect();
+                if let Some(chosen) = p.window(&open, size) {
+                    return Some((start, chosen));
+                }
+            } else if usable.count() >= size && p.required.iter().all(|&r| usable.has(r)) {
                 let mut chosen: Vec<NodeIndex> = p.required.clone();
                 chosen.extend(usable.members().filter(|i| !p.required.contains(i)).take(size - p.required.len()));
                 return Some((start, chosen));
@@ -235,5 +241,18 @@ mod tests {
         // 100 s from 100 does not fit before 150 on node 0; node 1 from 200 does.
         assert_eq!(plan.earliest(s.now, 1, Some(100), &any), Some((200, vec![1])));
         assert_eq!(plan.earliest(s.now, 1, Some(50), &any), Some((100, vec![0])));
+    }
+
+    #[test]
+    fn a_contiguous_job_waits_for_nodes_in_a_row() {
+        // Nodes 0 and 2 free; 1 back at 300, 3 at 200.
+        let mut s = cluster(&[true, false, true, false]);
+        s.running = vec![running(8, &[1], Some(300)), running(9, &[3], Some(200))];
+        let mut plan = NodePlan::new(&s, s.free_nodes());
+        let row = Placement::anywhere().contiguous_if(true);
+        // By count two are free now; in a row, 2 and 3 from 200.
+        assert_eq!(plan.earliest(s.now, 2, Some(50), &Placement::anywhere()), Some((100, vec![0, 2])));
+        assert_eq!(plan.earliest(s.now, 2, Some(50), &row), Some((200, vec![2, 3])));
+        assert_eq!(plan.earliest(s.now, 3, None, &row), Some((300, vec![0, 1, 2])));
     }
 }

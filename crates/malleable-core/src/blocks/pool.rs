@@ -1,7 +1,7 @@
 //! The nodes free now that no decision of this pass has taken yet, handed
 //! out lowest index first so that decisions are deterministic, and only
 //! where a job may run (its [`Placement`]): its required nodes first, then
-//! the lowest it is allowed.
+//! the lowest it is allowed; a contiguous job's as the lowest run of them.
 
 use malleable_model::{Decision, NodeIndex, PendingJob, Placement, Snapshot};
 
@@ -42,7 +42,9 @@ impl FreePool {
     /// How many nodes left a job placed so could be given: 0 while one of
     /// its required nodes is not free.
     pub fn available(&self, p: &Placement) -> usize {
-        if p.required.iter().all(|&r| self.has(r)) {
+        if p.contiguous {
+            p.room(&self.open(p))
+        } else if p.required.iter().all(|&r| self.has(r)) {
             self.allowed_free(p)
         } else {
             0
@@ -58,12 +60,24 @@ impl FreePool {
         (self.first..self.free.len()).filter(|&k| !self.taken[k] && p.allows(self.free[k])).count()
     }
 
+    /// The nodes left that a job placed `p` may use, ascending.
+    fn open(&self, p: &Placement) -> Vec<NodeIndex> {
+        (self.first..self.free.len())
+            .filter(|&k| !self.taken[k] && p.allows(self.free[k]))
+            .map(|k| self.free[k])
+            .collect()
+    }
+
     /// The `n` nodes a job placed `p` would be given now (its required nodes,
-    /// then the lowest it may use, those `avoid` allows last), ascending; the
-    /// pool is not changed. `None` if it cannot get `n`.
+    /// then the lowest it may use, those `avoid` allows last; for a
+    /// contiguous job the lowest run), ascending; the pool is not changed.
+    /// `None` if it cannot get `n`.
     pub fn pick(&self, p: &Placement, n: usize, avoid: Option<&Placement>) -> Option<Vec<NodeIndex>> {
         if p.required.len() > n || n > self.left {
             return None;
+        }
+        if p.contiguous {
+            return p.window(&self.open(p), n);
         }
         let mut chosen = Vec::with_capacity(n);
         for &r in &p.required {
@@ -147,5 +161,18 @@ mod tests {
         let head = Placement::only([0, 1]);
         assert_eq!(pool.pick(&Placement::anywhere(), 3, Some(&head)), Some(vec![2, 3, 5]));
         assert_eq!(pool.pick(&Placement::anywhere(), 4, Some(&head)), Some(vec![0, 2, 3, 5]));
+    }
+
+    #[test]
+    fn a_contiguous_job_gets_consecutive_nodes_or_none() {
+        let s = cluster(&[true, true, false, true, true, true]);
+        let mut pool = FreePool::new(&s);
+        let row = Placement::anywhere().contiguous_if(true);
+        assert_eq!((pool.len(), pool.available(&row)), (5, 3));
+        assert_eq!(pool.pick(&row, 2, None), Some(vec![0, 1]));
+        assert_eq!(pool.pick(&row, 3, None), Some(vec![3, 4, 5]));
+        assert_eq!(pool.pick(&row, 4, None), None, "five free, but not four in a row");
+        assert_eq!(pool.take(&Placement::only([4]), 1), Some(vec![4]));
+        assert_eq!((pool.available(&row), pool.pick(&row, 3, None)), (2, None));
     }
 }

@@ -4,6 +4,9 @@
 
 use malleable_model::{NodeIndex, Placement, Snapshot, Time};
 
+use crate::blocks::node_plan::NodePlan;
+use crate::blocks::returns::node_backs;
+
 /// When each busy node comes back, for the nodes that do (unsorted). The
 /// `free` flag is the truth about now: a running job listing a free node does
 /// not hold it. A busy node held by several jobs comes back when the last one
@@ -12,36 +15,10 @@ pub fn node_release_times(s: &Snapshot) -> Vec<Time> {
     release_times(&node_backs(s), &Placement::anywhere())
 }
 
-/// Each busy node that comes back, and when (unsorted): as
-/// [`node_release_times`], by node.
-pub fn node_returns(s: &Snapshot) -> Vec<(NodeIndex, Time)> {
-    node_backs(s).iter().enumerate().filter_map(|(i, b)| b.flatten().map(|t| (i, t))).collect()
-}
-
 /// The release times in `backs` ([`node_backs`]) of the nodes a job placed
 /// `p` may use.
 fn release_times(backs: &[Option<Option<Time>>], p: &Placement) -> Vec<Time> {
     backs.iter().enumerate().filter(|&(i, _)| p.allows(i)).filter_map(|(_, b)| b.flatten()).collect()
-}
-
-/// For each node that is busy: when it comes back (`Some(None)`: never, an
-/// unlimited job holds it); `None` for a free node and for a busy one no
-/// job holds (never back either).
-fn node_backs(s: &Snapshot) -> Vec<Option<Option<Time>>> {
-    let mut back: Vec<Option<Option<Time>>> = vec![None; s.nodes.len()];
-    for job in &s.running {
-        for &i in &job.nodes {
-            let busy = s.nodes.get(i).is_some_and(|node| !node.free);
-            if !busy {
-                continue;
-            }
-            back[i] = Some(match back[i] {
-                None => job.end_limit,
-                Some(prev) => prev.zip(job.end_limit).map(|(a, b)| a.max(b)),
-            });
-        }
-    }
-    back
 }
 
 /// When every node `head` requires is back (`Time::MIN` when all are free
@@ -87,6 +64,9 @@ pub fn reservation(
     head: &Placement,
     need: usize,
 ) -> Option<Reservation> {
+    if head.contiguous {
+        return contiguous_reservation(s, started, head, need);
+    }
     let backs = node_backs(s);
     let required = required_back(s, &backs, started, head)?;
     if free_now >= need && required == Time::MIN {
@@ -113,12 +93,30 @@ pub fn reservation(
     shadow_time.map(|shadow_time| Reservation { shadow_time, extra_nodes: available - need })
 }
 
+/// A contiguous head's reservation: when `need` of its nodes are back in a
+/// row, by node ([`NodePlan`]). Counting cannot say which nodes come back
+/// next to which, so no node is extra: a job backfilled past that time
+/// could hold one of the row.
+fn contiguous_reservation(
+    s: &Snapshot,
+    started: &[(Option<Time>, Vec<NodeIndex>)],
+    head: &Placement,
+    need: usize,
+) -> Option<Reservation> {
+    let mut plan = NodePlan::new(s, s.free_nodes());
+    for (end, nodes) in started {
+        plan.book(s.now, end.map(|e| e.saturating_sub(s.now).max(0)), nodes);
+    }
+    let (shadow_time, _) = plan.earliest(s.now, need, None, head)?;
+    Some(Reservation { shadow_time, extra_nodes: 0 })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::test_support::{cluster, running};
 
-    const ANY: Placement = Placement { allowed: None, required: Vec::new() };
+    const ANY: Placement = Placement { allowed: None, required: Vec::new(), contiguous: false };
 
     #[test]
     fn node_shared_with_an_unlimited_job_never_comes_back() {
@@ -157,5 +155,20 @@ mod tests {
             Some(Reservation { shadow_time: 100, extra_nodes: 0 })
         );
         assert_eq!(reservation(&s, 0, &[], &Placement::only([0]), 2), None);
+    }
+
+    #[test]
+    fn a_contiguous_head_waits_for_a_row_and_leaves_no_extra_nodes() {
+        // Nodes 0 and 2 free; 1 back at 300, 3 at 200.
+        let mut s = cluster(&[true, false, true, false]);
+        s.running = vec![running(8, &[1], Some(300)), running(9, &[3], Some(200))];
+        let row = Placement::anywhere().contiguous_if(true);
+        assert_eq!(reservation(&s, 2, &[], &row, 2), Some(Reservation { shadow_time: 200, extra_nodes: 0 }));
+        // Node 2 started on this pass until 400: the row is 0-1, at 300.
+        assert_eq!(
+            reservation(&s, 1, &[(Some(400), vec![2])], &row, 2),
+            Some(Reservation { shadow_time: 300, extra_nodes: 0 })
+        );
+        assert_eq!(reservation(&s, 2, &[], &row, 5), None);
     }
 }

@@ -87,6 +87,33 @@ impl Drop for NodeNames {
     }
 }
 
+/// The time limit (minutes) a job with a `--deadline` starts with, as
+/// slurmctld's own scheduler sets it (job_scheduler.c): the minutes left
+/// to its deadline, no more than its own limit, else its partition's
+/// DefaultTime, else its MaxTime. `None` without a deadline, or with less
+/// than a minute left (slurmctld then keeps the limit too; deadline_ok,
+/// checked before, ends a job that cannot finish in time).
+///
+/// # Safety
+/// `job_ptr` is a live record under the job lock; its part_ptr is NULL or
+/// a live partition record.
+unsafe fn deadline_limit(job_ptr: *const sys::job_record_t, now: libc::time_t) -> Option<u32> {
+    // SAFETY: by the caller's contract.
+    let (deadline, own, part) = unsafe { ((*job_ptr).deadline, (*job_ptr).time_limit, (*job_ptr).part_ptr.as_ref()) };
+    if deadline == 0 || deadline == sys::NO_VAL as libc::time_t {
+        return None;
+    }
+    let left = u32::try_from((deadline - now).max(0) / 60).unwrap_or(u32::MAX);
+    let set = |m: u32| m != sys::NO_VAL && m != sys::INFINITE;
+    let cap = if set(own) {
+        Some(own)
+    } else {
+        part.and_then(|p| [p.default_time, p.max_time].into_iter().find(|&m| set(m)))
+    };
+    let limit = cap.map_or(left, |c| c.min(left));
+    (limit > 0).then_some(limit)
+}
+
 /// What a start may change in a pending job's request: its node count,
 /// the CPU and task counts slurmctld derived from it at submission, and
 /// its time limit.
@@ -256,7 +283,11 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
                 return Err(AllocError::NotPending(job_id));
             }
             let asked = Request::read(job_ptr);
-            asked.on(nodes.len() as u32, time_limit).write(job_ptr);
+            let limit = match (time_limit, deadline_limit(job_ptr, libc::time(std::ptr::null_mut()))) {
+                (Some(t), Some(d)) => Some(t.min(d)),
+                (t, d) => t.or(d),
+            };
+            asked.on(nodes.len() as u32, limit).write(job_ptr);
             let home = (*job_ptr).part_ptr;
             if let Some(p) = holding {
                 (*job_ptr).part_ptr = p;

@@ -142,6 +142,11 @@ impl<'g> JobView<'g> {
         (min != 0 && min != sys::NO_VAL && min != sys::INFINITE).then_some(min)
     }
 
+    /// Whether its nodes must be consecutive in the node table (`--contiguous`).
+    pub fn contiguous(&self) -> bool {
+        self.details().is_some_and(|d| d.contiguous != 0)
+    }
+
     pub fn submit_time(&self) -> i64 {
         self.details().map_or(0, |d| d.submit_time)
     }

@@ -1,0 +1,151 @@
+//! The list of Slurm's own tests `cargo xtask slurm-tests` runs
+//! (`xtask/slurm-tests.list`): each test's kind, whether CI runs it, and why
+//! any test left out is left out.
+
+use crate::Result;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// A file of the python (ATF) suite, under `testsuite/python`.
+    Python,
+    /// A script of the expect suite, in `testsuite/expect`.
+    Expect,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Python => "python",
+            Kind::Expect => "expect",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mark {
+    /// Run by CI (`--short`) and by full runs.
+    Short,
+    /// Run by full runs only.
+    Run,
+    /// Never run here, for this reason.
+    Out(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub kind: Kind,
+    /// The file or script; on an `out` line it may end in `*` (a prefix).
+    pub test: String,
+    pub mark: Mark,
+}
+
+impl Entry {
+    /// Whether a run with or without `--short` runs it.
+    pub fn runs(&self, short: bool) -> bool {
+        match self.mark {
+            Mark::Short => true,
+            Mark::Run => !short,
+            Mark::Out(_) => false,
+        }
+    }
+}
+
+/// Read the list (`origin` names it in errors). Every line is a test, a
+/// comment (`#`) or blank; a test is named once; an `out` line gives a
+/// reason; only an `out` line may name a prefix (`test2.*`).
+pub fn parse(text: &str, origin: &str) -> Result<Vec<Entry>> {
+    let mut entries: Vec<Entry> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let at = || format!("{origin}:{}", n + 1);
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let (kind, test, mark) = (words.first().copied(), words.get(1).copied(), words.get(2).copied());
+        let rest = words.get(3..).unwrap_or_default().join(" ");
+        let kind = match kind {
+            Some("python") => Kind::Python,
+            Some("expect") => Kind::Expect,
+            other => return Err(format!("{}: kind {other:?}: expected python or expect", at())),
+        };
+        let test = test.ok_or_else(|| format!("{}: no test named", at()))?.to_string();
+        let mark = match (mark, rest.is_empty()) {
+            (Some("short"), true) => Mark::Short,
+            (Some("run"), true) => Mark::Run,
+            (Some("out"), false) => Mark::Out(rest),
+            (Some("out"), true) => return Err(format!("{}: {test} is out without a reason", at())),
+            (Some(m @ ("short" | "run")), false) => {
+                return Err(format!("{}: {test}: text after '{m}': only an out line has a reason", at()))
+            }
+            (other, _) => return Err(format!("{}: {test}: mark {other:?}: expected short, run or out", at())),
+        };
+        if test.ends_with('*') && !matches!(mark, Mark::Out(_)) {
+            return Err(format!("{}: {test}: only an out line may name every test a prefix begins", at()));
+        }
+        if entries.iter().any(|e| e.kind == kind && e.test == test) {
+            return Err(format!("{}: {} {test} is listed twice", at(), kind.name()));
+        }
+        entries.push(Entry { kind, test, mark });
+    }
+    Ok(entries)
+}
+
+/// The tests of the suites that the list names nowhere, neither alone nor
+/// by a prefix: each must be listed, run or out with a reason.
+pub fn unlisted(entries: &[Entry], kind: Kind, all: &[String]) -> Vec<String> {
+    all.iter()
+        .filter(|t| {
+            !entries.iter().filter(|e| e.kind == kind).any(|e| match e.test.strip_suffix('*') {
+                Some(prefix) => t.starts_with(prefix),
+                None => e.test == **t,
+            })
+        })
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_give_kind_test_mark_and_reason() {
+        let text =
+            "# a comment\n\npython  tests/a.py  short\nexpect test1.2 run\nexpect  test2.*  out  needs   slurmdbd\n";
+        let e = parse(text, "l").unwrap();
+        assert_eq!(e.len(), 3);
+        assert_eq!((e[0].kind, e[0].test.as_str(), &e[0].mark), (Kind::Python, "tests/a.py", &Mark::Short));
+        assert_eq!(e[2].mark, Mark::Out("needs slurmdbd".into()));
+        assert!(e[0].runs(true) && !e[1].runs(true) && e[1].runs(false) && !e[2].runs(false));
+    }
+
+    #[test]
+    fn a_bad_line_is_named_with_what_is_wrong() {
+        let err = |t: &str| parse(t, "l").unwrap_err();
+        assert_eq!(err("expect test1.1 out\n"), "l:1: test1.1 is out without a reason");
+        assert_eq!(err("perl t.pl run\n"), "l:1: kind Some(\"perl\"): expected python or expect");
+        assert_eq!(err("expect test1.1 maybe\n"), "l:1: test1.1: mark Some(\"maybe\"): expected short, run or out");
+        assert_eq!(
+            err("expect test1.1 run because\n"),
+            "l:1: test1.1: text after 'run': only an out line has a reason"
+        );
+        assert_eq!(err("expect test1.* run\n"), "l:1: test1.*: only an out line may name every test a prefix begins");
+        assert_eq!(err("expect t run\n\nexpect t short\n"), "l:3: expect t is listed twice");
+    }
+
+    #[test]
+    fn a_test_neither_listed_nor_under_a_prefix_is_unlisted() {
+        let e = parse("expect test1.1 run\nexpect test2.* out why\npython test1.2 run\n", "l").unwrap();
+        let all: Vec<String> = ["test1.1", "test1.2", "test2.7", "test21.1"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(unlisted(&e, Kind::Expect, &all), vec!["test1.2".to_string(), "test21.1".to_string()]);
+    }
+
+    #[test]
+    fn the_repository_list_reads() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/slurm-tests.list");
+        let e = parse(&std::fs::read_to_string(path).unwrap(), path).unwrap();
+        assert!(e.iter().any(|e| e.runs(true) && e.kind == Kind::Expect));
+        assert!(e.iter().any(|e| e.runs(true) && e.kind == Kind::Python));
+    }
+}

@@ -1,0 +1,234 @@
+//! `cargo xtask slurm-tests [--short] [--only TEXT,...]`: Slurm's own python
+//! and expect tests, as `xtask/slurm-tests.list` chooses them, against a
+//! cluster under sched/malleable (Strategy=easy) and the same cluster under
+//! stock sched/backfill, both at once, printed side by side. It fails when
+//! a test that passes under stock does not pass under sched/malleable.
+
+mod list;
+mod suite;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+use std::time::Duration;
+
+use testcluster::{plugins, Cluster, ClusterSpec};
+
+use crate::{repo_root, setup, Result};
+use list::{Entry, Kind, Mark};
+use suite::{Outcome, Side, Status};
+
+/// The nodes of both clusters: the list's results were taken on four.
+const NODES: usize = 4;
+const LIST: &str = "xtask/slurm-tests.list";
+/// Where the sides' copies of the testsuite live (tests write into them).
+const WORK: &str = "/tmp/malleable-slurm-tests";
+
+/// A test's time limit: a python file has pytest-timeout's 300 s a test
+/// besides; the longest expect tests here take about 6 minutes.
+fn limit(kind: Kind) -> Duration {
+    match kind {
+        Kind::Python => Duration::from_secs(600),
+        Kind::Expect => Duration::from_secs(900),
+    }
+}
+
+pub fn run(short: bool, only: &[String]) -> Result<()> {
+    let root = repo_root();
+    let text = fs::read_to_string(root.join(LIST)).map_err(|e| format!("cannot read {LIST}: {e}"))?;
+    let entries = list::parse(&text, LIST)?;
+    let source = setup::ensure_source_tree(&root)?;
+    for kind in [Kind::Python, Kind::Expect] {
+        let missing = list::unlisted(&entries, kind, &suite_tests(&source, kind)?);
+        if !missing.is_empty() {
+            return Err(format!(
+                "{LIST} names no line for these {} tests (each is run or out with a reason): {}",
+                kind.name(),
+                missing.join(" ")
+            ));
+        }
+    }
+    let chosen: Vec<&Entry> = entries
+        .iter()
+        .filter(
+            |e| if only.is_empty() { e.runs(short) } else { e.runs(false) && only.iter().any(|o| e.test.contains(o)) },
+        )
+        .collect();
+    if chosen.is_empty() {
+        return Err(format!("no test of {LIST} is run or short and matches --only {}", only.join(",")));
+    }
+    let out = root.join("target/slurm-tests");
+    fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let left_out = entries.iter().filter(|e| matches!(e.mark, Mark::Out(_))).count();
+    println!(
+        "slurm-tests: {} of Slurm's own tests ({} python files, {} expect tests; {left_out} lines of {LIST} left out), \
+         under stock sched/backfill and sched/malleable (easy) at once, {NODES} nodes each",
+        chosen.len(),
+        chosen.iter().filter(|e| e.kind == Kind::Python).count(),
+        chosen.iter().filter(|e| e.kind == Kind::Expect).count(),
+    );
+
+    suite::prepare_host()?;
+    let staged = setup::build_plugins(&root)?;
+    let ours = plugins::sched_malleable(ClusterSpec::new("st-malleable", NODES), &staged)
+        .file("malleable.conf", "Strategy=easy\nSchedulerTick=5\n");
+    // Stock Slurm with nothing of ours loaded, its backfill every second
+    // as our agent's passes are.
+    let stock = ClusterSpec::new("st-stock", NODES)
+        .set("SchedulerType", "sched/backfill")
+        .set("SchedulerParameters", "bf_interval=1")
+        .set("SelectType", "select/cons_tres")
+        .set("SelectTypeParameters", "CR_Core");
+    let work = Path::new(WORK);
+    let sides = [
+        Side::new("stock sched/backfill", "stock", Cluster::up(stock)?, &source, work)?,
+        Side::new("sched/malleable (easy)", "malleable", Cluster::up(ours)?, &source, work)?,
+    ];
+    let results: Vec<Result<BTreeMap<String, Outcome>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> =
+            sides.iter().map(|side| scope.spawn(|| run_side(side, &chosen, &out.join(side_dir(side))))).collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("a side's thread panicked".into()))).collect()
+    });
+    let mut by_side = Vec::new();
+    for (side, r) in sides.iter().zip(results) {
+        by_side.push(r.map_err(|e| format!("{}: {e}", side.label))?);
+    }
+    report(&sides, &chosen, &by_side, &out)
+}
+
+fn side_dir(side: &Side) -> &'static str {
+    if side.label.starts_with("stock") {
+        "stock"
+    } else {
+        "malleable"
+    }
+}
+
+/// Every test of a kind in the tree: the python files holding tests, the
+/// expect scripts.
+fn suite_tests(source: &Path, kind: Kind) -> Result<Vec<String>> {
+    let mut found = Vec::new();
+    match kind {
+        Kind::Expect => {
+            let dir = source.join("testsuite/expect");
+            for f in fs::read_dir(&dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))? {
+                let name = f.map_err(|e| e.to_string())?.file_name().to_string_lossy().into_owned();
+                let numbered = name.strip_prefix("test").and_then(|r| r.split_once('.')).is_some_and(|(a, b)| {
+                    !a.is_empty() && !b.is_empty() && (a.chars().chain(b.chars())).all(|c| c.is_ascii_digit())
+                });
+                if numbered {
+                    found.push(name);
+                }
+            }
+        }
+        Kind::Python => {
+            let base = source.join("testsuite/python");
+            let mut stack = vec![base.join("tests")];
+            while let Some(dir) = stack.pop() {
+                for f in fs::read_dir(&dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))? {
+                    let path = f.map_err(|e| e.to_string())?.path();
+                    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                    if path.is_dir() {
+                        stack.push(path);
+                    } else if name.starts_with("test_") && name.ends_with(".py") {
+                        let rel = path.strip_prefix(&base).map_err(|e| e.to_string())?;
+                        found.push(rel.display().to_string());
+                    }
+                }
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// Run the chosen tests on one side, in list order, saying each outcome as
+/// it comes; logs under `dir`.
+fn run_side(side: &Side, chosen: &[&Entry], dir: &Path) -> Result<BTreeMap<String, Outcome>> {
+    fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let mut results = BTreeMap::new();
+    let mut tsv = String::new();
+    for e in chosen {
+        let log = dir.join(format!("{}.log", e.test.replace('/', "%")));
+        let o = side.run(e.kind, &e.test, limit(e.kind), &log)?;
+        let name = if side.label.starts_with("stock") { "stock" } else { "malleable" };
+        println!("  [{name}] {} {} {} {:.0} s {}", e.kind.name(), e.test, o.status.word(), o.secs, o.why);
+        tsv.push_str(&format!("{}\t{}\t{}\t{:.1}\t{}\n", e.kind.name(), e.test, o.status.word(), o.secs, o.why));
+        results.insert(e.test.clone(), o);
+    }
+    let file = dir.with_extension("tsv");
+    fs::write(&file, tsv).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    Ok(results)
+}
+
+fn report(sides: &[Side; 2], chosen: &[&Entry], by_side: &[BTreeMap<String, Outcome>], out: &Path) -> Result<()> {
+    let (stock, ours) = (&by_side[0], &by_side[1]);
+    println!();
+    println!("{:<58}{:>24}{:>26}", "", sides[0].label, sides[1].label);
+    for kind in [Kind::Python, Kind::Expect] {
+        let of_kind: Vec<&&Entry> = chosen.iter().filter(|e| e.kind == kind).collect();
+        if of_kind.is_empty() {
+            continue;
+        }
+        let counts = |r: &BTreeMap<String, Outcome>| {
+            let n = |s: Status| of_kind.iter().filter(|e| r.get(&e.test).is_some_and(|o| o.status == s)).count();
+            format!("{} / {} / {}", n(Status::Passed), n(Status::Failed) + n(Status::TimedOut), n(Status::Skipped))
+        };
+        let what = format!("{} ({} tests): passed / failed / skipped", kind.name(), of_kind.len());
+        println!("{what:<58}{:>24}{:>26}", counts(stock), counts(ours));
+    }
+    let mut regressions = Vec::new();
+    let mut differ = Vec::new();
+    for e in chosen {
+        let (s, o) = (&stock[&e.test], &ours[&e.test]);
+        if s.status != o.status {
+            differ.push(format!(
+                "  {} {}: {} under stock, {} under sched/malleable{}",
+                e.kind.name(),
+                e.test,
+                s.status.word(),
+                o.status.word(),
+                if o.why.is_empty() { String::new() } else { format!(" ({})", o.why) }
+            ));
+            if s.status == Status::Passed {
+                regressions.push(e.test.clone());
+            }
+        }
+    }
+    if differ.is_empty() {
+        println!("every test has the same outcome under both");
+    } else {
+        println!("tests whose outcome differs:");
+        for d in &differ {
+            println!("{d}");
+        }
+    }
+    println!("per-test results and logs in {}", out.display());
+    if regressions.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("passed under stock sched/backfill but not under sched/malleable: {}", regressions.join(" ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_test_of_the_cached_tree_is_listed() {
+        let source = setup::source_cache(&repo_root()).join(setup::SLURM_SRC_NAME);
+        if !source.join("testsuite").is_dir() {
+            // A machine that has not fetched the tree yet: `cargo xtask
+            // slurm-tests` checks the same before it runs anything.
+            return;
+        }
+        let text = fs::read_to_string(repo_root().join(LIST)).unwrap();
+        let entries = list::parse(&text, LIST).unwrap();
+        for kind in [Kind::Python, Kind::Expect] {
+            let all = suite_tests(&source, kind).unwrap();
+            assert!(!all.is_empty());
+            assert_eq!(list::unlisted(&entries, kind, &all), Vec::<String>::new(), "{kind:?}");
+        }
+    }
+}

@@ -1,0 +1,305 @@
+//! One of Slurm's own tests against one cluster: each cluster gets a private
+//! copy of the source tree's testsuite set up for local-config mode; a test
+//! runs in its own process group under a time limit, and after it the
+//! cluster's jobs are cancelled and any configuration file it changed
+//! (expect tests append to slurm.conf and reconfigure) is put back.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use testcluster::process::run;
+use testcluster::{wait, Cluster};
+
+use super::list::Kind;
+use crate::Result;
+
+/// What the suites need beyond Slurm: expect; pytest 7 with `py` (conftest
+/// imports `py.io`), pexpect (eight test files) and pytest-timeout; sudo
+/// (a test runs `sudo -u SlurmUser`). All Debian's, so the python is
+/// /usr/bin/python3 whatever else is first in PATH.
+pub const PACKAGES: &[&str] =
+    &["expect", "python3-pytest", "python3-py", "python3-pexpect", "python3-pytest-timeout", "sudo"];
+
+/// Where the tests find "Slurm's install": Debian's binaries, with its
+/// libraries where a `make install` would put them (tests compile against
+/// `<prefix>/lib/slurm/libslurmfull.so`).
+const PREFIX: &str = "/tmp/malleable-slurm-tests/prefix";
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Status {
+    Passed,
+    Failed,
+    Skipped,
+    TimedOut,
+}
+
+impl Status {
+    pub fn word(self) -> &'static str {
+        match self {
+            Status::Passed => "passed",
+            Status::Failed => "FAILED",
+            Status::Skipped => "skipped",
+            Status::TimedOut => "TIMEOUT",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub status: Status,
+    pub secs: f64,
+    /// The test's first error line, or its skip message.
+    pub why: String,
+}
+
+/// The host's part, once: packages, the install prefix, and sudo keeping
+/// the variables that point the clients at a test cluster.
+pub fn prepare_host() -> Result<()> {
+    crate::setup::ensure(PACKAGES)?;
+    let sudoers = Path::new("/etc/sudoers.d/malleable-slurm-tests");
+    let keep = "Defaults env_keep += \"SLURM_CONF SLURM_TESTSUITE_CONF SLURM_LOCAL_GLOBALS_FILE\"\n";
+    if fs::read_to_string(sudoers).ok().as_deref() != Some(keep) {
+        fs::write(sudoers, keep).map_err(|e| format!("cannot write {}: {e}", sudoers.display()))?;
+        run(Command::new("chmod").args(["440", &sudoers.display().to_string()]))?;
+    }
+    let prefix = Path::new(PREFIX);
+    fs::create_dir_all(prefix.join("lib")).map_err(|e| format!("cannot create {PREFIX}/lib: {e}"))?;
+    for (link, target) in [
+        ("bin", "/usr/bin"),
+        ("sbin", "/usr/sbin"),
+        ("include", "/usr/include"),
+        ("lib/slurm", "/usr/lib/x86_64-linux-gnu/slurm-wlm"),
+        ("lib/libslurm.so", "/usr/lib/x86_64-linux-gnu/libslurm.so"),
+    ] {
+        let at = prefix.join(link);
+        if fs::read_link(&at).ok().as_deref() != Some(Path::new(target)) {
+            let _ = fs::remove_file(&at);
+            std::os::unix::fs::symlink(target, &at).map_err(|e| format!("cannot link {}: {e}", at.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// One cluster and its copy of the testsuite.
+pub struct Side {
+    pub label: &'static str,
+    pub cluster: Cluster,
+    /// The copy of the source tree the tests run from (they write into it).
+    tree: PathBuf,
+    dir: PathBuf,
+    /// Its configuration files as they were before any test.
+    pristine: BTreeMap<PathBuf, Vec<u8>>,
+}
+
+impl Side {
+    /// Set up `cluster`'s side under `work/<name>`, copying `source` (the
+    /// configured source tree) there the first time.
+    pub fn new(label: &'static str, name: &str, cluster: Cluster, source: &Path, work: &Path) -> Result<Side> {
+        let dir = work.join(name);
+        let tree = dir.join(source.file_name().ok_or("the source tree has no name")?);
+        if !tree.join("testsuite").is_dir() {
+            fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            run(Command::new("cp").arg("-a").arg(source).arg(&dir))?;
+        }
+        let etc = cluster.conf_path().parent().ok_or("slurm.conf has no directory")?.to_path_buf();
+        let conf = format!(
+            "SlurmSourceDir={t}\nSlurmBuildDir={t}\nSlurmInstallDir={PREFIX}\nSlurmConfigDir={}\n",
+            etc.display(),
+            t = tree.display()
+        );
+        write(&dir.join("testsuite.conf"), conf.as_bytes())?;
+        // Keep a failed test's files; no colours in the logs.
+        write(&dir.join("globals.local"), b"set testsuite_colorize false\nset testsuite_cleanup_on_failure false\n")?;
+        let mut pristine = BTreeMap::new();
+        for f in fs::read_dir(&etc).map_err(|e| format!("cannot read {}: {e}", etc.display()))? {
+            let path = f.map_err(|e| e.to_string())?.path();
+            if path.is_file() {
+                let bytes = fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                pristine.insert(path, bytes);
+            }
+        }
+        Ok(Side { label, cluster, tree, dir, pristine })
+    }
+
+    /// Run one test, its output in `log`, killed after `limit`; then tidy up.
+    pub fn run(&self, kind: Kind, test: &str, limit: Duration, log: &Path) -> Result<Outcome> {
+        let suite = self.tree.join("testsuite");
+        let mut cmd = match kind {
+            Kind::Python => {
+                let mut c = Command::new("/usr/bin/python3");
+                c.current_dir(suite.join("python")).args([
+                    "./run-tests-python",
+                    "--local-config",
+                    "--timeout=300",
+                    test,
+                ]);
+                c
+            }
+            Kind::Expect => {
+                let mut c = Command::new(suite.join("expect").join(test));
+                c.current_dir(suite.join("expect"));
+                c
+            }
+        };
+        let out = fs::File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+        let err = out.try_clone().map_err(|e| e.to_string())?;
+        cmd.env("SLURM_CONF", self.cluster.conf_path())
+            .env("SLURM_TESTSUITE_CONF", self.dir.join("testsuite.conf"))
+            .env("SLURM_LOCAL_GLOBALS_FILE", self.dir.join("globals.local"))
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            // Its own group, so that a timeout stops whatever it started.
+            .process_group(0);
+        let t = Instant::now();
+        let mut child = cmd.spawn().map_err(|e| format!("cannot run {kind:?} {test}: {e}"))?;
+        let code = loop {
+            if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+                break Some(status.code().unwrap_or(1));
+            }
+            if t.elapsed() > limit {
+                let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", child.id())]).status();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        let secs = t.elapsed().as_secs_f64();
+        let text = fs::read_to_string(log).unwrap_or_default();
+        let (status, why) = match code {
+            None => (Status::TimedOut, format!("killed after {} s", limit.as_secs())),
+            Some(code) => match kind {
+                Kind::Python => python_outcome(&text),
+                Kind::Expect => expect_outcome(code, &text),
+            },
+        };
+        let mut why = why;
+        if let Some(note) = self.tidy() {
+            why = if why.is_empty() { note } else { format!("{why}; {note}") };
+        }
+        Ok(Outcome { status, secs, why })
+    }
+
+    /// Cancel every job, wait for the queue to empty, and put back any
+    /// configuration file a test changed, removed or added (expect's
+    /// `save_conf` leaves backups beside slurm.conf). What was done, if
+    /// anything.
+    fn tidy(&self) -> Option<String> {
+        let _ = self.cluster.cmd("scancel").args(["--user", "root"]).stderr(Stdio::null()).status();
+        let empty = wait::until("an empty queue", Duration::from_secs(60), || {
+            let out = self.cluster.cmd("squeue").args(["-h", "-o", "%i"]).output().map_err(|e| e.to_string())?;
+            Ok((out.status.success() && out.stdout.is_empty()).then_some(()))
+        });
+        let mut notes = Vec::new();
+        if empty.is_err() {
+            notes.push("jobs left in the queue after 60 s".to_string());
+        }
+        let etc = self.cluster.conf_path().parent().map(Path::to_path_buf).unwrap_or_default();
+        let mut changed = false;
+        for (path, bytes) in &self.pristine {
+            if fs::read(path).ok().as_ref() != Some(bytes) {
+                let _ = fs::write(path, bytes);
+                changed = true;
+            }
+        }
+        for f in fs::read_dir(&etc).into_iter().flatten().flatten() {
+            if f.path().is_file() && !self.pristine.contains_key(&f.path()) {
+                let _ = fs::remove_file(f.path());
+            }
+        }
+        if changed {
+            let _ = self.cluster.cmd("scontrol").arg("reconfigure").status();
+            notes.push("its configuration was put back".to_string());
+        }
+        (!notes.is_empty()).then(|| notes.join(", "))
+    }
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<()> {
+    fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// A pytest run's outcome from its closing line ("== 1 passed, 4 skipped in
+/// 0.1s =="): failed if anything failed or errored, else passed if anything
+/// passed, else skipped; the first failure named by `-rfE` as why.
+pub fn python_outcome(log: &str) -> (Status, String) {
+    let last = log.lines().rev().find(|l| l.starts_with('=') && l.contains(" in ")).unwrap_or("");
+    let count = |word: &str| {
+        last.trim_matches('=')
+            .split(',')
+            .filter_map(|part| {
+                let mut w = part.split_whitespace();
+                let n = w.next()?.parse::<u32>().ok()?;
+                w.next().is_some_and(|what| what.starts_with(word)).then_some(n)
+            })
+            .sum::<u32>()
+    };
+    let first = |prefixes: &[&str]| {
+        log.lines().find(|l| prefixes.iter().any(|p| l.starts_with(p))).map(|l| l.chars().take(200).collect())
+    };
+    if count("failed") + count("error") > 0 {
+        (Status::Failed, first(&["FAILED ", "ERROR "]).unwrap_or_default())
+    } else if count("passed") > 0 {
+        (Status::Passed, String::new())
+    } else if count("skipped") > 0 {
+        (Status::Skipped, first(&["SKIPPED "]).unwrap_or_default())
+    } else {
+        (Status::Failed, "no pytest summary line".into())
+    }
+}
+
+/// An expect test's outcome from its exit code (0 passed, above 127
+/// skipped, else failed) and its first Fatal or Error line (or the skip's
+/// Warning).
+pub fn expect_outcome(code: i32, log: &str) -> (Status, String) {
+    let status = match code {
+        0 => Status::Passed,
+        c if !(1..=127).contains(&c) => Status::Skipped,
+        _ => Status::Failed,
+    };
+    let words: &[&str] = match status {
+        Status::Skipped => &["] Warning "],
+        _ => &["] Fatal ", "] Error "],
+    };
+    let why = log
+        .lines()
+        .find_map(|l| words.iter().find_map(|w| l.find(w).map(|at| l[at + w.len()..].trim().to_string())))
+        .map(|w| w.chars().take(200).collect())
+        .unwrap_or_default();
+    (status, if status == Status::Passed { String::new() } else { why })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pytest_closing_lines_read_as_outcomes() {
+        let passed = "x\n========================= 1 passed, 4 skipped in 0.10s =========================\n";
+        assert_eq!(python_outcome(passed), (Status::Passed, String::new()));
+        let failed = "FAILED tests/commands/srun/test_--version.py::test_version - AssertionError: ...\n\
+                      ============================== 1 failed in 0.02s ===============================\n";
+        assert_eq!(python_outcome(failed).0, Status::Failed);
+        assert!(python_outcome(failed).1.starts_with("FAILED tests/commands/srun/test_--version.py"));
+        assert_eq!(python_outcome("== 2 skipped in 0.01s ==\n").0, Status::Skipped);
+        assert_eq!(python_outcome("== 1 passed, 1 error in 3.1s ==\n").0, Status::Failed);
+        assert_eq!(python_outcome("Traceback (most recent call last):\n").0, Status::Failed);
+    }
+
+    #[test]
+    fn expect_exit_codes_and_lines_read_as_outcomes() {
+        let log = "[2026-11-24 10:52:05.418] Fatal   Did not get hostname of task 0 (fail@globals:431)\n";
+        assert_eq!(
+            expect_outcome(1, log),
+            (Status::Failed, "Did not get hostname of task 0 (fail@globals:431)".into())
+        );
+        assert_eq!(expect_outcome(0, log), (Status::Passed, String::new()));
+        let skip = "[t] Warning This test requires that the nodes have memory (skip@globals:1)\n";
+        assert_eq!(expect_outcome(255, skip).0, Status::Skipped);
+        assert!(expect_outcome(255, skip).1.starts_with("This test requires"));
+    }
+}
