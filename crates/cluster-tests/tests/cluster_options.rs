@@ -146,6 +146,11 @@ fn bad_values_and_combinations_are_refused_before_anything_is_queued() {
             &["--min-nodes-invasive=1", "--max-nodes-invasive=9"][..],
             "--max-nodes-invasive=9 is above the 4 nodes of partition batch",
         ),
+        // slurmctld takes these only under sched/backfill: said before sending.
+        (
+            &["-N1", ":", "-N1"][..],
+            "heterogeneous jobs (components separated by ':' or '#SBATCH hetjob') are not supported",
+        ),
         // An elastic job grows onto whatever is free: never in a row.
         (
             &["-N2", "--contiguous", "--min-nodes-invasive=1", "--max-nodes-invasive=4"][..],

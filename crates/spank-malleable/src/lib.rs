@@ -11,6 +11,10 @@
 //! then travel in the job's SPANK environment, where slurmctld keeps them;
 //! the controller checks them again at submit (job_submit/malleable), since
 //! a client without this plugin could send anything.
+//!
+//! A heterogeneous job is refused here, in sbatch or salloc, with why:
+//! slurmctld 22.05 takes one only under sched/backfill and would refuse it
+//! with a bare "Requested operation not supported".
 
 use malleable_model::submit_options::{SubmitOptions, OPTIONS};
 use parking_lot::Mutex;
@@ -47,7 +51,15 @@ struct Given {
     seen: Vec<&'static str>,
     /// The ones set on the command line, not inherited (see `inherited`).
     typed: Vec<&'static str>,
+    /// How many job components this command has read the options of:
+    /// sbatch and salloc call init_post_opt once per component.
+    components: u32,
 }
+
+/// Why a heterogeneous job is refused before it is sent.
+const HETEROGENEOUS: &str = "heterogeneous jobs (components separated by ':' or '#SBATCH hetjob') are not \
+                             supported under sched/malleable: slurmctld 22.05 accepts them only under \
+                             sched/backfill; submit the components as separate jobs";
 
 /// Whether this is the first time option `name` is set, to `value`, and the
 /// environment holds that value for it: Slurm exports a job's SPANK options
@@ -79,10 +91,17 @@ impl SpankPlugin for Malleable {
     }
 
     fn init_post_opt(&self, spank: &Spank, context: Context) -> Result<(), String> {
-        let (given, typed) = {
-            let g = self.given.lock();
-            (g.options.clone(), g.typed.first().copied())
+        let (given, typed, components) = {
+            let mut g = self.given.lock();
+            g.components += 1;
+            (g.options.clone(), g.typed.first().copied(), g.components)
         };
+        // A heterogeneous step inside a job (srun with ':' in an
+        // allocation) needs no scheduler and may go on.
+        let in_a_job = context == Context::Local && std::env::var_os("SLURM_JOB_ID").is_some();
+        if components > 1 && context.is_submitting() && !in_a_job {
+            return Err(HETEROGENEOUS.into());
+        }
         if given.is_empty() || !context.is_submitting() {
             return Ok(());
         }
