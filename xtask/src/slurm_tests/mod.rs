@@ -86,7 +86,7 @@ pub fn run(short: bool, only: &[String]) -> Result<()> {
     ];
     let results: Vec<Result<BTreeMap<String, Outcome>>> = std::thread::scope(|scope| {
         let handles: Vec<_> =
-            sides.iter().map(|side| scope.spawn(|| run_side(side, &chosen, &out.join(side_dir(side))))).collect();
+            sides.iter().map(|side| scope.spawn(|| run_side(side, &chosen, &out.join(side.name)))).collect();
         handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("a side's thread panicked".into()))).collect()
     });
     let mut by_side = Vec::new();
@@ -94,14 +94,6 @@ pub fn run(short: bool, only: &[String]) -> Result<()> {
         by_side.push(r.map_err(|e| format!("{}: {e}", side.label))?);
     }
     report(&sides, &chosen, &by_side, &out)
-}
-
-fn side_dir(side: &Side) -> &'static str {
-    if side.label.starts_with("stock") {
-        "stock"
-    } else {
-        "malleable"
-    }
 }
 
 /// Every test of a kind in the tree: the python files holding tests, the
@@ -151,8 +143,7 @@ fn run_side(side: &Side, chosen: &[&Entry], dir: &Path) -> Result<BTreeMap<Strin
     for e in chosen {
         let log = dir.join(format!("{}.log", e.test.replace('/', "%")));
         let o = side.run(e.kind, &e.test, limit(e.kind), &log)?;
-        let name = if side.label.starts_with("stock") { "stock" } else { "malleable" };
-        println!("  [{name}] {} {} {} {:.0} s {}", e.kind.name(), e.test, o.status.word(), o.secs, o.why);
+        println!("  [{}] {} {} {} {:.0} s {}", side.name, e.kind.name(), e.test, o.status.word(), o.secs, o.why);
         tsv.push_str(&format!("{}\t{}\t{}\t{:.1}\t{}\n", e.kind.name(), e.test, o.status.word(), o.secs, o.why));
         results.insert(e.test.clone(), o);
     }

@@ -87,10 +87,14 @@ pub fn prepare_host() -> Result<()> {
 /// One cluster and its copy of the testsuite.
 pub struct Side {
     pub label: &'static str,
+    /// Short name: its directory under the work and results directories.
+    pub name: &'static str,
     pub cluster: Cluster,
     /// The copy of the source tree the tests run from (they write into it).
     tree: PathBuf,
     dir: PathBuf,
+    /// The cluster's configuration directory.
+    etc: PathBuf,
     /// Its configuration files as they were before any test.
     pristine: BTreeMap<PathBuf, Vec<u8>>,
 }
@@ -98,7 +102,7 @@ pub struct Side {
 impl Side {
     /// Set up `cluster`'s side under `work/<name>`, copying `source` (the
     /// configured source tree) there the first time.
-    pub fn new(label: &'static str, name: &str, cluster: Cluster, source: &Path, work: &Path) -> Result<Side> {
+    pub fn new(label: &'static str, name: &'static str, cluster: Cluster, source: &Path, work: &Path) -> Result<Side> {
         let dir = work.join(name);
         let tree = dir.join(source.file_name().ok_or("the source tree has no name")?);
         if !tree.join("testsuite").is_dir() {
@@ -122,7 +126,7 @@ impl Side {
                 pristine.insert(path, bytes);
             }
         }
-        Ok(Side { label, cluster, tree, dir, pristine })
+        Ok(Side { label, name, cluster, tree, dir, etc, pristine })
     }
 
     /// Run one test, its output in `log`, killed after `limit`; then tidy up.
@@ -198,7 +202,6 @@ impl Side {
         if empty.is_err() {
             notes.push("jobs left in the queue after 60 s".to_string());
         }
-        let etc = self.cluster.conf_path().parent().map(Path::to_path_buf).unwrap_or_default();
         let mut changed = false;
         for (path, bytes) in &self.pristine {
             if fs::read(path).ok().as_ref() != Some(bytes) {
@@ -206,7 +209,7 @@ impl Side {
                 changed = true;
             }
         }
-        for f in fs::read_dir(&etc).into_iter().flatten().flatten() {
+        for f in fs::read_dir(&self.etc).into_iter().flatten().flatten() {
             if f.path().is_file() && !self.pristine.contains_key(&f.path()) {
                 let _ = fs::remove_file(f.path());
             }
