@@ -263,7 +263,8 @@ mod tests {
     fn job(id: u32, run_time: f64, submit: f64, start: f64, end: f64) -> cluster_eval::replay::RunJob {
         use cluster_eval::records::LoggedJob;
         use malleable_sim::workload::JobSpec;
-        let spec = JobSpec { id, submit, nodes: 1, run_time, estimate: 60.0, malleable: None, power: None };
+        let spec =
+            JobSpec { id, submit, nodes: 1, run_time, estimate: 60.0, malleable: None, power: None, iterative: None };
         let logged = LoggedJob { submit: Some(submit), start: Some(start), end: Some(end), ..LoggedJob::default() };
         cluster_eval::replay::RunJob { spec, slurm_id: id, logged, state: "COMPLETED".into(), output: None }
     }

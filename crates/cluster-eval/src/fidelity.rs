@@ -163,6 +163,7 @@ mod tests {
             malleable: false,
             expands: 0,
             shrinks: 0,
+            class: None,
         }
     }
 

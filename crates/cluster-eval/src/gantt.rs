@@ -140,6 +140,7 @@ mod tests {
             estimate: 60.0,
             malleable: malleable.then_some(MalleableSpec { min: 1, max: 4, constraint: NodeConstraint::None }),
             power: None,
+            iterative: None,
         };
         let logged = LoggedJob {
             submit: Some(0.0),

@@ -75,6 +75,7 @@ impl RealRun {
                     malleable: j.spec.malleable.is_some(),
                     expands: j.logged.expands,
                     shrinks: j.logged.shrinks,
+                    class: j.spec.iterative.map(|it| it.class),
                 }
             })
             .collect()
@@ -103,6 +104,8 @@ impl RealRun {
             passes: 0,
             power: None,
             tally: Default::default(),
+            // Not measured on the real cluster.
+            resize_seconds: 0.0,
         }
     }
 

@@ -63,6 +63,7 @@ pub fn demo(nodes: usize) -> Workload {
                 estimate: if run_time <= 20.0 { 60.0 } else { 120.0 },
                 malleable,
                 power: None,
+                iterative: None,
             }
         })
         .collect();
@@ -105,6 +106,7 @@ pub fn soak(jobs: usize, nodes: usize, gap: f64, seed: u64) -> Workload {
                 estimate: 60.0,
                 malleable,
                 power: None,
+                iterative: None,
             };
             t += gap * 2.0 * rng.next();
             spec
@@ -129,6 +131,7 @@ pub fn burst(jobs: usize, nodes: usize, seed: u64) -> Workload {
             estimate: 60.0,
             malleable: None,
             power: None,
+            iterative: None,
         })
         .collect();
     Workload { name: format!("burst:{jobs}"), nodes, jobs: specs, power: None }

@@ -17,6 +17,14 @@ pub trait Strategy: Send {
     fn name(&self) -> &'static str;
     /// One scheduling pass.
     fn schedule(&mut self, snapshot: &Snapshot) -> PassReport;
+    /// A running malleable job, at one of its own synchronisation points,
+    /// asks whether to reconfigure now: the pull model of Iserte et al.
+    /// 2025 (DMR's `DMR_Reconfiguration`, answered by select/natural). The
+    /// answer is at most one `Expand` or `Shrink` of that job. Strategies
+    /// that resize on their own passes answer nothing.
+    fn reconfigure(&mut self, _snapshot: &Snapshot, _job: JobId) -> PassReport {
+        PassReport::default()
+    }
     /// Why the jobs this pass did not start wait, and when they are
     /// expected to start (the job's Reason and `squeue --start`): by
     /// default the head job's EASY reservation ([`waiting`]).

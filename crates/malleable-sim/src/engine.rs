@@ -26,6 +26,8 @@ pub struct JobRecord {
     pub malleable: bool,
     pub expands: u32,
     pub shrinks: u32,
+    /// Its class, for an iterative job that has one (MPDATA's small, medium, large).
+    pub class: Option<&'static str>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq)]
@@ -82,6 +84,9 @@ pub struct SimResult {
     pub power: Option<PowerReport>,
     /// The strategy's figures, added up over the run's passes.
     pub tally: Tally,
+    /// Seconds jobs spent resizing, summed over every expand and shrink
+    /// (Iserte et al. 2025's accumulated resize time, Table 5).
+    pub resize_seconds: f64,
 }
 
 /// A figure added up over a run.
@@ -133,6 +138,11 @@ enum Event {
     },
     AdaptDone {
         job: usize,
+    },
+    /// An iterative job reaches a reconfiguration check and asks the strategy.
+    Sync {
+        job: usize,
+        version: u32,
     },
     /// The power corridor moves (its schedule's next change).
     CorridorChange,
@@ -187,6 +197,7 @@ struct Engine<'a> {
     power: Option<PowerSetup>,
     meter: PowerMeter,
     tally: Tally,
+    resize_seconds: f64,
 }
 
 /// Run `workload` under `strategy` to the end.
@@ -223,6 +234,7 @@ pub fn simulate_with_progress(
         power: workload.power.clone(),
         meter: PowerMeter::default(),
         tally: Tally::default(),
+        resize_seconds: 0.0,
     };
     if let Some(p) = &workload.power {
         for &(t, _) in &p.corridor.changes {
@@ -236,17 +248,29 @@ pub fn simulate_with_progress(
     while let Some(Reverse((t, _, _))) = e.events.peek().copied() {
         e.now = f64::from_bits(t);
         let (mut wanted, mut due) = (false, false);
+        let mut asking = Vec::new();
         while let Some(Reverse((t2, _, ev))) = e.events.peek().copied() {
             if t2 != t {
                 break;
             }
             e.events.pop();
-            if ev == Event::Pass {
-                e.pass_pending = false;
-                due = true;
-            } else {
-                wanted |= e.handle(ev, &mut done);
+            match ev {
+                Event::Pass => {
+                    e.pass_pending = false;
+                    due = true;
+                }
+                Event::Sync { job, version } => {
+                    let j = &e.jobs[job];
+                    if j.version == version && j.running && j.adapting.is_none() {
+                        asking.push(job);
+                    }
+                }
+                ev => wanted |= e.handle(ev, &mut done),
             }
+        }
+        // Jobs at a check ask once this instant's ends and arrivals are in.
+        for job in asking {
+            wanted |= e.ask(strategy, job);
         }
         // A pass due now takes every event so far; with a delay, an event
         // calls for one later, or joins the one already on its way.
@@ -271,7 +295,15 @@ pub fn simulate_with_progress(
     let end = e.now;
     let power = e.power.is_some().then(|| std::mem::take(&mut e.meter).finish(end));
     let jobs = e.jobs.into_iter().filter_map(|j| j.record).collect();
-    SimResult { nodes: workload.nodes, jobs, node_seconds: e.node_seconds, passes: e.passes, power, tally: e.tally }
+    SimResult {
+        nodes: workload.nodes,
+        jobs,
+        node_seconds: e.node_seconds,
+        passes: e.passes,
+        power,
+        tally: e.tally,
+        resize_seconds: e.resize_seconds,
+    }
 }
 
 impl Engine<'_> {
@@ -283,6 +315,9 @@ impl Engine<'_> {
 
     fn run_time(&self, i: usize, n: usize) -> f64 {
         let s = &self.specs[i];
+        if let Some(it) = s.iterative {
+            return it.run_time(n as u32);
+        }
         if s.malleable.is_none() {
             return s.run_time;
         }
@@ -314,6 +349,45 @@ impl Engine<'_> {
         self.jobs[i].finish_at = t;
         let version = self.jobs[i].version;
         self.push(t, Event::Finish { job: i, version });
+        self.schedule_check(i);
+    }
+
+    /// An iterative malleable job's next reconfiguration check: after the
+    /// next iteration that is a multiple of its `check_every`, unless that
+    /// is its last (its progress is up to date).
+    fn schedule_check(&mut self, i: usize) {
+        let s = &self.specs[i];
+        let (Some(it), Some(_)) = (s.iterative, s.malleable) else {
+            return;
+        };
+        let j = &self.jobs[i];
+        let done = (1.0 - j.left) * f64::from(it.iterations);
+        let every = f64::from(it.check_every.max(1));
+        // A hair of slack: at a check, `done` may come out a rounding below it.
+        let next = ((done + 1e-6) / every).floor() * every + every;
+        if next < f64::from(it.iterations) {
+            let t = j.since.max(self.now) + (next - done) * it.iteration_time(j.nodes.len() as u32);
+            let version = j.version;
+            self.push(t, Event::Sync { job: i, version });
+        }
+    }
+
+    /// Job `i` is at a check and asks the strategy whether to reconfigure;
+    /// whether it was told to (which calls for a pass).
+    fn ask(&mut self, strategy: &mut dyn Strategy, i: usize) -> bool {
+        self.refresh_view();
+        let report = strategy.reconfigure(&self.snapshot, JobId(i as u32));
+        if let Some(d) =
+            report.decisions.iter().find(|d| d.job() != JobId(i as u32) || matches!(d, Decision::Start { .. }))
+        {
+            panic!("{} at t={}: asked by job {i}, it decided {d:?}", strategy.name(), self.now);
+        }
+        let decided = !report.decisions.is_empty();
+        self.apply(strategy.name(), report);
+        if !decided {
+            self.schedule_check(i);
+        }
+        decided
     }
 
     /// Apply one event; whether it calls for a scheduling pass.
@@ -374,12 +448,28 @@ impl Engine<'_> {
                 true
             }
             // Taken by the run loop before it hands events here.
-            Event::Pass => true,
+            Event::Pass | Event::Sync { .. } => true,
         }
     }
 
     fn pass(&mut self, strategy: &mut dyn Strategy) {
         self.passes += 1;
+        self.refresh_view();
+        let report = strategy.schedule(&self.snapshot);
+        self.apply(strategy.name(), report);
+        // Ticks while jobs wait; with a power corridor also while jobs run,
+        // since a draw outside it needs a pass even when no event comes (the
+        // plugin passes at least every SchedulerTick).
+        let watch = !self.snapshot.pending.is_empty()
+            || ((self.power.is_some() || self.opts.tick_while_running) && !self.running.is_empty());
+        if self.opts.tick > 0.0 && !self.tick_pending && watch {
+            self.tick_pending = true;
+            self.push(self.now + self.opts.tick, Event::Tick);
+        }
+    }
+
+    /// Bring the strategy's view up to now: running jobs and the corridor.
+    fn refresh_view(&mut self) {
         // Rounded up: a job started now then ends, by the strategy's
         // reckoning (now + its limit), no earlier than it really does, so a
         // backfilled job never delays a reservation by a fraction of a
@@ -394,12 +484,16 @@ impl Engine<'_> {
             idle_node: p.idle_node,
             measured_draw: Some(self.draw()),
         });
-        let report = strategy.schedule(&self.snapshot);
+    }
+
+    /// Carry out a report's decisions (made on the current view) and add
+    /// up its figures.
+    fn apply(&mut self, strategy: &str, report: malleable_core::PassReport) {
         // A decision that breaks the model's rules is the strategy's bug: stop
         // the run and say which (the plugin, in production, skips and logs it).
         if let Err(rejected) = validate(&self.snapshot, &report.decisions) {
             let why: Vec<String> = rejected.iter().map(ToString::to_string).collect();
-            panic!("{} at t={}: {}", strategy.name(), self.now, why.join("; "));
+            panic!("{strategy} at t={}: {}", self.now, why.join("; "));
         }
         for (name, m) in report.measures {
             self.tally.add(name, m);
@@ -435,6 +529,7 @@ impl Engine<'_> {
                             malleable: s.malleable.is_some(),
                             expands: 0,
                             shrinks: 0,
+                            class: s.iterative.map(|it| it.class),
                         }),
                         nodes,
                         ..Job::default()
@@ -450,6 +545,7 @@ impl Engine<'_> {
                         self.snapshot.nodes[n].free = false;
                     }
                     let cost = self.opts.resize_cost.expand(self.jobs[i].nodes.len() + add_nodes.len());
+                    self.resize_seconds += cost;
                     self.jobs[i].adapting = Some((true, add_nodes));
                     self.jobs[i].record.as_mut().unwrap().expands += 1;
                     self.push(self.now + cost, Event::AdaptDone { job: i });
@@ -458,6 +554,7 @@ impl Engine<'_> {
                     let i = job.0 as usize;
                     self.begin_adaptation(i);
                     let cost = self.opts.resize_cost.shrink(self.jobs[i].nodes.len());
+                    self.resize_seconds += cost;
                     self.jobs[i].adapting = Some((false, remove_nodes));
                     self.jobs[i].record.as_mut().unwrap().shrinks += 1;
                     self.push(self.now + cost, Event::AdaptDone { job: i });
@@ -467,15 +564,6 @@ impl Engine<'_> {
         if !started.is_empty() {
             started.sort_unstable();
             self.snapshot.pending.retain(|p| started.binary_search(&p.id).is_err());
-        }
-        // Ticks while jobs wait; with a power corridor also while jobs run,
-        // since a draw outside it needs a pass even when no event comes (the
-        // plugin passes at least every SchedulerTick).
-        let watch = !self.snapshot.pending.is_empty()
-            || ((self.power.is_some() || self.opts.tick_while_running) && !self.running.is_empty());
-        if self.opts.tick > 0.0 && !self.tick_pending && watch {
-            self.tick_pending = true;
-            self.push(self.now + self.opts.tick, Event::Tick);
         }
     }
 
@@ -562,11 +650,12 @@ impl Engine<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app_model::Iterative;
     use malleable_core::StrategyChoice;
     use malleable_model::{MalleableSpec, NodeConstraint};
 
     fn job(id: u32, nodes: u32, malleable: Option<MalleableSpec>) -> JobSpec {
-        JobSpec { id, submit: 0.0, nodes, run_time: 10.0, estimate: 60.0, malleable, power: None }
+        JobSpec { id, submit: 0.0, nodes, run_time: 10.0, estimate: 60.0, malleable, power: None, iterative: None }
     }
 
     fn run(w: &Workload, strategy: &str, opts: SimOptions) -> SimResult {
@@ -626,6 +715,60 @@ mod tests {
             assert_eq!((a.start, a.expands, a.final_nodes), (b.start, b.expands, b.final_nodes));
             assert!((a.end - b.end).abs() < 1e-9);
         }
+    }
+
+    /// 1 s an iteration on one node, 0.5 s on two.
+    const SERIES: &[(u32, f64)] = &[(1, 1.0), (2, 0.5)];
+
+    /// An iterative job of 10 iterations, malleable in [1, 2], asking every 4.
+    fn iterative(id: u32, nodes: u32, submit: f64) -> JobSpec {
+        let it = Iterative { class: "t", iterations: 10, seconds: SERIES, check_every: 4, time_scale: 1.0 };
+        let spec = MalleableSpec { min: 1, max: 2, constraint: NodeConstraint::None };
+        JobSpec {
+            run_time: it.run_time(nodes),
+            estimate: 100.0,
+            iterative: Some(it),
+            submit,
+            ..job(id, nodes, Some(spec))
+        }
+    }
+
+    #[test]
+    fn an_iterative_job_asks_at_its_checks_and_only_then_resizes() {
+        // Two nodes, the job on one. After 4 iterations (4 s) it asks:
+        // nothing waits, so it grows to 2; at iteration 8 (2 s later) it
+        // asks again and stays; it ends after 6 iterations at 0.5 s: 7 s.
+        let w = Workload { name: "t".into(), nodes: 2, jobs: vec![iterative(1, 1, 0.0)], power: None };
+        let opts =
+            SimOptions { resize_cost: ResizeCost::parse("0+0n/0+0n").unwrap(), tick: 0.0, ..SimOptions::default() };
+        let r = run(&w, "natural", opts);
+        assert_eq!((r.jobs[0].expands, r.jobs[0].final_nodes), (1, 2));
+        assert!((r.jobs[0].end - 7.0).abs() < 1e-9, "{:?}", r.jobs[0]);
+        assert_eq!(r.tally.get("natural_asked"), Some(&Total::Count(2)));
+        // A strategy that resizes on its own passes is asked nothing and,
+        // with no pass after the start, never grows it: 10 s on one node.
+        let r = run(&w, "conservative", opts);
+        assert_eq!((r.jobs[0].expands, r.jobs[0].end), (0, 10.0));
+        // A resize cost stops the work: 1 s to grow, ending at 8 s, and it
+        // is summed in the run's resize time.
+        let cost = ResizeCost::parse("1+0n/0+0n").unwrap();
+        let r = run(&w, "natural", SimOptions { resize_cost: cost, ..opts });
+        assert!((r.jobs[0].end - 8.0).abs() < 1e-9 && r.resize_seconds == 1.0, "{:?}", r.jobs[0]);
+    }
+
+    #[test]
+    fn a_shrink_at_a_check_starts_the_waiting_job_on_the_nodes_released() {
+        // The job holds both nodes; a 1-node rigid job arrives at 1 s and
+        // waits. At iteration 4 (2 s) the job asks and gives a node for
+        // it: it starts at 2 s; the job's other 6 iterations take 6 s.
+        let rigid = JobSpec { submit: 1.0, ..job(2, 1, None) };
+        let w = Workload { name: "t".into(), nodes: 2, jobs: vec![iterative(1, 2, 0.0), rigid], power: None };
+        let opts =
+            SimOptions { resize_cost: ResizeCost::parse("0+0n/0+0n").unwrap(), tick: 0.0, ..SimOptions::default() };
+        let r = run(&w, "natural", opts);
+        let by = |id: u32| r.jobs.iter().find(|j| j.id == id).unwrap();
+        assert_eq!((by(1).shrinks, by(1).final_nodes), (1, 1));
+        assert!((by(2).start - 2.0).abs() < 1e-9 && (by(1).end - 8.0).abs() < 1e-9, "{:?}", r.jobs);
     }
 
     #[test]

@@ -47,6 +47,7 @@ pub mod bench;
 pub mod bench_lp;
 pub mod engine;
 pub mod metrics;
+pub mod mpdata;
 pub mod plot;
 pub mod plot_power;
 pub mod power_meter;

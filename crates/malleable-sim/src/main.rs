@@ -12,6 +12,7 @@ use malleable_core::strategies::{names, split_list};
 use malleable_core::{ParamKind, StrategyChoice, REGISTRY};
 use malleable_sim::app_model::{AppModel, ResizeCost};
 use malleable_sim::metrics::{jobs_csv, summarize, Summary};
+use malleable_sim::mpdata::{mpdata, static_flavor, MPDATA_JOBS, MPDATA_NODES};
 use malleable_sim::power_meter::PowerReport;
 use malleable_sim::power_scenario::{self, power_corridor};
 use malleable_sim::workload::{esp, swf, synthetic, Workload};
@@ -47,9 +48,15 @@ enum Command {
     Compare {
         #[command(flatten)]
         common: Common,
-        /// Comma-separated NAME or NAME[Key=value,...]; `malleable-sim strategies` lists them
-        #[arg(long, value_parser = parse_strategies)]
-        strategies: Strategies,
+        /// Comma-separated NAME or NAME[Key=value,...]; `malleable-sim strategies` lists them.
+        /// `static` is the workload's static flavor (malleable jobs rigid at their
+        /// largest size, Iserte et al. 2025) under conservative backfill, Slurm's sched/backfill
+        #[arg(long, value_parser = parse_compared)]
+        strategies: Compared,
+        /// Run each of these seeds (a list 1,2,3 or a range 1..5) instead of
+        /// --seed, and print each figure's median over them
+        #[arg(long, value_parser = sweep::parse_seeds)]
+        seeds: Option<std::vec::Vec<u64>>,
         #[arg(long)]
         json: Option<PathBuf>,
         #[arg(long)]
@@ -110,7 +117,8 @@ struct SweepArgs {
 
 #[derive(Args, Clone)]
 struct Common {
-    /// esp | swf:PATH | synthetic:JOBS | power-corridor (Chadha et al. 2020's Table II scenario)
+    /// esp | mpdata (Iserte et al. 2025's 30 MPDATA jobs on 31 nodes) | swf:PATH |
+    /// synthetic:JOBS | power-corridor (Chadha et al. 2020's Table II scenario)
     #[arg(long)]
     workload: String,
     /// Machine size (default: 32 for esp, the trace header for swf, 5000 for synthetic).
@@ -136,7 +144,8 @@ struct Common {
     #[arg(long, default_value_t = 1.0)]
     time_scale: f64,
     /// Resize cost: `measured` (this project's, on a local Slurm: `cargo xtask
-    /// bench-resize`), `paper` (Chadha et al. 2020's Fig. 5, to reproduce its figures)
+    /// bench-resize`), `paper` (Chadha et al. 2020's Fig. 5, to reproduce its figures),
+    /// `baseline` or `merge` (Iserte et al. 2025's Table 5, for mpdata)
     /// or A+Bn/C+Dn, expand/shrink seconds as fixed plus per node.
     #[arg(long, default_value = "measured", value_parser = ResizeCost::parse)]
     resize_cost: ResizeCost,
@@ -174,6 +183,44 @@ fn parse_non_negative(v: &str) -> Result<f64, String> {
         Ok(f) if f >= 0.0 && f.is_finite() => Ok(f),
         _ => Err(format!("'{v}' is not allowed: a number of seconds, 0 or more")),
     }
+}
+
+/// One column of `compare`: a strategy, on the workload as it is or on its
+/// static flavor.
+#[derive(Clone, Debug)]
+struct ComparedRun {
+    choice: StrategyChoice,
+    static_flavor: bool,
+}
+
+impl ComparedRun {
+    fn label(&self) -> String {
+        if self.static_flavor {
+            "static".into()
+        } else {
+            self.choice.to_string()
+        }
+    }
+}
+
+/// `compare`'s `--strategies`, in the order given.
+#[derive(Clone, Debug)]
+struct Compared(Vec<ComparedRun>);
+
+fn parse_compared(v: &str) -> Result<Compared, String> {
+    let mut runs = Vec::new();
+    for text in split_list(v) {
+        runs.push(if text.eq_ignore_ascii_case("static") {
+            ComparedRun { choice: StrategyChoice::named("conservative")?, static_flavor: true }
+        } else {
+            let choice = StrategyChoice::parse(text).map_err(|e| format!("{e}, static"))?;
+            ComparedRun { choice, static_flavor: false }
+        });
+    }
+    if runs.is_empty() {
+        return Err(format!("give at least one of {}, static", names()));
+    }
+    Ok(Compared(runs))
 }
 
 /// The strategies of `--strategies`, in the order given.
@@ -223,6 +270,9 @@ fn load_workload(
 ) -> Result<Workload, String> {
     if workload == "esp" {
         Ok(esp(nodes.unwrap_or(32), fraction, seed))
+    } else if workload == "mpdata" {
+        // Every job is malleable in the dynamic flavor; the fraction does not apply.
+        Ok(mpdata(MPDATA_JOBS, nodes.unwrap_or(MPDATA_NODES), seed))
     } else if workload == "power-corridor" {
         // Every job is malleable in this scenario; the fraction does not apply.
         match nodes {
@@ -245,7 +295,7 @@ fn load_workload(
             })?;
         Ok(synthetic(jobs, nodes.unwrap_or(5_000), SYNTHETIC_LOAD, fraction, seed))
     } else {
-        Err(format!("--workload '{workload}' not allowed: esp | swf:PATH | synthetic:JOBS | power-corridor"))
+        Err(format!("--workload '{workload}' not allowed: esp | mpdata | swf:PATH | synthetic:JOBS | power-corridor"))
     }
 }
 
@@ -320,7 +370,15 @@ type Metric = (String, Box<dyn Fn(&Summary) -> Option<f64>>);
 type FixedMetric = (&'static str, fn(&Summary) -> Option<f64>);
 
 fn print_table(rows: &[Summary]) {
-    let fixed: [FixedMetric; 8] = [
+    let columns: Vec<Vec<Summary>> = rows.iter().map(|r| vec![r.clone()]).collect();
+    print_columns(&columns);
+}
+
+/// The comparison table, one column per strategy: each figure's median over
+/// the column's runs (one run per seed), and its ratio to the first column's.
+fn print_columns(columns: &[Vec<Summary>]) {
+    let rows: Vec<&Summary> = columns.iter().flatten().collect();
+    let fixed: [FixedMetric; 9] = [
         ("makespan_s", |s| Some(s.makespan_s)),
         ("mean_wait_s", |s| Some(s.mean_wait_s)),
         ("mean_response_s", |s| Some(s.mean_response_s)),
@@ -329,6 +387,7 @@ fn print_table(rows: &[Summary]) {
         ("utilization", |s| Some(s.utilization)),
         ("expands", |s| Some(s.expands as f64)),
         ("shrinks", |s| Some(s.shrinks as f64)),
+        ("resize_s", |s| Some(s.resize_s)),
     ];
     let mut metrics: Vec<Metric> = fixed.into_iter().map(|(n, f)| (n.to_string(), Box::new(f) as _)).collect();
     if rows.iter().any(|r| r.power_violations.is_some()) {
@@ -342,7 +401,7 @@ fn print_table(rows: &[Summary]) {
     }
     // The strategies' own figures, each in the order it first appears.
     let mut figures: Vec<String> = Vec::new();
-    for r in rows {
+    for r in &rows {
         for (name, _) in &r.figures.0 {
             if !figures.contains(name) {
                 figures.push(name.clone());
@@ -353,16 +412,43 @@ fn print_table(rows: &[Summary]) {
         let key = name.clone();
         metrics.push((name, Box::new(move |s: &Summary| s.figure(&key))));
     }
+    // Per class (Iserte et al. 2025's Fig. 5), for workloads with classes.
+    let mut classes: Vec<String> = Vec::new();
+    for r in &rows {
+        for c in &r.classes {
+            if !classes.contains(&c.class) {
+                classes.push(c.class.clone());
+            }
+        }
+    }
+    type ClassMetric = (&'static str, fn(&malleable_sim::metrics::ClassFigures) -> f64);
+    let per_class: [ClassMetric; 3] = [
+        ("median_wait_s", |c| c.median_wait_s),
+        ("median_run_s", |c| c.median_run_s),
+        ("median_turnaround_s", |c| c.median_turnaround_s),
+    ];
+    for class in classes {
+        for (what, f) in per_class {
+            let key = class.clone();
+            let read = move |s: &Summary| s.classes.iter().find(|c| c.class == key).map(f);
+            metrics.push((format!("{class} {what}"), Box::new(read)));
+        }
+    }
     print!("{:<26}", "metric");
-    for r in rows {
-        print!("{:>26}", r.strategy);
+    for c in columns {
+        print!("{:>26}", c[0].strategy);
     }
     println!();
+    // The median over a column's runs that have the figure.
+    let cell = |f: &dyn Fn(&Summary) -> Option<f64>, c: &[Summary]| {
+        let values: Vec<f64> = c.iter().filter_map(f).collect();
+        (!values.is_empty()).then(|| malleable_sim::metrics::median(&values))
+    };
     for (name, f) in &metrics {
         print!("{name:<26}");
-        let base = f(&rows[0]);
-        for r in rows {
-            let Some(v) = f(r) else {
+        let base = cell(f.as_ref(), &columns[0]);
+        for c in columns {
+            let Some(v) = cell(f.as_ref(), c) else {
                 print!("{:>17} {:>8}", "-", "");
                 continue;
             };
@@ -397,27 +483,8 @@ fn real_main() -> Result<(), String> {
                 write_power(&dir, &w, &power)?;
             }
         }
-        Command::Compare { common, strategies, json, out } => {
-            let w = load(&common)?;
-            let mut rows = Vec::new();
-            let mut power = Vec::new();
-            for k in &strategies.0 {
-                let (s, r) = run_one(&w, k, &common, quiet);
-                if let Some(dir) = &out {
-                    write_out(dir, &s.strategy, &s, &r)?;
-                }
-                power.extend(r.power.map(|p| (s.strategy.clone(), p)));
-                rows.push(s);
-            }
-            print_table(&rows);
-            if let Some(dir) = &out {
-                write_power(dir, &w, &power)?;
-            }
-            if let Some(path) = json {
-                let v = serde_json::json!({ "workload": workload_json(&w, &common), "results": rows });
-                std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap())
-                    .map_err(|e| format!("--json {}: {e}", path.display()))?;
-            }
+        Command::Compare { common, strategies, seeds, json, out } => {
+            run_compare(&common, &strategies, seeds, json, out, quiet)?
         }
         Command::Sweep(args) => run_sweep(args, quiet)?,
         Command::Strategies => print_strategies(),
@@ -446,6 +513,61 @@ fn print_strategies() {
             println!("{:<22}reports: {}", "", names.join(", "));
         }
     }
+}
+
+/// `compare`: every strategy on the workload of each seed (the static
+/// flavor for `static`), one table of medians over the seeds.
+fn run_compare(
+    common: &Common,
+    runs: &Compared,
+    seeds: Option<Vec<u64>>,
+    json: Option<PathBuf>,
+    out: Option<PathBuf>,
+    quiet: bool,
+) -> Result<(), String> {
+    let seeds = seeds.unwrap_or_else(|| vec![common.seed]);
+    let mut columns: Vec<Vec<Summary>> = vec![Vec::new(); runs.0.len()];
+    let mut results = Vec::new();
+    let mut first = None;
+    for &seed in &seeds {
+        let c = Common { seed, ..common.clone() };
+        let w = load(&c)?;
+        let mut power = Vec::new();
+        for (k, run) in runs.0.iter().enumerate() {
+            let flavored;
+            let used = if run.static_flavor {
+                flavored = static_flavor(&w);
+                &flavored
+            } else {
+                &w
+            };
+            let (mut s, r) = run_one(used, &run.choice, &c, quiet);
+            s.strategy = run.label();
+            let name = if seeds.len() == 1 { s.strategy.clone() } else { format!("{}.seed{seed}", s.strategy) };
+            if let Some(dir) = &out {
+                write_out(dir, &name, &s, &r)?;
+            }
+            power.extend(r.power.map(|p| (name, p)));
+            let mut v = serde_json::to_value(&s).map_err(|e| e.to_string())?;
+            v["seed"] = serde_json::json!(seed);
+            results.push(v);
+            columns[k].push(s);
+        }
+        if let Some(dir) = &out {
+            write_power(dir, &w, &power)?;
+        }
+        first.get_or_insert_with(|| workload_json(&w, &c));
+    }
+    if seeds.len() > 1 {
+        println!("median over seeds {seeds:?}");
+    }
+    print_columns(&columns);
+    if let Some(path) = json {
+        let v = serde_json::json!({ "workload": first, "seeds": seeds, "results": results });
+        std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap())
+            .map_err(|e| format!("--json {}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 fn run_sweep(a: SweepArgs, quiet: bool) -> Result<(), String> {

@@ -25,6 +25,8 @@ pub struct Summary {
     pub utilization: f64,
     pub expands: u64,
     pub shrinks: u64,
+    /// Seconds jobs spent resizing, over all resizes (Iserte et al. 2025, Table 5).
+    pub resize_s: f64,
     /// Power-corridor figures (Chadha et al. 2020, Table II), `null` for workloads
     /// without a corridor: breaks the scheduler's next pass did not repair,
     pub power_violations: Option<u64>,
@@ -37,6 +39,49 @@ pub struct Summary {
     /// value as `name`, times as `name_median_ms` and `name_max_ms`.
     #[serde(flatten)]
     pub figures: Figures,
+    /// Medians per job class, for workloads whose jobs have one (MPDATA's
+    /// Fig. 5); empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<ClassFigures>,
+}
+
+/// Iserte et al. 2025's Fig. 5 for one job class: median wait, run and
+/// turnaround (wait plus run).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct ClassFigures {
+    pub class: String,
+    pub jobs: usize,
+    pub median_wait_s: f64,
+    pub median_run_s: f64,
+    pub median_turnaround_s: f64,
+}
+
+/// The per-class medians of a run's jobs, classes in order of first
+/// appearance by job id.
+fn classes(r: &SimResult) -> Vec<ClassFigures> {
+    let mut jobs: Vec<_> = r.jobs.iter().filter(|j| j.class.is_some()).collect();
+    jobs.sort_by_key(|j| j.id);
+    let mut names: Vec<&str> = Vec::new();
+    for j in &jobs {
+        let c = j.class.unwrap_or_default();
+        if !names.contains(&c) {
+            names.push(c);
+        }
+    }
+    names
+        .into_iter()
+        .map(|c| {
+            let of: Vec<_> = jobs.iter().filter(|j| j.class == Some(c)).collect();
+            let m = |f: &dyn Fn(&crate::engine::JobRecord) -> f64| median(&of.iter().map(|j| f(j)).collect::<Vec<_>>());
+            ClassFigures {
+                class: c.to_string(),
+                jobs: of.len(),
+                median_wait_s: m(&|j| j.start - j.submit),
+                median_run_s: m(&|j| j.end - j.start),
+                median_turnaround_s: m(&|j| j.end - j.submit),
+            }
+        })
+        .collect()
 }
 
 /// One of a strategy's figures over a run.
@@ -134,11 +179,13 @@ pub fn summarize(choice: &StrategyChoice, r: &SimResult) -> Summary {
         utilization: if makespan > 0.0 { r.node_seconds / (r.nodes as f64 * makespan) } else { 0.0 },
         expands: r.jobs.iter().map(|j| u64::from(j.expands)).sum(),
         shrinks: r.jobs.iter().map(|j| u64::from(j.shrinks)).sum(),
+        resize_s: r.resize_seconds,
         power_violations: r.power.as_ref().map(|p| p.violations),
         corridor_breaks: r.power.as_ref().map(|p| p.breaks),
         seconds_outside_corridor: r.power.as_ref().map(|p| p.seconds_outside),
         energy_j: r.power.as_ref().map(|p| p.energy_j),
         figures: figures(choice, r),
+        classes: classes(r),
     }
 }
 
@@ -187,7 +234,18 @@ mod tests {
     use crate::engine::JobRecord;
 
     fn rec(id: u32, submit: f64, start: f64, end: f64) -> JobRecord {
-        JobRecord { id, submit, start, end, start_nodes: 1, final_nodes: 1, malleable: false, expands: 0, shrinks: 1 }
+        JobRecord {
+            id,
+            submit,
+            start,
+            end,
+            start_nodes: 1,
+            final_nodes: 1,
+            malleable: false,
+            expands: 0,
+            shrinks: 1,
+            class: None,
+        }
     }
 
     #[test]
@@ -200,6 +258,7 @@ mod tests {
             passes: 0,
             power: None,
             tally: Default::default(),
+            resize_seconds: 0.0,
         };
         let s = summarize(&StrategyChoice::named("easy").unwrap(), &r);
         assert_eq!(s.makespan_s, 105.0);
@@ -220,7 +279,8 @@ mod tests {
         tally.add("lp", malleable_core::Measure::Millis(3.0));
         tally.add("lp", malleable_core::Measure::Millis(1.0));
         tally.add("extra", malleable_core::Measure::Count(7));
-        let r = SimResult { nodes: 1, jobs: vec![], node_seconds: 0.0, passes: 0, power: None, tally };
+        let r =
+            SimResult { nodes: 1, jobs: vec![], node_seconds: 0.0, passes: 0, power: None, tally, resize_seconds: 0.0 };
         let s = summarize(&StrategyChoice::named("power").unwrap(), &r);
         let names: Vec<&str> = s.figures.0.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(
@@ -246,6 +306,39 @@ mod tests {
         assert_eq!(json["lp_solves"], serde_json::json!(2));
         assert_eq!(json["lp_median_ms"], serde_json::json!(2.0));
         assert_eq!(json["strategy"], "power");
+    }
+
+    #[test]
+    fn class_medians_by_hand() {
+        let with = |id, class, submit, start, end| JobRecord { class: Some(class), ..rec(id, submit, start, end) };
+        let r = SimResult {
+            nodes: 2,
+            jobs: vec![
+                with(2, "large", 0.0, 10.0, 110.0),
+                with(1, "small", 0.0, 0.0, 5.0),
+                with(3, "small", 5.0, 20.0, 30.0),
+                with(4, "small", 5.0, 40.0, 41.0),
+                rec(5, 0.0, 0.0, 1.0),
+            ],
+            node_seconds: 0.0,
+            passes: 0,
+            power: None,
+            tally: Default::default(),
+            resize_seconds: 2.5,
+        };
+        let s = summarize(&StrategyChoice::named("easy").unwrap(), &r);
+        let got: Vec<(&str, usize, f64, f64, f64)> = s
+            .classes
+            .iter()
+            .map(|c| (c.class.as_str(), c.jobs, c.median_wait_s, c.median_run_s, c.median_turnaround_s))
+            .collect();
+        // Small: waits 0, 15, 35; runs 5, 10, 1; turnarounds 5, 25, 36.
+        assert_eq!(got, vec![("small", 3, 15.0, 5.0, 25.0), ("large", 1, 10.0, 100.0, 110.0)]);
+        assert_eq!(s.resize_s, 2.5);
+        // A workload without classes has none, and none in its JSON.
+        let plain =
+            summarize(&StrategyChoice::named("easy").unwrap(), &SimResult { jobs: vec![rec(5, 0.0, 0.0, 1.0)], ..r });
+        assert!(plain.classes.is_empty() && serde_json::to_value(&plain).unwrap().get("classes").is_none());
     }
 
     #[test]

@@ -111,6 +111,7 @@ impl Scenario {
                         max_per_node: watts + spread,
                         measured_per_node: Some(watts),
                     }),
+                    iterative: None,
                 }
             })
             .collect();

@@ -4,6 +4,7 @@
 
 use std::io::{BufRead, BufReader, Read};
 
+use crate::app_model::Iterative;
 use malleable_model::{CorridorSchedule, JobPower, MalleableSpec, NodeConstraint, Watts};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -26,6 +27,10 @@ pub struct JobSpec {
     /// what it really draws (the simulator shows that to strategies only
     /// once the job runs, as measurements work in Chadha et al. 2020's section IV-D).
     pub power: Option<JobPower>,
+    /// For an iterative application (MPDATA): its iterations and their
+    /// times, which then give its run time on any node count, and where it
+    /// asks whether to reconfigure.
+    pub iterative: Option<Iterative>,
 }
 
 /// A workload and what it was built from (for the JSON report).
@@ -99,6 +104,7 @@ pub fn esp(machine: usize, malleable_fraction: f64, seed: u64) -> Workload {
             estimate: time,
             malleable: malleable[i].then(|| paper_spec(constraint, m)),
             power: None,
+            iterative: None,
         })
         .collect();
     Workload { name: "esp".into(), nodes: machine, jobs, power: None }
@@ -122,6 +128,7 @@ pub fn for_slurm(w: &Workload, time_scale: f64) -> Result<Workload, String> {
             submit: j.submit / time_scale,
             run_time: j.run_time / time_scale,
             estimate: slurm_minutes(j.estimate / time_scale) as f64 * 60.0,
+            iterative: j.iterative.map(|it| Iterative { time_scale: it.time_scale * time_scale, ..it }),
             ..j.clone()
         })
         .collect();
@@ -188,6 +195,7 @@ pub fn synthetic(jobs: usize, machine: usize, load: f64, malleable_fraction: f64
                 estimate,
                 malleable: None,
                 power: None,
+                iterative: None,
             }
         })
         .collect();
@@ -252,6 +260,7 @@ pub fn swf(
             estimate: if requested > 0.0 { requested } else { run_time },
             malleable: None,
             power: None,
+            iterative: None,
         });
     }
     // Sorted by submit time (stable: trace order breaks ties).

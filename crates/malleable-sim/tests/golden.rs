@@ -84,6 +84,7 @@ fn backfill_at_a_fractional_instant_never_delays_the_head() {
         estimate: run_time,
         malleable: None,
         power: None,
+        iterative: None,
     };
     let w = Workload {
         name: "fractional".into(),

@@ -84,7 +84,7 @@ fn bad_arguments_name_the_argument_and_allowed_values() {
         ),
         (&["sweep", "--seeds", "5..1"], &["--seeds", "1..5"]),
         (&["sweep", "--fractions", "0.1,1.5"], &["--fractions", "0.0 to 1.0"]),
-        (&["sweep", "--workload", "lublin"], &["--workload", "esp | swf:PATH"]),
+        (&["sweep", "--workload", "lublin"], &["--workload", "esp | mpdata | swf:PATH"]),
         (&["sweep", "--app-model", "cubic"], &["--app-model", "linear"]),
         (&["run", "--workload", "synthetic:x", "--strategy", "easy"], &["synthetic:JOBS"]),
         (
@@ -107,4 +107,40 @@ fn a_refused_sweep_leaves_no_output_folder() {
     let o = sim(&["sweep", "--workload", "lublin", "--out", out.to_str().unwrap()]);
     assert!(!o.status.success());
     assert!(!out.exists(), "{} was made for a sweep that never ran", out.display());
+}
+
+#[test]
+fn compare_runs_the_static_flavor_and_takes_medians_over_seeds() {
+    let json = std::env::temp_dir().join(format!("malleable-sim-mpdata-{}.json", std::process::id()));
+    let o = sim(&[
+        "compare",
+        "--workload",
+        "mpdata",
+        "--strategies",
+        "static,natural",
+        "--seeds",
+        "1..3",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("median over seeds [1, 2, 3]"), "{stdout}");
+    for row in ["large median_turnaround_s", "small median_wait_s", "resize_s", "natural_asked"] {
+        assert!(stdout.contains(row), "{row} not in: {stdout}");
+    }
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2 * 3);
+    // Static: every job rigid at its Max, so none resizes and a large job
+    // runs 100 iterations of 4.19 s; natural resizes.
+    let stat: Vec<&serde_json::Value> = results.iter().filter(|r| r["strategy"] == "static").collect();
+    assert_eq!(stat.len(), 3);
+    for r in &stat {
+        assert_eq!(r["expands"], 0);
+        let large = r["classes"].as_array().unwrap().iter().find(|c| c["class"] == "large").unwrap();
+        assert!((large["median_run_s"].as_f64().unwrap() - 419.0).abs() < 1e-6, "{large}");
+    }
+    assert!(results.iter().any(|r| r["strategy"] == "natural" && r["expands"].as_u64().unwrap() > 0));
+    let _ = std::fs::remove_file(&json);
 }

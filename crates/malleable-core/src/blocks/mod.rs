@@ -7,6 +7,7 @@
 
 pub mod adapt;
 pub mod backfill;
+pub mod booking;
 pub mod node_plan;
 pub mod pool;
 pub mod queue;

@@ -167,6 +167,25 @@ impl NodePlan {
         }
     }
 
+    /// The nodes a job placed `p` may use that stay free from `from` for
+    /// `length` seconds (`None`: for ever), lowest first: where a running
+    /// job may grow without taking a node booked for a waiting one.
+    pub fn free_throughout(&mut self, from: Time, length: Option<Time>, p: &Placement) -> Vec<NodeIndex> {
+        let k = self.split_at(from.max(self.steps[0].at));
+        let end = length.map(|l| from.saturating_add(l));
+        let mut usable = self.steps[k].free.clone();
+        if let Some(a) = self.allowed(p) {
+            usable.and(&a);
+        }
+        for step in &self.steps[k + 1..] {
+            if end.is_some_and(|e| step.at >= e) {
+                break;
+            }
+            usable.and(&step.free);
+        }
+        usable.members().collect()
+    }
+
     /// The nodes a job placed `p` may use; `None` for all.
     fn allowed(&self, p: &Placement) -> Option<Nodes> {
         let list = p.allowed.as_ref()?;

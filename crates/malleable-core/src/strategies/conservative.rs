@@ -16,14 +16,12 @@
 //! only some nodes is booked where and when its own nodes are free.
 
 use std::collections::hash_map::DefaultHasher;
-use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
 use malleable_model::{Decision, JobId, Snapshot, Time};
 
-use crate::blocks::node_plan::NodePlan;
-use crate::blocks::queue::{end_if_started, runnable_queue};
-use crate::blocks::waiting::{WaitReason, Waiting};
+use crate::blocks::booking::{book_queue, booked_waiting};
+use crate::blocks::waiting::Waiting;
 use crate::params::{ParamKind, ParamSpec};
 use crate::strategy::{PassReport, Strategy, StrategyInfo};
 
@@ -79,15 +77,7 @@ impl Strategy for Conservative {
             planned = plan(s, self.max_job_test).1;
             &planned
         };
-        let booked: HashMap<JobId, Time> = booked.iter().copied().collect();
-        let started: HashSet<JobId> = decisions.iter().map(Decision::job).collect();
-        let mut out: Vec<Waiting> = Vec::new();
-        for (job, _) in runnable_queue(s).into_iter().filter(|(j, _)| !started.contains(&j.id)) {
-            let reason = if out.is_empty() { WaitReason::Resources } else { WaitReason::Priority };
-            let start = booked.get(&job.id).map(|&t| t.max(s.now));
-            out.push(Waiting { job: job.id, reason, start });
-        }
-        out
+        booked_waiting(s, decisions, booked)
     }
 }
 
@@ -105,41 +95,22 @@ fn fingerprint(s: &Snapshot) -> u64 {
     h.finish()
 }
 
-/// One pass: each of the first `max_job_test` runnable jobs in queue order
-/// starts now if the plan has room for it, on nodes it may use, from now to
-/// its time limit, and otherwise books its earliest such start, on the
-/// nodes the plan names. A job that can never get its nodes (held by
-/// unlimited jobs, or down) books nothing.
+/// One pass of conservative backfill ([`book_queue`]): its starts.
 pub fn conservative(s: &Snapshot, max_job_test: usize) -> Vec<Decision> {
     plan(s, max_job_test).0
 }
 
 /// [`conservative`]'s decisions, and each job's booked start.
 fn plan(s: &Snapshot, max_job_test: usize) -> (Vec<Decision>, Vec<(JobId, Time)>) {
-    let mut plan = NodePlan::new(s, s.free_nodes());
-    let mut decisions = Vec::new();
-    let mut booked = Vec::new();
-    for (job, size) in runnable_queue(s).into_iter().take(max_job_test) {
-        // At least a second: a booking of no length would hold nothing.
-        let length = end_if_started(s.now, job).map(|end| (end - s.now).max(1));
-        let Some((start, nodes)) = plan.earliest(s.now, size, length, &job.placement) else {
-            continue;
-        };
-        plan.book(start, length, &nodes);
-        booked.push((job.id, start));
-        // The plan's nodes, not the lowest free: those may be booked for a
-        // job ahead before this one would end.
-        if start == s.now {
-            decisions.push(Decision::Start { job: job.id, nodes, time_limit: None });
-        }
-    }
-    (decisions, booked)
+    let b = book_queue(s, max_job_test, false);
+    (b.decisions, b.booked)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::blocks::backfill::easy;
+    use crate::blocks::waiting::WaitReason;
     use crate::test_support::{cluster, job, limited, running, start};
     use malleable_model::Placement;
 

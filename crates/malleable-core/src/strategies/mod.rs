@@ -8,6 +8,7 @@ pub mod conservative;
 pub mod easy;
 pub mod fcfs;
 pub mod mtct_backfill;
+pub mod natural;
 pub mod perf_aware;
 pub mod power;
 
@@ -25,6 +26,8 @@ pub const REGISTRY: &[&StrategyInfo] = &[
     &mtct_backfill::MTCT_BACKFILL,
     &power::POWER,
     &power::POWER_RUNNING_ONLY,
+    &natural::NATURAL,
+    &natural::NATURAL_PLAN,
 ];
 
 /// The registered names, as help texts and errors list them.
