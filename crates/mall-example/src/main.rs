@@ -33,6 +33,11 @@ struct Args {
     /// Probe for a resize every this many iterations.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     probe_every: u64,
+    /// Ask the scheduler whether to reconfigure every this many iterations
+    /// (0: never), as DMR's applications do at their sync points (Iserte et
+    /// al. 2025; their inhibitor is 4); the answer comes at a later probe.
+    #[arg(long, default_value_t = 0)]
+    ask_every: u64,
     /// Report timings to the scheduler every this many iterations.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     report_every: u64,
@@ -182,6 +187,10 @@ fn malleable(a: &Args) -> Result<(), String> {
 /// One iteration: maybe a probe (and an adaptation), the halo exchange,
 /// the computation, maybe a report and a checkpoint.
 fn iterate(w: &mut Worker, a: &Args) -> malleable_rt::Result<Flow> {
+    // One question for the job: rank 0 asks.
+    if a.ask_every > 0 && w.iteration > 0 && w.iteration.is_multiple_of(a.ask_every) && w.rt.rank() == 0 {
+        w.rt.should_reconfigure()?;
+    }
     let due = w.iteration.is_multiple_of(a.probe_every);
     if !std::mem::take(&mut w.probed) && due {
         let what = w.rt.probe()?;

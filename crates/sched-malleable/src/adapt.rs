@@ -10,8 +10,11 @@
 //! - `REPORT` gives the job's MTCT ratio and power (at most one a
 //!   [`REPORT_INTERVAL`], reset by each adaptation, as Chadha et al. 2020
 //!   reset their measurements);
-//! - `HELLO`, `PROBE`, `BEGIN`, `SHOULD_RECONFIGURE` are acknowledged (the
-//!   answer to a probe is the status itself);
+//! - `HELLO`, `PROBE`, `BEGIN` are acknowledged (the answer to a probe is
+//!   the status itself);
+//! - `SHOULD_RECONFIGURE` is acknowledged and marks the job as asking: the
+//!   pass puts the question to the strategy (Iserte et al. 2025's model),
+//!   and its answer, an adaptation, is in the status its probes read;
 //! - anything else, or a request about another adaptation, is refused.
 //!
 //! Every request handled is acknowledged by its sequence number. An
@@ -100,6 +103,8 @@ pub struct Step {
     pub release: Option<Release>,
     /// Cancel the job, for this reason.
     pub cancel: Option<String>,
+    /// Its application asked whether to reconfigure now.
+    pub asked: bool,
     pub log: Vec<String>,
 }
 
@@ -124,7 +129,7 @@ fn latency(m: &Measured) -> String {
 pub fn step(job: &MalleableJob, cx: &mut Context, m: &mut Measured) -> Step {
     let mut status = job.status.clone();
     status.spec = job.spec;
-    let mut out = Step { status, release: None, cancel: None, log: Vec::new() };
+    let mut out = Step { status, release: None, cancel: None, asked: false, log: Vec::new() };
     let lost: Vec<String> = m.nodes_seen.iter().filter(|n| !job.nodes.contains(n)).cloned().collect();
     if job.running && !lost.is_empty() {
         return lost_nodes(job, lost, cx, m, out);
@@ -254,7 +259,8 @@ fn handle(job: &MalleableJob, env: Envelope, out: &mut Step, m: &mut Measured, h
             out.status.runtime = false;
             finish_unilaterally(job, out, m, "left by its application (BYE)", hold);
         }
-        Request::Probe { .. } | Request::ShouldReconfigure { .. } => {}
+        Request::Probe { .. } => {}
+        Request::ShouldReconfigure { .. } => out.asked = true,
         Request::Begin { resize, .. } if Some(resize) == under_way => {}
         Request::Commit { resize, .. } if Some(resize) == under_way => match out.status.phase.clone() {
             Phase::Shrinking { nodes, .. } => {
@@ -395,6 +401,19 @@ mod tests {
         let s = run(&job(expanding, &req(5, Request::Commit { job: JobId(7), resize: 3 })), 1010, &mut m);
         assert_eq!((s.status.phase, s.release), (Phase::Steady, None));
         assert!(s.log[0].starts_with("JobId=7: expand onto n4 committed"), "{:?}", s.log);
+    }
+
+    #[test]
+    fn a_question_marks_the_job_as_asking_once() {
+        let mut m = Measured::default();
+        let asking = job(Phase::Steady, &req(5, Request::ShouldReconfigure { job: JobId(7) }));
+        let s = run(&asking, 1010, &mut m);
+        assert!(s.asked && s.status.ack == 5 && s.status.refused.is_none(), "{s:?}");
+        // Read again once acknowledged: asked once only.
+        let again = MalleableJob { status: s.status.clone(), ..asking };
+        assert!(!run(&again, 1011, &mut m).asked);
+        // A probe is no question.
+        assert!(!run(&job(Phase::Steady, &req(5, Request::Probe { job: JobId(7) })), 1010, &mut m).asked);
     }
 
     #[test]

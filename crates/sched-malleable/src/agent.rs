@@ -20,6 +20,8 @@ use crate::snapshot::{self, Taken};
 
 mod resize;
 
+use resize::Settled;
+
 /// How often the change counters are looked at. They are plain words in
 /// slurmctld's memory, so a look is cheap; this bounds how late a pass runs
 /// after a submission or a job's end (measured on ESP at 50 ms: the start
@@ -127,6 +129,42 @@ struct Agent {
 /// which can be ahead of it by a tick near a second's turn: a job started
 /// at a corridor change due at a whole second was then recorded as started
 /// the second before it).
+/// Put the question of each job in `asking` to the strategy, each on the
+/// cluster as the answers before it leave it: the answers (resizes of the
+/// job asking only; anything else is a strategy bug, logged and dropped),
+/// and that cluster.
+fn answer_asking(strategy: &mut dyn Strategy, s: &Snapshot, asking: &[JobId]) -> (Vec<Decision>, Snapshot) {
+    let mut view = s.clone();
+    let mut answers = Vec::new();
+    for &job in asking {
+        let report = strategy.reconfigure(&view, job);
+        for d in report.decisions {
+            match &d {
+                Decision::Expand { job: j, add_nodes } if *j == job => {
+                    for &i in add_nodes {
+                        if let Some(n) = view.nodes.get_mut(i) {
+                            n.free = false;
+                        }
+                    }
+                }
+                Decision::Shrink { job: j, .. } if *j == job => {}
+                other => {
+                    log::error!("JobId={job} asked whether to reconfigure, and {} answered {other:?}", strategy.name());
+                    continue;
+                }
+            }
+            if let Some(r) = view.running.iter_mut().find(|r| r.id == job) {
+                r.adapting = true;
+            }
+            answers.push(d);
+        }
+        for note in report.notes {
+            log::info!("{}", note.text);
+        }
+    }
+    (answers, view)
+}
+
 fn unix_now() -> i64 {
     slurm::common::clock::now()
 }
@@ -250,7 +288,7 @@ impl Agent {
         let mut taken = self.snapshot(&guard, now);
         // Requests and deadlines first: an adaptation that ends frees nodes
         // the strategy may hand out in this very pass.
-        let (changed, settled) = self.settle_adaptations(&mut guard, &taken, now);
+        let Settled { changed, statuses: settled, asking } = self.settle_adaptations(&mut guard, &taken, now);
         if changed {
             taken = self.snapshot(&guard, now);
         }
@@ -259,8 +297,13 @@ impl Agent {
         let read_ms = held.elapsed().as_secs_f64() * 1e3;
 
         let deciding = Instant::now();
-        let report = self.strategy.schedule(&taken.snapshot);
+        // The jobs that asked first (Iserte et al. 2025's model: an answer
+        // is a resize of the job asking), then the pass on the cluster as
+        // they leave it, so that it hands out no node an answer took.
+        let (answers, view) = answer_asking(self.strategy.as_mut(), &taken.snapshot, &asking);
+        let mut report = self.strategy.schedule(&view);
         let decide_ms = deciding.elapsed().as_secs_f64() * 1e3;
+        report.decisions.splice(0..0, answers);
         // The model's rules first: a decision that breaks one is a strategy
         // bug, said in the log and not applied.
         let rejected = rejections(&taken.snapshot, &report.decisions);
@@ -274,7 +317,7 @@ impl Agent {
             .filter(|(i, _)| !rejected.iter().any(|r| r.index == *i))
             .map(|(_, d)| d.clone())
             .collect();
-        let waits = self.strategy.waiting(&taken.snapshot, &decisions);
+        let waits = self.strategy.waiting(&view, &decisions);
 
         let mut guard = LockGuard::<Scheduling>::acquire(self.ctld);
         let held = Instant::now();
@@ -407,6 +450,35 @@ fn notes_once(said: &mut HashMap<JobId, String>, notes: Vec<Note>) -> Vec<String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_job_that_asks_is_answered_first_and_the_pass_keeps_off_what_it_got() {
+        use malleable_model::{MalleableSpec, Node, NodeConstraint, PendingJob, RunningJob};
+        // 4 nodes: job 1 malleable [1, 3] on node 0 and asking; nodes 1-3
+        // free; job 2 (1 node) waits. NATURAL's answer: job 2 needs nothing
+        // from job 1 (a node is idle), so job 1 grows to 3 onto nodes 1-2,
+        // and the pass starts job 2 on node 3, the one left.
+        let spec = MalleableSpec { min: 1, max: 3, constraint: NodeConstraint::None };
+        let s = Snapshot {
+            now: 100,
+            nodes: Node::numbered([false, true, true, true]),
+            running: vec![RunningJob::new(1, [0]).end_limit(Some(1000)).malleable(spec)],
+            pending: vec![PendingJob::new(2, 1).time_limit(Some(60))],
+            power: None,
+        };
+        let mut natural = malleable_core::StrategyChoice::named("natural").unwrap().build();
+        let (answers, view) = answer_asking(natural.as_mut(), &s, &[JobId(1)]);
+        assert_eq!(answers, vec![Decision::Expand { job: JobId(1), add_nodes: vec![1, 2] }]);
+        assert!(view.running[0].adapting && !view.nodes[1].free && view.nodes[3].free);
+        let pass = natural.schedule(&view).decisions;
+        assert_eq!(pass, vec![Decision::Start { job: JobId(2), nodes: vec![3], time_limit: None }]);
+        let mut all = answers;
+        all.extend(pass);
+        assert!(rejections(&s, &all).is_empty());
+        // A strategy that is not asked answers nothing: easy leaves the job.
+        let mut easy = malleable_core::StrategyChoice::named("easy").unwrap().build();
+        assert_eq!(answer_asking(easy.as_mut(), &s, &[JobId(1)]).0, vec![]);
+    }
 
     #[test]
     fn a_note_about_a_job_is_said_once_per_reason() {

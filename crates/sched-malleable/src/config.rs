@@ -186,10 +186,6 @@ fn allowed_keys() -> String {
     let params: Vec<String> = params.into_iter().map(|(k, owners)| format!("{k} ({owners})")).collect();
     format!("{}, and the strategies' own: {}", KEYS.join(", "), params.join(", "))
 }
-/// Strategies that resize a job only when it asks (select/natural's pull
-/// model): refused until the agent takes the question from applications.
-const PULLED: &[&str] = &["natural", "natural-plan"];
-
 const TICK_RANGE: std::ops::RangeInclusive<u64> = 1..=3600;
 
 const CORRIDOR_ALLOWED: &str = "expected LOW-HIGH in watts with 0 <= LOW < HIGH, e.g. PowerCorridor=1700-2500";
@@ -290,14 +286,6 @@ impl Config {
                 config.strategy =
                     StrategyChoice::named(value).map_err(|e| format!("line {}: Strategy={value}: {e}", n + 1))?;
                 strategy_line = n + 1;
-                if PULLED.contains(&config.strategy.name()) {
-                    return Err(format!(
-                        "line {}: Strategy={value}: this strategy resizes a job only when the job asks at its \
-                         synchronisation point, and sched/malleable does not take that question from \
-                         applications yet; it runs in malleable-sim only for now",
-                        n + 1
-                    ));
-                }
             }
         }
         let mut schedule: Option<(usize, Vec<(Time, Corridor)>)> = None;
@@ -527,12 +515,6 @@ mod tests {
             e.contains("Strategy, SchedulerTick, AdaptTimeout, PowerCorridor, PowerCorridorSchedule, IdleNodeWatts, DefaultJobWatts"),
             "{e}"
         );
-    }
-
-    #[test]
-    fn a_strategy_that_waits_to_be_asked_is_refused_for_now() {
-        let e = Config::parse("Strategy=natural").unwrap_err();
-        assert!(e.contains("line 1: Strategy=natural") && e.contains("asks"), "{e}");
     }
 
     #[test]

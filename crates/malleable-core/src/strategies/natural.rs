@@ -240,7 +240,10 @@ impl Strategy for Natural {
                 report.notes.push(Note::about(
                     beneficiary,
                     format!("shrink of job {job}"),
-                    format!("job {job} releases {} nodes for it; it starts first", remove_nodes.len()),
+                    format!(
+                        "JobId={beneficiary}: JobId={job}, asking at its sync point, releases {} nodes for it; it starts first",
+                        remove_nodes.len()
+                    ),
                 ));
                 report.decisions.push(Decision::Shrink { job, remove_nodes });
             }

@@ -19,19 +19,25 @@ use crate::snapshot::Taken;
 /// the failure to have been a passing one.
 const SUSPECT_FOR: Duration = Duration::from_secs(60);
 
+/// What settling the adaptations did.
+pub(super) struct Settled {
+    /// Nodes or jobs changed: the cluster is to be read again.
+    pub changed: bool,
+    /// Each malleable job's status after it.
+    pub statuses: HashMap<JobId, Status>,
+    /// The jobs whose application asked whether to reconfigure.
+    pub asking: Vec<JobId>,
+}
+
 impl Agent {
     /// Handle each running malleable job's request, nodes and deadline
     /// (adapt.rs), freeing in slurmctld the nodes an ended adaptation gives
     /// back. Whether the cluster changed (a node freed, a job cancelled, a
     /// job's runtime came or went), and the jobs' new statuses.
-    pub(super) fn settle_adaptations(
-        &mut self,
-        guard: &mut LockGuard<Scheduling>,
-        taken: &Taken,
-        now: i64,
-    ) -> (bool, HashMap<JobId, Status>) {
+    pub(super) fn settle_adaptations(&mut self, guard: &mut LockGuard<Scheduling>, taken: &Taken, now: i64) -> Settled {
         let mut changed = false;
         let mut statuses = HashMap::new();
+        let mut asking = Vec::new();
         let usable = |name: &str| taken.usable.contains(name);
         let timeout = self.config.adapt_timeout;
         for job in taken.malleable.iter().filter(|j| j.running) {
@@ -90,9 +96,12 @@ impl Agent {
             changed |= step.status.runtime != job.status.runtime;
             // Published now, so a snapshot taken again sees it.
             guard.set_system_comment(job.id.0, &step.status.encode());
+            if step.asked {
+                asking.push(job.id);
+            }
             statuses.insert(job.id, step.status);
         }
-        (changed, statuses)
+        Settled { changed, statuses, asking }
     }
 
     /// Carry out one valid decision; `taken` is the cluster as read for it.
