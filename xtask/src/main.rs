@@ -3,6 +3,7 @@
 //!   cargo xtask demo [--nodes N] [--keep] [--strategies A,B]   easy against mtct-backfill on a local cluster
 //!   cargo xtask esp [--scale F] [--fraction X] [--strategies A,B] [--seed S]   ESP on a 32-node cluster
 //!   cargo xtask fidelity [--workload demo|esp] ...   the same workload real and simulated
+//!   cargo xtask mpdata [--scale F] [--seed S]   Iserte et al. 2025's MPDATA, static against natural, on 31 nodes
 //!   cargo xtask soak [--jobs N]   many jobs, a third elastic, resizing often
 //!   cargo xtask versus-stock [--jobs N]   srun latency and a burst of short jobs, ours against stock Slurm
 //!   cargo xtask bench-scale [--nodes N] [--jobs N]   pass and lock-hold times with 5,000 nodes, 10,000 jobs
@@ -19,6 +20,7 @@ mod c_example;
 mod demo;
 mod esp;
 mod evaluate;
+mod mpdata;
 mod setup;
 mod slurm_tests;
 mod soak;
@@ -42,6 +44,10 @@ const USAGE: &str = "usage: cargo xtask <command>
                                          ESP (230 jobs) F times faster on a local cluster (32 nodes, F 20,
                                          X 0.5, easy,mtct-backfill), the simulator beside it; JSON in target/esp
   fidelity [--workload demo|esp] [...]   as esp, for either workload, and fails when a target is missed
+  mpdata [--scale F] [--seed S] [--nodes N] [--keep]
+                                         Iserte et al. 2025's 30 MPDATA jobs F times faster (10) on a local
+                                         cluster (31 nodes): static flavor against Strategy=natural, the
+                                         simulator beside it; JSON in target/mpdata
   soak [--jobs N] [--nodes N]            N jobs (1000), a third elastic, arrivals compressed, mtct-backfill:
                                          counts of starts, resizes, rollbacks; pass and lock-hold times
   versus-stock [--jobs N] [--nodes N]   sched/malleable (easy) against stock sched/backfill on one cluster (8):
@@ -100,6 +106,7 @@ fn whole(flag: &str, value: Option<&String>, lo: usize, hi: usize) -> Result<usi
 fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
     let nodes = match default_name {
         "bench" | "esp" | "fidelity" | "soak" => 32,
+        "mpdata" => malleable_sim::mpdata::MPDATA_NODES,
         "demo" => 16,
         "scale" => 5000,
         _ => 8,
@@ -111,7 +118,7 @@ fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
         rounds: 5,
         set: Vec::new(),
         strategies: vec!["easy".into(), "mtct-backfill".into()],
-        scale: esp::DEFAULT_SCALE,
+        scale: if default_name == "mpdata" { mpdata::DEFAULT_SCALE } else { esp::DEFAULT_SCALE },
         fraction: 0.5,
         seed: 1,
         workload: "esp".into(),
@@ -195,6 +202,7 @@ fn main() -> ExitCode {
         Some("demo") => parse_opts(&args[1..], "demo").and_then(|o| demo::run(o.nodes, o.keep, &o.strategies)),
         Some("esp") => parse_opts(&args[1..], "esp").and_then(|o| esp::run(&o.into(), false)),
         Some("fidelity") => parse_opts(&args[1..], "fidelity").and_then(|o| esp::run(&o.into(), true)),
+        Some("mpdata") => parse_opts(&args[1..], "mpdata").and_then(|o| mpdata::run(o.nodes, o.scale, o.seed, o.keep)),
         Some("soak") => parse_opts(&args[1..], "soak").and_then(|o| soak::run(o.jobs, o.nodes)),
         Some("versus-stock") => parse_opts(&args[1..], "versus").and_then(|o| versus::run(o.jobs, o.nodes)),
         Some("test") => test::run_all(&repo_root()),

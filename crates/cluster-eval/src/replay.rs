@@ -2,13 +2,16 @@
 //! with sbatch at its submit time, rigid ones as `sleep`, malleable ones as
 //! the example application under mall-run, sized so that it takes the job's
 //! run time on its start size and less on more nodes (linearly, like the
-//! simulator's `linear` model); then waited for and read back from the log.
+//! simulator's `linear` model), or, for an iterative job (MPDATA), following
+//! its own curve of iteration times and asking at its checks; then waited
+//! for and read back from the log.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use malleable_model::NodeConstraint;
+use malleable_sim::app_model::Iterative;
 use malleable_sim::engine::JobRecord;
 use malleable_sim::workload::{slurm_minutes, JobSpec, Workload};
 use malleable_sim::SimResult;
@@ -32,6 +35,21 @@ pub fn app_args(run_time: f64, nodes: u32) -> String {
     let iterations = (run_time / ITERATION_S).round().max(1.0) as u64;
     let unit_us = ((run_time * 1e6 / iterations as f64 / block as f64).round() as u64).max(1);
     format!("--cells {CELLS} --unit-us {unit_us} --iterations {iterations} --checkpoint-every 0")
+}
+
+/// `mall-example` arguments for an iterative job (MPDATA): its iterations,
+/// each taking its curve's time on the current node count (one worker a
+/// node), run `time_scale` times faster, asking whether to reconfigure at
+/// its checks.
+pub fn iterative_args(it: &Iterative) -> String {
+    let curve: Vec<String> = it.seconds.iter().map(|(n, t)| format!("{n}:{t}")).collect();
+    format!(
+        "--cells {CELLS} --unit-us 0 --iterations {} --iteration-seconds {} --time-scale {} --ask-every {} --checkpoint-every 0",
+        it.iterations,
+        curve.join(","),
+        it.time_scale,
+        it.check_every
+    )
 }
 
 /// How one job of the workload went.
@@ -212,7 +230,7 @@ impl Replay<'_> {
                 self.bin.join("mall-run").display(),
                 self.poll_ms,
                 self.bin.join("mall-example").display(),
-                app_args(spec.run_time, spec.nodes)
+                spec.iterative.as_ref().map_or_else(|| app_args(spec.run_time, spec.nodes), iterative_args)
             ),
         )
         .map_err(|e| format!("{}: {e}", script.display()))?;
@@ -307,5 +325,16 @@ mod tests {
             }
         }
         assert!(app_args(0.01, 1).contains("--iterations 1 "));
+    }
+
+    #[test]
+    fn an_iterative_job_runs_its_curve_scaled_and_asks_at_its_checks() {
+        let w = malleable_sim::workload::for_slurm(&malleable_sim::mpdata::mpdata(30, 31, 1), 10.0).unwrap();
+        let large = w.jobs.iter().find(|j| j.iterative.is_some_and(|it| it.class == "large")).unwrap();
+        let args = iterative_args(large.iterative.as_ref().unwrap());
+        assert!(args.contains("--iterations 100 ") && args.contains("--time-scale 10 "), "{args}");
+        assert!(args.contains("--iteration-seconds 4:12.2,5:6.1,") && args.contains("--ask-every 4 "), "{args}");
+        // What the application then takes on its 4 nodes is the job's run time.
+        assert!((large.run_time - 100.0 * 12.2 / 10.0).abs() < 1e-9, "{}", large.run_time);
     }
 }

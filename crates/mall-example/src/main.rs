@@ -30,6 +30,15 @@ struct Args {
     /// Emulated compute time per cell per iteration, in microseconds.
     #[arg(long, default_value_t = 50)]
     unit_us: u64,
+    /// Instead of --unit-us: seconds one iteration takes on N workers, as
+    /// `N:SECONDS,...` ascending (an application's measured curve, e.g.
+    /// MPDATA's in Iserte et al. 2025's Table 2); beyond its ends the
+    /// nearest end's value.
+    #[arg(long, value_parser = parse_curve)]
+    iteration_seconds: Option<Curve>,
+    /// Run --iteration-seconds this many times faster.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_scale)]
+    time_scale: f64,
     /// Probe for a resize every this many iterations.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     probe_every: u64,
@@ -53,6 +62,41 @@ struct Args {
     /// print its checksum.
     #[arg(long)]
     serial: bool,
+}
+
+/// Seconds an iteration takes by worker count.
+#[derive(Clone, Debug, PartialEq)]
+struct Curve(Vec<(usize, f64)>);
+
+impl Curve {
+    fn at(&self, n: usize) -> f64 {
+        let first = self.0[0];
+        if n <= first.0 {
+            return first.1;
+        }
+        self.0.iter().find(|p| p.0 == n).or(self.0.last()).map_or(first.1, |p| p.1)
+    }
+}
+
+fn parse_curve(v: &str) -> Result<Curve, String> {
+    let bad = || format!("'{v}': expected N:SECONDS,... with N ascending from 1 and seconds >= 0, e.g. 1:8.9,2:3.4");
+    let mut points: Vec<(usize, f64)> = Vec::new();
+    for part in v.split(',') {
+        let (n, t) = part.trim().split_once(':').ok_or_else(bad)?;
+        let (n, t): (usize, f64) = (n.trim().parse().map_err(|_| bad())?, t.trim().parse().map_err(|_| bad())?);
+        if n == 0 || !t.is_finite() || t < 0.0 || points.last().is_some_and(|p| p.0 >= n) {
+            return Err(bad());
+        }
+        points.push((n, t));
+    }
+    Ok(Curve(points))
+}
+
+fn parse_scale(v: &str) -> Result<f64, String> {
+    match v.parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err(format!("'{v}': expected a number above 0")),
+    }
 }
 
 /// The line's start: a saw-tooth, so smoothing has work to do.
@@ -236,7 +280,11 @@ fn iterate(w: &mut Worker, a: &Args) -> malleable_rt::Result<Flow> {
     let left = if rank > 0 { from_bytes(&w.rt.recv(rank - 1)?)[0] } else { 0.0 };
     let right = if rank + 1 < size { from_bytes(&w.rt.recv(rank + 1)?)[0] } else { 0.0 };
     w.block = smooth(&w.block, left, right);
-    std::thread::sleep(Duration::from_micros(a.unit_us * w.block.len() as u64));
+    let compute = match &a.iteration_seconds {
+        Some(curve) => Duration::from_secs_f64(curve.at(size) / a.time_scale),
+        None => Duration::from_micros(a.unit_us * w.block.len() as u64),
+    };
+    std::thread::sleep(compute);
     w.iteration += 1;
     w.since_report += 1;
     if u64::from(w.since_report) >= a.report_every {
@@ -273,6 +321,15 @@ fn agree_on_iteration(rt: &mut Runtime, mine: u64) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_curve_reads_and_gives_the_nearest_end_beyond_it() {
+        let c = parse_curve("2:8.7, 3:5.3,4:3.8").unwrap();
+        assert_eq!((c.at(1), c.at(3), c.at(9)), (8.7, 5.3, 3.8));
+        for bad in ["", "2", "0:1", "3:1,2:1", "1:-1", "1:x"] {
+            assert!(parse_curve(bad).unwrap_err().contains("N:SECONDS"), "{bad}");
+        }
+    }
 
     #[test]
     fn blocks_cover_the_line_as_the_hub_splits_it() {
