@@ -288,6 +288,7 @@ const CTLD: Allow = Allow {
         "list_next",
         "list_iterator_destroy",
         "list_count",
+        "running_in_slurmctld",
     ],
     vars: &[
         "job_list",

@@ -74,10 +74,14 @@ pub fn up_with(spec: ClusterSpec) -> Cluster {
 /// return its log once it has exited. Depending on how far it got, it exits
 /// before or after it daemonizes; either way it must end and say why.
 pub fn refused_log(cluster: &Cluster) -> String {
+    refused_log_saying(cluster, "sched/malleable: refusing to load")
+}
+
+/// [`refused_log`], for a refusal that says `needle`.
+pub fn refused_log_saying(cluster: &Cluster, needle: &str) -> String {
     let _ = cluster.spawn_controller();
     wait::until("slurmctld to refuse and exit", Duration::from_secs(30), || {
-        Ok((cluster.ctld_log().contains("sched/malleable: refusing to load") && !cluster.controller_running())
-            .then_some(()))
+        Ok((cluster.ctld_log().contains(needle) && !cluster.controller_running()).then_some(()))
     })
     .unwrap_or_else(|e| {
         cluster.print_logs();

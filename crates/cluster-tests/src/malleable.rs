@@ -122,3 +122,24 @@ pub fn checksum_in(text: &str) -> Option<String> {
 pub fn job_output(c: &Cluster, out: &str) -> String {
     std::fs::read_to_string(c.dir.join(out)).unwrap_or_default()
 }
+
+/// Iserte et al. 2025's pull model on cluster `c` (4 idle nodes, Strategy
+/// natural): an elastic job on 1 to 4 nodes that asks every 5 iterations
+/// grows to 4 (nothing waits); a 2-node job then arrives, and at the next
+/// question the elastic job releases exactly two nodes and the waiting job
+/// starts on them. The two jobs' ids and where the log stood before the
+/// second one came.
+pub fn grows_then_releases_when_asking(c: &Cluster, app: &str) -> (u32, u32, usize) {
+    let elastic = ["-N1", "--min-nodes-invasive=1", "--max-nodes-invasive=4"];
+    let id = submit(c, &example_script(c, "asking", &format!("{app} --ask-every 5")), "asking.out", &elastic);
+    wait_log(c, 0, &[&format!("JobId={id}: expand onto "), "committed"], Duration::from_secs(60));
+    assert_eq!(job_field(c, id, "NumNodes"), "4");
+    let from = c.ctld_log().len();
+    let rigid = c.sbatch(&["-N2", "-t", "1", "--wrap", "sleep 30"]).unwrap();
+    let released = format!("JobId={rigid}: JobId={id}, asking at its sync point, releases 2 nodes");
+    wait_log(c, from, &[&released], Duration::from_secs(60));
+    wait_log(c, from, &[&format!("JobId={id}: shrink off "), "committed"], Duration::from_secs(60));
+    c.wait_job(rigid, "started", Duration::from_secs(30), |j| j.has_started()).unwrap();
+    assert_eq!(job_field(c, id, "NumNodes"), "2");
+    (id, rigid, from)
+}

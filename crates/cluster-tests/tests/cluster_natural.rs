@@ -5,7 +5,9 @@
 
 use std::time::Duration;
 
-use cluster_tests::malleable::{example_script, job_field, malleable_spec, submit, wait_log};
+use cluster_tests::malleable::{
+    example_script, grows_then_releases_when_asking, job_field, malleable_spec, submit, wait_log,
+};
 use cluster_tests::up_with;
 use testcluster::process::run;
 
@@ -26,25 +28,9 @@ fn a_job_is_resized_when_it_asks_and_only_then() {
     run(c.cmd("scancel").arg(quiet.to_string())).unwrap();
     c.wait_job(quiet, "cancelled", Duration::from_secs(30), |j| j.is_finished()).unwrap();
 
-    // One that asks every 5 iterations grows to its maximum: nothing waits.
-    let app = format!("{APP} --ask-every 5");
-    let id = submit(&c, &example_script(&c, "asking", &app), "asking.out", &ELASTIC);
-    wait_log(&c, 0, &[&format!("JobId={id}: expand onto "), "committed"], Duration::from_secs(60));
-    assert_eq!(job_field(&c, id, "NumNodes"), "4");
-
-    // A 2-node job arrives: at the next question the job releases exactly
-    // two nodes, and the waiting job starts on them.
-    let from = c.ctld_log().len();
-    let rigid = c.sbatch(&["-N2", "-t", "1", "--wrap", "sleep 30"]).unwrap();
-    wait_log(
-        &c,
-        from,
-        &[&format!("JobId={rigid}: JobId={id}, asking at its sync point, releases 2 nodes")],
-        Duration::from_secs(60),
-    );
-    wait_log(&c, from, &[&format!("JobId={id}: shrink off "), "committed"], Duration::from_secs(60));
-    c.wait_job(rigid, "started", Duration::from_secs(30), |j| j.has_started()).unwrap();
-    assert_eq!(job_field(&c, id, "NumNodes"), "2");
+    // One that asks grows to its maximum, then releases exactly what a
+    // waiting job lacks, and that job starts on them.
+    let (id, rigid, _) = grows_then_releases_when_asking(&c, APP);
     run(c.cmd("scancel").arg(id.to_string()).arg(rigid.to_string())).unwrap();
     c.wait_job(id, "cancelled", Duration::from_secs(30), |j| j.is_finished()).unwrap();
 }

@@ -44,6 +44,7 @@ fn required_of(plugin_type: &str) -> Vec<String> {
     let loader = match plugin_type.split('/').next().unwrap() {
         "sched" => "src/slurmctld/sched_plugin.c",
         "job_submit" => "src/slurmctld/job_submit.c",
+        "select" => "src/common/select.c",
         "spank" => return vec!["slurm_spank_init".to_string(), "slurm_spank_init_post_opt".to_string()],
         other => panic!("no symbol list known for {other} plugins"),
     };
@@ -90,4 +91,7 @@ fn the_symbol_list_is_read_from_slurm() {
     assert_eq!(syms, vec!["sched_p_reconfig".to_string()]);
     let syms = required_symbols(&source_tree().join("src/slurmctld/job_submit.c"));
     assert_eq!(syms, vec!["job_submit".to_string(), "job_modify".to_string()]);
+    // The select plugins': plugin_id, then 36 operations.
+    let syms = required_symbols(&source_tree().join("src/common/select.c"));
+    assert_eq!((syms.len(), syms[0].as_str(), syms[5].as_str()), (37, "plugin_id", "select_p_job_test"));
 }

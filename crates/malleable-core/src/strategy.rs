@@ -67,6 +67,10 @@ pub struct PassReport {
     /// Figures of this pass, by the names the strategy's
     /// [`StrategyInfo::measures`] declare.
     pub measures: Vec<(&'static str, Measure)>,
+    /// Waiting jobs to start before any other (a running job released
+    /// nodes for them): a strategy that starts jobs itself keeps to this
+    /// on its own; beside another scheduler, their priority is raised.
+    pub start_first: Vec<JobId>,
 }
 
 impl From<Vec<Decision>> for PassReport {

@@ -1,30 +1,19 @@
 //! sched/malleable: slurmctld's only scheduler. It reads malleable.conf,
 //! checks that slurmctld has handed scheduling over, and runs the policy
-//! core's strategy in an agent thread (see `agent`).
+//! core's strategy in the malleable controller's agent thread
+//! (`malleable_ctld::agent`).
 
-pub mod adapt;
-pub mod agent;
-pub mod config;
-pub mod snapshot;
-
+use malleable_ctld::agent::{AgentHandle, Role};
+use malleable_ctld::config::{check_prolog_flags, check_scheduler_parameters, Config};
+use malleable_ctld::CONF_FILE;
 use slurm::ctld::{PluginContext, SchedPlugin, Slurmctld};
-
-use crate::agent::AgentHandle;
-use crate::config::{check_scheduler_parameters, Config};
-
-pub const CONF_FILE: &str = "malleable.conf";
 
 pub struct Malleable {
     agent: AgentHandle,
 }
 
 fn read_config(ctx: &PluginContext) -> Result<Config, String> {
-    if ctx.prolog_contain() {
-        return Err("PrologFlags in slurm.conf must not contain Contain: it gives every job an extern step, and \
-                    slurmctld refuses to merge a job with a step into another, which is how a job grows. Remove \
-                    Contain from PrologFlags"
-            .into());
-    }
+    check_prolog_flags(ctx.prolog_contain())?;
     let path = ctx.conf_path(CONF_FILE);
     let (config, found) = Config::load(&path)?;
     check_scheduler_parameters(ctx.scheduler_parameters().as_deref(), config.power_in_use().is_some())?;
@@ -43,7 +32,7 @@ impl SchedPlugin for Malleable {
     fn init(ctx: &PluginContext) -> Result<Self, String> {
         let config = read_config(ctx)?;
         let ctld = Slurmctld::get()?;
-        Ok(Malleable { agent: AgentHandle::start(ctld, config)? })
+        Ok(Malleable { agent: AgentHandle::start(ctld, config, Role::Scheduler)? })
     }
 
     fn reconfig(&mut self, ctx: &PluginContext) -> Result<(), String> {

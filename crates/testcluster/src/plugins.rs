@@ -12,6 +12,7 @@ pub const PLUGINS: &[(&str, &str, &str)] = &[
     ("sched-malleable", "libsched_malleable.so", "sched_malleable.so"),
     ("spank-malleable", "libspank_malleable.so", "spank_malleable.so"),
     ("job-submit-malleable", "libjob_submit_malleable.so", "job_submit_malleable.so"),
+    ("select-natural", "libselect_natural.so", "select_natural.so"),
 ];
 
 /// Where the staged plugins go: the PluginDir our clusters search first.
@@ -55,15 +56,36 @@ pub fn sched_malleable(spec: ClusterSpec, plugins: &Path) -> ClusterSpec {
             spec.set("SelectType", "select/cons_tres").set("SelectTypeParameters", "CR_Core")
         }
     };
-    let spec = select(spec)
+    let spec = select(spec).set("SchedulerType", "sched/malleable").set("SchedulerParameters", SCHEDULER_PARAMETERS);
+    with_options(spec, plugins, "Strategy=easy\nSchedulerTick=5\n")
+}
+
+/// `spec` searching `plugins` first, with the malleable options in srun,
+/// sbatch and salloc (plugstack.conf), their check at submit
+/// (job_submit/malleable), and `conf` as malleable.conf unless the spec
+/// has one.
+fn with_options(spec: ClusterSpec, plugins: &Path, conf: &str) -> ClusterSpec {
+    let spec = spec
         .plugin_dir(plugins)
-        .set("SchedulerType", "sched/malleable")
-        .set("SchedulerParameters", SCHEDULER_PARAMETERS)
         .set("JobSubmitPlugins", "malleable")
         .file("plugstack.conf", &format!("required {}\n", plugins.join("spank_malleable.so").display()));
     if spec.file_contents("malleable.conf").is_some() {
         spec
     } else {
-        spec.file("malleable.conf", "Strategy=easy\nSchedulerTick=5\n")
+        spec.file("malleable.conf", conf)
     }
+}
+
+/// `spec` with select/natural (staged in `plugins`) beside Slurm's own
+/// sched/backfill, Iserte et al. 2025's set-up: backfill starts the jobs
+/// (every second here), and a job that asks at its sync point is resized
+/// by NATURAL (malleable.conf's Strategy=natural unless a test writes its
+/// own); the malleable options and their check at submit as under
+/// sched/malleable.
+pub fn select_natural(spec: ClusterSpec, plugins: &Path) -> ClusterSpec {
+    let spec = spec
+        .set("SelectType", "select/natural")
+        .set("SchedulerType", "sched/backfill")
+        .set("SchedulerParameters", "permit_job_expansion,bf_interval=1");
+    with_options(spec, plugins, "Strategy=natural\nSchedulerTick=5\n")
 }

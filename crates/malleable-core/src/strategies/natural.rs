@@ -148,8 +148,12 @@ pub fn natural(s: &Snapshot, job: JobId, rules: Rules, max_job_test: usize, prom
         }
         _ => free.iter().copied().filter(|&i| j.placement.allows(i)).collect(),
     };
+    // Idle nodes a shrink was made for are the promised jobs' until they
+    // start (beside another scheduler that can take a moment).
+    let promised_need: usize = s.pending.iter().filter(|p| promised.contains(&p.id)).map(PendingJob::size).sum();
+    let room = idle.len().saturating_sub(promised_need);
     let cur = j.nodes.len() as u32;
-    match spec.expand_target(cur, u32::try_from(idle.len()).unwrap_or(u32::MAX)) {
+    match spec.expand_target(cur, u32::try_from(room).unwrap_or(u32::MAX)) {
         Some(target) => Answer::Expand { add_nodes: idle[..(target - cur) as usize].to_vec() },
         None => Answer::Stay,
     }
@@ -237,6 +241,7 @@ impl Strategy for Natural {
             Answer::Shrink { remove_nodes, beneficiary } => {
                 report.count("natural_shrinks", 1);
                 self.promised.insert(beneficiary);
+                report.start_first.push(beneficiary);
                 report.notes.push(Note::about(
                     beneficiary,
                     format!("shrink of job {job}"),
@@ -306,10 +311,15 @@ mod tests {
         // Lacking 3 would take it below its minimum: it grows instead.
         s.pending = vec![job(2, 0, 0, 4)];
         assert_eq!(ask(&s, Rules::PAPER), Answer::Expand { add_nodes: vec![7] });
-        // A job already promised a shrink is not helped twice.
+        // A job already promised a shrink is not helped twice, and the idle
+        // node is its: job 1 stays. Once it needs fewer than are idle, the rest may go.
         s.pending = vec![job(2, 0, 0, 3)];
         let promised: HashSet<JobId> = [JobId(2)].into();
-        assert_eq!(natural(&s, JobId(1), Rules::PAPER, MAX_JOB_TEST, &promised), Answer::Expand { add_nodes: vec![7] });
+        assert_eq!(natural(&s, JobId(1), Rules::PAPER, MAX_JOB_TEST, &promised), Answer::Stay);
+        s.nodes[6].free = true;
+        s.running[1].nodes = vec![4, 5];
+        s.pending = vec![job(2, 0, 0, 1)];
+        assert_eq!(natural(&s, JobId(1), Rules::PAPER, MAX_JOB_TEST, &promised), Answer::Expand { add_nodes: vec![6] });
     }
 
     #[test]

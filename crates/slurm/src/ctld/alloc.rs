@@ -483,6 +483,30 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         }
     }
 
+    /// Set a waiting job's priority, as root (`scontrol update
+    /// Priority=`): slurmctld keeps it (no priority plugin recomputes it)
+    /// until the job starts.
+    pub fn set_priority(&mut self, job_id: u32, priority: u32) -> Result<(), AllocError> {
+        let job = self.find_job(job_id).ok_or(AllocError::NoSuchJob(job_id))?;
+        if !job.is_pending() {
+            return Err(AllocError::NotPending(job_id));
+        }
+        // SAFETY: a request set up by slurm_init_job_desc_msg; update_job
+        // needs the job write lock we hold.
+        let rc = unsafe {
+            let mut desc: sys::job_desc_msg_t = std::mem::zeroed();
+            sys::slurm_init_job_desc_msg(&mut desc);
+            desc.job_id = job_id;
+            desc.priority = priority;
+            self.update(&mut desc)
+        };
+        if rc == sys::SLURM_SUCCESS as i32 {
+            Ok(())
+        } else {
+            Err(slurm_error("update_job Priority", rc))
+        }
+    }
+
     /// Cancel a job, as root (as `scancel` would); whether Slurm took it.
     pub fn cancel_job(&mut self, job_id: u32) -> Result<(), AllocError> {
         // SAFETY: job_signal_id looks the job up and cancels it under the

@@ -10,6 +10,7 @@ pub mod locks;
 pub mod node;
 pub mod resv;
 pub mod sched_plugin;
+pub mod select;
 pub mod symbols;
 
 pub use alloc::AllocError;

@@ -19,6 +19,16 @@ pub struct PluginContext {
 }
 
 impl PluginContext {
+    pub(crate) fn new() -> PluginContext {
+        PluginContext { _private: () }
+    }
+
+    /// `SchedulerType` from slurm.conf (`sched/backfill`, ...).
+    pub fn scheduler_type(&self) -> Option<String> {
+        // SAFETY: as for sched_params; schedtype is NULL or a string it owns.
+        unsafe { crate::common::cstr::cstr_to_string(std::ptr::addr_of!(sys::slurm_conf.schedtype).read()) }
+    }
+
     /// `SchedulerParameters` from slurm.conf.
     pub fn scheduler_parameters(&self) -> Option<String> {
         // SAFETY: slurm_conf is libslurmfull's global, stable under the

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use malleable_core::{Note, Strategy, WaitReason};
+use malleable_core::{Note, PassReport, Strategy, WaitReason};
 use malleable_model::runtime_msg::{Phase, Status};
 use malleable_model::{rejections, Corridor, Decision, JobId, Snapshot};
 use parking_lot::{Condvar, Mutex};
@@ -56,16 +56,29 @@ struct SharedState {
     new_config: Option<Config>,
 }
 
+/// What the agent is in slurmctld.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// slurmctld's scheduler (sched/malleable): it starts the waiting jobs,
+    /// says why the others wait, resizes running ones, answers questions.
+    Scheduler,
+    /// Beside another scheduler (select/natural under sched/backfill): it
+    /// only answers the jobs that ask whether to reconfigure and carries
+    /// the adaptations out; a waiting job a shrink was made for gets the
+    /// highest priority, so the scheduler starts it on the nodes released.
+    Answerer,
+}
+
 pub struct AgentHandle {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl AgentHandle {
-    pub fn start(ctld: &'static Slurmctld, config: Config) -> Result<AgentHandle, String> {
+    pub fn start(ctld: &'static Slurmctld, config: Config, role: Role) -> Result<AgentHandle, String> {
         let shared =
             Arc::new(Shared { state: Mutex::new(SharedState { stop: false, new_config: None }), wake: Condvar::new() });
-        let agent = Agent::new(ctld, config, shared.clone());
+        let agent = Agent::new(ctld, config, role, shared.clone());
         let thread = std::thread::Builder::new()
             .name("malleable".into())
             .spawn(move || agent.run())
@@ -94,6 +107,7 @@ impl AgentHandle {
 struct Agent {
     ctld: &'static Slurmctld,
     config: Config,
+    role: Role,
     strategy: Box<dyn Strategy>,
     shared: Arc<Shared>,
     /// Counters as they stood after our last pass, and that pass's second.
@@ -125,17 +139,28 @@ struct Agent {
     refused: HashMap<JobId, (String, u64)>,
 }
 
-/// Now, by the clock slurmctld stamps its records with (not SystemTime,
-/// which can be ahead of it by a tick near a second's turn: a job started
-/// at a corridor change due at a whole second was then recorded as started
-/// the second before it).
+/// The highest priority a job can be given (`NO_VAL` and `INFINITE` above
+/// it mean "not set" and "recompute"), for a job a shrink was made for.
+const TOP_PRIORITY: u32 = 0xffff_fffd;
+
+/// What the answers to this pass's questions are.
+struct Answers {
+    /// Resizes of the jobs that asked.
+    decisions: Vec<Decision>,
+    /// The cluster as they leave it.
+    view: Snapshot,
+    /// Waiting jobs to start first (shrinks were made for them).
+    start_first: Vec<JobId>,
+}
+
 /// Put the question of each job in `asking` to the strategy, each on the
 /// cluster as the answers before it leave it: the answers (resizes of the
 /// job asking only; anything else is a strategy bug, logged and dropped),
 /// and that cluster.
-fn answer_asking(strategy: &mut dyn Strategy, s: &Snapshot, asking: &[JobId]) -> (Vec<Decision>, Snapshot) {
+fn answer_asking(strategy: &mut dyn Strategy, s: &Snapshot, asking: &[JobId]) -> Answers {
     let mut view = s.clone();
     let mut answers = Vec::new();
+    let mut start_first = Vec::new();
     for &job in asking {
         let report = strategy.reconfigure(&view, job);
         for d in report.decisions {
@@ -161,18 +186,24 @@ fn answer_asking(strategy: &mut dyn Strategy, s: &Snapshot, asking: &[JobId]) ->
         for note in report.notes {
             log::info!("{}", note.text);
         }
+        start_first.extend(report.start_first);
     }
-    (answers, view)
+    Answers { decisions: answers, view, start_first }
 }
 
+/// Now, by the clock slurmctld stamps its records with (not SystemTime,
+/// which can be ahead of it by a tick near a second's turn: a job started
+/// at a corridor change due at a whole second was then recorded as started
+/// the second before it).
 fn unix_now() -> i64 {
     slurm::common::clock::now()
 }
 
 impl Agent {
-    fn new(ctld: &'static Slurmctld, config: Config, shared: Arc<Shared>) -> Agent {
+    fn new(ctld: &'static Slurmctld, config: Config, role: Role, shared: Arc<Shared>) -> Agent {
         Agent {
             ctld,
+            role,
             strategy: config.strategy.build(),
             config,
             shared,
@@ -300,8 +331,12 @@ impl Agent {
         // The jobs that asked first (Iserte et al. 2025's model: an answer
         // is a resize of the job asking), then the pass on the cluster as
         // they leave it, so that it hands out no node an answer took.
-        let (answers, view) = answer_asking(self.strategy.as_mut(), &taken.snapshot, &asking);
-        let mut report = self.strategy.schedule(&view);
+        let Answers { decisions: answers, view, start_first } =
+            answer_asking(self.strategy.as_mut(), &taken.snapshot, &asking);
+        let mut report = match self.role {
+            Role::Scheduler => self.strategy.schedule(&view),
+            Role::Answerer => PassReport::default(),
+        };
         let decide_ms = deciding.elapsed().as_secs_f64() * 1e3;
         report.decisions.splice(0..0, answers);
         // The model's rules first: a decision that breaks one is a strategy
@@ -317,7 +352,10 @@ impl Agent {
             .filter(|(i, _)| !rejected.iter().any(|r| r.index == *i))
             .map(|(_, d)| d.clone())
             .collect();
-        let waits = self.strategy.waiting(&view, &decisions);
+        let waits = match self.role {
+            Role::Scheduler => self.strategy.waiting(&view, &decisions),
+            Role::Answerer => Vec::new(),
+        };
 
         let mut guard = LockGuard::<Scheduling>::acquire(self.ctld);
         let held = Instant::now();
@@ -364,7 +402,23 @@ impl Agent {
                 Wait { job: w.job.0, code, text, start: w.start.unwrap_or(0) }
             })
             .collect();
-        guard.set_waiting(&waits);
+        match self.role {
+            Role::Scheduler => {
+                guard.set_waiting(&waits);
+            }
+            // The scheduler beside us starts the job a shrink was made for,
+            // as the first of its queue.
+            Role::Answerer => {
+                for id in &start_first {
+                    match guard.set_priority(id.0, TOP_PRIORITY) {
+                        Ok(()) => {
+                            log::info!("JobId={id}: priority raised to {TOP_PRIORITY}: a job released nodes for it")
+                        }
+                        Err(e) => log::error!("JobId={id}: raising its priority failed: {e}"),
+                    }
+                }
+            }
+        }
         // Each malleable job's status, for `scontrol show job` and for its
         // application's runtime, which reads it there.
         for (id, st) in &statuses {
@@ -467,7 +521,7 @@ mod tests {
             power: None,
         };
         let mut natural = malleable_core::StrategyChoice::named("natural").unwrap().build();
-        let (answers, view) = answer_asking(natural.as_mut(), &s, &[JobId(1)]);
+        let Answers { decisions: answers, view, .. } = answer_asking(natural.as_mut(), &s, &[JobId(1)]);
         assert_eq!(answers, vec![Decision::Expand { job: JobId(1), add_nodes: vec![1, 2] }]);
         assert!(view.running[0].adapting && !view.nodes[1].free && view.nodes[3].free);
         let pass = natural.schedule(&view).decisions;
@@ -477,7 +531,7 @@ mod tests {
         assert!(rejections(&s, &all).is_empty());
         // A strategy that is not asked answers nothing: easy leaves the job.
         let mut easy = malleable_core::StrategyChoice::named("easy").unwrap().build();
-        assert_eq!(answer_asking(easy.as_mut(), &s, &[JobId(1)]).0, vec![]);
+        assert_eq!(answer_asking(easy.as_mut(), &s, &[JobId(1)]).decisions, vec![]);
     }
 
     #[test]

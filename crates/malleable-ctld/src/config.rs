@@ -30,6 +30,8 @@ pub struct Config {
     /// that switching `Strategy=` is one line), but unused: (key, the
     /// strategies that take it).
     pub other_strategy_keys: Vec<(String, String)>,
+    /// Whether the file says `Strategy=` (else the default is in force).
+    pub strategy_given: bool,
 }
 
 /// `PowerCorridor=`, `PowerCorridorSchedule=`, `IdleNodeWatts=` and
@@ -103,6 +105,7 @@ impl Default for Config {
             power: PowerSettings::default(),
             adapt_timeout: DEFAULT_ADAPT_TIMEOUT,
             other_strategy_keys: Vec::new(),
+            strategy_given: false,
         }
     }
 }
@@ -255,7 +258,27 @@ fn parse_change(entry: &str, tz: &Result<TimeZone, String>) -> Result<(Time, Cor
     Ok((at, corridor, format!("{}@{corridor}", dt.strftime("%Y-%m-%dT%H:%M:%S"))))
 }
 
+/// The strategies that answer the jobs that ask whether to reconfigure
+/// (beside another scheduler, only they resize anything).
+pub const ANSWERING: &[&str] = &["natural", "natural-plan"];
+
 impl Config {
+    /// For select/natural beside another scheduler: the strategy must be
+    /// one of [`ANSWERING`]; `natural` when the file names none.
+    pub fn for_answering(mut self) -> Result<Config, String> {
+        if !self.strategy_given {
+            self.strategy = StrategyChoice::named("natural")?;
+        } else if !ANSWERING.contains(&self.strategy.name()) {
+            return Err(format!(
+                "Strategy={}: select/natural answers the jobs that ask with one of {} (beside sched/backfill, \
+                 the scheduler starts jobs and only a job that asks is resized)",
+                self.strategy.name(),
+                ANSWERING.join(", ")
+            ));
+        }
+        Ok(self)
+    }
+
     /// Read the file; a missing file means the defaults.
     pub fn load(path: &Path) -> Result<(Config, bool), String> {
         match std::fs::read_to_string(path) {
@@ -286,6 +309,7 @@ impl Config {
                 config.strategy =
                     StrategyChoice::named(value).map_err(|e| format!("line {}: Strategy={value}: {e}", n + 1))?;
                 strategy_line = n + 1;
+                config.strategy_given = true;
             }
         }
         let mut schedule: Option<(usize, Vec<(Time, Corridor)>)> = None;
@@ -437,9 +461,34 @@ const POWER_PARAMETER: (&str, &str) =
 /// wait for a pass and say "queued and waiting for resources".
 /// Returns what is wrong, said as the fix.
 pub fn check_scheduler_parameters(params: Option<&str>, power: bool) -> Result<(), String> {
+    let required: Vec<(&str, &str)> =
+        REQUIRED_PARAMETERS.iter().copied().chain(power.then_some(POWER_PARAMETER)).collect();
+    check_parameters(params, &required)
+}
+
+/// slurm.conf's PrologFlags must not have Contain (`contain`).
+pub fn check_prolog_flags(contain: bool) -> Result<(), String> {
+    if contain {
+        return Err("PrologFlags in slurm.conf must not contain Contain: it gives every job an extern step, and \
+                    slurmctld refuses to merge a job with a step into another, which is how a job grows. Remove \
+                    Contain from PrologFlags"
+            .into());
+    }
+    Ok(())
+}
+
+/// Beside another scheduler (select/natural under sched/backfill), slurmctld
+/// must let running jobs grow (`permit_job_expansion`) and shrink (no
+/// `disable_job_shrink`); starting jobs is the other scheduler's.
+pub fn check_answerer_parameters(params: Option<&str>) -> Result<(), String> {
+    check_parameters(params, &REQUIRED_PARAMETERS[1..])
+}
+
+/// What `params` lacks of `required`, or has that stops a shrink, said as the fix.
+fn check_parameters(params: Option<&str>, required: &[(&str, &str)]) -> Result<(), String> {
     let tokens: Vec<&str> = params.unwrap_or("").split(',').map(str::trim).filter(|t| !t.is_empty()).collect();
     let has = |want: &str| tokens.iter().any(|t| t.eq_ignore_ascii_case(want));
-    let required = REQUIRED_PARAMETERS.iter().copied().chain(power.then_some(POWER_PARAMETER));
+    let required = required.iter().copied();
     let missing: Vec<(&str, &str)> = required.filter(|(want, _)| !has(want)).collect();
     let refused: Vec<&str> = tokens.iter().copied().filter(|t| t.eq_ignore_ascii_case("disable_job_shrink")).collect();
     if missing.is_empty() && refused.is_empty() {
@@ -473,6 +522,21 @@ pub fn check_scheduler_parameters(params: Option<&str>, power: bool) -> Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn beside_another_scheduler_only_growing_and_shrinking_are_needed() {
+        assert!(check_answerer_parameters(Some("permit_job_expansion,bf_interval=5")).is_ok());
+        let e = check_answerer_parameters(Some("bf_interval=5")).unwrap_err();
+        assert!(e.contains("must contain permit_job_expansion") && !e.contains("sched_interval"), "{e}");
+        assert!(e.contains("Set: SchedulerParameters=bf_interval=5,permit_job_expansion"), "{e}");
+        let e = check_answerer_parameters(Some("permit_job_expansion,disable_job_shrink")).unwrap_err();
+        assert!(e.contains("must not contain disable_job_shrink"), "{e}");
+        assert!(Config::parse("Strategy=natural").unwrap().strategy_given);
+        assert_eq!(Config::parse("SchedulerTick=5").unwrap().for_answering().unwrap().strategy.name(), "natural");
+        let e = Config::parse("Strategy=easy").unwrap().for_answering().unwrap_err();
+        assert!(e.contains("Strategy=easy") && e.contains("natural, natural-plan"), "{e}");
+        assert!(!Config::parse("SchedulerTick=5").unwrap().strategy_given);
+    }
 
     #[test]
     fn displays_as_the_file_would_say_it() {

@@ -1,0 +1,15 @@
+//! The malleable controller inside slurmctld, shared by the plugins that run
+//! it: malleable.conf (`config`), the agent thread that reads the cluster
+//! into a snapshot (`snapshot`), runs the policy core's strategy and carries
+//! its decisions out (`agent`), and the adaptations of running jobs
+//! (`adapt`). sched/malleable runs it as slurmctld's scheduler;
+//! select/natural runs it beside sched/backfill, answering only the jobs
+//! that ask whether to reconfigure.
+
+pub mod adapt;
+pub mod agent;
+pub mod config;
+pub mod snapshot;
+
+/// The plugins' configuration file, beside slurm.conf.
+pub const CONF_FILE: &str = "malleable.conf";

@@ -1,0 +1,62 @@
+//! select/natural (Iserte et al. 2025, section 4.1): nodes are allocated by
+//! Slurm's select/linear, as the paper's select/natural was built on it
+//! (every select call passes to it), and in slurmctld the malleable
+//! controller's agent answers the jobs that ask, at their own sync points,
+//! whether to reconfigure, by NATURAL (malleable.conf's `Strategy=natural`,
+//! the default here, or `natural-plan`): a job grows into idle nodes, or
+//! releases exactly what the first waiting job lacks, and that job gets
+//! the highest priority so that the scheduler (sched/backfill, the paper's
+//! set-up) starts it on the nodes released. Under sched/malleable, whose
+//! own agent answers the questions, it only allocates.
+
+use malleable_ctld::agent::{AgentHandle, Role};
+use malleable_ctld::config::{check_answerer_parameters, check_prolog_flags, Config};
+use malleable_ctld::CONF_FILE;
+use parking_lot::Mutex;
+use slurm::ctld::{PluginContext, Slurmctld};
+
+/// The agent, while it runs.
+static AGENT: Mutex<Option<AgentHandle>> = Mutex::new(None);
+
+/// malleable.conf, checked for answering (`Config::for_answering`), and
+/// slurm.conf's settings that growing and shrinking jobs need.
+fn read_config(ctx: &PluginContext) -> Result<Config, String> {
+    check_prolog_flags(ctx.prolog_contain())?;
+    check_answerer_parameters(ctx.scheduler_parameters().as_deref())?;
+    let path = ctx.conf_path(CONF_FILE);
+    let config = Config::load(&path)?.0.for_answering().map_err(|e| format!("{}: {e}", path.display()))?;
+    log::info!("read {}: {config}", path.display());
+    Ok(config)
+}
+
+/// At each `select_p_job_init` in slurmctld: the agent started (first) or
+/// given the new configuration (`scontrol reconfigure`).
+fn configure(ctx: &PluginContext, first: bool) -> Result<(), String> {
+    if ctx.scheduler_type().as_deref() == Some("sched/malleable") {
+        if first {
+            log::info!("SchedulerType=sched/malleable answers the jobs' questions: select/natural only allocates");
+        }
+        return Ok(());
+    }
+    let config = read_config(ctx)?;
+    let mut agent = AGENT.lock();
+    match agent.as_ref() {
+        Some(a) => a.reconfigure(config),
+        None => *agent = Some(AgentHandle::start(Slurmctld::get()?, config, Role::Answerer)?),
+    }
+    Ok(())
+}
+
+fn stop() {
+    if let Some(a) = AGENT.lock().take() {
+        a.stop();
+    }
+}
+
+slurm::select_plugin!(
+    name: "Natural node selection: select/linear, and NATURAL's answers to the jobs that ask",
+    type: "select/natural",
+    id: 130,
+    configure: configure,
+    stop: stop
+);

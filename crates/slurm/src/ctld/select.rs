@@ -1,0 +1,465 @@
+//! A select plugin built on select/linear, as Iserte et al. 2025 built
+//! select/natural: Slurm's own `select_linear.so`, opened from PluginDir,
+//! gets each of the 36 node-selection calls unchanged, and the plugin does
+//! its own work beside them ([`select_plugin!`](crate::select_plugin)).
+//!
+//! Every process that sets up node selection loads every select plugin in
+//! PluginDir (`select_g_init(false)`: slurmctld, slurmd, srun, sbatch...),
+//! so the forwarding works outside slurmctld too, and is all a plugin
+//! loaded there does. In slurmctld its own work starts at the first
+//! `select_p_job_init` (slurmctld loads select plugins before it has read
+//! its nodes and jobs; that call comes once it has, inside read_slurm_conf)
+//! and is reconfigured at each later one (`scontrol reconfigure`).
+
+use std::ffi::{c_int, c_void, CString};
+use std::path::{Path, PathBuf};
+
+use once_cell::sync::OnceCell;
+use slurm_sys as sys;
+
+use crate::common::ffi_guard::guard;
+use crate::ctld::PluginContext;
+
+/// The file Slurm's select/linear is in, in one of PluginDir's folders.
+pub const LINEAR_FILE: &str = "select_linear.so";
+
+const SLURM_SUCCESS: c_int = 0;
+const SLURM_ERROR: c_int = -1;
+
+/// What a forwarded call returns when select/linear is not loaded (the
+/// plugin's init failed then, so Slurm does not call it in practice).
+pub trait Failed {
+    fn failed() -> Self;
+}
+
+impl Failed for c_int {
+    fn failed() -> Self {
+        SLURM_ERROR
+    }
+}
+
+impl<T> Failed for *mut T {
+    fn failed() -> Self {
+        std::ptr::null_mut()
+    }
+}
+
+/// The select plugin operations of Slurm 22.05 (`node_select_syms` in
+/// src/common/select.c, typed as `slurm_select_ops_t` in select.h), each as
+/// `field = symbol(arguments) -> result;`. Pointers to Slurm's records are
+/// passed through untouched, so they are `*mut c_void` here; C enums are
+/// `c_int`-sized.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __select_ops {
+    ($callback:ident) => {
+        $crate::$callback! {
+            state_save = select_p_state_save(dir_name: *mut ::std::ffi::c_char) -> ::std::ffi::c_int;
+            state_restore = select_p_state_restore(dir_name: *mut ::std::ffi::c_char) -> ::std::ffi::c_int;
+            job_init = select_p_job_init(job_list: *mut ::std::ffi::c_void) -> ::std::ffi::c_int;
+            node_init = select_p_node_init() -> ::std::ffi::c_int;
+            job_test = select_p_job_test(
+                job_ptr: *mut ::std::ffi::c_void,
+                bitmap: *mut ::std::ffi::c_void,
+                min_nodes: u32,
+                max_nodes: u32,
+                req_nodes: u32,
+                mode: u16,
+                preemptee_candidates: *mut ::std::ffi::c_void,
+                preemptee_job_list: *mut *mut ::std::ffi::c_void,
+                exc_core_bitmap: *mut ::std::ffi::c_void
+            ) -> ::std::ffi::c_int;
+            job_begin = select_p_job_begin(job_ptr: *mut ::std::ffi::c_void) -> ::std::ffi::c_int;
+            job_ready = select_p_job_ready(job_ptr: *mut ::std::ffi::c_void) -> ::std::ffi::c_int;
+            job_expand = select_p_job_expand(
+                from_job_ptr: *mut ::std::ffi::c_void,
+                to_job_ptr: *mut ::std::ffi::c_void
+            ) -> ::std::ffi::c_int;
+            job_resized = select_p_job_resized(
+                job_ptr: *mut ::std::ffi::c_void,
+                node_ptr: *mut ::std::ffi::c_void
+            ) -> ::std::ffi::c_int;
+            job_signal = select_p_job_signal(job_ptr: *mut ::std::ffi::c_void, signal: ::std::ffi::c_int)
+                -> ::std::ffi::c_int;
+            job_fini = select_p_job_fini(job_ptr: *mut ::std::ffi::c_void) -> ::std::ffi::c_int;
+            job_suspend = select_p_job_suspend(job_ptr: *mut ::std::ffi::c_void, indf_susp: bool) -> ::std::ffi::c_int;
+            job_resume = select_p_job_resume(job_ptr: *mut ::std::ffi::c_void, indf_susp: bool) -> ::std::ffi::c_int;
+            step_pick_nodes = select_p_step_pick_nodes(
+                job_ptr: *mut ::std::ffi::c_void,
+                step_jobinfo: *mut ::std::ffi::c_void,
+                node_count: u32,
+                avail_nodes: *mut *mut ::std::ffi::c_void
+            ) -> *mut ::std::ffi::c_void;
+            step_start = select_p_step_start(step_ptr: *mut ::std::ffi::c_void) -> ::std::ffi::c_int;
+            step_finish = select_p_step_finish(step_ptr: *mut ::std::ffi::c_void, killing_step: bool)
+                -> ::std::ffi::c_int;
+            nodeinfo_pack = select_p_select_nodeinfo_pack(
+                nodeinfo: *mut ::std::ffi::c_void,
+                buffer: *mut ::std::ffi::c_void,
+                protocol_version: u16
+            ) -> ::std::ffi::c_int;
+            nodeinfo_unpack = select_p_select_nodeinfo_unpack(
+                nodeinfo: *mut *mut ::std::ffi::c_void,
+                buffer: *mut ::std::ffi::c_void,
+                protocol_version: u16
+            ) -> ::std::ffi::c_int;
+            nodeinfo_alloc = select_p_select_nodeinfo_alloc() -> *mut ::std::ffi::c_void;
+            nodeinfo_free = select_p_select_nodeinfo_free(nodeinfo: *mut ::std::ffi::c_void) -> ::std::ffi::c_int;
+            nodeinfo_set_all = select_p_select_nodeinfo_set_all() -> ::std::ffi::c_int;
+            nodeinfo_set = select_p_select_nodeinfo_set(job_ptr: *mut ::std::ffi::c_void) -> ::std::ffi::c_int;
+            nodeinfo_get = select_p_select_nodeinfo_get(
+                nodeinfo: *mut ::std::ffi::c_void,
+                dinfo: ::std::ffi::c_uint,
+                state: ::std::ffi::c_uint,
+                data: *mut ::std::ffi::c_void
+            ) -> ::std::ffi::c_int;
+            jobinfo_alloc = select_p_select_jobinfo_alloc() -> *mut ::std::ffi::c_void;
+            jobinfo_free = select_p_select_jobinfo_free(jobinfo: *mut ::std::ffi::c_void) -> ::std::ffi::c_int;
+            jobinfo_set = select_p_select_jobinfo_set(
+                jobinfo: *mut ::std::ffi::c_void,
+                data_type: ::std::ffi::c_uint,
+                data: *mut ::std::ffi::c_void
+            ) -> ::std::ffi::c_int;
+            jobinfo_get = select_p_select_jobinfo_get(
+                jobinfo: *mut ::std::ffi::c_void,
+                data_type: ::std::ffi::c_uint,
+                data: *mut ::std::ffi::c_void
+            ) -> ::std::ffi::c_int;
+            jobinfo_copy = select_p_select_jobinfo_copy(jobinfo: *mut ::std::ffi::c_void) -> *mut ::std::ffi::c_void;
+            jobinfo_pack = select_p_select_jobinfo_pack(
+                jobinfo: *mut ::std::ffi::c_void,
+                buffer: *mut ::std::ffi::c_void,
+                protocol_version: u16
+            ) -> ::std::ffi::c_int;
+            jobinfo_unpack = select_p_select_jobinfo_unpack(
+                jobinfo: *mut *mut ::std::ffi::c_void,
+                buffer: *mut ::std::ffi::c_void,
+                protocol_version: u16
+            ) -> ::std::ffi::c_int;
+            jobinfo_sprint = select_p_select_jobinfo_sprint(
+                jobinfo: *mut ::std::ffi::c_void,
+                buf: *mut ::std::ffi::c_char,
+                size: usize,
+                mode: ::std::ffi::c_int
+            ) -> *mut ::std::ffi::c_char;
+            jobinfo_xstrdup = select_p_select_jobinfo_xstrdup(jobinfo: *mut ::std::ffi::c_void, mode: ::std::ffi::c_int)
+                -> *mut ::std::ffi::c_char;
+            get_info_from_plugin = select_p_get_info_from_plugin(
+                dinfo: ::std::ffi::c_uint,
+                job_ptr: *mut ::std::ffi::c_void,
+                data: *mut ::std::ffi::c_void
+            ) -> ::std::ffi::c_int;
+            update_node_config = select_p_update_node_config(index: ::std::ffi::c_int) -> ::std::ffi::c_int;
+            reconfigure = select_p_reconfigure() -> ::std::ffi::c_int;
+            resv_test = select_p_resv_test(
+                resv_desc_ptr: *mut ::std::ffi::c_void,
+                node_cnt: u32,
+                avail_bitmap: *mut ::std::ffi::c_void,
+                core_bitmap: *mut *mut ::std::ffi::c_void
+            ) -> *mut ::std::ffi::c_void;
+        }
+    };
+}
+
+/// The names of the operations, in `node_select_syms`' order.
+macro_rules! __select_names {
+    ($( $field:ident = $sym:ident ( $( $arg:ident : $ty:ty ),* ) -> $ret:ty ; )*) => {
+        /// Every `select_p_*` symbol a select plugin of this Slurm exports.
+        pub const SELECT_SYMBOLS: &[&str] = &[$( stringify!($sym) ),*];
+    };
+}
+pub(crate) use __select_names;
+
+/// select/linear's operations, resolved from its file.
+macro_rules! __select_linear {
+    ($( $field:ident = $sym:ident ( $( $arg:ident : $ty:ty ),* ) -> $ret:ty ; )*) => {
+        /// select/linear, loaded: its operations, each callable as a method
+        /// that passes its arguments through.
+        pub struct Linear {
+            $( $field: unsafe extern "C" fn($($ty),*) -> $ret, )*
+        }
+
+        impl Linear {
+            fn resolve(handle: *mut c_void) -> Result<Linear, String> {
+                Ok(Linear {
+                    $( $field: {
+                        let p = symbol(handle, stringify!($sym))?;
+                        // SAFETY: select_linear.so defines this symbol as a
+                        // function of exactly this C signature (Slurm's
+                        // slurm_select_ops_t, checked against 22.05's select.h).
+                        unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn($($ty),*) -> $ret>(p) }
+                    }, )*
+                })
+            }
+
+            $(
+                /// select/linear's operation of that name.
+                ///
+                /// # Safety
+                /// The arguments are what Slurm hands the operation: the
+                /// caller passes on, unchanged, those Slurm gave its own
+                /// symbol of the same name.
+                #[allow(clippy::too_many_arguments)]
+                pub unsafe fn $field(&self, $( $arg: $ty ),*) -> $ret {
+                    // SAFETY: the caller's promise above; select/linear is
+                    // loaded for the life of the process.
+                    unsafe { (self.$field)($( $arg ),*) }
+                }
+            )*
+        }
+    };
+}
+pub(crate) use __select_linear;
+
+crate::__select_ops!(__select_names_export);
+crate::__select_ops!(__select_linear_export);
+
+/// For `__select_ops!`'s callback, which names a macro at the crate root.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __select_names_export {
+    ($($t:tt)*) => { $crate::ctld::select::__select_names! { $($t)* } };
+}
+
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __select_linear_export {
+    ($($t:tt)*) => { $crate::ctld::select::__select_linear! { $($t)* } };
+}
+
+/// `name` in the loaded object `handle`.
+fn symbol(handle: *mut c_void, name: &str) -> Result<*mut c_void, String> {
+    let c = CString::new(name).map_err(|e| e.to_string())?;
+    // SAFETY: a live handle from dlopen and a NUL-terminated name.
+    let p = unsafe { libc::dlsym(handle, c.as_ptr()) };
+    if p.is_null() {
+        Err(format!("{LINEAR_FILE} has no {name}"))
+    } else {
+        Ok(p)
+    }
+}
+
+static LINEAR: OnceCell<Result<Linear, String>> = OnceCell::new();
+
+/// select/linear, loaded on first use; `None` if it could not be (said
+/// once, in [`init`]).
+pub fn linear() -> Option<&'static Linear> {
+    LINEAR.get_or_init(load_linear).as_ref().ok()
+}
+
+/// PluginDir's folders, as slurm.conf gives them (colon-separated).
+fn plugin_dirs() -> Vec<PathBuf> {
+    // SAFETY: slurm_conf is libslurmfull's global, read by every process
+    // that loads a select plugin before it does; plugindir is a string it
+    // owns or NULL.
+    let dirs = unsafe { crate::common::cstr::cstr_to_string(std::ptr::addr_of!(sys::slurm_conf.plugindir).read()) };
+    dirs.unwrap_or_default().split(':').filter(|d| !d.is_empty()).map(PathBuf::from).collect()
+}
+
+/// Where select/linear is: the first of PluginDir's folders that has it.
+pub fn linear_path(dirs: &[PathBuf]) -> Result<PathBuf, String> {
+    dirs.iter().map(|d| d.join(LINEAR_FILE)).find(|p| p.is_file()).ok_or_else(|| {
+        let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        format!("{LINEAR_FILE} is in none of PluginDir's folders ({})", shown.join(":"))
+    })
+}
+
+fn load_linear() -> Result<Linear, String> {
+    let path = linear_path(&plugin_dirs())?;
+    let handle = open(&path)?;
+    let linear = Linear::resolve(handle)?;
+    // Its init reads slurm.conf's SelectTypeParameters and TopologyParam.
+    // Slurm ran it already if it loaded select/linear itself (every select
+    // plugin is loaded in most processes); running it again sets the same.
+    let init = symbol(handle, "init")?;
+    // SAFETY: select/linear's `int init(void)`, loaded above.
+    let rc = unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn() -> c_int>(init)() };
+    if rc != SLURM_SUCCESS {
+        return Err(format!("{}: its init failed ({rc})", path.display()));
+    }
+    Ok(linear)
+}
+
+/// dlopen for good: the object stays loaded for the life of the process.
+/// RTLD_LAZY, as Slurm loads its plugins: select/linear calls functions of
+/// slurmctld's own (gres_ctld_*), which slurmd, srun and the others lack
+/// and never make it call. RTLD_LOCAL, as Slurm too: with RTLD_GLOBAL, select/linear's
+/// symbols would bind the plugins loaded after it, and select/cray_aries,
+/// which writes its own `plugin_id`, would write into select/linear's
+/// read-only one and crash slurmctld (seen: SIGSEGV in its init).
+fn open(path: &Path) -> Result<*mut c_void, String> {
+    let c = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|e| e.to_string())?;
+    // SAFETY: a valid path; select/linear is Slurm's own plugin, made to be
+    // loaded into this process (Slurm loads it the same way).
+    let handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_LAZY | libc::RTLD_LOCAL) };
+    if handle.is_null() {
+        // SAFETY: dlerror returns NULL or a NUL-terminated message.
+        let why = unsafe { crate::common::cstr::cstr_to_string(libc::dlerror()) };
+        return Err(format!("dlopen {}: {}", path.display(), why.unwrap_or_default()));
+    }
+    Ok(handle)
+}
+
+/// Whether this process is slurmctld.
+pub fn in_slurmctld() -> bool {
+    // SAFETY: running_in_slurmctld is libslurmfull's, callable anywhere.
+    unsafe { sys::running_in_slurmctld() }
+}
+
+/// What the plugin does beside select/linear, in slurmctld.
+struct Hooks {
+    /// Start (first call) or take a new configuration (later calls); an
+    /// error at the start stops slurmctld, later ones keep the old one.
+    configure: fn(&PluginContext, bool) -> Result<(), String>,
+    stop: fn(),
+}
+
+static HOOKS: OnceCell<Hooks> = OnceCell::new();
+
+/// Whether the plugin's work has started (its first configure succeeded).
+static STARTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The plugin's `init`: select/linear loaded (or the load refused, saying
+/// why), and the plugin's hooks kept for slurmctld.
+pub fn init(plugin_type: &'static str, configure: fn(&PluginContext, bool) -> Result<(), String>, stop: fn()) -> c_int {
+    crate::common::logger::init(plugin_type);
+    guard("init", SLURM_ERROR, || {
+        if let Err(e) = LINEAR.get_or_init(load_linear) {
+            log::error!("refusing to load: {e}");
+            return SLURM_ERROR;
+        }
+        let _ = HOOKS.set(Hooks { configure, stop });
+        SLURM_SUCCESS
+    })
+}
+
+/// After a forwarded call: at `select_p_job_init` in slurmctld, the
+/// plugin's start or reconfiguration. `out` is select/linear's result; a
+/// failed start turns it into a failure, which stops slurmctld with the
+/// reason in its log.
+pub fn after<T: Failed>(op: &str, out: T) -> T {
+    if op != "job_init" || !in_slurmctld() {
+        return out;
+    }
+    let Some(hooks) = HOOKS.get() else {
+        return out;
+    };
+    let first = !STARTED.load(std::sync::atomic::Ordering::SeqCst);
+    let ok = guard("select_p_job_init", false, || match (hooks.configure)(&PluginContext::new(), first) {
+        Ok(()) => true,
+        Err(e) if first => {
+            log::error!("refusing to start: {e}");
+            false
+        }
+        Err(e) => {
+            log::error!("reconfigure rejected, keeping the previous configuration: {e}");
+            true
+        }
+    });
+    if first && ok {
+        STARTED.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+    if ok {
+        out
+    } else {
+        T::failed()
+    }
+}
+
+/// The plugin's `fini`: its own stop, in slurmctld, if it started.
+/// select/linear stays loaded (Slurm finishes it itself when it loaded it).
+pub fn fini() -> c_int {
+    guard("fini", SLURM_ERROR, || {
+        if let (true, Some(h)) = (STARTED.swap(false, std::sync::atomic::Ordering::SeqCst), HOOKS.get()) {
+            (h.stop)();
+        }
+        SLURM_SUCCESS
+    })
+}
+
+/// Emit a select plugin on select/linear: the plugin header, `plugin_id`
+/// (unique among select plugins, 100 or more; Slurm's own use 101-110),
+/// `init` and `fini`, and the 36 `select_p_*` calls, passed to
+/// select/linear. In slurmctld, `configure(ctx, first)` runs at each
+/// `select_p_job_init` (first: start) and `stop` at `fini`.
+///
+/// ```ignore
+/// slurm::select_plugin!(name: "Natural node selection", type: "select/natural", id: 130,
+///                       configure: configure, stop: stop);
+/// ```
+#[macro_export]
+macro_rules! select_plugin {
+    (name: $name:literal, type: $ptype:literal, id: $id:literal, configure: $configure:path, stop: $stop:path) => {
+        const _: () = {
+    $crate::plugin_header!(name: $name, type: $ptype);
+
+            #[no_mangle]
+            #[used]
+            pub static plugin_id: u32 = $id;
+
+            #[no_mangle]
+            pub extern "C" fn init() -> ::std::ffi::c_int {
+                $crate::ctld::select::init($ptype, $configure, $stop)
+            }
+
+            #[no_mangle]
+            pub extern "C" fn fini() -> ::std::ffi::c_int {
+                $crate::ctld::select::fini()
+            }
+
+            $crate::__select_ops!(__select_forward);
+        };
+    };
+}
+
+/// The exported `select_p_*` functions, each passing its call on. Their
+/// one `unsafe` block is written here, in the safe layer, for every plugin
+/// that uses [`select_plugin!`](crate::select_plugin).
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __select_forward {
+    ($( $field:ident = $sym:ident ( $( $arg:ident : $ty:ty ),* ) -> $ret:ty ; )*) => {
+        $(
+            /// Slurm's select operation of that name, passed to select/linear.
+            ///
+            /// # Safety
+            /// Called by Slurm, with the arguments its select API defines.
+            #[no_mangle]
+            #[allow(clippy::too_many_arguments)]
+            pub unsafe extern "C" fn $sym($( $arg: $ty ),*) -> $ret {
+                let out = match $crate::ctld::select::linear() {
+                    // SAFETY: Slurm's own arguments for this operation,
+                    // passed on unchanged (the method's contract).
+                    Some(l) => unsafe { l.$field($( $arg ),*) },
+                    None => <$ret as $crate::ctld::select::Failed>::failed(),
+                };
+                $crate::ctld::select::after(stringify!($field), out)
+            }
+        )*
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_operations_are_slurm_s_36_in_order() {
+        assert_eq!(SELECT_SYMBOLS.len(), 36);
+        assert_eq!(SELECT_SYMBOLS[0], "select_p_state_save");
+        assert_eq!(SELECT_SYMBOLS[4], "select_p_job_test");
+        assert_eq!(SELECT_SYMBOLS[35], "select_p_resv_test");
+    }
+
+    #[test]
+    fn select_linear_is_found_in_plugin_dir_or_the_error_says_where_it_looked() {
+        let debian = PathBuf::from("/usr/lib/x86_64-linux-gnu/slurm-wlm");
+        let dirs = vec![PathBuf::from("/nonexistent"), debian.clone()];
+        assert_eq!(linear_path(&dirs).unwrap(), debian.join(LINEAR_FILE));
+        let e = linear_path(&[PathBuf::from("/nonexistent")]).unwrap_err();
+        assert!(e.contains("select_linear.so") && e.contains("/nonexistent"), "{e}");
+        // Each of its 36 operations resolves in the real select/linear.
+        let handle = open(&debian.join(LINEAR_FILE)).unwrap();
+        assert!(Linear::resolve(handle).is_ok());
+    }
+}
