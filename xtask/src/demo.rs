@@ -24,8 +24,15 @@ pub fn run(nodes: usize, keep: bool, strategies: &[String]) -> Result<()> {
         w.jobs.last().map_or(0.0, |j| j.submit),
         strategies.join(", ")
     );
-    let setup =
-        Setup { name: "demo".into(), nodes, tick: 5, poll_ms: 250, keep, drain_timeout: Duration::from_secs(300) };
+    let setup = Setup {
+        name: "demo".into(),
+        nodes,
+        tick: 5,
+        poll_ms: 250,
+        keep,
+        drain_timeout: Duration::from_secs(300),
+        beside_backfill: false,
+    };
     let runs = evaluate::real_runs(&w, strategies, &setup)?;
     let mut summaries = Vec::new();
     for run in &runs {

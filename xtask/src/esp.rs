@@ -68,6 +68,7 @@ pub fn run(o: &EvalOpts, strict: bool) -> Result<()> {
         poll_ms: 500,
         keep: o.keep,
         drain_timeout: Duration::from_secs(3600),
+        beside_backfill: false,
     };
     let runs = evaluate::real_runs(&w, &o.strategies, &setup)?;
     let failed: Vec<String> = runs.iter().flat_map(evaluate::failures).collect();

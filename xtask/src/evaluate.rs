@@ -28,6 +28,10 @@ pub struct Setup {
     /// Leave the last cluster running.
     pub keep: bool,
     pub drain_timeout: Duration,
+    /// Slurm's own sched/backfill schedules, with select/natural answering
+    /// the jobs that ask (Iserte et al. 2025's set-up), instead of
+    /// sched/malleable.
+    pub beside_backfill: bool,
 }
 
 /// Run `w` under each strategy, each on its own fresh cluster.
@@ -36,8 +40,13 @@ pub fn real_runs(w: &Workload, strategies: &[String], s: &Setup) -> Result<Vec<R
     let bin = tool_dir(&repo_root());
     let mut runs = Vec::new();
     for (k, strategy) in strategies.iter().enumerate() {
-        let spec = plugins::sched_malleable(ClusterSpec::new(&format!("{}-{}", s.name, k + 1), s.nodes), &staged)
-            .file("malleable.conf", &format!("Strategy={strategy}\nSchedulerTick={}\n", s.tick));
+        let base = ClusterSpec::new(&format!("{}-{}", s.name, k + 1), s.nodes);
+        let spec = if s.beside_backfill {
+            plugins::select_natural(base, &staged)
+        } else {
+            plugins::sched_malleable(base, &staged)
+        };
+        let spec = spec.file("malleable.conf", &format!("Strategy={strategy}\nSchedulerTick={}\n", s.tick));
         let mut cluster = Cluster::up(spec)?;
         cluster.keep = s.keep && k + 1 == strategies.len();
         println!("{strategy}: {}-node cluster up in {}", s.nodes, cluster.dir.display());

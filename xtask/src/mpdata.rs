@@ -1,11 +1,12 @@
 //! `cargo xtask mpdata`: Iserte et al. 2025's MPDATA workload (30 jobs of
 //! three classes, `malleable-sim`'s `mpdata`) scaled to run faster on a
 //! local 31-node cluster: its static flavor (every job rigid at its Max,
-//! conservative backfill, Slurm's sched/backfill rule) against its dynamic
-//! one under Strategy=natural, each job mall-example following its class's
-//! iteration times (Table 2) and asking at every 4th iteration; the same
-//! two runs in the simulator with this cluster's measured overheads, and
-//! the paper's figures side by side.
+//! conservative backfill, Slurm's sched/backfill rule, in sched/malleable)
+//! against its dynamic one answered by NATURAL, in sched/malleable and in
+//! select/natural beside Slurm's own sched/backfill (the paper's set-up),
+//! each job mall-example following its class's iteration times (Table 2)
+//! and asking at every 4th iteration; static and natural in the simulator
+//! with this cluster's measured overheads; the paper's figures side by side.
 
 use std::time::Duration;
 
@@ -30,16 +31,18 @@ pub fn run(nodes: usize, scale: f64, seed: u64, keep: bool) -> Result<()> {
         dynamic.jobs.len(),
         dynamic.jobs.last().map_or(0.0, |j| j.submit)
     );
-    let setup = |name: &str, keep: bool| Setup {
+    let setup = |name: &str, keep: bool, beside_backfill: bool| Setup {
         name: name.into(),
         nodes,
         tick: 5,
         poll_ms: 500,
         keep,
         drain_timeout: Duration::from_secs(3600),
+        beside_backfill,
     };
-    let mut runs = evaluate::real_runs(&fixed, &["conservative".into()], &setup("mpdata-static", false))?;
-    runs.extend(evaluate::real_runs(&dynamic, &["natural".into()], &setup("mpdata-natural", keep))?);
+    let mut runs = evaluate::real_runs(&fixed, &["conservative".into()], &setup("mpdata-static", false, false))?;
+    runs.extend(evaluate::real_runs(&dynamic, &["natural".into()], &setup("mpdata-natural", false, false))?);
+    runs.extend(evaluate::real_runs(&dynamic, &["natural".into()], &setup("mpdata-backfill", keep, true))?);
     let failed: Vec<String> = runs.iter().flat_map(evaluate::failures).collect();
     let over = evaluate::measured_overheads(&runs);
     println!(
@@ -47,16 +50,36 @@ pub fn run(nodes: usize, scale: f64, seed: u64, keep: bool) -> Result<()> {
         over.start_delay, over.malleable_start_delay, over.pass_delay
     );
     let out = repo_root().join("target").join("mpdata").join(format!("seed-{seed}-scale-{scale}"));
+    let labels = ["static", "natural", "natural beside sched/backfill"];
+    let files = ["static", "natural", "natural-backfill"];
     let mut real = Vec::new();
+    for ((run, label), file) in runs.iter().zip(labels).zip(files) {
+        let mut s = evaluate::real_summary(run)?;
+        s.strategy = label.into();
+        write(&out, &format!("{file}.real.jobs.csv"), &jobs_csv(&run.as_sim_result()))?;
+        real.push(s);
+    }
     let mut sim = Vec::new();
-    for (run, w) in runs.iter().zip([&fixed, &dynamic]) {
-        real.push(evaluate::real_summary(run)?);
-        let (s, r) = evaluate::sim_run(w, &run.label, 5, over)?;
-        write(&out, &format!("{}.real.jobs.csv", run.label), &jobs_csv(&run.as_sim_result()))?;
-        write(&out, &format!("{}.sim.jobs.csv", run.label), &jobs_csv(&r))?;
+    for ((w, strategy), file) in [(&fixed, "conservative"), (&dynamic, "natural")].into_iter().zip(files) {
+        let (mut s, r) = evaluate::sim_run(w, strategy, 5, over)?;
+        s.strategy = file.into();
+        write(&out, &format!("{file}.sim.jobs.csv"), &jobs_csv(&r))?;
         sim.push(s);
     }
-    print!("{}", table(&real, &sim));
+    println!("\nreal cluster (ratio to static):");
+    print!("{}", table(&real));
+    println!("\nsimulated, with this cluster's overheads (ratio to static):");
+    print!("{}", table(&sim));
+    let makespan = |s: &[Summary], k: usize| s[k].makespan_s / s[0].makespan_s;
+    for (k, label) in [(1, labels[1]), (2, labels[2])] {
+        let gap = (makespan(&real, k) - makespan(&sim, 1)).abs();
+        println!(
+            "{label} / static makespan: real {:.3}, simulated {:.3}: {gap:.3} apart ({})",
+            makespan(&real, k),
+            makespan(&sim, 1),
+            if gap <= 0.1 { "within 0.1" } else { "more than 0.1" }
+        );
+    }
     evaluate::write_json(&out, "real.json", &real)?;
     evaluate::write_json(&out, "sim.json", &sim)?;
     println!("in {}: real.json, sim.json, per-job CSVs", out.display());
@@ -66,9 +89,8 @@ pub fn run(nodes: usize, scale: f64, seed: u64, keep: bool) -> Result<()> {
     Ok(())
 }
 
-/// The paper's figures, static and natural, real and simulated, each with
-/// natural's ratio to static.
-fn table(real: &[Summary], sim: &[Summary]) -> String {
+/// The paper's figures, one column per run, each with its ratio to the first's.
+fn table(runs: &[Summary]) -> String {
     type Read = Box<dyn Fn(&Summary) -> Option<f64>>;
     let mut rows: Vec<(String, Read)> = vec![
         ("makespan_s".into(), Box::new(|s: &Summary| Some(s.makespan_s))),
@@ -89,36 +111,24 @@ fn table(real: &[Summary], sim: &[Summary]) -> String {
             rows.push((format!("{class} {what}"), Box::new(read)));
         }
     }
-    let mut t = format!(
-        "\n{:<28}{:>12}{:>12}{:>8}{:>12}{:>12}{:>8}\n",
-        "", "static real", "natural", "ratio", "static sim", "natural", "ratio"
-    );
-    let cell = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.2}"));
-    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
-        (Some(a), Some(b)) if a != 0.0 => format!("{:.3}", b / a),
-        _ => "-".into(),
-    };
-    for (name, read) in &rows {
-        let (rs, rn, ss, sn) = (read(&real[0]), read(&real[1]), read(&sim[0]), read(&sim[1]));
-        t += &format!(
-            "{name:<28}{:>12}{:>12}{:>8}{:>12}{:>12}{:>8}\n",
-            cell(rs),
-            cell(rn),
-            ratio(rs, rn),
-            cell(ss),
-            cell(sn),
-            ratio(ss, sn)
-        );
+    let mut t = format!("{:<28}", "");
+    for r in runs {
+        t += &format!("{:>32}", r.strategy);
     }
-    let makespan = |s: &[Summary]| s[1].makespan_s / s[0].makespan_s;
-    let gap = (makespan(real) - makespan(sim)).abs();
-    t += &format!(
-        "natural / static makespan: real {:.3}, simulated {:.3}, {} apart ({})\n",
-        makespan(real),
-        makespan(sim),
-        format_args!("{gap:.3}"),
-        if gap <= 0.1 { "within 0.1" } else { "more than 0.1" }
-    );
+    t.push('\n');
+    for (name, read) in &rows {
+        t += &format!("{name:<28}");
+        let base = read(&runs[0]);
+        for r in runs {
+            let cell = match (read(r), base) {
+                (Some(v), Some(b)) if b != 0.0 => format!("{v:.2} ({:.3})", v / b),
+                (Some(v), _) => format!("{v:.2}"),
+                (None, _) => "-".into(),
+            };
+            t += &format!("{cell:>32}");
+        }
+        t.push('\n');
+    }
     t
 }
 

@@ -122,7 +122,9 @@ pub fn read_log(log: &str) -> HashMap<u32, LoggedJob> {
             if let Some(id) = number(rest).filter(|_| rest.ends_with(" done")) {
                 jobs.entry(id).or_default().end = Some(at);
             }
-        } else if let Some(rest) = after(line, "sched/malleable: JobId=") {
+        } else if let Some(rest) =
+            after(line, "sched/malleable: JobId=").or_else(|| after(line, "select/natural: JobId="))
+        {
             let Some(id) = number(rest) else { continue };
             let Some(what) = rest.split_once(": ").map(|x| x.1) else { continue };
             resize_line(jobs.entry(id).or_default(), at, what);
@@ -216,6 +218,21 @@ mod tests {
         assert_eq!(jobs[&8].start_nodes, ["n3"]);
         assert_eq!(jobs[&9].start_nodes, ["n4"]);
         assert!((jobs[&8].start.unwrap() - jobs[&7].start.unwrap() - 0.75).abs() < 1e-6);
+    }
+
+    #[test]
+    fn select_naturals_resizes_are_read_too() {
+        let log = "\
+[2026-11-24T14:14:58.008] select/natural: JobId=2: expand onto n2,n3,n4 (resize 17, through JobId=3); it now holds n[1-4] (natural); waiting
+[2026-11-24T14:14:58.250] select/natural: JobId=2: expand onto n2,n3,n4 committed 0.24 s after the decision
+[2026-11-24T14:14:58.351] select/natural: JobId=4: JobId=2, asking at its sync point, releases 2 nodes for it; it starts first
+[2026-11-24T14:14:58.351] select/natural: JobId=4: priority raised to 4294967293: a job released nodes for it
+[2026-11-24T14:14:58.597] select/natural: JobId=2: shrink off n4,n3 committed 0.25 s after the decision; it now holds n[1-2]
+";
+        let jobs = read_log(log);
+        assert_eq!((jobs[&2].expands, jobs[&2].shrinks), (1, 1));
+        assert_eq!(jobs[&2].changes.len(), 2);
+        assert!(jobs.get(&4).is_none_or(|j| j.changes.is_empty() && j.expands == 0));
     }
 
     #[test]
