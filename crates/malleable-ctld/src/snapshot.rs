@@ -83,6 +83,7 @@ pub fn take(
     let mut partitions = HashMap::new();
     let mut running = Vec::new();
     let mut pending = Vec::new();
+    let largest_cpus = guard.largest_node_cpus();
     let mut malleable = Vec::new();
     let mut unreadable = Vec::new();
     for job in guard.jobs() {
@@ -178,7 +179,8 @@ pub fn take(
             if options.is_empty() {
                 continue;
             }
-            let size = job.min_nodes().max(1) as usize;
+            let needed = job.nodes_needed(largest_cpus);
+            let size = needed as usize;
             let chosen = if options.len() > 1 {
                 options.iter().position(|(p, _)| fits_now(p, &nodes, size)).unwrap_or(0)
             } else {
@@ -190,7 +192,7 @@ pub fn take(
                 priority: job.priority(),
                 tier: tier_of(job.in_reservation(), part_tier),
                 submit: job.submit_time(),
-                nodes: job.min_nodes(),
+                nodes: needed,
                 time_limit: job.time_limit_minutes().map(|m| i64::from(m) * 60),
                 time_min: job.time_min_minutes().map(|m| i64::from(m) * 60),
                 malleable: spec,

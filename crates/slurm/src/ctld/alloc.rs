@@ -163,15 +163,16 @@ impl Request {
         }
     }
 
-    /// The request for exactly `n` nodes. A job that asked for another
-    /// count keeps its CPUs and tasks per node: slurmctld set its CPU count
-    /// from `--nodes` at submission (one per node at least), and select
-    /// refuses fewer nodes than hold it ("never runnable"). A `time_limit`
-    /// is set as root sets one, so slurmctld does not cut it back to the
-    /// partition's MaxTime when the job starts.
-    fn on(&self, n: u32, time_limit: Option<u32>) -> Request {
+    /// The request for exactly `n` nodes, of a job that needs `needed`
+    /// (its own count, or the nodes its CPUs need). A job started on
+    /// another count keeps its CPUs and tasks per node: slurmctld set its
+    /// CPU count from `--nodes` at submission (one per node at least), and
+    /// select refuses fewer nodes than hold it ("never runnable"). A
+    /// `time_limit` is set as root sets one, so slurmctld does not cut it
+    /// back to the partition's MaxTime when the job starts.
+    fn on(&self, n: u32, needed: u32, time_limit: Option<u32>) -> Request {
         let mut r = *self;
-        let asked = self.min_nodes.max(1);
+        let asked = self.min_nodes.max(needed).max(1);
         if self.min_nodes != n || self.max_nodes != n {
             r.min_nodes = n;
             r.max_nodes = n;
@@ -283,11 +284,13 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
                 return Err(AllocError::NotPending(job_id));
             }
             let asked = Request::read(job_ptr);
+            let largest = self.largest_node_cpus();
+            let needed = self.find_job(job_id).map_or(asked.min_nodes, |j| j.nodes_needed(largest));
             let limit = match (time_limit, deadline_limit(job_ptr, libc::time(std::ptr::null_mut()))) {
                 (Some(t), Some(d)) => Some(t.min(d)),
                 (t, d) => t.or(d),
             };
-            asked.on(nodes.len() as u32, limit).write(job_ptr);
+            asked.on(nodes.len() as u32, needed, limit).write(job_ptr);
             let home = (*job_ptr).part_ptr;
             if let Some(p) = holding {
                 (*job_ptr).part_ptr = p;
@@ -546,26 +549,36 @@ mod tests {
     #[test]
     fn a_moldable_start_keeps_cpus_and_tasks_per_node() {
         // --nodes=3: 3 CPUs; on 2 nodes, 2.
-        let r = asked(3, 3, 0).on(2, None);
+        let r = asked(3, 3, 0).on(2, 3, None);
         assert_eq!((r.min_nodes, r.max_nodes, r.min_cpus, r.num_tasks), (2, 2, 2, 0));
         // --nodes=4 --ntasks=8 --cpus-per-task=2: 16 CPUs, 8 tasks; on 3 nodes 12 and 6.
-        let r = asked(4, 16, 8).on(3, None);
+        let r = asked(4, 16, 8).on(3, 4, None);
         assert_eq!((r.min_cpus, r.num_tasks), (12, 6));
         // Rounded up, never below one a node.
-        assert_eq!(asked(4, 6, 0).on(3, None).min_cpus, 5);
-        assert_eq!(asked(4, 1, 0).on(3, None).min_cpus, 3);
+        assert_eq!(asked(4, 6, 0).on(3, 4, None).min_cpus, 5);
+        assert_eq!(asked(4, 1, 0).on(3, 4, None).min_cpus, 3);
         // A max_cpus below the new minimum is raised to it.
         let mut a = asked(2, 2, 0);
         a.max_cpus = 2;
-        assert_eq!(a.on(3, None).max_cpus, 3);
+        assert_eq!(a.on(3, 2, None).max_cpus, 3);
     }
 
     #[test]
     fn a_start_at_the_asked_count_changes_nothing_but_a_given_limit() {
         let a = asked(3, 3, 3);
-        assert_eq!(a.on(3, None), a);
-        let r = a.on(3, Some(8));
+        assert_eq!(a.on(3, 3, None), a);
+        let r = a.on(3, 3, Some(8));
         assert_eq!((r.time_limit, r.time_set), (8, sys::ADMIN_SET_LIMIT as u16));
         assert_eq!(Request { time_limit: 5, time_set: 0, ..r }, a);
+    }
+
+    #[test]
+    fn a_job_whose_cpus_need_more_nodes_than_it_asked_starts_on_those() {
+        // --ntasks=2 on one-CPU nodes: min_nodes 1, 2 CPUs, needing 2
+        // nodes; started on 2, its CPUs and tasks stay 2 (scaled from the
+        // 1 node it asked, they were 4: never runnable).
+        let r = asked(1, 2, 2).on(2, 2, None);
+        assert_eq!((r.min_nodes, r.max_nodes, r.min_cpus, r.num_tasks), (2, 2, 2, 2));
+        assert_eq!(asked(1, 2, 2).on(2, 1, None).min_cpus, 4, "the old count, for comparison");
     }
 }

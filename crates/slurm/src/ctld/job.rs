@@ -124,6 +124,19 @@ impl<'g> JobView<'g> {
         self.details().map_or(1, |d| d.min_nodes.max(1))
     }
 
+    /// The fewest nodes it can run on, the largest node having
+    /// `largest_cpus` CPUs: what it asked for, or more when its CPUs
+    /// (`--ntasks=8` without `--nodes`, say) fit on no fewer, as slurmctld
+    /// counts a pending job's NumNodes.
+    pub fn nodes_needed(&self, largest_cpus: u32) -> u32 {
+        self.min_nodes().max(self.min_cpus().div_ceil(largest_cpus.max(1)))
+    }
+
+    /// CPUs it needs at least (`--ntasks`, `--cpus-per-task`, ...).
+    pub fn min_cpus(&self) -> u32 {
+        self.details().map_or(1, |d| d.min_cpus.max(1))
+    }
+
     /// Its time limit in minutes, taking the partition's MaxTime when the
     /// job set none; None when unlimited.
     pub fn time_limit_minutes(&self) -> Option<u32> {

@@ -31,6 +31,11 @@ impl<'g> NodeView<'g> {
         unsafe { crate::common::cstr::cstr_to_string(self.rec.name) }.unwrap_or_default()
     }
 
+    /// Its CPUs, as slurm.conf gives them.
+    pub fn cpus(&self) -> u32 {
+        u32::from(self.rec.cpus)
+    }
+
     pub fn state_raw(&self) -> u32 {
         self.rec.node_state
     }
