@@ -92,8 +92,8 @@ pub fn run(o: &EvalOpts, strict: bool) -> Result<()> {
         let real = evaluate::real_summary(run)?;
         let (sim, sim_result) = evaluate::sim_run(&w, &run.label, 5, over)?;
         let file = run.label.replace(['[', ']', '=', ','], "_");
-        write(&out, &format!("{file}.real.jobs.csv"), &jobs_csv(&run.as_sim_result()))?;
-        write(&out, &format!("{file}.sim.jobs.csv"), &jobs_csv(&sim_result))?;
+        evaluate::write_text(&out, &format!("{file}.real.jobs.csv"), &jobs_csv(&run.as_sim_result()))?;
+        evaluate::write_text(&out, &format!("{file}.sim.jobs.csv"), &jobs_csv(&sim_result))?;
         pairs.push(Pair {
             strategy: run.label.clone(),
             malleable: malleable > 0 && run.label != "easy",
@@ -128,9 +128,4 @@ pub fn run(o: &EvalOpts, strict: bool) -> Result<()> {
         return Err(format!("fidelity targets missed: {}", missed.join("; ")));
     }
     Ok(())
-}
-
-fn write(dir: &std::path::Path, file: &str, text: &str) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    std::fs::write(dir.join(file), text).map_err(|e| format!("{}: {e}", dir.join(file).display()))
 }

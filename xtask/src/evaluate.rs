@@ -238,6 +238,12 @@ pub fn summary_table(rows: &[Summary]) -> String {
 }
 
 /// Write `value` as pretty JSON to `dir/file`.
+/// Write `text` to `file` in `dir`, making the folder.
+pub fn write_text(dir: &Path, file: &str, text: &str) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::write(dir.join(file), text).map_err(|e| format!("{}: {e}", dir.join(file).display()))
+}
+
 pub fn write_json(dir: &Path, file: &str, value: &impl serde::Serialize) -> Result<PathBuf> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let path = dir.join(file);

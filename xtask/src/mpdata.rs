@@ -56,14 +56,14 @@ pub fn run(nodes: usize, scale: f64, seed: u64, keep: bool) -> Result<()> {
     for ((run, label), file) in runs.iter().zip(labels).zip(files) {
         let mut s = evaluate::real_summary(run)?;
         s.strategy = label.into();
-        write(&out, &format!("{file}.real.jobs.csv"), &jobs_csv(&run.as_sim_result()))?;
+        evaluate::write_text(&out, &format!("{file}.real.jobs.csv"), &jobs_csv(&run.as_sim_result()))?;
         real.push(s);
     }
     let mut sim = Vec::new();
     for ((w, strategy), file) in [(&fixed, "conservative"), (&dynamic, "natural")].into_iter().zip(files) {
         let (mut s, r) = evaluate::sim_run(w, strategy, 5, over)?;
         s.strategy = file.into();
-        write(&out, &format!("{file}.sim.jobs.csv"), &jobs_csv(&r))?;
+        evaluate::write_text(&out, &format!("{file}.sim.jobs.csv"), &jobs_csv(&r))?;
         sim.push(s);
     }
     println!("\nreal cluster (ratio to static):");
@@ -130,9 +130,4 @@ fn table(runs: &[Summary]) -> String {
         t.push('\n');
     }
     t
-}
-
-fn write(dir: &std::path::Path, file: &str, text: &str) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    std::fs::write(dir.join(file), text).map_err(|e| format!("{}: {e}", dir.join(file).display()))
 }
