@@ -123,7 +123,9 @@ impl Agent {
                 // at its start, or Slurm would end it for running slower. A
                 // limit the strategy gives (cut to its --time-min) is whole
                 // minutes.
-                let asked = taken.snapshot.pending.iter().find(|p| p.id == *job).map_or(0, |p| p.nodes as usize);
+                // What the snapshot counted it needs (JobView::nodes_needed).
+                let needed = taken.snapshot.pending.iter().find(|p| p.id == *job).map(|p| p.nodes);
+                let asked = needed.map_or(0, |n| n as usize);
                 let limit = match time_limit {
                     Some(seconds) => Some(u32::try_from(seconds / 60).unwrap_or(u32::MAX).max(1)),
                     None => guard.find_job(job.0).and_then(|j| {
@@ -132,7 +134,7 @@ impl Agent {
                         (stretched > limit).then_some(stretched)
                     }),
                 };
-                match guard.start_job(job.0, &table(nodes), limit) {
+                match guard.start_job(job.0, &table(nodes), needed, limit) {
                     Ok((started, list)) => {
                         self.refused.remove(job);
                         // An array's next task starts under its own id.

@@ -251,7 +251,10 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
     /// way the stock backfill does. A job started on another count than it
     /// asked for (a moldable start of a malleable job) is given that count
     /// as its request first ([`Request::on`]), and `time_limit` (minutes)
-    /// if given; if Slurm refuses, its request is put back. Returns the id
+    /// if given; if Slurm refuses, its request is put back. `needed` is the
+    /// node count the job's own request stands for
+    /// ([`JobView::nodes_needed`](crate::ctld::JobView::nodes_needed); `None`:
+    /// its min_nodes). Returns the id
     /// of the job that started and the node list Slurm recorded.
     ///
     /// A job array's pending record starts its next task: select_nodes
@@ -263,6 +266,7 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         &mut self,
         job_id: u32,
         nodes: &[usize],
+        needed: Option<u32>,
         time_limit: Option<u32>,
     ) -> Result<(u32, String), AllocError> {
         let table = self.check_nodes(nodes)?;
@@ -284,13 +288,11 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
                 return Err(AllocError::NotPending(job_id));
             }
             let asked = Request::read(job_ptr);
-            let largest = self.largest_node_cpus();
-            let needed = self.find_job(job_id).map_or(asked.min_nodes, |j| j.nodes_needed(largest));
             let limit = match (time_limit, deadline_limit(job_ptr, libc::time(std::ptr::null_mut()))) {
                 (Some(t), Some(d)) => Some(t.min(d)),
                 (t, d) => t.or(d),
             };
-            asked.on(nodes.len() as u32, needed, limit).write(job_ptr);
+            asked.on(nodes.len() as u32, needed.unwrap_or(asked.min_nodes), limit).write(job_ptr);
             let home = (*job_ptr).part_ptr;
             if let Some(p) = holding {
                 (*job_ptr).part_ptr = p;

@@ -8,7 +8,7 @@
 //! use slurm::ctld::{LockGuard, Reading, Slurmctld};
 //! fn start(ctld: &'static Slurmctld) {
 //!     let mut guard = LockGuard::<Reading>::acquire(ctld);
-//!     let _ = guard.start_job(1, &[0], None);
+//!     let _ = guard.start_job(1, &[0], None, None);
 //! }
 //! ```
 //!
@@ -16,7 +16,7 @@
 //! use slurm::ctld::{LockGuard, Scheduling, Slurmctld};
 //! fn start(ctld: &'static Slurmctld) {
 //!     let mut guard = LockGuard::<Scheduling>::acquire(ctld);
-//!     let _ = guard.start_job(1, &[0], None);
+//!     let _ = guard.start_job(1, &[0], None, None);
 //! }
 //! ```
 
