@@ -4,7 +4,9 @@
 //! runs it as it is; NATURAL runs it for its starts and keeps its expands
 //! off the bookings.
 
+use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 
 use malleable_model::{Decision, JobId, Snapshot, Time};
 
@@ -73,4 +75,18 @@ pub fn booked_waiting(s: &Snapshot, decisions: &[Decision], booked: &[(JobId, Ti
         out.push(Waiting { job: job.id, reason, start });
     }
     out
+}
+
+/// What tells one pass's snapshot from another's, cheaply: its time and
+/// its jobs.
+pub fn fingerprint(s: &Snapshot) -> u64 {
+    let mut h = DefaultHasher::new();
+    s.now.hash(&mut h);
+    for p in &s.pending {
+        p.id.0.hash(&mut h);
+    }
+    for r in &s.running {
+        (r.id.0, r.nodes.len()).hash(&mut h);
+    }
+    h.finish()
 }

@@ -15,12 +15,9 @@
 //! node ([`NodePlan`]), as sched/backfill's node space: a job that may use
 //! only some nodes is booked where and when its own nodes are free.
 
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
-
 use malleable_model::{Decision, JobId, Snapshot, Time};
 
-use crate::blocks::booking::{book_queue, booked_waiting};
+use crate::blocks::booking::{book_queue, booked_waiting, fingerprint};
 use crate::blocks::waiting::Waiting;
 use crate::params::{ParamKind, ParamSpec};
 use crate::strategy::{PassReport, Strategy, StrategyInfo};
@@ -79,20 +76,6 @@ impl Strategy for Conservative {
         };
         booked_waiting(s, decisions, booked)
     }
-}
-
-/// What tells one pass's snapshot from another's, cheaply: its time and
-/// its jobs.
-fn fingerprint(s: &Snapshot) -> u64 {
-    let mut h = DefaultHasher::new();
-    s.now.hash(&mut h);
-    for p in &s.pending {
-        p.id.0.hash(&mut h);
-    }
-    for r in &s.running {
-        (r.id.0, r.nodes.len()).hash(&mut h);
-    }
-    h.finish()
 }
 
 /// One pass of conservative backfill ([`book_queue`]): its starts.

@@ -23,9 +23,9 @@
 
 use std::collections::HashSet;
 
-use malleable_model::{Decision, JobId, MalleableSpec, NodeIndex, PendingJob, RunningJob, Snapshot};
+use malleable_model::{Decision, JobId, MalleableSpec, NodeIndex, PendingJob, RunningJob, Snapshot, Time};
 
-use crate::blocks::booking::{book_queue, booked_waiting};
+use crate::blocks::booking::{book_queue, booked_waiting, fingerprint};
 use crate::blocks::queue::runnable_queue;
 use crate::blocks::waiting::Waiting;
 use crate::params::{ParamKind, ParamSpec};
@@ -201,11 +201,14 @@ struct Natural {
     max_job_test: usize,
     /// Waiting jobs a shrink was made for: the highest priority until they start.
     promised: HashSet<JobId>,
+    /// The last pass's bookings and the snapshot they were made on (its
+    /// [`fingerprint`]), for `waiting`, as conservative keeps them.
+    booked: (u64, Vec<(JobId, Time)>),
 }
 
 impl Natural {
     fn new(name: &'static str, rules: Rules, max_job_test: usize) -> Natural {
-        Natural { name, rules, max_job_test, promised: HashSet::new() }
+        Natural { name, rules, max_job_test, promised: HashSet::new(), booked: (0, Vec::new()) }
     }
 
     /// `s` with the promised jobs first in the queue ("given the highest
@@ -226,7 +229,9 @@ impl Strategy for Natural {
 
     fn schedule(&mut self, s: &Snapshot) -> PassReport {
         self.promised.retain(|id| s.pending.iter().any(|p| p.id == *id));
-        book_queue(&self.boosted(s), self.max_job_test, self.rules.start_wide).decisions.into()
+        let b = book_queue(&self.boosted(s), self.max_job_test, self.rules.start_wide);
+        self.booked = (fingerprint(s), b.booked);
+        b.decisions.into()
     }
 
     fn reconfigure(&mut self, s: &Snapshot, job: JobId) -> PassReport {
@@ -256,9 +261,13 @@ impl Strategy for Natural {
         report
     }
 
-    /// As conservative's: every booked job expected at its booking.
+    /// As conservative's: every booked job expected at its booking (the
+    /// pass's own, when `waiting` follows `schedule` on the same snapshot).
     fn waiting(&self, s: &Snapshot, decisions: &[Decision]) -> Vec<Waiting> {
         let view = self.boosted(s);
+        if self.booked.0 == fingerprint(s) {
+            return booked_waiting(&view, decisions, &self.booked.1);
+        }
         let b = book_queue(&view, self.max_job_test, self.rules.start_wide);
         booked_waiting(&view, decisions, &b.booked)
     }
