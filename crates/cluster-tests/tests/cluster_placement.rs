@@ -2,10 +2,12 @@
 //! (Strategy=easy): a job in a non-default partition starts on that
 //! partition's nodes, `--exclude` and `--nodelist` are kept, and a job whose
 //! required node is busy does not hold up a job that cannot delay it; a
-//! `--contiguous` job gets nodes in a row.
+//! `--constraint` (counts and alternatives too) is met; a `--contiguous`
+//! job gets nodes in a row.
 
 use std::time::Duration;
 
+use cluster_tests::malleable::hostnames;
 use cluster_tests::{spec, up_with};
 use testcluster::jobs::JobInfo;
 use testcluster::process::run;
@@ -247,6 +249,25 @@ fn a_constraint_keeps_a_job_to_nodes_with_its_features() {
     assert_eq!(running(&c, plain).node_list, "n[1-2]");
     cancel(&c, one);
     assert_eq!(running(&c, two).node_list, "n[3-4]");
+    cancel(&c, two);
+    cancel(&c, plain);
+
+    // Constraints about the set of nodes, which no node meets alone: the
+    // lowest free nodes do not satisfy them, the set Slurm picks does.
+    // A count: two nodes, one of them fast.
+    let counted = c.sbatch(&["-C", "fast*1", "-N2", "-t", "5", "--wrap", "sleep 300"]).unwrap();
+    let nodes = running(&c, counted).node_list;
+    let hosts = hostnames(&c, &nodes);
+    assert_eq!(hosts.len(), 2, "{nodes}");
+    assert!(hosts.iter().any(|h| h == "n3" || h == "n4"), "no fast node in {nodes}");
+    cancel(&c, counted);
+    // Alternatives: both nodes slow or both fast; with n1 busy, the free
+    // pair n2,n3 mixes them, n3,n4 does not.
+    run(c.cmd("scontrol").args(["update", "NodeName=n1,n2", "AvailableFeatures=slow", "ActiveFeatures=slow"])).unwrap();
+    let hole = c.sbatch(&["-w", "n1", "-N1", "-t", "5", "--wrap", "sleep 300"]).unwrap();
+    running(&c, hole);
+    let either = c.sbatch(&["-C", "[fast|slow]", "-N2", "-t", "5", "--wrap", "sleep 300"]).unwrap();
+    assert_eq!(running(&c, either).node_list, "n[3-4]");
 }
 
 /// `--contiguous`: a job gets the lowest nodes in a row long enough, not the

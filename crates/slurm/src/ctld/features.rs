@@ -1,8 +1,10 @@
 //! The nodes a waiting job's `--constraint` allows, asked of slurmctld's
 //! own valid_feature_counts, so that the strategies only place a job where
-//! select_nodes would take it.
+//! select_nodes would take it; and whether the expression is about the set
+//! of nodes rather than each node (counts, exclusive-or alternatives).
 
 use crate::common::bitmap::{set_bits, Bitmap};
+use crate::common::cstr::cstr_to_string;
 use crate::ctld::job::JobView;
 use crate::ctld::locks::{LockGuard, WritesJobs, WritesNodes};
 
@@ -26,6 +28,47 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         unsafe {
             (self.ctld.valid_feature_counts)(job.as_ptr(), true, all.as_raw(), &mut has_xor);
             Some(set_bits(all.as_raw()))
+        }
+    }
+}
+
+impl JobView<'_> {
+    /// Whether the job's `--constraint` speaks of its nodes as a set: a
+    /// count (`gpu*2`: two of the nodes have it) or alternatives in
+    /// brackets (`[a|b]`: all of them have the same one). No node alone
+    /// qualifies or not then, so [`LockGuard::feature_nodes`] can only
+    /// widen, and a start on nodes the strategy chose may need Slurm's own
+    /// pick instead (`start_job`).
+    pub fn constraint_is_about_the_set(&self) -> bool {
+        let Some(d) = self.details() else { return false };
+        // SAFETY: the details' strings are NULL or NUL-terminated, owned by
+        // the live record we read under the caller's job lock.
+        let text = unsafe {
+            let used = if d.features_use.is_null() { d.features } else { d.features_use };
+            cstr_to_string(used)
+        };
+        text.is_some_and(|t| expression_is_about_the_set(&t))
+    }
+}
+
+/// A constraint expression with a node count (`name*N`) or bracketed
+/// alternatives (`[a|b]`, `[a*2&b*1]`), the forms select_nodes satisfies by
+/// the whole set of nodes.
+fn expression_is_about_the_set(text: &str) -> bool {
+    text.contains('*') || text.contains('[')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expression_is_about_the_set;
+
+    #[test]
+    fn counts_and_alternatives_are_about_the_set_and_plain_features_are_not() {
+        for set in ["gpu*2", "[a|b]", "[(a&b)*2&c*1]", "f4&[f1|f0]"] {
+            assert!(expression_is_about_the_set(set), "{set}");
+        }
+        for each in ["gpu", "a&b", "a|b", "(a|b)&c"] {
+            assert!(!expression_is_about_the_set(each), "{each}");
         }
     }
 }
