@@ -1,6 +1,6 @@
 //! The `malleable-sim` binary end to end: `sweep` writes its CSVs and real
 //! PNGs on a tiny configuration, and bad arguments are named with the values
-//! allowed.
+//! allowed; a reader that goes away ends it quietly.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -143,4 +143,20 @@ fn compare_runs_the_static_flavor_and_takes_medians_over_seeds() {
     }
     assert!(results.iter().any(|r| r["strategy"] == "natural" && r["expands"].as_u64().unwrap() > 0));
     let _ = std::fs::remove_file(&json);
+}
+
+/// A reader that goes away (`malleable-sim ... | head`) ends the program
+/// quietly, with success, instead of a panic's backtrace.
+#[test]
+fn a_closed_stdout_ends_it_quietly() {
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let o = Command::new(env!("CARGO_BIN_EXE_malleable-sim"))
+        .arg("strategies")
+        .stdout(writer)
+        .output()
+        .expect("run malleable-sim");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{:?}: {stderr}", o.status);
+    assert!(stderr.is_empty(), "{stderr}");
 }
