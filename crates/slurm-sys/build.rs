@@ -289,6 +289,8 @@ const CTLD: Allow = Allow {
         "list_iterator_destroy",
         "list_count",
         "running_in_slurmctld",
+        "env_array_overwrite",
+        "envcount",
     ],
     vars: &[
         "job_list",

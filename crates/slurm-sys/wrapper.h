@@ -7,6 +7,7 @@
 #include "slurm/slurm_errno.h"
 #include "slurm/spank.h"
 #include "src/common/bitstring.h"
+#include "src/common/env.h"
 #include "src/common/list.h"
 #include "src/common/log.h"
 #include "src/common/node_conf.h"

@@ -334,7 +334,8 @@ mod tests {
         let args = iterative_args(large.iterative.as_ref().unwrap());
         assert!(args.contains("--iterations 100 ") && args.contains("--time-scale 10 "), "{args}");
         assert!(args.contains("--iteration-seconds 4:12.2,5:6.1,") && args.contains("--ask-every 4 "), "{args}");
-        // What the application then takes on its 4 nodes is the job's run time.
-        assert!((large.run_time - 100.0 * 12.2 / 10.0).abs() < 1e-9, "{}", large.run_time);
+        // What the application then takes on the 5 nodes it asks for is the job's run time.
+        assert_eq!(large.nodes, 5);
+        assert!((large.run_time - 100.0 * 6.1 / 10.0).abs() < 1e-9, "{}", large.run_time);
     }
 }

@@ -2,6 +2,8 @@
 //! malleable job is resized only when its application asks, at its own
 //! sync points, whether to reconfigure; it then grows into idle nodes, or
 //! releases exactly what a waiting job lacks, and that job starts on them.
+//! Under `natural-plan` it releases nodes no further than the count it was
+//! submitted with (job_submit/malleable records it).
 
 use std::time::Duration;
 
@@ -32,5 +34,35 @@ fn a_job_is_resized_when_it_asks_and_only_then() {
     // waiting job lacks, and that job starts on them.
     let (id, rigid, _) = grows_then_releases_when_asking(&c, APP);
     run(c.cmd("scancel").arg(id.to_string()).arg(rigid.to_string())).unwrap();
+    c.wait_job(id, "cancelled", Duration::from_secs(30), |j| j.is_finished()).unwrap();
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn the_variant_shrinks_a_job_no_further_than_it_was_submitted_with() {
+    let c = up_with(malleable_spec("t-natplan", 5, "Strategy=natural-plan\nSchedulerTick=5\n"));
+    // Submitted on 2 within [1, 4]: it grows to 4, one node stays idle.
+    let elastic = ["-N2", "--min-nodes-invasive=1", "--max-nodes-invasive=4"];
+    let id = submit(&c, &example_script(&c, "asking", &format!("{APP} --ask-every 5")), "asking.out", &elastic);
+    wait_log(&c, 0, &[&format!("JobId={id}: expand onto "), "committed"], Duration::from_secs(60));
+    assert_eq!(job_field(&c, id, "NumNodes"), "4");
+    let from = c.ctld_log().len();
+    // A job of 4 lacks 3: the paper's rule would take the job down to its
+    // minimum, 1, for it; below 2 it is not taken. One of 3 lacks 2: for it
+    // the job goes back to the 2 it asked for, and it starts.
+    let four = c.sbatch(&["-N4", "-t", "1", "--wrap", "sleep 300"]).unwrap();
+    let three = c.sbatch(&["-N3", "-t", "1", "--wrap", "sleep 300"]).unwrap();
+    let released = format!("JobId={three}: JobId={id}, asking at its sync point, releases 2 nodes");
+    wait_log(&c, from, &[&released], Duration::from_secs(60));
+    wait_log(&c, from, &[&format!("JobId={id}: shrink off "), "committed"], Duration::from_secs(60));
+    c.wait_job(three, "started", Duration::from_secs(30), |j| j.has_started()).unwrap();
+    assert_eq!(job_field(&c, id, "NumNodes"), "2");
+    let log = c.ctld_log();
+    assert!(
+        !log[from..].contains(&format!("JobId={four}: JobId={id}")),
+        "shrunk below its size for JobId={four}:\n{log}"
+    );
+    assert!(c.job(four).unwrap().is_pending(), "JobId={four} cannot have started");
+    run(c.cmd("scancel").args([id.to_string(), three.to_string(), four.to_string()])).unwrap();
     c.wait_job(id, "cancelled", Duration::from_secs(30), |j| j.is_finished()).unwrap();
 }

@@ -7,6 +7,8 @@
 //! past it. An elastic job given no `--nodes` starts on the lowest count
 //! its range and constraint allow. An elastic job may not be `--contiguous`:
 //! it grows onto whatever nodes are free, which would not stay in a row.
+//! The count an elastic job is submitted with is written into its SPANK
+//! environment for the scheduler (`SubmitOptions::SUBMITTED_NODES_ENV`).
 
 use malleable_model::submit_options::{SubmitOptions, MAX_NODES, MIN_NODES};
 use malleable_model::MalleableSpec;
@@ -77,8 +79,13 @@ impl JobSubmitPlugin for Malleable {
         let partition = ctx.partition_nodes(job.partition().as_deref());
         let nodes = (job.min_nodes(), job.max_nodes());
         let checked = check_submission(&job.spank_job_env(), nodes, partition, job.contiguous())?;
-        if let Some((_, Some(start))) = checked {
-            job.set_nodes(start);
+        if let Some((_, start)) = checked {
+            if let Some(n) = start {
+                job.set_nodes(n);
+            }
+            if let Some(n) = start.or(nodes.0) {
+                job.set_spank_env(SubmitOptions::SUBMITTED_NODES_ENV, &n.to_string())?;
+            }
         }
         Ok(())
     }

@@ -46,6 +46,16 @@ fn options_of(env: &[String]) -> Result<(Option<MalleableSpec>, Option<JobPower>
     Ok((m.spec, m.power))
 }
 
+/// The node count job_submit/malleable recorded the job was submitted
+/// with; `None` for a job submitted before it did, or a value it did not write.
+fn submitted_nodes(env: &[String]) -> Option<u32> {
+    env.iter()
+        .filter_map(|e| e.split_once('='))
+        .find(|(k, _)| *k == SubmitOptions::SUBMITTED_NODES_ENV)
+        .and_then(|(_, v)| v.parse().ok())
+        .filter(|&n| n > 0)
+}
+
 /// Read the cluster under the scheduling locks. Pending jobs that cannot run
 /// yet (held, unmet dependencies, heterogeneous, over their partition's or
 /// QOS's limits, their partition down, past their deadline, kept out by a
@@ -87,7 +97,8 @@ pub fn take(
     let mut malleable = Vec::new();
     let mut unreadable = Vec::new();
     for job in guard.jobs() {
-        let (spec, own_power) = match options_of(&job.spank_job_env_with(SubmitOptions::ENV_PREFIX)) {
+        let env = job.spank_job_env_with(SubmitOptions::ENV_PREFIX);
+        let (spec, own_power) = match options_of(&env) {
             Ok(o) => o,
             Err(why) => {
                 unreadable.push((JobId(job.id()), why));
@@ -137,6 +148,7 @@ pub fn take(
                 adapting,
                 mtct_ratio: measured.and_then(|m| m.mtct_ratio),
                 power: job_power,
+                asked: spec.and(submitted_nodes(&env)),
                 placement: if resizable {
                     // Where it may grow: reservations that begin while it runs count too.
                     let reserved = guard.reserved_for(&job, now);
@@ -299,6 +311,15 @@ mod tests {
         assert_eq!(spec, Some(MalleableSpec { min: 2, max: 6, constraint: NodeConstraint::Even }));
         assert_eq!(power.map(|p| (p.low(), p.high())), Some((150.0, 210.0)));
         assert!(options_of(&env(&["MALLEABLE_MIN_NODES=3"])).unwrap_err().contains("given without"));
+    }
+
+    #[test]
+    fn the_count_a_job_was_submitted_with_is_read_back_and_nonsense_is_not() {
+        let env = |pairs: &[&str]| pairs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(submitted_nodes(&env(&["MALLEABLE_MIN_NODES=2", "MALLEABLE_SUBMITTED_NODES=5"])), Some(5));
+        assert_eq!(submitted_nodes(&env(&["MALLEABLE_MIN_NODES=2"])), None);
+        assert_eq!(submitted_nodes(&env(&["MALLEABLE_SUBMITTED_NODES=0"])), None);
+        assert_eq!(submitted_nodes(&env(&["MALLEABLE_SUBMITTED_NODES=five"])), None);
     }
 }
 

@@ -31,6 +31,9 @@ pub struct RunningJob {
     pub power: Option<JobPower>,
     /// Where it may grow (`allowed`; `required` means nothing once it runs).
     pub placement: Placement,
+    /// The node count it was submitted with (`--nodes`), the size its owner
+    /// planned it at within [min, max]; `None` when not known.
+    pub asked: Option<u32>,
 }
 
 impl RunningJob {
@@ -46,6 +49,7 @@ impl RunningJob {
             mtct_ratio: None,
             power: None,
             placement: Placement::anywhere(),
+            asked: None,
         }
     }
 
@@ -81,6 +85,11 @@ impl RunningJob {
 
     pub fn placement(mut self, placement: Placement) -> RunningJob {
         self.placement = placement;
+        self
+    }
+
+    pub fn asked(mut self, nodes: impl Into<Option<u32>>) -> RunningJob {
+        self.asked = nodes.into();
         self
     }
 

@@ -222,6 +222,12 @@ impl SubmitOptions {
     /// a reader may skip the rest without looking further.
     pub const ENV_PREFIX: &'static str = "MALLEABLE_";
 
+    /// Not an option: the node count an elastic job was submitted with,
+    /// which job_submit/malleable writes into its environment (whatever a
+    /// client put there) so that the scheduler still knows it once the job
+    /// runs on another count.
+    pub const SUBMITTED_NODES_ENV: &'static str = "MALLEABLE_SUBMITTED_NODES";
+
     pub fn from_env<'a>(entries: impl IntoIterator<Item = &'a str>) -> Result<SubmitOptions, String> {
         let mut o = SubmitOptions::default();
         for entry in entries {

@@ -73,6 +73,14 @@ impl Iterative {
     pub fn run_time(&self, n: u32) -> f64 {
         f64::from(self.iterations) * self.iteration_time(n)
     }
+
+    /// The count in `lo..=hi` that does an iteration in the fewest
+    /// node-seconds (the smaller on a tie): where a busy machine gets most
+    /// work done per node.
+    pub fn most_efficient(&self, lo: u32, hi: u32) -> u32 {
+        let cost = |n: u32| f64::from(n) * self.iteration_time(n);
+        (lo.max(1)..=hi.max(lo)).min_by(|&a, &b| cost(a).total_cmp(&cost(b))).unwrap_or(lo)
+    }
 }
 
 /// Serial fraction and communication coefficient of the default model, as

@@ -643,6 +643,7 @@ impl Engine<'_> {
             mtct_ratio: s.malleable.map(|_| self.opts.app_model.mtct_ratio(n as u32)),
             power: s.power,
             placement: Placement::anywhere(),
+            asked: Some(s.nodes),
         }
     }
 }

@@ -48,6 +48,29 @@ impl JobDesc<'_> {
             .collect()
     }
 
+    /// Set `name=value` in the job's SPANK environment (replacing what the
+    /// client set under that name), where slurmctld keeps it with the job
+    /// across restarts and the plugin reads it back ([`JobView::spank_job_env_with`]).
+    pub fn set_spank_env(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let (n, v) = (c_text(name), c_text(value));
+        // SAFETY: the request is ours to change for this call; its
+        // spank_job_env is NULL or an xmalloc'd NULL-terminated array of
+        // xmalloc'd strings (what slurmctld frees with the request or moves
+        // into the job), which env_array_overwrite grows with xrealloc and
+        // fills with an xstrdup'd entry; envcount counts its entries.
+        let ok = unsafe {
+            let r = &mut *self.raw;
+            let ok = sys::env_array_overwrite(&mut r.spank_job_env, n.as_ptr(), v.as_ptr()) == 1;
+            r.spank_job_env_size = u32::try_from(sys::envcount(r.spank_job_env)).unwrap_or(0);
+            ok
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("could not set {name}={value} in the job's SPANK environment"))
+        }
+    }
+
     /// `--nodes` (its lower bound), when the request gives one.
     pub fn min_nodes(&self) -> Option<u32> {
         given(self.rec().min_nodes)
