@@ -209,8 +209,16 @@ const EVERY_BUILD: Allow = Allow {
 
 /// SPANK plugins: spank.h, a public header.
 const SPANK: Allow = Allow {
-    types: &["spank_t", "spank_err_t", "spank_item_t", "spank_context_t", "spank_option", "spank_opt_cb_f"],
-    functions: &["spank_.*"],
+    types: &[
+        "spank_t",
+        "spank_err_t",
+        "spank_item_t",
+        "spank_context_t",
+        "spank_option",
+        "spank_opt_cb_f",
+        "slurm_conf_t",
+    ],
+    functions: &["spank_.*", "slurm_load_ctl_conf", "slurm_free_ctl_conf", "slurm_get_errno"],
     vars: &["ESPANK_.*", "SPANK_.*"],
 };
 

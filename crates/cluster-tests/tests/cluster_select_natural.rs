@@ -3,7 +3,8 @@
 //! select/linear allocates; a malleable job that asks at its sync points is
 //! resized by NATURAL: it grows into idle nodes and releases exactly what a
 //! waiting job lacks, whose priority is raised so that the scheduler starts
-//! it there. Commands load every select plugin, this one too, and run as ever.
+//! it there. Commands load every select plugin, this one too, and run as ever;
+//! heterogeneous jobs, which slurmctld takes only under sched/backfill, too.
 
 use std::time::Duration;
 
@@ -36,6 +37,19 @@ fn beside_sched_backfill_a_job_that_asks_is_resized() {
     wait_log(&c, from, &[&format!("JobId={rigid}: priority raised")], Duration::from_secs(10));
     run(c.cmd("scancel").arg(id.to_string()).arg(rigid.to_string())).unwrap();
     c.wait_job(id, "cancelled", Duration::from_secs(30), |j| j.is_finished()).unwrap();
+
+    // Beside sched/backfill slurmctld takes heterogeneous jobs, and the
+    // SPANK plugin lets them through; an elastic one it refuses, saying why.
+    let het = c.sbatch(&["-N1", "-t", "1", ":", "-N1", "-t", "1", "--wrap", "true"]).unwrap();
+    c.wait_job(het, "done", Duration::from_secs(30), |j| j.is_finished()).unwrap();
+    let elastic = c
+        .cmd("sbatch")
+        .args(["-N1", "--min-nodes-invasive=1", "--max-nodes-invasive=2", ":", "-N1", "--wrap", "true"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&elastic.stderr);
+    assert!(!elastic.status.success(), "an elastic heterogeneous job was accepted: {said}");
+    assert!(said.contains("the malleable options cannot be given to a heterogeneous job"), "{said}");
 }
 
 #[test]

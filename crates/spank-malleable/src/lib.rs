@@ -12,13 +12,15 @@
 //! the controller checks them again at submit (job_submit/malleable), since
 //! a client without this plugin could send anything.
 //!
-//! A heterogeneous job is refused here, in sbatch or salloc, with why:
-//! slurmctld 22.05 takes one only under sched/backfill and would refuse it
-//! with a bare "Requested operation not supported".
+//! A heterogeneous job is refused here, in sbatch or salloc, with why, when
+//! slurmctld runs sched/malleable: slurmctld 22.05 takes one only under
+//! sched/backfill and would refuse it with a bare "Requested operation not
+//! supported". Beside sched/backfill (select/natural) it goes on, unless
+//! it is given malleable options.
 
 use malleable_model::submit_options::{SubmitOptions, OPTIONS};
 use parking_lot::Mutex;
-use slurm::spank::{Context, Spank, SpankOption, SpankPlugin};
+use slurm::spank::{controller_scheduler_type, Context, Spank, SpankOption, SpankPlugin};
 
 /// Each option under its name, then each other spelling, in `OPTIONS` order.
 const SPELLINGS: &[SpankOption] = &{
@@ -61,6 +63,10 @@ const HETEROGENEOUS: &str = "heterogeneous jobs (components separated by ':' or 
                              supported under sched/malleable: slurmctld 22.05 accepts them only under \
                              sched/backfill; submit the components as separate jobs";
 
+/// Why a heterogeneous job may not be elastic, under any scheduler.
+const HETEROGENEOUS_ELASTIC: &str = "the malleable options cannot be given to a heterogeneous job (components \
+                                     separated by ':' or '#SBATCH hetjob'): submit the elastic part as a job of its own";
+
 /// Whether this is the first time option `name` is set, to `value`, and the
 /// environment holds that value for it: Slurm exports a job's SPANK options
 /// to the job's environment and every command started in the job (srun
@@ -100,7 +106,16 @@ impl SpankPlugin for Malleable {
         // allocation) needs no scheduler and may go on.
         let in_a_job = context == Context::Local && std::env::var_os("SLURM_JOB_ID").is_some();
         if components > 1 && context.is_submitting() && !in_a_job {
-            return Err(HETEROGENEOUS.into());
+            // Beside stock sched/backfill (select/natural's set-up) slurmctld
+            // takes heterogeneous jobs; when it cannot be asked, it decides.
+            let ours = controller_scheduler_type().is_ok_and(|t| t == "sched/malleable");
+            if ours {
+                return Err(HETEROGENEOUS.into());
+            }
+            if !given.is_empty() {
+                return Err(HETEROGENEOUS_ELASTIC.into());
+            }
+            return Ok(());
         }
         if given.is_empty() || !context.is_submitting() {
             return Ok(());

@@ -35,12 +35,25 @@ use crate::strategy::{MeasureKind, MeasureSpec, Note, PassReport, Strategy, Stra
 /// Waiting jobs booked per pass by default, as slurmctld's `bf_max_job_test` (22.05).
 const MAX_JOB_TEST: usize = 500;
 
-const PARAMS: &[ParamSpec] = &[ParamSpec {
+const MAX_JOB_TEST_PARAM: ParamSpec = ParamSpec {
     key: "MaxJobTest",
     kind: ParamKind::Whole { min: 1, max: 1_000_000 },
     default: MAX_JOB_TEST as f64,
     help: "waiting jobs tested and booked per pass, as sched/backfill's bf_max_job_test",
-}];
+};
+
+const PARAMS: &[ParamSpec] = &[MAX_JOB_TEST_PARAM];
+
+const PLAN_PARAMS: &[ParamSpec] = &[
+    MAX_JOB_TEST_PARAM,
+    ParamSpec {
+        key: "ShortestFirst",
+        kind: ParamKind::Whole { min: 0, max: 1 },
+        default: 0.0,
+        help: "1: waiting jobs start in the order of the node-seconds they ask for (time limit x nodes), \
+               shortest first, within a tier (priority breaks ties); small jobs wait less, the makespan grows",
+    },
+];
 
 const MEASURES: &[MeasureSpec] = &[
     MeasureSpec {
@@ -68,10 +81,14 @@ pub const NATURAL: StrategyInfo = StrategyInfo {
 pub const NATURAL_PLAN: StrategyInfo = StrategyInfo {
     name: "natural-plan",
     about: "natural that grows only onto nodes no waiting job is booked on, and shrinks for the job that gains most, no further than the size it was submitted with",
-    params: PARAMS,
+    params: PLAN_PARAMS,
     measures: MEASURES,
     uses_power_corridor: false,
-    build: |p| Box::new(Natural::new("natural-plan", Rules::PLANNED, p.whole("MaxJobTest") as usize)),
+    build: |p| {
+        let mut n = Natural::new("natural-plan", Rules::PLANNED, p.whole("MaxJobTest") as usize);
+        n.shortest_first = p.whole("ShortestFirst") == 1;
+        Box::new(n)
+    },
 };
 
 /// Which of NATURAL's rules apply.
@@ -173,6 +190,19 @@ pub fn natural(s: &Snapshot, job: JobId, rules: Rules, max_job_test: usize, prom
     }
 }
 
+/// Waiting jobs' priorities replaced by the order of the node-seconds they
+/// ask for (time limit x nodes; unlimited last), shortest first, the old
+/// priority breaking ties; tiers stay above it.
+fn shortest_first(pending: &mut [PendingJob]) {
+    let area = |p: &PendingJob| p.time_limit.map_or(u128::MAX, |t| t.max(0) as u128 * u128::from(p.nodes.max(1)));
+    let mut order: Vec<usize> = (0..pending.len()).collect();
+    order.sort_by_key(|&i| (area(&pending[i]), std::cmp::Reverse(pending[i].priority)));
+    let n = pending.len() as u32;
+    for (rank, i) in order.into_iter().enumerate() {
+        pending[i].priority = n - rank as u32;
+    }
+}
+
 /// Free nodes waiting job `p` may use.
 fn idle_for(p: &PendingJob, free: &[NodeIndex]) -> usize {
     free.iter().filter(|&&i| p.placement.allows(i)).count()
@@ -219,17 +249,22 @@ struct Natural {
     /// The last pass's bookings and the snapshot they were made on (its
     /// [`fingerprint`]), for `waiting`, as conservative keeps them.
     booked: (u64, Vec<(JobId, Time)>),
+    /// Serve the queue shortest first (`ShortestFirst=1`).
+    shortest_first: bool,
 }
 
 impl Natural {
     fn new(name: &'static str, rules: Rules, max_job_test: usize) -> Natural {
-        Natural { name, rules, max_job_test, promised: HashSet::new(), booked: (0, Vec::new()) }
+        Natural { name, rules, max_job_test, promised: HashSet::new(), booked: (0, Vec::new()), shortest_first: false }
     }
 
     /// `s` with the promised jobs first in the queue ("given the highest
     /// priority to be initiated"), above every tier.
     fn boosted(&self, s: &Snapshot) -> Snapshot {
         let mut view = s.clone();
+        if self.shortest_first {
+            shortest_first(&mut view.pending);
+        }
         for p in view.pending.iter_mut().filter(|p| self.promised.contains(&p.id)) {
             p.tier = u32::MAX;
         }
@@ -364,6 +399,27 @@ mod tests {
         // The paper's rule ignores it.
         s.running[0].asked = Some(3);
         assert_eq!(ask(&s, Rules::PAPER), Answer::Shrink { remove_nodes: vec![3, 2], beneficiary: JobId(2) });
+    }
+
+    #[test]
+    fn shortest_first_orders_by_asked_node_seconds_within_a_tier() {
+        // Job 1: 100 s x 4, priority 9; job 2: 50 s x 2, priority 1; job 3:
+        // 100 s x 2 (as job 4, which has the higher priority); job 5 unlimited.
+        let mut pending = vec![
+            limited(job(1, 9, 0, 4), Some(100)),
+            limited(job(2, 1, 0, 2), Some(50)),
+            limited(job(3, 1, 0, 2), Some(100)),
+            limited(job(4, 5, 0, 2), Some(100)),
+            limited(job(5, 99, 0, 1), None),
+        ];
+        shortest_first(&mut pending);
+        let mut s = cluster(&[true; 8]);
+        s.pending = pending;
+        let order: Vec<u32> = s.queue_order().iter().map(|p| p.id.0).collect();
+        assert_eq!(order, [2, 4, 3, 1, 5]);
+        // A higher tier still goes first.
+        s.pending[4].tier = 1;
+        assert_eq!(s.queue_order()[0].id.0, 5);
     }
 
     #[test]

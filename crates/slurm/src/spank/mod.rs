@@ -19,6 +19,30 @@ use crate::common::cstr::{c_text, cstr_to_string};
 use crate::common::ffi_guard::guard;
 use crate::{SLURM_ERROR, SLURM_SUCCESS};
 
+/// The cluster's `SchedulerType`, asked of slurmctld (an RPC, as `scontrol
+/// show config` does; the command that loaded the plugin reads no
+/// slurm.conf field of it). For a submitting command only: it waits on the
+/// controller.
+pub fn controller_scheduler_type() -> Result<String, String> {
+    let mut conf: *mut sys::slurm_conf_t = std::ptr::null_mut();
+    // SAFETY: slurm_load_ctl_conf fills `conf` with a message it allocates
+    // (or leaves it NULL on failure); slurm_get_errno reads this thread's
+    // errno after it.
+    let rc = unsafe { sys::slurm_load_ctl_conf(0, &mut conf) };
+    if rc != SLURM_SUCCESS || conf.is_null() {
+        // SAFETY: as above.
+        let code = unsafe { sys::slurm_get_errno() };
+        return Err(format!("asking slurmctld for its configuration: {}", crate::strerror(code)));
+    }
+    // SAFETY: a message slurm_load_ctl_conf returned: schedtype is NULL or
+    // a NUL-terminated string it owns; freed once, by Slurm's own call.
+    unsafe {
+        let schedtype = cstr_to_string((*conf).schedtype);
+        sys::slurm_free_ctl_conf(conf);
+        schedtype.ok_or_else(|| "slurmctld names no SchedulerType".to_string())
+    }
+}
+
 /// Where a SPANK plugin is running.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Context {
