@@ -41,16 +41,28 @@ fn a_job_is_resized_when_it_asks_and_only_then() {
 #[ignore = "needs a real cluster: cargo xtask test"]
 fn the_variant_shrinks_a_job_no_further_than_it_was_submitted_with() {
     let c = up_with(malleable_spec("t-natplan", 5, "Strategy=natural-plan\nSchedulerTick=5\n"));
-    // Submitted on 2 within [1, 4]: it grows to 4, one node stays idle.
+    // Submitted on 2 within [1, 4]: on an idle cluster the variant starts
+    // it on its maximum, 4; one node stays idle.
     let elastic = ["-N2", "--min-nodes-invasive=1", "--max-nodes-invasive=4"];
     let id = submit(&c, &example_script(&c, "asking", &format!("{APP} --ask-every 5")), "asking.out", &elastic);
-    wait_log(&c, 0, &[&format!("JobId={id}: expand onto "), "committed"], Duration::from_secs(60));
+    wait_log(&c, 0, &[&format!("started JobId={id} on n[1-4]")], Duration::from_secs(60));
     assert_eq!(job_field(&c, id, "NumNodes"), "4");
     let from = c.ctld_log().len();
     // A job of 4 lacks 3: the paper's rule would take the job down to its
     // minimum, 1, for it; below 2 it is not taken. One of 3 lacks 2: for it
     // the job goes back to the 2 it asked for, and it starts.
     let four = c.sbatch(&["-N4", "-t", "1", "--wrap", "sleep 300"]).unwrap();
+    // Two questions after it: the first was answered (its runtime waits
+    // for the answer before it goes on).
+    let asked = format!("SHOULD_RECONFIGURE job={id} ");
+    let first = wait_log(&c, from, &[&asked], Duration::from_secs(60));
+    let after = from + c.ctld_log()[from..].find(&first).unwrap_or(0) + first.len();
+    wait_log(&c, after, &[&asked], Duration::from_secs(60));
+    let log = c.ctld_log();
+    assert!(
+        !log[from..].contains(&format!("JobId={four}: JobId={id}")),
+        "shrunk below its size for JobId={four}:\n{log}"
+    );
     let three = c.sbatch(&["-N3", "-t", "1", "--wrap", "sleep 300"]).unwrap();
     let released = format!("JobId={three}: JobId={id}, asking at its sync point, releases 2 nodes");
     wait_log(&c, from, &[&released], Duration::from_secs(60));
