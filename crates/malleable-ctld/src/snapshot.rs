@@ -78,7 +78,11 @@ pub fn take(
     let mut table_index = Vec::new();
     let mut usable = HashSet::new();
     let mut core_index = vec![usize::MAX; guard.node_table_len()];
+    // The largest node's CPUs, for the nodes a job's CPUs need, from this
+    // walk rather than another over the whole table.
+    let mut largest_cpus = 1;
     for n in guard.nodes() {
+        largest_cpus = largest_cpus.max(n.cpus());
         core_index[n.index()] = nodes.len();
         table_index.push(n.index());
         let name = n.name();
@@ -93,7 +97,6 @@ pub fn take(
     let mut partitions = HashMap::new();
     let mut running = Vec::new();
     let mut pending = Vec::new();
-    let largest_cpus = guard.largest_node_cpus();
     let mut malleable = Vec::new();
     let mut unreadable = Vec::new();
     for job in guard.jobs() {

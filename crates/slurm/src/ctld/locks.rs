@@ -153,12 +153,6 @@ impl<L: ReadsNodes> LockGuard<L> {
         NodeIter::new()
     }
 
-    /// The CPUs of the largest node (1 at least), for
-    /// [`JobView::nodes_needed`].
-    pub fn largest_node_cpus(&self) -> u32 {
-        self.nodes().map(|n| n.cpus()).max().unwrap_or(1).max(1)
-    }
-
     /// Size of slurmctld's node table (node indices run below it).
     pub fn node_table_len(&self) -> usize {
         // SAFETY: a plain int global, changed only under the node write
