@@ -237,19 +237,17 @@ pub fn summary_table(rows: &[Summary]) -> String {
     out
 }
 
-/// Write `value` as pretty JSON to `dir/file`.
 /// Write `text` to `file` in `dir`, making the folder.
 pub fn write_text(dir: &Path, file: &str, text: &str) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     std::fs::write(dir.join(file), text).map_err(|e| format!("{}: {e}", dir.join(file).display()))
 }
 
+/// Write `value` as pretty JSON to `dir/file`.
 pub fn write_json(dir: &Path, file: &str, value: &impl serde::Serialize) -> Result<PathBuf> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let path = dir.join(file);
     let text = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
-    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(path)
+    write_text(dir, file, &text)?;
+    Ok(dir.join(file))
 }
 
 #[cfg(test)]

@@ -88,11 +88,6 @@ impl RunningJob {
         self
     }
 
-    pub fn asked(mut self, nodes: impl Into<Option<u32>>) -> RunningJob {
-        self.asked = nodes.into();
-        self
-    }
-
     /// A running malleable job that may be resized now: not mid-adaptation.
     pub fn resizable(&self) -> Option<&MalleableSpec> {
         self.malleable.as_ref().filter(|_| !self.adapting)
