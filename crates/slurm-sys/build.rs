@@ -296,6 +296,8 @@ const CTLD: Allow = Allow {
         "list_next",
         "list_iterator_destroy",
         "list_count",
+        "slurm_list_for_each",
+        "list_for_each",
         "running_in_slurmctld",
         "env_array_overwrite",
         "envcount",

@@ -33,6 +33,8 @@ const STRATEGIES: &[(&str, &str)] = &[
     ("mtct-backfill", ""),
     ("power", "PowerCorridor=0-10000000\n"),
     ("power-running-only", "PowerCorridor=0-10000000\n"),
+    ("natural", ""),
+    ("natural-plan", ""),
 ];
 
 pub fn run(nodes: usize, jobs: usize, keep: bool) -> Result<()> {

@@ -16,6 +16,7 @@ use slurm::ctld::{LockGuard, Scheduling, Slurmctld, UpdateCounters, Wait, WaitCo
 
 use crate::adapt::Memory;
 use crate::config::Config;
+use crate::job_options::OptionsCache;
 use crate::snapshot::{self, Taken};
 
 mod resize;
@@ -133,6 +134,8 @@ struct Agent {
     adapting: bool,
     /// Nodes an expand failed on, kept from the strategies until then.
     suspects: HashMap<String, Instant>,
+    /// Each job's options, read once from its SPANK environment.
+    known: OptionsCache,
     /// For each waiting job slurmctld refused to start, the refusal and how
     /// many times it repeated: a strategy decides the same start again at
     /// every pass, and the log says it once (resize.rs).
@@ -219,6 +222,7 @@ impl Agent {
             last_resize: 0,
             adapting: false,
             suspects: HashMap::new(),
+            known: OptionsCache::default(),
             refused: HashMap::new(),
         }
     }
@@ -394,13 +398,15 @@ impl Agent {
         for d in &decisions {
             self.apply(&mut guard, &fresh, d, &mut statuses, now);
         }
-        // Why the others wait, for squeue (a job started meanwhile is left).
+        // Why the others wait, for squeue (a job started meanwhile is left):
+        // only the waits that differ from what the jobs show.
         let waits: Vec<Wait> = waits
             .iter()
             .map(|w| {
                 let (code, text) = slurm_reason(w.reason);
                 Wait { job: w.job.0, code, text, start: w.start.unwrap_or(0) }
             })
+            .filter(|w| fresh.shown.get(&w.job).is_none_or(|shown| !w.is_shown(shown)))
             .collect();
         match self.role {
             Role::Scheduler => {
@@ -447,8 +453,8 @@ impl Agent {
         self.passes += 1;
     }
 
-    fn snapshot(&self, guard: &LockGuard<Scheduling>, now: i64) -> Taken {
-        snapshot::take(guard, now, self.config.power_in_use(), &self.memory, &self.suspects)
+    fn snapshot(&mut self, guard: &LockGuard<Scheduling>, now: i64) -> Taken {
+        snapshot::take(guard, now, self.config.power_in_use(), &self.memory, &self.suspects, &mut self.known)
     }
 
     /// The lines of this pass's notes to say: every note about no job; a note

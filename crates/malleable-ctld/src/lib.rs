@@ -9,6 +9,7 @@
 pub mod adapt;
 pub mod agent;
 pub mod config;
+pub mod job_options;
 pub mod snapshot;
 
 /// The plugins' configuration file, beside slurm.conf.

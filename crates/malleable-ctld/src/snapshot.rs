@@ -6,14 +6,12 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use malleable_model::runtime_msg::{Phase, Status};
-use malleable_model::submit_options::SubmitOptions;
-use malleable_model::{
-    tier_of, JobId, JobPower, MalleableSpec, Node, NodeIndex, PendingJob, Placement, RunningJob, Snapshot,
-};
-use slurm::ctld::{JobState, JobView, LockGuard, Reserved, Scheduling};
+use malleable_model::{tier_of, JobId, Node, NodeIndex, PendingJob, Placement, RunningJob, Snapshot};
+use slurm::ctld::{JobState, JobView, LockGuard, Reserved, Scheduling, ShownWait};
 
 use crate::adapt::{measured_power, MalleableJob, Measured, Memory};
 use crate::config::PowerSettings;
+use crate::job_options::{JobOptions, OptionsCache};
 
 /// A snapshot plus the node-table index of each of its nodes.
 pub struct Taken {
@@ -26,6 +24,9 @@ pub struct Taken {
     pub unreadable: Vec<(JobId, String)>,
     /// The nodes that can take work (see `NodeView::is_usable`), by name.
     pub usable: HashSet<String>,
+    /// What each job in the queue shows of its wait, by job id: only a wait
+    /// that differs is written back.
+    pub shown: HashMap<u32, ShownWait>,
 }
 
 impl Taken {
@@ -33,27 +34,6 @@ impl Taken {
     pub fn table_index_of(&self, name: &str) -> Option<usize> {
         self.snapshot.nodes.iter().position(|n| n.name == name).map(|i| self.table_index[i])
     }
-}
-
-/// A job's options from its SPANK environment: its elastic spec and its
-/// power estimates, or why they do not read.
-fn options_of(env: &[String]) -> Result<(Option<MalleableSpec>, Option<JobPower>), String> {
-    let given = SubmitOptions::from_env(env.iter().map(String::as_str))?;
-    if given.is_empty() {
-        return Ok((None, None));
-    }
-    let m = given.resolve(None)?;
-    Ok((m.spec, m.power))
-}
-
-/// The node count job_submit/malleable recorded the job was submitted
-/// with; `None` for a job submitted before it did, or a value it did not write.
-fn submitted_nodes(env: &[String]) -> Option<u32> {
-    env.iter()
-        .filter_map(|e| e.split_once('='))
-        .find(|(k, _)| *k == SubmitOptions::SUBMITTED_NODES_ENV)
-        .and_then(|(_, v)| v.parse().ok())
-        .filter(|&n| n > 0)
 }
 
 /// Read the cluster under the scheduling locks. Pending jobs that cannot run
@@ -73,6 +53,7 @@ pub fn take(
     power: Option<&PowerSettings>,
     memory: &Memory,
     suspects: &HashMap<String, Instant>,
+    known: &mut OptionsCache,
 ) -> Taken {
     let mut nodes = Vec::new();
     let mut table_index = Vec::new();
@@ -99,12 +80,15 @@ pub fn take(
     let mut pending = Vec::new();
     let mut malleable = Vec::new();
     let mut unreadable = Vec::new();
+    let mut shown = HashMap::new();
+    known.begin_walk();
     for job in guard.jobs() {
-        let env = job.spank_job_env_with(SubmitOptions::ENV_PREFIX);
-        let (spec, own_power) = match options_of(&env) {
-            Ok(o) => o,
+        let JobOptions { options, submitted } = known.of(&job);
+        let submitted = *submitted;
+        let (spec, own_power) = match options {
+            Ok(o) => *o,
             Err(why) => {
-                unreadable.push((JobId(job.id()), why));
+                unreadable.push((JobId(job.id()), why.clone()));
                 (None, None)
             }
         };
@@ -151,7 +135,7 @@ pub fn take(
                 adapting,
                 mtct_ratio: measured.and_then(|m| m.mtct_ratio),
                 power: job_power,
-                asked: spec.and(submitted_nodes(&env)),
+                asked: spec.and(submitted),
                 placement: if resizable {
                     // Where it may grow: reservations that begin while it runs count too.
                     let reserved = guard.reserved_for(&job, now);
@@ -202,6 +186,7 @@ pub fn take(
                 0
             };
             let (placement, part_tier) = options.swap_remove(chosen);
+            shown.insert(job.id(), job.shown_wait());
             pending.push(PendingJob {
                 id: JobId(job.id()),
                 priority: job.priority(),
@@ -216,8 +201,16 @@ pub fn take(
             });
         }
     }
+    known.end_walk();
     let power = power.and_then(|p| p.state_at(now));
-    Taken { snapshot: Snapshot { now, nodes, running, pending, power }, table_index, malleable, unreadable, usable }
+    Taken {
+        snapshot: Snapshot { now, nodes, running, pending, power },
+        table_index,
+        malleable,
+        unreadable,
+        usable,
+        shown,
+    }
 }
 
 /// A partition's nodes in the strategies' indices, read once a pass for
@@ -292,38 +285,6 @@ fn fits_now(p: &Placement, nodes: &[Node], size: usize) -> bool {
         None => nodes.iter().filter(|n| n.free).count(),
     };
     p.required.iter().all(|&i| free(i)) && allowed_free >= size
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use malleable_model::NodeConstraint;
-
-    #[test]
-    fn a_jobs_options_give_its_spec_and_power() {
-        let env = |pairs: &[&str]| pairs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(options_of(&env(&["OTHER=1"])), Ok((None, None)));
-        let (spec, power) = options_of(&env(&[
-            "MALLEABLE_MIN_NODES=2",
-            "MALLEABLE_MAX_NODES=6",
-            "MALLEABLE_NODE_CONSTRAINTS=even",
-            "MALLEABLE_MIN_POWER=150",
-            "MALLEABLE_MAX_POWER=210",
-        ]))
-        .unwrap();
-        assert_eq!(spec, Some(MalleableSpec { min: 2, max: 6, constraint: NodeConstraint::Even }));
-        assert_eq!(power.map(|p| (p.low(), p.high())), Some((150.0, 210.0)));
-        assert!(options_of(&env(&["MALLEABLE_MIN_NODES=3"])).unwrap_err().contains("given without"));
-    }
-
-    #[test]
-    fn the_count_a_job_was_submitted_with_is_read_back_and_nonsense_is_not() {
-        let env = |pairs: &[&str]| pairs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(submitted_nodes(&env(&["MALLEABLE_MIN_NODES=2", "MALLEABLE_SUBMITTED_NODES=5"])), Some(5));
-        assert_eq!(submitted_nodes(&env(&["MALLEABLE_MIN_NODES=2"])), None);
-        assert_eq!(submitted_nodes(&env(&["MALLEABLE_SUBMITTED_NODES=0"])), None);
-        assert_eq!(submitted_nodes(&env(&["MALLEABLE_SUBMITTED_NODES=five"])), None);
-    }
 }
 
 /// The model's rule is that a job's first node is its batch host, which a

@@ -25,7 +25,7 @@ use std::marker::PhantomData;
 
 use slurm_sys as sys;
 
-use crate::ctld::job::{JobIter, JobView};
+use crate::ctld::job::{JobIter, JobView, ShownWait};
 use crate::ctld::node::NodeIter;
 use crate::ctld::symbols::Slurmctld;
 
@@ -185,35 +185,54 @@ impl<L: WritesJobs> LockGuard<L> {
     /// Say why waiting jobs wait and when each is expected to start, as
     /// Slurm's backfill does: its Reason, a text squeue shows instead of
     /// the reason's name (`None`: the name), and its expected start
-    /// (`squeue --start`; 0: not known). One walk of the job list for all,
-    /// rather than a lookup by id for each (which hashes every id: most of
-    /// a pass with ten thousand waiting jobs). A job no longer waiting is
-    /// left as it is. Returns how many changed.
+    /// (`squeue --start`; 0: not known). A job no longer waiting is left as
+    /// it is. Returns how many changed.
+    ///
+    /// Callers pass the waits that differ from what the job shows (see
+    /// [`Wait::is_shown`]), so that a pass with ten thousand waiting jobs
+    /// touches the few whose Reason or start moved: those are found by id,
+    /// and many at once in one walk of the job list (a lookup hashes an id
+    /// and follows a chain; a walk costs about a lookup per job).
     pub fn set_waiting(&mut self, waits: &[Wait<'_>]) -> usize {
-        let by_id: HashMap<u32, &Wait<'_>> = waits.iter().map(|w| (w.job, w)).collect();
+        /// Above this many, one walk of the list beats a lookup each.
+        const LOOKUPS: usize = 256;
         let mut changed = 0;
-        for job in self.jobs() {
-            let Some(w) = by_id.get(&job.id()).filter(|_| job.is_pending()) else { continue };
-            let reason = match w.code {
-                WaitCode::Priority => sys::job_state_reason_WAIT_PRIORITY,
-                WaitCode::Resources => sys::job_state_reason_WAIT_RESOURCES,
-                WaitCode::Power => sys::job_state_reason_WAIT_POWER_NOT_AVAIL,
-            };
-            let ptr = job.as_ptr();
-            // SAFETY: a live record under our job write lock.
-            unsafe {
-                // A new Reason stamps the job records' change (set_reason),
-                // as Slurm's backfill stamps it; a moved estimate alone does
-                // not (a booking at "now" moves every second, and the stamp
-                // would wake a pass each time).
-                let reason_changed = self.set_reason(ptr, reason, w.text);
-                if (*ptr).start_time != w.start || reason_changed {
-                    (*ptr).start_time = w.start;
-                    changed += 1;
+        if waits.len() <= LOOKUPS {
+            for w in waits {
+                if let Some(job) = self.find_job(w.job).filter(JobView::is_pending) {
+                    // SAFETY: a live record under our job write lock.
+                    changed += usize::from(unsafe { self.show_wait(job.as_ptr(), w) });
                 }
             }
+            return changed;
+        }
+        let by_id: HashMap<u32, &Wait<'_>> = waits.iter().map(|w| (w.job, w)).collect();
+        for job in self.jobs() {
+            let Some(w) = by_id.get(&job.id()).filter(|_| job.is_pending()) else { continue };
+            // SAFETY: a live record under our job write lock.
+            changed += usize::from(unsafe { self.show_wait(job.as_ptr(), w) });
         }
         changed
+    }
+
+    /// Give one waiting job `w`'s Reason and start; whether either changed.
+    ///
+    /// # Safety
+    /// `ptr` is a live record under our job write lock.
+    unsafe fn show_wait(&self, ptr: *mut sys::job_record_t, w: &Wait<'_>) -> bool {
+        // SAFETY: by the caller's contract.
+        unsafe {
+            // A new Reason stamps the job records' change (set_reason), as
+            // Slurm's backfill stamps it; a moved estimate alone does not
+            // (a booking at "now" moves every second, and the stamp would
+            // wake a pass each time).
+            let reason_changed = self.set_reason(ptr, w.code.reason(), w.text);
+            if (*ptr).start_time != w.start || reason_changed {
+                (*ptr).start_time = w.start;
+                return true;
+            }
+        }
+        false
     }
 
     /// Give a job this Reason code and text (`None`: the code's name), as
@@ -312,9 +331,48 @@ pub enum WaitCode {
     Power,
 }
 
+impl WaitCode {
+    /// slurm.h's code for it.
+    fn reason(self) -> u32 {
+        match self {
+            WaitCode::Priority => sys::job_state_reason_WAIT_PRIORITY,
+            WaitCode::Resources => sys::job_state_reason_WAIT_RESOURCES,
+            WaitCode::Power => sys::job_state_reason_WAIT_POWER_NOT_AVAIL,
+        }
+    }
+}
+
+impl Wait<'_> {
+    /// Whether the job already shows this wait (read with
+    /// [`JobView::shown_wait`]): then [`LockGuard::set_waiting`] has
+    /// nothing to change.
+    pub fn is_shown(&self, shown: &ShownWait) -> bool {
+        shown.reason == self.code.reason() && shown.start == self.start && shown.text.as_deref() == self.text
+    }
+}
+
 impl<L: LockSet> Drop for LockGuard<L> {
     fn drop(&mut self) {
         // SAFETY: releases exactly the locks acquire() took, on this thread.
         unsafe { (self.ctld.unlock)(L::LOCKS.raw()) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wait_is_shown_only_when_reason_text_and_start_all_match() {
+        let wait = Wait { job: 7, code: WaitCode::Resources, text: None, start: 1_000 };
+        let shown = |reason, text: Option<&str>, start| ShownWait { reason, text: text.map(String::from), start };
+        let resources = sys::job_state_reason_WAIT_RESOURCES;
+        assert!(wait.is_shown(&shown(resources, None, 1_000)));
+        // What slurmctld set at submit (Reason None), a moved estimate, a text.
+        assert!(!wait.is_shown(&shown(sys::job_state_reason_WAIT_NO_REASON, None, 1_000)));
+        assert!(!wait.is_shown(&shown(resources, None, 1_001)));
+        assert!(!wait.is_shown(&shown(resources, Some("shrinking"), 1_000)));
+        let power = Wait { code: WaitCode::Power, text: Some("held back by the power budget"), ..wait };
+        assert!(power.is_shown(&shown(sys::job_state_reason_WAIT_POWER_NOT_AVAIL, power.text, 1_000)));
     }
 }

@@ -14,7 +14,7 @@ pub mod select;
 pub mod symbols;
 
 pub use alloc::AllocError;
-pub use job::{JobPartition, JobState, JobView};
+pub use job::{JobPartition, JobState, JobView, ShownWait};
 pub use locks::{LockGuard, LockSet, Reading, Scheduling, Wait, WaitCode};
 pub use node::NodeView;
 pub use resv::Reserved;

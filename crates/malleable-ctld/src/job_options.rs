@@ -1,0 +1,118 @@
+//! What each job's SPANK environment says (its malleable options, its power
+//! estimates, the node count it was submitted with), read once per job and
+//! kept across passes: the environment is set at submit and does not change,
+//! and reading it is a walk of strings per job, most of a pass's reading
+//! with ten thousand waiting jobs.
+
+use std::collections::HashMap;
+
+use malleable_model::submit_options::SubmitOptions;
+use malleable_model::{JobPower, MalleableSpec};
+use slurm::ctld::JobView;
+
+/// One job's options, as its environment says them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobOptions {
+    /// Its elastic spec and power estimates, or why they do not read.
+    pub options: Result<(Option<MalleableSpec>, Option<JobPower>), String>,
+    /// The node count job_submit/malleable recorded it was submitted with.
+    pub submitted: Option<u32>,
+}
+
+impl JobOptions {
+    fn read(env: &[String]) -> JobOptions {
+        JobOptions { options: options_of(env), submitted: submitted_nodes(env) }
+    }
+}
+
+/// The options of the jobs seen lately, by job id, each with where its
+/// environment was when it was read: a rewritten environment (another
+/// array or another length) is read again.
+#[derive(Default)]
+pub struct OptionsCache {
+    jobs: HashMap<u32, (JobOptions, (usize, u32), u64)>,
+    walk: u64,
+}
+
+impl OptionsCache {
+    /// Start a walk of the job list: what no job of it asks for is then forgotten by [`Self::end_walk`].
+    pub fn begin_walk(&mut self) {
+        self.walk += 1;
+    }
+
+    /// `job`'s options, read from its environment if not kept.
+    pub fn of(&mut self, job: &JobView) -> &JobOptions {
+        let identity = job.spank_env_identity();
+        let walk = self.walk;
+        let entry = self
+            .jobs
+            .entry(job.id())
+            .or_insert_with(|| (JobOptions::read(&job.spank_job_env_with(SubmitOptions::ENV_PREFIX)), identity, walk));
+        if entry.1 != identity {
+            *entry = (JobOptions::read(&job.spank_job_env_with(SubmitOptions::ENV_PREFIX)), identity, walk);
+        }
+        entry.2 = walk;
+        &entry.0
+    }
+
+    /// Forget the jobs this walk did not see (ended and purged).
+    pub fn end_walk(&mut self) {
+        let walk = self.walk;
+        self.jobs.retain(|_, (_, _, seen)| *seen == walk);
+    }
+}
+
+/// A job's options from its SPANK environment: its elastic spec and its
+/// power estimates, or why they do not read.
+fn options_of(env: &[String]) -> Result<(Option<MalleableSpec>, Option<JobPower>), String> {
+    let given = SubmitOptions::from_env(env.iter().map(String::as_str))?;
+    if given.is_empty() {
+        return Ok((None, None));
+    }
+    let m = given.resolve(None)?;
+    Ok((m.spec, m.power))
+}
+
+/// The node count job_submit/malleable recorded the job was submitted
+/// with; `None` for a job submitted before it did, or a value it did not write.
+fn submitted_nodes(env: &[String]) -> Option<u32> {
+    env.iter()
+        .filter_map(|e| e.split_once('='))
+        .find(|(k, _)| *k == SubmitOptions::SUBMITTED_NODES_ENV)
+        .and_then(|(_, v)| v.parse().ok())
+        .filter(|&n| n > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use malleable_model::NodeConstraint;
+
+    fn env(pairs: &[&str]) -> Vec<String> {
+        pairs.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_jobs_options_give_its_spec_and_power() {
+        assert_eq!(options_of(&env(&["OTHER=1"])), Ok((None, None)));
+        let (spec, power) = options_of(&env(&[
+            "MALLEABLE_MIN_NODES=2",
+            "MALLEABLE_MAX_NODES=6",
+            "MALLEABLE_NODE_CONSTRAINTS=even",
+            "MALLEABLE_MIN_POWER=150",
+            "MALLEABLE_MAX_POWER=210",
+        ]))
+        .unwrap();
+        assert_eq!(spec, Some(MalleableSpec { min: 2, max: 6, constraint: NodeConstraint::Even }));
+        assert_eq!(power.map(|p| (p.low(), p.high())), Some((150.0, 210.0)));
+        assert!(options_of(&env(&["MALLEABLE_MIN_NODES=3"])).unwrap_err().contains("given without"));
+    }
+
+    #[test]
+    fn the_count_a_job_was_submitted_with_is_read_back_and_nonsense_is_not() {
+        assert_eq!(submitted_nodes(&env(&["MALLEABLE_MIN_NODES=2", "MALLEABLE_SUBMITTED_NODES=5"])), Some(5));
+        assert_eq!(submitted_nodes(&env(&["MALLEABLE_MIN_NODES=2"])), None);
+        assert_eq!(submitted_nodes(&env(&["MALLEABLE_SUBMITTED_NODES=0"])), None);
+        assert_eq!(submitted_nodes(&env(&["MALLEABLE_SUBMITTED_NODES=five"])), None);
+    }
+}
