@@ -25,26 +25,15 @@ pub struct Booking {
     pub plan: NodePlan,
 }
 
-/// How a booking pass places what it books.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct BookingRules {
-    /// A malleable job that starts now also takes the nodes no job ahead
-    /// has booked before its limit, up to its maximum, as Slurm starts a
-    /// `--nodes=min-max` job.
-    pub wide: bool,
-    /// A later start is booked on nodes busy now before idle ones
-    /// ([`NodePlan::sparing_idle`]).
-    pub spare_idle: bool,
-}
-
 /// One pass: each of the first `max_job_test` runnable jobs in queue order
 /// starts now if the plan has room for it, on nodes it may use, from now to
 /// its time limit, and otherwise books its earliest such start, on the
 /// nodes the plan names. A job that can never get its nodes (held by
-/// unlimited jobs, or down) books nothing. `rules` as [`BookingRules`] say.
-pub fn book_queue(s: &Snapshot, max_job_test: usize, rules: BookingRules) -> Booking {
-    let wide = rules.wide;
-    let mut plan = NodePlan::new(s, s.free_nodes()).sparing_idle(rules.spare_idle);
+/// unlimited jobs, or down) books nothing. With `wide`, a malleable job
+/// that starts now also takes the nodes no job ahead has booked before its
+/// limit, up to its maximum, as Slurm starts a `--nodes=min-max` job.
+pub fn book_queue(s: &Snapshot, max_job_test: usize, wide: bool) -> Booking {
+    let mut plan = NodePlan::new(s, s.free_nodes());
     let mut decisions = Vec::new();
     let mut booked = Vec::new();
     for (job, size) in runnable_queue(s).into_iter().take(max_job_test) {

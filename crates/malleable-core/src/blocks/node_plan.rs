@@ -74,8 +74,6 @@ impl Step {
 pub struct NodePlan {
     nodes: usize,
     steps: Vec<Step>,
-    /// Book a later start on nodes busy now before nodes idle now.
-    spare_idle: bool,
 }
 
 impl NodePlan {
@@ -104,23 +102,13 @@ impl NodePlan {
             }
             steps.last_mut().expect("a plan has a first step").add(i);
         }
-        NodePlan { nodes, steps, spare_idle: false }
-    }
-
-    /// A plan that books a job starting later on the nodes that come back
-    /// by then before those idle now, so that an idle node is left to a
-    /// running job that may grow onto it meanwhile (NATURAL's keep-off-
-    /// bookings rule): booking the lowest would hold it idle until then.
-    pub fn sparing_idle(mut self, spare: bool) -> NodePlan {
-        self.spare_idle = spare;
-        self
+        NodePlan { nodes, steps }
     }
 
     /// The earliest step time, `from` or later, from which `size` nodes the
     /// job may use (with every node it requires) stay free for `length`
     /// seconds (`None`: for ever), and which nodes: those it requires, then
-    /// the lowest others (a contiguous job: the lowest run; see also
-    /// [`Self::sparing_idle`]).
+    /// the lowest others (a contiguous job: the lowest run).
     pub fn earliest(
         &mut self,
         from: Time,
@@ -154,12 +142,7 @@ impl NodePlan {
                 }
             } else if usable.count() >= size && p.required.iter().all(|&r| usable.has(r)) {
                 let mut chosen: Vec<NodeIndex> = p.required.clone();
-                let mut others: Vec<NodeIndex> = usable.members().filter(|i| !p.required.contains(i)).collect();
-                if self.spare_idle && k > 0 {
-                    // Stable: the lowest first among those coming back, then among the idle.
-                    others.sort_by_key(|&i| self.steps[0].free.has(i));
-                }
-                chosen.extend(others.into_iter().take(size - p.required.len()));
+                chosen.extend(usable.members().filter(|i| !p.required.contains(i)).take(size - p.required.len()));
                 return Some((start, chosen));
             }
             k += 1;
@@ -290,24 +273,5 @@ mod tests {
         assert_eq!(plan.earliest(s.now, 2, Some(50), &Placement::anywhere()), Some((100, vec![0, 2])));
         assert_eq!(plan.earliest(s.now, 2, Some(50), &row), Some((200, vec![2, 3])));
         assert_eq!(plan.earliest(s.now, 3, None, &row), Some((300, vec![0, 1, 2])));
-    }
-
-    #[test]
-    fn sparing_idle_books_a_later_start_on_the_nodes_coming_back() {
-        // Now 100: node 0 idle; 1 and 2 back at 200.
-        let mut s = cluster(&[true, false, false]);
-        s.running = vec![running(8, &[1, 2], Some(200))];
-        let any = Placement::anywhere();
-        let mut lowest = NodePlan::new(&s, s.free_nodes());
-        assert_eq!(lowest.earliest(s.now, 2, Some(50), &any), Some((200, vec![0, 1])));
-        let mut sparing = NodePlan::new(&s, s.free_nodes()).sparing_idle(true);
-        assert_eq!(sparing.earliest(s.now, 2, Some(50), &any), Some((200, vec![1, 2])));
-        // Booked so, node 0 stays free throughout for a job growing now;
-        // a start now is on the idle node as before.
-        sparing.book(200, Some(50), &[1, 2]);
-        assert_eq!(sparing.free_throughout(s.now, Some(500), &any), vec![0]);
-        assert_eq!(sparing.earliest(s.now, 1, Some(50), &any), Some((100, vec![0])));
-        // When the idle node is needed, it is taken, after the others.
-        assert_eq!(sparing.earliest(s.now, 3, Some(50), &any), Some((250, vec![1, 2, 0])));
     }
 }

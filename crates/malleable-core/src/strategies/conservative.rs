@@ -17,7 +17,7 @@
 
 use malleable_model::{Decision, JobId, Snapshot, Time};
 
-use crate::blocks::booking::{book_queue, booked_waiting, fingerprint, BookingRules};
+use crate::blocks::booking::{book_queue, booked_waiting, fingerprint};
 use crate::blocks::waiting::Waiting;
 use crate::params::{ParamKind, ParamSpec};
 use crate::strategy::{PassReport, Strategy, StrategyInfo};
@@ -85,7 +85,7 @@ pub fn conservative(s: &Snapshot, max_job_test: usize) -> Vec<Decision> {
 
 /// [`conservative`]'s decisions, and each job's booked start.
 fn plan(s: &Snapshot, max_job_test: usize) -> (Vec<Decision>, Vec<(JobId, Time)>) {
-    let b = book_queue(s, max_job_test, BookingRules::default());
+    let b = book_queue(s, max_job_test, false);
     (b.decisions, b.booked)
 }
 

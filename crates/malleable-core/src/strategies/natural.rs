@@ -16,9 +16,7 @@
 //! job grows only onto nodes no waiting job is booked on before its time
 //! limit, shrinks for the waiting job whose start gains most per node it
 //! takes rather than for the first one, and no further than the count it
-//! was submitted with rather than its minimum; and a waiting job's later
-//! start is booked on the nodes coming back by then before the idle ones,
-//! which are left for jobs to grow onto meanwhile.
+//! was submitted with rather than its minimum.
 //!
 //! Which nodes a shrink releases the paper does not say: here the most
 //! recently added first, those the beneficiary may use first, never the
@@ -28,7 +26,7 @@ use std::collections::HashSet;
 
 use malleable_model::{Decision, JobId, MalleableSpec, NodeIndex, PendingJob, RunningJob, Snapshot, Time};
 
-use crate::blocks::booking::{book_queue, booked_waiting, fingerprint, BookingRules};
+use crate::blocks::booking::{book_queue, booked_waiting, fingerprint};
 use crate::blocks::queue::runnable_queue;
 use crate::blocks::waiting::Waiting;
 use crate::params::{ParamKind, ParamSpec};
@@ -113,30 +111,15 @@ pub struct Rules {
     /// nodes as on 5, Table 2), and giving a job its own asked size is what
     /// the waiting job is started with too.
     pub keep_asked: bool,
-    /// Book a waiting job's later start on nodes that come back by then
-    /// before nodes idle now, which a job asking may then grow onto
-    /// meanwhile (the paper has no bookings; by node, as Slurm's backfill
-    /// books, the lowest free nodes would be held idle until the start).
-    pub spare_idle: bool,
 }
 
 impl Rules {
     /// As the paper describes it.
-    pub const PAPER: Rules = Rules {
-        keep_off_bookings: false,
-        pick_by_gain: false,
-        start_wide: false,
-        keep_asked: false,
-        spare_idle: false,
-    };
+    pub const PAPER: Rules =
+        Rules { keep_off_bookings: false, pick_by_gain: false, start_wide: false, keep_asked: false };
     /// This project's variant.
     pub const PLANNED: Rules =
-        Rules { keep_off_bookings: true, pick_by_gain: true, start_wide: true, keep_asked: true, spare_idle: true };
-
-    /// How its booking passes place jobs.
-    fn booking(&self) -> BookingRules {
-        BookingRules { wide: self.start_wide, spare_idle: self.spare_idle }
-    }
+        Rules { keep_off_bookings: true, pick_by_gain: true, start_wide: true, keep_asked: true };
 }
 
 /// NATURAL's answer to a job that asks.
@@ -168,8 +151,7 @@ pub fn natural(s: &Snapshot, job: JobId, rules: Rules, max_job_test: usize, prom
     let free = s.free_nodes();
     let mut waiting: Vec<(&PendingJob, usize)> =
         runnable_queue(s).into_iter().filter(|(p, _)| !promised.contains(&p.id)).collect();
-    let mut booking = (rules.keep_off_bookings || rules.pick_by_gain)
-        .then(|| book_queue(s, max_job_test, BookingRules { wide: false, ..rules.booking() }));
+    let mut booking = (rules.keep_off_bookings || rules.pick_by_gain).then(|| book_queue(s, max_job_test, false));
     if let (true, Some(b)) = (rules.pick_by_gain, &booking) {
         // Seconds of waiting saved per node taken from the job: a job that
         // would wait long for few nodes first; one never booked gains most.
@@ -297,7 +279,7 @@ impl Strategy for Natural {
 
     fn schedule(&mut self, s: &Snapshot) -> PassReport {
         self.promised.retain(|id| s.pending.iter().any(|p| p.id == *id));
-        let b = book_queue(&self.boosted(s), self.max_job_test, self.rules.booking());
+        let b = book_queue(&self.boosted(s), self.max_job_test, self.rules.start_wide);
         self.booked = (fingerprint(s), b.booked);
         b.decisions.into()
     }
@@ -336,7 +318,7 @@ impl Strategy for Natural {
         if self.booked.0 == fingerprint(s) {
             return booked_waiting(&view, decisions, &self.booked.1);
         }
-        let b = book_queue(&view, self.max_job_test, self.rules.booking());
+        let b = book_queue(&view, self.max_job_test, self.rules.start_wide);
         booked_waiting(&view, decisions, &b.booked)
     }
 }
