@@ -1,6 +1,7 @@
 //! A deterministic discrete-event simulator for sched/malleable's policy: it
 //! runs malleable-core's strategies, the very code slurmctld's plugin runs, on
-//! Chadha et al. 2020's ESP mix or on SWF traces, and reports the paper's metrics.
+//! Chadha et al. 2020's ESP mix, on SWF traces or on the Lublin-Feitelson model
+//! ([`lublin`]), and reports the paper's metrics.
 //!
 //! # Application model (`--app-model fitted`, the default)
 //! A malleable job that takes `t_s` seconds on its start size `s` takes
@@ -46,6 +47,7 @@ pub mod app_model;
 pub mod bench;
 pub mod bench_lp;
 pub mod engine;
+pub mod lublin;
 pub mod metrics;
 pub mod mpdata;
 pub mod plot;

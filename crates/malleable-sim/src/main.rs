@@ -11,6 +11,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use malleable_core::strategies::{names, split_list};
 use malleable_core::{ParamKind, StrategyChoice, REGISTRY};
 use malleable_sim::app_model::{AppModel, ResizeCost};
+use malleable_sim::lublin::{self, lublin};
 use malleable_sim::metrics::{jobs_csv, summarize, Summary};
 use malleable_sim::mpdata::{mpdata, static_flavor, MPDATA_JOBS, MPDATA_NODES};
 use malleable_sim::power_meter::PowerReport;
@@ -110,10 +111,12 @@ enum Command {
 
 #[derive(Args)]
 struct SweepArgs {
-    /// esp | swf:PATH | synthetic:JOBS
+    /// esp | swf:PATH | synthetic:JOBS | lublin:JOBS:NODES:CORES (the Lublin-Feitelson
+    /// model on NODES nodes of CORES processors, jobs asking whole nodes)
     #[arg(long, default_value = "esp")]
     workload: String,
-    /// Machine size (default: 32 for esp, the trace header for swf, 5000 for synthetic).
+    /// Machine size (default: 32 for esp, the trace header for swf, 5000 for synthetic;
+    /// lublin's spec gives it).
     #[arg(long)]
     nodes: Option<usize>,
     /// Comma-separated NAME or NAME[Key=value,...]; `malleable-sim strategies` lists them
@@ -147,10 +150,13 @@ struct SweepArgs {
 #[derive(Args, Clone)]
 struct Common {
     /// esp | mpdata (Iserte et al. 2025's 30 MPDATA jobs on 31 nodes) | swf:PATH |
-    /// synthetic:JOBS | power-corridor (Chadha et al. 2020's Table II scenario)
+    /// synthetic:JOBS | lublin:JOBS:NODES:CORES (the Lublin-Feitelson model on NODES nodes
+    /// of CORES processors, jobs asking whole nodes) | power-corridor (Chadha et al. 2020's
+    /// Table II scenario)
     #[arg(long)]
     workload: String,
-    /// Machine size (default: 32 for esp, the trace header for swf, 5000 for synthetic).
+    /// Machine size (default: 32 for esp, the trace header for swf, 5000 for synthetic;
+    /// lublin's spec gives it).
     #[arg(long)]
     nodes: Option<usize>,
     /// Fraction of jobs that are malleable, 0.0 to 1.0.
@@ -323,8 +329,20 @@ fn load_workload(
                 format!("--workload '{workload}' not allowed: synthetic:JOBS takes a job count above 0")
             })?;
         Ok(synthetic(jobs, nodes.unwrap_or(5_000), SYNTHETIC_LOAD, fraction, seed))
+    } else if workload.starts_with("lublin:") {
+        let spec = lublin::parse_spec(workload)?;
+        match nodes {
+            Some(n) if n != spec.nodes as usize => Err(format!(
+                "--nodes {n} not allowed with --workload '{workload}': its NODES, {}, is the machine",
+                spec.nodes
+            )),
+            _ => Ok(lublin(spec, fraction, seed)),
+        }
     } else {
-        Err(format!("--workload '{workload}' not allowed: esp | mpdata | swf:PATH | synthetic:JOBS | power-corridor"))
+        Err(format!(
+            "--workload '{workload}' not allowed: esp | mpdata | swf:PATH | synthetic:JOBS | \
+             lublin:JOBS:NODES:CORES | power-corridor"
+        ))
     }
 }
 

@@ -158,7 +158,7 @@ fn choose_malleable(n: usize, fraction: f64, seed: u64) -> Vec<bool> {
 /// Make the chosen fraction of `jobs` malleable ([`choose_malleable`]) with
 /// min 1, max the machine and no constraint: what a trace or a synthetic job
 /// does not say about itself.
-fn make_malleable(jobs: &mut [JobSpec], fraction: f64, seed: u64, machine: usize) {
+pub(crate) fn make_malleable(jobs: &mut [JobSpec], fraction: f64, seed: u64, machine: usize) {
     let chosen = choose_malleable(jobs.len(), fraction, seed);
     for (job, m) in jobs.iter_mut().zip(chosen) {
         if m {

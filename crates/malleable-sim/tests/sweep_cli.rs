@@ -88,6 +88,14 @@ fn bad_arguments_name_the_argument_and_allowed_values() {
         (&["sweep", "--app-model", "cubic"], &["--app-model", "linear"]),
         (&["run", "--workload", "synthetic:x", "--strategy", "easy"], &["synthetic:JOBS"]),
         (
+            &["run", "--workload", "lublin:0:1024:48", "--strategy", "easy"],
+            &["--workload 'lublin:0:1024:48' not allowed: lublin:JOBS:NODES:CORES takes", "JOBS is '0'"],
+        ),
+        (
+            &["run", "--workload", "lublin:10:1024:48", "--nodes", "512", "--strategy", "easy"],
+            &["--nodes 512 not allowed with --workload 'lublin:10:1024:48'"],
+        ),
+        (
             &["bench", "--workloads-dir", "/nonexistent-workloads"],
             &["--workloads-dir", "NASA-iPSC-1993-3.1-cln.swf.gz"],
         ),
