@@ -8,6 +8,7 @@
 pub mod adapt;
 pub mod backfill;
 pub mod booking;
+pub mod mates;
 pub mod node_plan;
 pub mod pool;
 pub mod queue;
