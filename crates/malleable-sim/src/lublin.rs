@@ -189,11 +189,17 @@ pub fn generate(jobs: usize, procs: u32, params: &Params, seed: u64) -> Vec<Lubl
 /// The workload `lublin:JOBS:NODES:CORES`: [`generate`] on NODES x CORES processors with
 /// [`WHOLE_SAMPLE`], each job a whole-node [`JobSpec`] (ceil(procs / CORES) nodes), the
 /// chosen `malleable_fraction` malleable as for `synthetic` (min 1, max the machine, no
-/// constraint).
-pub fn lublin(spec: LublinSpec, malleable_fraction: f64, seed: u64) -> Workload {
+/// constraint). Submit times are multiplied by `arrival_scale` (`--arrival-scale`): the
+/// model's arrival rate does not depend on the machine, so a big machine gets a light load
+/// unless its arrivals are compressed, as SD-Policy's authors scaled theirs "to the
+/// considered system size".
+pub fn lublin(spec: LublinSpec, malleable_fraction: f64, seed: u64, arrival_scale: f64) -> Workload {
     let jobs = generate(spec.jobs, spec.procs(), &WHOLE_SAMPLE, seed);
     let mut specs: Vec<JobSpec> =
         jobs.iter().enumerate().map(|(i, job)| job_spec(i as u32 + 1, job, spec.cores)).collect();
+    for j in &mut specs {
+        j.submit *= arrival_scale;
+    }
     make_malleable(&mut specs, malleable_fraction, seed, spec.nodes as usize);
     Workload { name: spec.to_string(), nodes: spec.nodes as usize, jobs: specs, power: None }
 }
@@ -571,8 +577,18 @@ mod tests {
         assert!(same < 400, "{same} of 2,000 jobs alike");
         // And the whole workload, malleable choice included.
         let spec = parse_spec("lublin:500:1024:8").unwrap();
-        assert_eq!(lublin(spec, 0.5, 3).jobs, lublin(spec, 0.5, 3).jobs);
-        assert_ne!(lublin(spec, 0.5, 3).jobs, lublin(spec, 0.5, 4).jobs);
+        assert_eq!(lublin(spec, 0.5, 3, 1.0).jobs, lublin(spec, 0.5, 3, 1.0).jobs);
+        assert_ne!(lublin(spec, 0.5, 3, 1.0).jobs, lublin(spec, 0.5, 4, 1.0).jobs);
+    }
+
+    #[test]
+    fn an_arrival_scale_compresses_the_submissions_only() {
+        let spec = parse_spec("lublin:300:1024:48").unwrap();
+        let (plain, packed) = (lublin(spec, 0.3, 2, 1.0), lublin(spec, 0.3, 2, 0.25));
+        for (a, b) in plain.jobs.iter().zip(&packed.jobs) {
+            assert_eq!(b.submit, a.submit * 0.25);
+            assert_eq!(JobSpec { submit: a.submit, ..b.clone() }, *a);
+        }
     }
 
     #[test]
@@ -599,7 +615,7 @@ mod tests {
     #[test]
     fn a_job_asks_whole_nodes_enough_for_its_processors() {
         let spec = parse_spec("lublin:3000:1024:48").unwrap();
-        let w = lublin(spec, 0.25, 5);
+        let w = lublin(spec, 0.25, 5, 1.0);
         let jobs = generate(3_000, 49_152, &WHOLE_SAMPLE, 5);
         assert_eq!((w.name.as_str(), w.nodes, w.jobs.len()), ("lublin:3000:1024:48", 1024, 3_000));
         for (spec, job) in w.jobs.iter().zip(&jobs) {

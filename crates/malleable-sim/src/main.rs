@@ -130,7 +130,7 @@ struct SweepArgs {
     /// Malleable fractions, comma-separated [default: 0.1,0.2,..,1.0]
     #[arg(long, value_delimiter = ',', value_parser = parse_fraction)]
     fractions: Vec<f64>,
-    /// Multiply SWF submit times by this (e.g. 0.7 to compress arrivals).
+    /// Multiply SWF and lublin submit times by this (e.g. 0.7 to compress arrivals).
     #[arg(long, default_value_t = 1.0, value_parser = parse_positive)]
     arrival_scale: f64,
     /// fitted|linear
@@ -164,7 +164,7 @@ struct Common {
     malleable_fraction: f64,
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Multiply SWF submit times by this (e.g. 0.7 to compress arrivals).
+    /// Multiply SWF and lublin submit times by this (e.g. 0.7 to compress arrivals).
     #[arg(long, default_value_t = 1.0, value_parser = parse_positive)]
     arrival_scale: f64,
     /// fitted|linear
@@ -336,7 +336,7 @@ fn load_workload(
                 "--nodes {n} not allowed with --workload '{workload}': its NODES, {}, is the machine",
                 spec.nodes
             )),
-            _ => Ok(lublin(spec, fraction, seed)),
+            _ => Ok(lublin(spec, fraction, seed, arrival_scale)),
         }
     } else {
         Err(format!(
