@@ -4,6 +4,7 @@
 //! and reading it is a walk of strings per job, most of a pass's reading
 //! with ten thousand waiting jobs.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 use malleable_model::submit_options::SubmitOptions;
@@ -25,13 +26,20 @@ impl JobOptions {
     }
 }
 
-/// The options of the jobs seen lately, by job id, each with where its
-/// environment was when it was read: a rewritten environment (another
-/// array or another length) is read again.
+/// The options of the jobs seen lately, by job id.
 #[derive(Default)]
 pub struct OptionsCache {
-    jobs: HashMap<u32, (JobOptions, (usize, u32), u64)>,
+    jobs: HashMap<u32, Kept>,
     walk: u64,
+}
+
+/// One job's options, with where its environment was when they were read
+/// (a rewritten environment, another array or another length, is read
+/// again) and the last walk that saw the job.
+struct Kept {
+    options: JobOptions,
+    identity: (usize, u32),
+    seen: u64,
 }
 
 impl OptionsCache {
@@ -43,22 +51,21 @@ impl OptionsCache {
     /// `job`'s options, read from its environment if not kept.
     pub fn of(&mut self, job: &JobView) -> &JobOptions {
         let identity = job.spank_env_identity();
-        let walk = self.walk;
-        let entry = self
-            .jobs
-            .entry(job.id())
-            .or_insert_with(|| (JobOptions::read(&job.spank_job_env_with(SubmitOptions::ENV_PREFIX)), identity, walk));
-        if entry.1 != identity {
-            *entry = (JobOptions::read(&job.spank_job_env_with(SubmitOptions::ENV_PREFIX)), identity, walk);
-        }
-        entry.2 = walk;
-        &entry.0
+        let kept = match self.jobs.entry(job.id()) {
+            Entry::Occupied(e) if e.get().identity == identity => e.into_mut(),
+            entry => {
+                let options = JobOptions::read(&job.spank_job_env_with(SubmitOptions::ENV_PREFIX));
+                entry.insert_entry(Kept { options, identity, seen: self.walk }).into_mut()
+            }
+        };
+        kept.seen = self.walk;
+        &kept.options
     }
 
     /// Forget the jobs this walk did not see (ended and purged).
     pub fn end_walk(&mut self) {
         let walk = self.walk;
-        self.jobs.retain(|_, (_, _, seen)| *seen == walk);
+        self.jobs.retain(|_, kept| kept.seen == walk);
     }
 }
 
