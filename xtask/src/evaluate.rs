@@ -152,6 +152,7 @@ pub fn sim_run(w: &Workload, strategy: &str, tick: u32, o: Overheads) -> Result<
         pass_delay: o.pass_delay,
         // As the plugin's agent: a pass at least every SchedulerTick.
         tick_while_running: true,
+        ..SimOptions::default()
     };
     let r = simulate(w, choice.build().as_mut(), opts);
     Ok((summarize(&choice, &r), r))
@@ -276,8 +277,17 @@ mod tests {
     fn job(id: u32, run_time: f64, submit: f64, start: f64, end: f64) -> cluster_eval::replay::RunJob {
         use cluster_eval::records::LoggedJob;
         use malleable_sim::workload::JobSpec;
-        let spec =
-            JobSpec { id, submit, nodes: 1, run_time, estimate: 60.0, malleable: None, power: None, iterative: None };
+        let spec = JobSpec {
+            id,
+            submit,
+            nodes: 1,
+            run_time,
+            estimate: 60.0,
+            malleable: None,
+            power: None,
+            iterative: None,
+            share_cores: false,
+        };
         let logged = LoggedJob { submit: Some(submit), start: Some(start), end: Some(end), ..LoggedJob::default() };
         cluster_eval::replay::RunJob { spec, slurm_id: id, logged, state: "COMPLETED".into(), output: None }
     }

@@ -164,6 +164,7 @@ mod tests {
             expands: 0,
             shrinks: 0,
             class: None,
+            alone_run: None,
         }
     }
 

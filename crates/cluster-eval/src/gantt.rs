@@ -141,6 +141,7 @@ mod tests {
             malleable: malleable.then_some(MalleableSpec { min: 1, max: 4, constraint: NodeConstraint::None }),
             power: None,
             iterative: None,
+            share_cores: false,
         };
         let logged = LoggedJob {
             submit: Some(0.0),

@@ -94,6 +94,7 @@ impl RealRun {
                     expands: j.logged.expands,
                     shrinks: j.logged.shrinks,
                     class: j.spec.iterative.map(|it| it.class),
+                    alone_run: None,
                 }
             })
             .collect()

@@ -64,10 +64,11 @@ pub fn demo(nodes: usize) -> Workload {
                 malleable,
                 power: None,
                 iterative: None,
+                share_cores: false,
             }
         })
         .collect();
-    Workload { name: "demo".into(), nodes, jobs, power: None }
+    Workload { name: "demo".into(), nodes, jobs, power: None, cores: 1 }
 }
 
 /// The soak: `jobs` jobs on `nodes` nodes, every third elastic (min 1, max
@@ -107,12 +108,13 @@ pub fn soak(jobs: usize, nodes: usize, gap: f64, seed: u64) -> Workload {
                 malleable,
                 power: None,
                 iterative: None,
+                share_cores: false,
             };
             t += gap * 2.0 * rng.next();
             spec
         })
         .collect();
-    Workload { name: format!("soak:{jobs}"), nodes, jobs: specs, power: None }
+    Workload { name: format!("soak:{jobs}"), nodes, jobs: specs, power: None, cores: 1 }
 }
 
 /// The burst of issue 13's comparison with stock Slurm: `jobs` rigid jobs
@@ -132,9 +134,10 @@ pub fn burst(jobs: usize, nodes: usize, seed: u64) -> Workload {
             malleable: None,
             power: None,
             iterative: None,
+            share_cores: false,
         })
         .collect();
-    Workload { name: format!("burst:{jobs}"), nodes, jobs: specs, power: None }
+    Workload { name: format!("burst:{jobs}"), nodes, jobs: specs, power: None, cores: 1 }
 }
 
 /// A tiny seeded generator: the soak needs variety, not statistical quality,

@@ -11,6 +11,9 @@ pub enum ParamKind {
     Whole { min: u64, max: u64 },
     /// A finite number within the bounds.
     Number { min: f64, max: f64 },
+    /// A finite number within the bounds (`min` 0 or more), or one of the
+    /// words, any case (kept as -1 - its index, so never a number).
+    NumberOrWord { min: f64, max: f64, words: &'static [&'static str] },
 }
 
 /// One parameter: its key, its values, its default, and what it means.
@@ -37,6 +40,10 @@ impl ParamSpec {
         match self.kind {
             ParamKind::Whole { min, max } => format!("a whole number from {min} to {max}"),
             ParamKind::Number { min, max } => format!("a number from {min} to {max}"),
+            ParamKind::NumberOrWord { min, max, words } => {
+                let words: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+                format!("a number from {min} to {max}, or {}", words.join(" or "))
+            }
         }
     }
 
@@ -50,13 +57,22 @@ impl ParamSpec {
             ParamKind::Number { min, max } => {
                 t.parse::<f64>().ok().filter(|v| v.is_finite() && (min..=max).contains(v))
             }
+            ParamKind::NumberOrWord { min, max, words } => match words.iter().position(|w| w.eq_ignore_ascii_case(t)) {
+                Some(i) => Some(-1.0 - i as f64),
+                None => t.parse::<f64>().ok().filter(|v| v.is_finite() && (min.max(0.0)..=max).contains(v)),
+            },
         };
         value.ok_or_else(|| format!("{}={t} is not valid: expected {} ({})", self.key, self.allowed(), self.help))
     }
 
     /// A value as it would be written.
     pub fn show(&self, v: f64) -> String {
-        format!("{v}")
+        match self.kind {
+            ParamKind::NumberOrWord { words, .. } if v < 0.0 => {
+                words.get((-1.0 - v) as usize).map_or_else(|| format!("{v}"), |w| (*w).to_string())
+            }
+            _ => format!("{v}"),
+        }
     }
 }
 
@@ -108,6 +124,17 @@ impl Params {
     /// A [`ParamKind::Number`] parameter's value.
     pub fn number(&self, key: &str) -> f64 {
         self.value(key)
+    }
+
+    /// A [`ParamKind::NumberOrWord`] parameter's value: `Ok` with its
+    /// number, or `Err` with its word as the table spells it.
+    pub fn number_or_word(&self, key: &str) -> Result<f64, &'static str> {
+        let v = self.value(key);
+        let spec = self.specs.iter().find(|p| p.key == key).expect("read only once declared");
+        match spec.kind {
+            ParamKind::NumberOrWord { words, .. } if v < 0.0 => Err(words[(-1.0 - v) as usize]),
+            _ => Ok(v),
+        }
     }
 
     /// `Key=value` for each parameter that was set, in table order.
@@ -166,5 +193,31 @@ mod tests {
         assert_eq!(p.set("Foo", "1").unwrap_err(), "unknown parameter 'Foo': it takes MaxJobTest, Limit");
         assert_eq!(Params::defaults(&[]).set("Foo", "1").unwrap_err(), "unknown parameter 'Foo': it takes none");
         assert_eq!(p, Params::defaults(SPECS), "a refused value changes nothing");
+    }
+
+    #[test]
+    fn a_number_or_word_takes_either_and_says_both() {
+        const MIXED: &[ParamSpec] = &[ParamSpec {
+            key: "MaxSlowdown",
+            kind: ParamKind::NumberOrWord { min: 1.0, max: 1e6, words: &["unlimited", "dynavgsd"] },
+            default: 10.0,
+            help: "cut-off",
+        }];
+        let mut p = Params::defaults(MIXED);
+        assert_eq!(p.number_or_word("MaxSlowdown"), Ok(10.0));
+        p.set("MaxSlowdown", "DynAvgSD").unwrap();
+        assert_eq!(p.number_or_word("MaxSlowdown"), Err("dynavgsd"));
+        assert_eq!(p.explicit(), vec!["MaxSlowdown=dynavgsd"]);
+        p.set("MaxSlowdown", "unlimited").unwrap();
+        assert_eq!(p.number_or_word("MaxSlowdown"), Err("unlimited"));
+        p.set("MaxSlowdown", "50").unwrap();
+        assert_eq!(p.number_or_word("MaxSlowdown"), Ok(50.0));
+        for bad in ["0.5", "-1", "-2", "infinite", "NaN"] {
+            assert_eq!(
+                p.set("MaxSlowdown", bad).unwrap_err(),
+                format!("MaxSlowdown={bad} is not valid: expected a number from 1 to 1000000, or 'unlimited' or 'dynavgsd' (cut-off)")
+            );
+        }
+        assert_eq!(p.number_or_word("MaxSlowdown"), Ok(50.0), "a refused value changes nothing");
     }
 }

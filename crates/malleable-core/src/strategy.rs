@@ -171,6 +171,8 @@ pub struct StrategyInfo {
     pub measures: &'static [MeasureSpec],
     /// Whether it schedules by a power corridor (the site's `PowerCorridor=`).
     pub uses_power_corridor: bool,
+    /// It starts jobs on cores of running jobs' nodes (`Decision::Share`).
+    pub shares_cores: bool,
     /// A new instance with these parameter values.
     pub build: fn(&Params) -> Box<dyn Strategy>,
 }

@@ -158,6 +158,7 @@ fn check(kind: &str, s: &Snapshot, ds: &[Decision]) -> Result<(), TestCaseError>
                 };
                 prop_assert!(spec.allows(after as u32), "{} -> {} off {:?}", current, after, spec);
             }
+            Decision::Share { .. } => prop_assert!(false, "{} shared cores on whole-node jobs", kind),
         }
     }
     Ok(())
@@ -218,7 +219,8 @@ proptest! {
                 .map(|d| match d {
                     Decision::Start { nodes, .. } => nodes.len(),
                     Decision::Expand { add_nodes, .. } => add_nodes.len(),
-                    Decision::Shrink { .. } => 0,
+                    // On busy nodes only.
+                    Decision::Shrink { .. } | Decision::Share { .. } => 0,
                 })
                 .sum();
             let left = (s.free_nodes().len() - used) as u32;

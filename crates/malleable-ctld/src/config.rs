@@ -166,11 +166,15 @@ const KEYS: &[&str] = &[
 /// an application to move its data.
 pub const DEFAULT_ADAPT_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The strategies the plugin can run: not those that share cores (yet).
+fn runnable() -> impl Iterator<Item = &'static &'static malleable_core::StrategyInfo> {
+    REGISTRY.iter().filter(|s| !s.shares_cores)
+}
+
 /// The first registered strategy that takes `key`, and the names of all
 /// that do (for a message); `None` when none does.
 fn strategies_taking(key: &str) -> Option<(&'static str, String)> {
-    let names: Vec<&str> =
-        REGISTRY.iter().filter(|s| s.params.iter().any(|p| p.matches(key))).map(|s| s.name).collect();
+    let names: Vec<&str> = runnable().filter(|s| s.params.iter().any(|p| p.matches(key))).map(|s| s.name).collect();
     (!names.is_empty()).then(|| (names[0], names.join(", ")))
 }
 
@@ -178,7 +182,7 @@ fn strategies_taking(key: &str) -> Option<(&'static str, String)> {
 /// each strategy parameter with the strategies that take it.
 fn allowed_keys() -> String {
     let mut params: Vec<(&str, String)> = Vec::new();
-    for s in REGISTRY {
+    for s in runnable() {
         for p in s.params {
             match params.iter_mut().find(|(k, _)| *k == p.key) {
                 Some((_, owners)) => *owners += &format!(", {}", s.name),
@@ -308,6 +312,14 @@ impl Config {
                 let value = value.trim();
                 config.strategy =
                     StrategyChoice::named(value).map_err(|e| format!("line {}: Strategy={value}: {e}", n + 1))?;
+                if config.strategy.info.shares_cores {
+                    return Err(format!(
+                        "line {}: Strategy={value}: it starts jobs on cores taken from running jobs, which \
+                         sched/malleable cannot carry out yet (that needs select/cons_tres and task/drom); \
+                         it runs in the simulator (malleable-sim)",
+                        n + 1
+                    ));
+                }
                 strategy_line = n + 1;
                 config.strategy_given = true;
             }
@@ -671,6 +683,13 @@ mod tests {
         let e = Config::load(&dir.join("malleable.conf")).unwrap_err();
         assert!(e.contains("malleable.conf: line 1: Strategy=power needs a power corridor"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_strategy_that_shares_cores_is_refused_until_the_plugin_can_carry_it_out() {
+        let e = Config::parse_in("SchedulerTick=5\nStrategy=sd-policy\n", cet()).unwrap_err();
+        assert!(e.starts_with("line 2: Strategy=sd-policy: it starts jobs on cores taken from running jobs"), "{e}");
+        assert!(e.contains("runs in the simulator (malleable-sim)"), "{e}");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use malleable_model::runtime_msg::{Phase, Status};
-use malleable_model::{tier_of, JobId, Node, NodeIndex, PendingJob, Placement, RunningJob, Snapshot};
+use malleable_model::{tier_of, CoreSharing, JobId, Node, NodeIndex, PendingJob, Placement, RunningJob, Snapshot};
 use slurm::ctld::{JobState, JobView, LockGuard, Reserved, Scheduling, ShownWait};
 
 use crate::adapt::{measured_power, MalleableJob, Measured, Memory};
@@ -72,7 +72,7 @@ pub fn take(
         }
         // A node an expand just failed on is offered to no one for a while.
         let free = n.is_free() && !suspects.contains_key(&name);
-        nodes.push(Node { name, free });
+        nodes.push(Node { name, free, cores: n.cpus().max(1) });
     }
 
     let mut partitions = HashMap::new();
@@ -154,6 +154,9 @@ pub fn take(
                 } else {
                     Placement::anywhere()
                 },
+                // No job shares cores under sched/malleable yet (Config
+                // refuses the strategies that would).
+                sharing: CoreSharing::default(),
             });
         } else if job.is_pending()
             && job.priority() > 0
@@ -198,6 +201,7 @@ pub fn take(
                 malleable: spec,
                 power: job_power,
                 placement,
+                share_cores: false,
             });
         }
     }
@@ -303,7 +307,7 @@ mod batch_host_tests {
 
     #[test]
     fn the_batch_host_comes_first_and_the_rest_keep_their_order() {
-        let nodes: Vec<Node> = (1..=8).map(|i| Node { name: format!("n{i}"), free: false }).collect();
+        let nodes: Vec<Node> = (1..=8).map(|i| Node { name: format!("n{i}"), free: false, cores: 1 }).collect();
         let mut held: Vec<NodeIndex> = (0..8).collect();
         batch_host_first(&mut held, "n8", &nodes);
         assert_eq!(held, [7, 0, 1, 2, 3, 4, 5, 6]);

@@ -1,6 +1,7 @@
 //! What a strategy may ask the resource manager to do.
 
 use crate::ids::{JobId, NodeIndex, Time};
+use crate::sharing::MateShare;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Decision {
@@ -13,12 +14,21 @@ pub enum Decision {
     /// Take these of its nodes from a running malleable job; they come back
     /// free once the adaptation completes.
     Shrink { job: JobId, remove_nodes: Vec<NodeIndex> },
+    /// SD-Policy's malleable start: start this waiting job on every node of
+    /// its `mates`, with `cores` cores of each taken from the mate there,
+    /// under `time_limit` (its own grown by its predicted increase); each
+    /// mate keeps the rest and its limit grows as it says. The cores go back
+    /// when the job ends; a mate that ends first leaves its cores to it.
+    Share { job: JobId, nodes: Vec<NodeIndex>, cores: u32, time_limit: Time, mates: Vec<MateShare> },
 }
 
 impl Decision {
     pub fn job(&self) -> JobId {
         match self {
-            Decision::Start { job, .. } | Decision::Expand { job, .. } | Decision::Shrink { job, .. } => *job,
+            Decision::Start { job, .. }
+            | Decision::Expand { job, .. }
+            | Decision::Shrink { job, .. }
+            | Decision::Share { job, .. } => *job,
         }
     }
 }
@@ -29,6 +39,9 @@ impl std::fmt::Display for Decision {
             Decision::Start { nodes, .. } => write!(f, "start on {} nodes", nodes.len()),
             Decision::Expand { add_nodes, .. } => write!(f, "expand by {} nodes", add_nodes.len()),
             Decision::Shrink { remove_nodes, .. } => write!(f, "shrink by {} nodes", remove_nodes.len()),
+            Decision::Share { nodes, cores, mates, .. } => {
+                write!(f, "start on {cores} cores of each of {} nodes of {} mates", nodes.len(), mates.len())
+            }
         }
     }
 }

@@ -6,6 +6,7 @@ use crate::constraint::MalleableSpec;
 use crate::ids::{JobId, NodeIndex, Time};
 use crate::placement::Placement;
 use crate::power::JobPower;
+use crate::sharing::CoreSharing;
 
 /// A job that holds nodes.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,6 +35,8 @@ pub struct RunningJob {
     /// The node count it was submitted with (`--nodes`), the size its owner
     /// planned it at within [min, max]; `None` when not known.
     pub asked: Option<u32>,
+    /// Its cores and the jobs it shares nodes with (SD-Policy).
+    pub sharing: CoreSharing,
 }
 
 impl RunningJob {
@@ -50,6 +53,7 @@ impl RunningJob {
             power: None,
             placement: Placement::anywhere(),
             asked: None,
+            sharing: CoreSharing::default(),
         }
     }
 
@@ -88,9 +92,17 @@ impl RunningJob {
         self
     }
 
-    /// A running malleable job that may be resized now: not mid-adaptation.
+    pub fn sharing(mut self, sharing: CoreSharing) -> RunningJob {
+        self.sharing = sharing;
+        self
+    }
+
+    /// A running malleable job that may be resized now: not mid-adaptation,
+    /// and not sharing cores.
     pub fn resizable(&self) -> Option<&MalleableSpec> {
-        self.malleable.as_ref().filter(|_| !self.adapting)
+        // A job sharing cores on its nodes keeps its nodes until the sharing
+        // ends: a node resize would take cores from under the other job.
+        self.malleable.as_ref().filter(|_| !self.adapting && self.sharing.alone())
     }
 }
 
@@ -126,6 +138,9 @@ pub struct PendingJob {
     pub power: Option<JobPower>,
     /// The nodes it may and must be started on.
     pub placement: Placement,
+    /// Its owner lets it start on cores taken from running jobs that opted
+    /// in too (`--malleable-cores`, SD-Policy).
+    pub share_cores: bool,
 }
 
 impl PendingJob {
@@ -142,6 +157,7 @@ impl PendingJob {
             malleable: None,
             power: None,
             placement: Placement::anywhere(),
+            share_cores: false,
         }
     }
 
@@ -187,6 +203,11 @@ impl PendingJob {
 
     /// Nodes it starts on when rigid: what it asks for, but at least one
     /// (a job asking for 0 nodes still needs somewhere to run).
+    pub fn share_cores(mut self, share: bool) -> PendingJob {
+        self.share_cores = share;
+        self
+    }
+
     pub fn size(&self) -> usize {
         usize::try_from(self.nodes).unwrap_or(usize::MAX).max(1)
     }
@@ -214,6 +235,7 @@ mod tests {
                 malleable: Some(spec),
                 power: None,
                 placement: Placement::anywhere(),
+                share_cores: false,
             }
         );
         let r = RunningJob::new(9, [2, 3]).start(4).end_limit(Some(100)).malleable(spec).adapting(true);

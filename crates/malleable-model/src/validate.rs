@@ -17,7 +17,15 @@
 //!   never its first one (the batch host, where its launcher runs);
 //! - every node a `Start` or `Expand` hands out exists, is free and is handed
 //!   out once, and the job may use it (its [`Placement`](crate::Placement));
-//!   a `Start` gives the job every node it requires.
+//!   a `Start` gives the job every node it requires;
+//! - `Share`: the job is waiting and its owner opted in to core sharing; it
+//!   names at least one mate, each running, opted in, not adapting, alone on
+//!   its nodes with all their cores and decided nowhere else in the pass;
+//!   the job gets exactly every node of its mates, as many as it asks for,
+//!   each one it may use (those it requires included); on each, the cores
+//!   taken and kept are both at least one and add up to the node's; no
+//!   limit shrinks (the job's is at least its own, a mate's at least its
+//!   current one).
 
 use std::collections::{HashMap, HashSet};
 
@@ -25,6 +33,7 @@ use crate::decision::Decision;
 use crate::ids::{JobId, NodeIndex, Time};
 use crate::job::{PendingJob, RunningJob};
 use crate::placement::Placement;
+use crate::sharing::MateShare;
 use crate::snapshot::Snapshot;
 
 /// A decision that cannot be carried out, and why.
@@ -60,7 +69,7 @@ pub fn rejections(s: &Snapshot, decisions: &[Decision]) -> Vec<Rejection> {
     }
     // Only the jobs decided on are looked up: one walk over each list, so a
     // pass over a long queue costs no more than reading it.
-    let decided: HashSet<JobId> = decisions.iter().map(Decision::job).collect();
+    let decided: HashSet<JobId> = decisions.iter().flat_map(|d| std::iter::once(d.job()).chain(mates_of(d))).collect();
     let pending: HashMap<JobId, &PendingJob> =
         s.pending.iter().filter(|p| decided.contains(&p.id)).map(|p| (p.id, p)).collect();
     let running: HashMap<JobId, &RunningJob> =
@@ -72,12 +81,15 @@ pub fn rejections(s: &Snapshot, decisions: &[Decision]) -> Vec<Rejection> {
     for (index, d) in decisions.iter().enumerate() {
         let verdict = if seen_jobs.contains(&d.job()) {
             Err("the job is decided twice in one pass".to_string())
+        } else if let Some(m) = mates_of(d).find(|m| seen_jobs.contains(m) || *m == d.job()) {
+            Err(format!("its mate {m} is decided elsewhere in this pass"))
         } else {
             check(s, d, &pending, &running, &handed_out)
         };
         match verdict {
             Ok(claimed) => {
                 seen_jobs.insert(d.job());
+                seen_jobs.extend(mates_of(d));
                 handed_out.extend(claimed);
             }
             Err(why) => rejected.push(Rejection { index, decision: d.clone(), why }),
@@ -169,7 +181,80 @@ fn check(
             }
             Ok(Vec::new())
         }
+        Decision::Share { job, nodes, cores, time_limit, mates } => {
+            let p = pending.get(job).ok_or("the job is not waiting")?;
+            check_share(s, p, nodes, *cores, *time_limit, mates, running)
+        }
     }
+}
+
+/// The mates a decision names (only a `Share` has any).
+fn mates_of(d: &Decision) -> impl Iterator<Item = JobId> + '_ {
+    let mates: &[MateShare] = match d {
+        Decision::Share { mates, .. } => mates,
+        _ => &[],
+    };
+    mates.iter().map(|m| m.job)
+}
+
+/// A `Share`'s rules (module docs), with its pending job.
+fn check_share(
+    s: &Snapshot,
+    p: &PendingJob,
+    nodes: &[NodeIndex],
+    cores: u32,
+    time_limit: Time,
+    mates: &[MateShare],
+    running: &HashMap<JobId, &RunningJob>,
+) -> Result<Vec<NodeIndex>, String> {
+    if !p.share_cores {
+        return Err("its owner did not let it share nodes (--malleable-cores)".into());
+    }
+    if mates.is_empty() {
+        return Err("it names no mate".into());
+    }
+    if p.time_limit.is_some_and(|own| time_limit < own) {
+        return Err(format!("its limit would shrink to {time_limit} s from {}", seconds(p.time_limit)));
+    }
+    let mut covered = HashSet::new();
+    for m in mates {
+        let r = running.get(&m.job).ok_or_else(|| format!("its mate {} is not running", m.job))?;
+        if !r.sharing.opted_in {
+            return Err(format!("its mate {} was not let share its nodes (--malleable-cores)", m.job));
+        }
+        if r.adapting || !r.sharing.alone() {
+            return Err(format!("its mate {} is adapting or shares its nodes already", m.job));
+        }
+        if r.end_limit.is_some_and(|e| m.end_limit < e) {
+            return Err(format!("its mate {}'s limit would shrink to {}", m.job, m.end_limit));
+        }
+        for &i in &r.nodes {
+            let node_cores = s.nodes.get(i).map_or(0, |n| n.cores);
+            if cores == 0 || m.kept == 0 || u64::from(cores) + u64::from(m.kept) != u64::from(node_cores) {
+                return Err(format!(
+                    "on node {} it would take {cores} cores and mate {} keep {}: both at least 1, adding up to its {node_cores}",
+                    node_name(s, i),
+                    m.job,
+                    m.kept
+                ));
+            }
+            if !covered.insert(i) {
+                return Err(format!("node {} is counted twice among its mates' nodes", node_name(s, i)));
+            }
+        }
+    }
+    let given: HashSet<NodeIndex> = nodes.iter().copied().collect();
+    if given != covered || given.len() != nodes.len() {
+        return Err("its nodes are not exactly its mates' nodes".into());
+    }
+    if nodes.len() != p.size() {
+        return Err(format!("it would start on {} nodes: it asks for {}", nodes.len(), p.size()));
+    }
+    placed(s, &p.placement, nodes)?;
+    if let Some(&r) = p.placement.required.iter().find(|r| !nodes.contains(r)) {
+        return Err(format!("it would start without node {}, which it requires", node_name(s, r)));
+    }
+    Ok(nodes.to_vec())
 }
 
 /// The running, malleable, not adapting job a resize names.
@@ -181,6 +266,9 @@ fn resizable<'a>(
     let spec = r.malleable.ok_or("the job is rigid")?;
     if r.adapting {
         return Err("the job is adapting already".into());
+    }
+    if !r.sharing.alone() {
+        return Err("the job shares its nodes' cores".into());
     }
     Ok((r, spec))
 }
@@ -372,5 +460,103 @@ mod tests {
         let s = cluster();
         let r = &rejections(&s, &[start(1, &[3])])[0];
         assert_eq!(r.to_string(), "JobId=1: start on 1 nodes rejected: node n3 is not free");
+    }
+
+    /// 4 nodes of 4 cores: opted-in 10 on 0-1 (limit 1000), opted-in 11 on
+    /// 2, 12 on 3 (not opted in). Waiting: 1 (3 nodes, opted in, 100 s), 2
+    /// (1 node, not opted in).
+    fn sharing_cluster() -> Snapshot {
+        use crate::CoreSharing;
+        Snapshot {
+            now: 100,
+            nodes: Node::numbered_with_cores([false; 4], 4),
+            running: vec![
+                RunningJob::new(10, [0, 1]).end_limit(Some(1000)).sharing(CoreSharing::opted_in(5)),
+                RunningJob::new(11, [2]).end_limit(Some(1000)).sharing(CoreSharing::opted_in(5)),
+                RunningJob::new(12, [3]),
+            ],
+            pending: vec![PendingJob::new(1, 3).time_limit(Some(100)).share_cores(true), PendingJob::new(2, 1)],
+            power: None,
+        }
+    }
+
+    fn share(job: u32, nodes: &[usize], cores: u32, mates: &[(u32, u32)]) -> Decision {
+        Decision::Share {
+            job: JobId(job),
+            nodes: nodes.to_vec(),
+            cores,
+            time_limit: 200,
+            mates: mates.iter().map(|&(m, kept)| MateShare { job: JobId(m), kept, end_limit: 1100 }).collect(),
+        }
+    }
+
+    #[test]
+    fn a_share_takes_exactly_its_mates_nodes_with_cores_that_add_up() {
+        let s = sharing_cluster();
+        assert_eq!(validate(&s, &[share(1, &[2, 0, 1], 2, &[(10, 2), (11, 2)])]), Ok(()));
+        assert_eq!(validate(&s, &[share(1, &[0, 1, 2], 1, &[(10, 3), (11, 3)])]), Ok(()));
+        let bad = [
+            (
+                share(1, &[0, 1, 2], 2, &[(10, 2), (11, 1)]),
+                "on node n2 it would take 2 cores and mate 11 keep 1: both at least 1, adding up to its 4",
+            ),
+            (
+                share(1, &[0, 1, 2], 4, &[(10, 0), (11, 0)]),
+                "on node n0 it would take 4 cores and mate 10 keep 0: both at least 1, adding up to its 4",
+            ),
+            (share(1, &[0, 1, 3], 2, &[(10, 2), (11, 2)]), "its nodes are not exactly its mates' nodes"),
+            (share(1, &[0, 1], 2, &[(10, 2)]), "it would start on 2 nodes: it asks for 3"),
+            (
+                share(1, &[0, 1, 2, 3], 2, &[(10, 2), (11, 2), (12, 2)]),
+                "its mate 12 was not let share its nodes (--malleable-cores)",
+            ),
+            (share(1, &[0, 1, 2], 2, &[(10, 2), (11, 2), (9, 2)]), "its mate 9 is not running"),
+            (share(1, &[2], 2, &[]), "it names no mate"),
+            (share(2, &[2], 2, &[(11, 2)]), "its owner did not let it share nodes (--malleable-cores)"),
+            (share(10, &[2], 2, &[(11, 2)]), "the job is not waiting"),
+        ];
+        for (d, want) in bad {
+            assert_eq!(why(&s, std::slice::from_ref(&d)), vec![(0, want.to_string())], "{d:?}");
+        }
+    }
+
+    #[test]
+    fn a_share_shrinks_no_limit_and_its_mates_are_decided_once() {
+        let s = sharing_cluster();
+        let mut short = share(1, &[0, 1, 2], 2, &[(10, 2), (11, 2)]);
+        if let Decision::Share { time_limit, .. } = &mut short {
+            *time_limit = 99;
+        }
+        assert_eq!(why(&s, &[short]), vec![(0, "its limit would shrink to 99 s from 100 s".to_string())]);
+        let mut mate_short = share(1, &[0, 1, 2], 2, &[(10, 2), (11, 2)]);
+        if let Decision::Share { mates, .. } = &mut mate_short {
+            mates[1].end_limit = 999;
+        }
+        assert_eq!(why(&s, &[mate_short]), vec![(0, "its mate 11's limit would shrink to 999".to_string())]);
+        // The same mate twice: the second share is rejected; so is a start
+        // of the waiting job already started by a share.
+        let mut s2 = s.clone();
+        s2.pending.push(PendingJob::new(3, 1).share_cores(true));
+        let ds = [share(1, &[0, 1, 2], 2, &[(10, 2), (11, 2)]), share(3, &[2], 2, &[(11, 2)]), start(1, &[3])];
+        assert_eq!(
+            why(&s2, &ds),
+            vec![
+                (1, "its mate 11 is decided elsewhere in this pass".to_string()),
+                (2, "the job is decided twice in one pass".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn a_mate_already_sharing_or_a_sharing_job_resized_is_rejected() {
+        let mut s = sharing_cluster();
+        s.running[1].sharing.with = vec![JobId(7)];
+        assert_eq!(
+            why(&s, &[share(1, &[0, 1, 2], 2, &[(10, 2), (11, 2)])]),
+            vec![(0, "its mate 11 is adapting or shares its nodes already".to_string())]
+        );
+        s.running[1].malleable = Some(even(1, 4));
+        assert_eq!(why(&s, &[shrink(11, &[2])]), vec![(0, "the job shares its nodes' cores".to_string())]);
+        assert_eq!(s.running[1].resizable(), None);
     }
 }

@@ -5,9 +5,11 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use malleable_core::blocks::mates::RuntimeModel;
 use malleable_core::{Measure, Strategy};
 use malleable_model::{
-    validate, Decision, JobId, JobPower, Node, PendingJob, Placement, PowerState, RunningJob, Snapshot,
+    validate, CoreSharing, Decision, JobId, JobPower, Node, NodeIndex, PendingJob, Placement, PowerState, RunningJob,
+    Snapshot,
 };
 
 use crate::app_model::{AppModel, ResizeCost};
@@ -28,6 +30,10 @@ pub struct JobRecord {
     pub shrinks: u32,
     /// Its class, for an iterative job that has one (MPDATA's small, medium, large).
     pub class: Option<&'static str>,
+    /// For a job that shared cores (as a mate or on mates' cores): its run
+    /// time alone on its nodes, what its slowdown is counted against, as
+    /// SD-Policy's paper counts it (its own run was stretched by sharing).
+    pub alone_run: Option<f64>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq)]
@@ -57,6 +63,9 @@ pub struct SimOptions {
     /// job lock. Events meanwhile join that pass. 0, the paper's model, passes
     /// at the event's instant.
     pub pass_delay: f64,
+    /// How a job sharing cores progresses (SD-Policy's Eq. 5 or 6): `Ideal`,
+    /// at the pace of all the cores it has; `Worst`, of its least-served node.
+    pub sharing_model: RuntimeModel,
 }
 
 impl Default for SimOptions {
@@ -69,6 +78,7 @@ impl Default for SimOptions {
             malleable_start_delay: 0.0,
             tick_while_running: false,
             pass_delay: 0.0,
+            sharing_model: RuntimeModel::Ideal,
         }
     }
 }
@@ -170,12 +180,28 @@ struct Job {
     held_since: f64,
     record: Option<JobRecord>,
     running: bool,
+    /// Cores it has on each of its nodes, in their order, while it shares
+    /// (empty: all of each).
+    cores: Vec<u32>,
+    /// The jobs it shares nodes with now.
+    with: Vec<usize>,
+    /// Its end limit as sharing set it (its start plus estimate otherwise).
+    shared_limit: Option<f64>,
 }
 
 impl Job {
     /// Nodes it holds: its own and, while it expands, those it is being given.
     fn held(&self) -> usize {
         self.nodes.len() + self.adapting.as_ref().map_or(0, |(grow, add)| if *grow { add.len() } else { 0 })
+    }
+
+    /// The nodes it holds, each counted by the share of its cores it has:
+    /// what its node-seconds add to utilisation.
+    fn held_share(&self, cores_per_node: u32) -> f64 {
+        if self.cores.is_empty() {
+            return self.held() as f64;
+        }
+        self.cores.iter().map(|&c| f64::from(c)).sum::<f64>() / f64::from(cores_per_node.max(1))
     }
 }
 
@@ -198,6 +224,7 @@ struct Engine<'a> {
     meter: PowerMeter,
     tally: Tally,
     resize_seconds: f64,
+    cores_per_node: u32,
 }
 
 /// Run `workload` under `strategy` to the end.
@@ -221,7 +248,7 @@ pub fn simulate_with_progress(
         jobs: vec![Job::default(); workload.jobs.len()],
         snapshot: Snapshot {
             now: 0,
-            nodes: Node::numbered(vec![true; workload.nodes]),
+            nodes: Node::numbered_with_cores(vec![true; workload.nodes], workload.cores.max(1)),
             running: Vec::new(),
             pending: Vec::new(),
             power: None,
@@ -235,6 +262,7 @@ pub fn simulate_with_progress(
         meter: PowerMeter::default(),
         tally: Tally::default(),
         resize_seconds: 0.0,
+        cores_per_node: workload.cores.max(1),
     };
     if let Some(p) = &workload.power {
         for &(t, _) in &p.corridor.changes {
@@ -324,10 +352,29 @@ impl Engine<'_> {
         self.opts.app_model.run_time(s.run_time, s.nodes.max(1), n as u32)
     }
 
+    /// Its run time at its current size and pace: stretched while it
+    /// shares cores, by the simulator's run-time model.
+    fn paced_run_time(&self, i: usize) -> f64 {
+        let j = &self.jobs[i];
+        let rt = self.run_time(i, j.nodes.len());
+        if j.cores.is_empty() {
+            return rt;
+        }
+        let full = f64::from(self.cores_per_node);
+        let pace = match self.opts.sharing_model {
+            RuntimeModel::Ideal => j.cores.iter().map(|&c| f64::from(c)).sum::<f64>() / (full * j.cores.len() as f64),
+            RuntimeModel::Worst => f64::from(j.cores.iter().copied().min().unwrap_or(0)) / full,
+        };
+        if pace > 0.0 {
+            rt / pace
+        } else {
+            f64::INFINITY
+        }
+    }
+
     /// Bring a job's progress up to now (no progress while adapting).
     fn progress(&mut self, i: usize) {
-        let n = self.jobs[i].nodes.len();
-        let rt = self.run_time(i, n);
+        let rt = self.paced_run_time(i);
         let j = &mut self.jobs[i];
         // `since` is in the future while the job is still being launched.
         if j.adapting.is_none() && rt > 0.0 {
@@ -339,12 +386,12 @@ impl Engine<'_> {
     /// Count node-seconds held up to now.
     fn account(&mut self, i: usize) {
         let j = &mut self.jobs[i];
-        self.node_seconds += j.held() as f64 * (self.now - j.held_since);
+        self.node_seconds += j.held_share(self.cores_per_node) * (self.now - j.held_since);
         j.held_since = self.now;
     }
 
     fn schedule_finish(&mut self, i: usize) {
-        let rt = self.run_time(i, self.jobs[i].nodes.len());
+        let rt = self.paced_run_time(i);
         let t = self.jobs[i].since.max(self.now) + self.jobs[i].left * rt;
         self.jobs[i].finish_at = t;
         let version = self.jobs[i].version;
@@ -404,6 +451,7 @@ impl Engine<'_> {
                     time_limit: Some(s.estimate.ceil() as i64),
                     time_min: None,
                     malleable: s.malleable,
+                    share_cores: s.share_cores,
                     // Estimates only: the real draw is measured once it runs.
                     power: s.power.map(|p| JobPower { measured_per_node: None, ..p }),
                     placement: Placement::anywhere(),
@@ -415,11 +463,17 @@ impl Engine<'_> {
                     return false;
                 }
                 self.account(job);
-                let j = &mut self.jobs[job];
-                j.running = false;
-                for &n in &j.nodes {
-                    self.snapshot.nodes[n].free = true;
+                self.jobs[job].running = false;
+                let shared_with = std::mem::take(&mut self.jobs[job].with);
+                for &n in &self.jobs[job].nodes {
+                    if !shared_with.iter().any(|&o| self.jobs[o].nodes.contains(&n)) {
+                        self.snapshot.nodes[n].free = true;
+                    }
                 }
+                for other in shared_with {
+                    self.take_back_cores(other, job);
+                }
+                let j = &mut self.jobs[job];
                 let rec = j.record.as_mut().unwrap();
                 rec.end = self.now;
                 rec.final_nodes = j.nodes.len() as u32;
@@ -504,38 +558,30 @@ impl Engine<'_> {
                 // A limit cut to a --time-min is never given here: the
                 // simulator's jobs have none.
                 Decision::Start { job, nodes, .. } => {
-                    let i = job.0 as usize;
                     for &n in &nodes {
                         self.snapshot.nodes[n].free = false;
                     }
-                    let s = &self.specs[i];
-                    let delay = if self.specs[i].malleable.is_some() {
-                        self.opts.malleable_start_delay
-                    } else {
-                        self.opts.start_delay
-                    };
-                    self.jobs[i] = Job {
-                        left: 1.0,
-                        since: self.now + delay,
-                        held_since: self.now,
-                        running: true,
-                        record: Some(JobRecord {
-                            id: s.id,
-                            submit: s.submit,
-                            start: self.now,
-                            end: f64::NAN,
-                            start_nodes: nodes.len() as u32,
-                            final_nodes: 0,
-                            malleable: s.malleable.is_some(),
-                            expands: 0,
-                            shrinks: 0,
-                            class: s.iterative.map(|it| it.class),
-                        }),
-                        nodes,
-                        ..Job::default()
-                    };
-                    self.running.push(i);
-                    self.schedule_finish(i);
+                    self.start(job.0 as usize, nodes, Vec::new());
+                    started.push(job);
+                }
+                Decision::Share { job, nodes, cores, time_limit, mates } => {
+                    let i = job.0 as usize;
+                    for m in &mates {
+                        let k = m.job.0 as usize;
+                        // Its work so far at full pace, then the kept cores.
+                        self.progress(k);
+                        self.account(k);
+                        self.jobs[k].version += 1;
+                        self.jobs[k].cores = vec![m.kept; self.jobs[k].nodes.len()];
+                        self.jobs[k].with.push(i);
+                        self.jobs[k].shared_limit = Some(m.end_limit as f64);
+                        self.jobs[k].record.as_mut().unwrap().alone_run = Some(self.specs[k].run_time);
+                        self.schedule_finish(k);
+                    }
+                    self.start(i, nodes.clone(), vec![cores; nodes.len()]);
+                    self.jobs[i].with = mates.iter().map(|m| m.job.0 as usize).collect();
+                    self.jobs[i].shared_limit = Some(self.now + time_limit as f64);
+                    self.jobs[i].record.as_mut().unwrap().alone_run = Some(self.specs[i].run_time);
                     started.push(job);
                 }
                 Decision::Expand { job, add_nodes } => {
@@ -565,6 +611,64 @@ impl Engine<'_> {
             started.sort_unstable();
             self.snapshot.pending.retain(|p| started.binary_search(&p.id).is_err());
         }
+    }
+
+    /// Start job `i` on `nodes` (already taken from the free ones), with
+    /// `cores` on each while it shares them (empty: all of each).
+    fn start(&mut self, i: usize, nodes: Vec<NodeIndex>, cores: Vec<u32>) {
+        let s = &self.specs[i];
+        let delay = if s.malleable.is_some() { self.opts.malleable_start_delay } else { self.opts.start_delay };
+        self.jobs[i] = Job {
+            left: 1.0,
+            since: self.now + delay,
+            held_since: self.now,
+            running: true,
+            record: Some(JobRecord {
+                id: s.id,
+                submit: s.submit,
+                start: self.now,
+                end: f64::NAN,
+                start_nodes: nodes.len() as u32,
+                final_nodes: 0,
+                malleable: s.malleable.is_some(),
+                expands: 0,
+                shrinks: 0,
+                class: s.iterative.map(|it| it.class),
+                alone_run: None,
+            }),
+            nodes,
+            cores,
+            ..Job::default()
+        };
+        self.running.push(i);
+        self.schedule_finish(i);
+    }
+
+    /// Job `ended` shared nodes with `other` and has ended: `other` gets
+    /// its cores on the nodes both held (Listing 3: a new job's cores go back
+    /// to their owner, a mate's to the job that stays), and its pace again.
+    fn take_back_cores(&mut self, other: usize, ended: usize) {
+        if !self.jobs[other].running {
+            return;
+        }
+        self.progress(other);
+        self.account(other);
+        let full = self.cores_per_node;
+        let ended_nodes = self.jobs[ended].nodes.clone();
+        let o = &mut self.jobs[other];
+        o.with.retain(|&w| w != ended);
+        for (k, n) in o.nodes.iter().enumerate() {
+            if ended_nodes.contains(n) {
+                if let Some(c) = o.cores.get_mut(k) {
+                    *c = full;
+                }
+            }
+        }
+        if o.cores.iter().all(|&c| c == full) {
+            o.cores.clear();
+        }
+        o.version += 1;
+        self.schedule_finish(other);
     }
 
     /// What the machine draws now: nodes a job holds (those it is being
@@ -628,22 +732,34 @@ impl Engine<'_> {
                 // and so, rounded up below, 1 s late.
                 None => self.now + (j.finish_at - self.now) * slack,
             }
+        } else if let Some(limit) = j.shared_limit {
+            // Sharing set it: its estimate plus the increase predicted.
+            limit
         } else {
             // Running as submitted: its limit is what it was given, as for a
             // rigid job, so EASY's runs do not change with the malleable share.
             rec.start + s.estimate
         };
+        let limit = (end_limit.ceil() as i64).max(0);
+        let sharing = CoreSharing {
+            opted_in: s.share_cores,
+            wait: (rec.start - s.submit).max(0.0).floor() as i64,
+            cores: j.cores.clone(),
+            with: j.with.iter().map(|&w| JobId(w as u32)).collect(),
+            increase: (limit - (rec.start + s.estimate).ceil() as i64).max(0),
+        };
         RunningJob {
             id: JobId(i as u32),
             nodes: j.nodes.clone(),
             start: rec.start.floor() as i64,
-            end_limit: Some(end_limit.ceil() as i64),
+            end_limit: Some(limit),
             malleable: s.malleable,
             adapting: j.adapting.is_some(),
             mtct_ratio: s.malleable.map(|_| self.opts.app_model.mtct_ratio(n as u32)),
             power: s.power,
             placement: Placement::anywhere(),
             asked: Some(s.nodes),
+            sharing,
         }
     }
 }
@@ -656,7 +772,17 @@ mod tests {
     use malleable_model::{MalleableSpec, NodeConstraint};
 
     fn job(id: u32, nodes: u32, malleable: Option<MalleableSpec>) -> JobSpec {
-        JobSpec { id, submit: 0.0, nodes, run_time: 10.0, estimate: 60.0, malleable, power: None, iterative: None }
+        JobSpec {
+            id,
+            submit: 0.0,
+            nodes,
+            run_time: 10.0,
+            estimate: 60.0,
+            malleable,
+            power: None,
+            iterative: None,
+            share_cores: false,
+        }
     }
 
     fn run(w: &Workload, strategy: &str, opts: SimOptions) -> SimResult {
@@ -666,8 +792,13 @@ mod tests {
     #[test]
     fn a_start_delay_holds_the_nodes_before_the_work_begins() {
         let spec = MalleableSpec { min: 1, max: 2, constraint: NodeConstraint::None };
-        let w =
-            Workload { name: "t".into(), nodes: 2, jobs: vec![job(1, 1, None), job(2, 1, Some(spec))], power: None };
+        let w = Workload {
+            name: "t".into(),
+            nodes: 2,
+            jobs: vec![job(1, 1, None), job(2, 1, Some(spec))],
+            power: None,
+            cores: 1,
+        };
         let opts = SimOptions { start_delay: 0.5, malleable_start_delay: 2.0, tick: 0.0, ..SimOptions::default() };
         let r = run(&w, "easy", opts);
         let end = |id: u32| r.jobs.iter().find(|j| j.id == id).unwrap().end;
@@ -682,8 +813,13 @@ mod tests {
         // calling for one of its own.
         let mut third = job(3, 1, None);
         third.submit = 10.3;
-        let w =
-            Workload { name: "t".into(), nodes: 1, jobs: vec![job(1, 1, None), job(2, 1, None), third], power: None };
+        let w = Workload {
+            name: "t".into(),
+            nodes: 1,
+            jobs: vec![job(1, 1, None), job(2, 1, None), third],
+            power: None,
+            cores: 1,
+        };
         let opts = SimOptions { pass_delay: 0.25, tick: 0.0, ..SimOptions::default() };
         let r = run(&w, "fcfs", opts);
         let start = |id: u32| r.jobs.iter().find(|j| j.id == id).unwrap().start;
@@ -705,7 +841,7 @@ mod tests {
         // 5 s while job 2 runs, as sched/malleable's agent passes.
         let spec = MalleableSpec { min: 1, max: 2, constraint: NodeConstraint::None };
         let long = JobSpec { run_time: 100.0, estimate: 200.0, ..job(2, 1, Some(spec)) };
-        let w = Workload { name: "t".into(), nodes: 2, jobs: vec![job(1, 1, None), long], power: None };
+        let w = Workload { name: "t".into(), nodes: 2, jobs: vec![job(1, 1, None), long], power: None, cores: 1 };
         let base = SimOptions { app_model: AppModel::Linear, tick: 5.0, ..SimOptions::default() };
         let (off, on) = (run(&w, "mtct", base), run(&w, "mtct", SimOptions { tick_while_running: true, ..base }));
         assert!(off.passes <= 4, "{}", off.passes);
@@ -729,6 +865,7 @@ mod tests {
             run_time: it.run_time(nodes),
             estimate: 100.0,
             iterative: Some(it),
+            share_cores: false,
             submit,
             ..job(id, nodes, Some(spec))
         }
@@ -739,7 +876,7 @@ mod tests {
         // Two nodes, the job on one. After 4 iterations (4 s) it asks:
         // nothing waits, so it grows to 2; at iteration 8 (2 s later) it
         // asks again and stays; it ends after 6 iterations at 0.5 s: 7 s.
-        let w = Workload { name: "t".into(), nodes: 2, jobs: vec![iterative(1, 1, 0.0)], power: None };
+        let w = Workload { name: "t".into(), nodes: 2, jobs: vec![iterative(1, 1, 0.0)], power: None, cores: 1 };
         let opts =
             SimOptions { resize_cost: ResizeCost::parse("0+0n/0+0n").unwrap(), tick: 0.0, ..SimOptions::default() };
         let r = run(&w, "natural", opts);
@@ -763,7 +900,7 @@ mod tests {
         // waits. At iteration 4 (2 s) the job asks and gives a node for
         // it: it starts at 2 s; the job's other 6 iterations take 6 s.
         let rigid = JobSpec { submit: 1.0, ..job(2, 1, None) };
-        let w = Workload { name: "t".into(), nodes: 2, jobs: vec![iterative(1, 2, 0.0), rigid], power: None };
+        let w = Workload { name: "t".into(), nodes: 2, jobs: vec![iterative(1, 2, 0.0), rigid], power: None, cores: 1 };
         let opts =
             SimOptions { resize_cost: ResizeCost::parse("0+0n/0+0n").unwrap(), tick: 0.0, ..SimOptions::default() };
         let r = run(&w, "natural", opts);
@@ -778,7 +915,8 @@ mod tests {
         // arrives, and that pass grows the first onto the 2 nodes left.
         let spec = MalleableSpec { min: 1, max: 4, constraint: NodeConstraint::None };
         let later = JobSpec { submit: 1.0, ..job(2, 1, None) };
-        let w = Workload { name: "t".into(), nodes: 4, jobs: vec![job(1, 1, Some(spec)), later], power: None };
+        let w =
+            Workload { name: "t".into(), nodes: 4, jobs: vec![job(1, 1, Some(spec)), later], power: None, cores: 1 };
         let cost = ResizeCost { expand_fixed: 1.0, expand_per_node: 0.5, shrink_fixed: 0.0, shrink_per_node: 0.0 };
         let opts = SimOptions { app_model: AppModel::Linear, resize_cost: cost, tick: 0.0, ..SimOptions::default() };
         let r = run(&w, "mtct", opts);
@@ -786,5 +924,70 @@ mod tests {
         // 1 s of work on 1 node (a tenth), 2.5 s expanding (1 + 0.5 * 3),
         // then the other nine tenths on 3 nodes: 3 s.
         assert!((r.jobs[0].end - 6.5).abs() < 1e-9, "{:?}", r.jobs[0]);
+    }
+
+    /// Nodes of 4 cores; each job opted in to core sharing unless said.
+    fn sharing(id: u32, submit: f64, nodes: u32, run_time: f64, estimate: f64) -> JobSpec {
+        JobSpec { submit, run_time, estimate, share_cores: true, ..job(id, nodes, None) }
+    }
+
+    fn shared_run(jobs: Vec<JobSpec>, model: RuntimeModel) -> SimResult {
+        let w = Workload { name: "t".into(), nodes: 2, jobs, power: None, cores: 4 };
+        run(&w, "sd-policy", SimOptions { tick: 0.0, sharing_model: model, ..SimOptions::default() })
+    }
+
+    fn ends(r: &SimResult) -> Vec<(u32, f64, f64)> {
+        let mut v: Vec<(u32, f64, f64)> = r.jobs.iter().map(|j| (j.id, j.start, j.end)).collect();
+        v.sort_by_key(|t| t.0);
+        v
+    }
+
+    #[test]
+    fn a_shared_start_runs_both_jobs_at_the_pace_of_their_cores() {
+        // 1 holds both nodes (1000 s). 2 would wait to 1000: it starts at 1 on
+        // 2 of each node's 4 cores, so its 100 s take 200; 1 does 100 s of
+        // work in those 200 and ends at 1100. 3 (rigid) waits for both.
+        let jobs = vec![
+            sharing(1, 0.0, 2, 1000.0, 1000.0),
+            sharing(2, 1.0, 2, 100.0, 100.0),
+            JobSpec { submit: 2.0, ..job(3, 2, None) },
+        ];
+        let r = shared_run(jobs, RuntimeModel::Ideal);
+        assert_eq!(ends(&r), vec![(1, 0.0, 1100.0), (2, 1.0, 201.0), (3, 1100.0, 1110.0)]);
+        assert_eq!(r.jobs[1].alone_run, Some(100.0), "its slowdown counts against its run alone");
+        assert_eq!(r.jobs[2].alone_run, None);
+        // Shared nodes count once: every node busy from 0 to the end.
+        let util = r.node_seconds / (2.0 * 1110.0);
+        assert!((util - 1.0).abs() < 1e-9, "{util}");
+    }
+
+    #[test]
+    fn a_mate_ending_first_leaves_its_cores_and_nodes_to_the_job_on_them() {
+        // 1 really runs 50 s: 1 s alone, 49 s of work at half pace end it at
+        // 99. 2 did 49 s of its 100 by then, the other 51 at full pace: 150.
+        // The nodes are free only then, for 3.
+        let jobs = vec![
+            sharing(1, 0.0, 2, 50.0, 1000.0),
+            sharing(2, 1.0, 2, 100.0, 100.0),
+            JobSpec { submit: 2.0, ..job(3, 2, None) },
+        ];
+        let r = shared_run(jobs, RuntimeModel::Ideal);
+        assert_eq!(ends(&r), vec![(1, 0.0, 99.0), (2, 1.0, 150.0), (3, 150.0, 160.0)]);
+    }
+
+    #[test]
+    fn the_worst_case_model_goes_at_the_least_served_nodes_pace() {
+        // Mates 1 (node 0, ends at 99 as above) and 2 (node 1, 1000 s); 3
+        // starts on both at 1. From 99 it has 4 cores on node 0 and 2 on node
+        // 1: 51 s of work left take 68 s at Eq. 5's 3/4 pace, 102 s at Eq.
+        // 6's 1/2.
+        let jobs = || {
+            vec![sharing(1, 0.0, 1, 50.0, 1000.0), sharing(2, 0.0, 1, 1000.0, 1000.0), sharing(3, 1.0, 2, 100.0, 100.0)]
+        };
+        let ideal = shared_run(jobs(), RuntimeModel::Ideal);
+        let worst = shared_run(jobs(), RuntimeModel::Worst);
+        let end3 = |r: &SimResult| r.jobs.iter().find(|j| j.id == 3).unwrap().end;
+        assert!((end3(&ideal) - 167.0).abs() < 1e-6, "{}", end3(&ideal));
+        assert!((end3(&worst) - 201.0).abs() < 1e-6, "{}", end3(&worst));
     }
 }

@@ -51,6 +51,7 @@ pub mod lublin;
 pub mod metrics;
 pub mod mpdata;
 pub mod plot;
+pub mod plot_compare;
 pub mod plot_power;
 pub mod power_meter;
 pub mod power_scenario;

@@ -201,10 +201,10 @@ pub fn lublin(spec: LublinSpec, malleable_fraction: f64, seed: u64, arrival_scal
         j.submit *= arrival_scale;
     }
     make_malleable(&mut specs, malleable_fraction, seed, spec.nodes as usize);
-    Workload { name: spec.to_string(), nodes: spec.nodes as usize, jobs: specs, power: None }
+    Workload { name: spec.to_string(), nodes: spec.nodes as usize, jobs: specs, power: None, cores: spec.cores }
 }
 
-/// `job` as a whole-node job on nodes of `cores` processors.
+/// `job` as a whole-node job on nodes of `cores` processors, opted in to core sharing.
 pub fn job_spec(id: u32, job: &LublinJob, cores: u32) -> JobSpec {
     JobSpec {
         id,
@@ -215,6 +215,9 @@ pub fn job_spec(id: u32, job: &LublinJob, cores: u32) -> JobSpec {
         malleable: None,
         power: None,
         iterative: None,
+        // Every job lets SD-Policy share its nodes' cores, as in the
+        // paper's simulations; strategies that never share ignore it.
+        share_cores: true,
     }
 }
 

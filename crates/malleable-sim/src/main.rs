@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use malleable_core::blocks::mates::RuntimeModel;
 use malleable_core::strategies::{names, split_list};
 use malleable_core::{ParamKind, StrategyChoice, REGISTRY};
 use malleable_sim::app_model::{AppModel, ResizeCost};
@@ -17,7 +18,7 @@ use malleable_sim::mpdata::{mpdata, static_flavor, MPDATA_JOBS, MPDATA_NODES};
 use malleable_sim::power_meter::PowerReport;
 use malleable_sim::power_scenario::{self, power_corridor};
 use malleable_sim::workload::{esp, swf, synthetic, Workload};
-use malleable_sim::{bench, plot, plot_power, simulate_with_progress, sweep, SimOptions};
+use malleable_sim::{bench, plot, plot_compare, plot_power, simulate_with_progress, sweep, SimOptions};
 
 /// `print!` to stdout that ends the program quietly when the reader has
 /// gone (`malleable-sim ... | head`) instead of panicking, and says why on
@@ -91,6 +92,10 @@ enum Command {
         json: Option<PathBuf>,
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Write a PNG of grouped bars (makespan, mean response, mean slowdown,
+        /// mean wait), each column's figure over the first column's
+        #[arg(long, value_name = "FILE.png")]
+        plot: Option<PathBuf>,
     },
     /// Chadha et al. 2020's Fig. 3: every strategy at each fraction of malleable jobs
     /// and seed; writes sweep.csv, sweep-means.csv and PNG plots.
@@ -197,6 +202,11 @@ struct Common {
     /// events meanwhile join that pass (`cargo xtask esp` prints this cluster's).
     #[arg(long, default_value_t = 0.0, value_parser = parse_non_negative)]
     pass_delay: f64,
+    /// How a job sharing cores (sd-policy) progresses: `ideal`, at the pace
+    /// of all the cores it has (the paper's Eq. 5), or `worst`, of its
+    /// least-served node (Eq. 6).
+    #[arg(long, default_value = "ideal", value_parser = parse_sharing_model)]
+    sharing_model: RuntimeModel,
 }
 
 impl Common {
@@ -209,7 +219,16 @@ impl Common {
             malleable_start_delay: self.malleable_start_delay,
             tick_while_running: self.tick_while_running,
             pass_delay: self.pass_delay,
+            sharing_model: self.sharing_model,
         }
+    }
+}
+
+fn parse_sharing_model(v: &str) -> Result<RuntimeModel, String> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "ideal" => Ok(RuntimeModel::Ideal),
+        "worst" => Ok(RuntimeModel::Worst),
+        _ => Err(format!("'{v}' is not allowed: 'ideal' (Eq. 5) or 'worst' (Eq. 6)")),
     }
 }
 
@@ -530,8 +549,8 @@ fn real_main() -> Result<(), String> {
                 write_power(&dir, &w, &power)?;
             }
         }
-        Command::Compare { common, strategies, seeds, json, out } => {
-            run_compare(&common, &strategies, seeds, json, out, quiet)?
+        Command::Compare { common, strategies, seeds, json, out, plot } => {
+            run_compare(&common, &strategies, seeds, json, out, plot, quiet)?
         }
         Command::Sweep(args) => run_sweep(args, quiet)?,
         Command::Strategies => print_strategies(),
@@ -551,7 +570,7 @@ fn print_strategies() {
         for p in info.params {
             let default = match p.kind {
                 ParamKind::Whole { .. } => format!("{}", p.default as u64),
-                ParamKind::Number { .. } => format!("{}", p.default),
+                ParamKind::Number { .. } | ParamKind::NumberOrWord { .. } => p.show(p.default),
             };
             outln!("{:<22}{}={default}: {}; {}", "", p.key, p.help, p.allowed());
         }
@@ -570,6 +589,7 @@ fn run_compare(
     seeds: Option<Vec<u64>>,
     json: Option<PathBuf>,
     out: Option<PathBuf>,
+    plot: Option<PathBuf>,
     quiet: bool,
 ) -> Result<(), String> {
     let seeds = seeds.unwrap_or_else(|| vec![common.seed]);
@@ -613,6 +633,11 @@ fn run_compare(
         let v = serde_json::json!({ "workload": first, "seeds": seeds, "results": results });
         std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap())
             .map_err(|e| format!("--json {}: {e}", path.display()))?;
+    }
+    if let Some(path) = plot {
+        let name = first.as_ref().and_then(|v| v["name"].as_str()).unwrap_or(&common.workload);
+        plot_compare::plot_compare(&path, &columns, name, &seeds).map_err(|e| format!("--plot: {e}"))?;
+        outln!("wrote {}", path.display());
     }
     Ok(())
 }

@@ -168,14 +168,17 @@ pub fn summarize(choice: &StrategyChoice, r: &SimResult) -> Summary {
         mean_wait_s: mean(&|j| j.start - j.submit),
         mean_response_s: mean(&|j| j.end - j.submit),
         mean_slowdown: mean(&|j| {
-            let run = j.end - j.start;
+            // A job that shared cores counts against its run alone.
+            let run = j.alone_run.unwrap_or(j.end - j.start);
             if run > 0.0 {
                 (j.end - j.submit) / run
             } else {
                 1.0
             }
         }),
-        mean_bounded_slowdown: mean(&|j| ((j.end - j.submit) / (j.end - j.start).max(BOUNDED_SLOWDOWN_TAU)).max(1.0)),
+        mean_bounded_slowdown: mean(&|j| {
+            ((j.end - j.submit) / j.alone_run.unwrap_or(j.end - j.start).max(BOUNDED_SLOWDOWN_TAU)).max(1.0)
+        }),
         utilization: if makespan > 0.0 { r.node_seconds / (r.nodes as f64 * makespan) } else { 0.0 },
         expands: r.jobs.iter().map(|j| u64::from(j.expands)).sum(),
         shrinks: r.jobs.iter().map(|j| u64::from(j.shrinks)).sum(),
@@ -245,6 +248,7 @@ mod tests {
             expands: 0,
             shrinks: 1,
             class: None,
+            alone_run: None,
         }
     }
 

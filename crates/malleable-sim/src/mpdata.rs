@@ -72,10 +72,11 @@ pub fn mpdata(jobs: usize, nodes: usize, seed: u64) -> Workload {
                 malleable: Some(MalleableSpec { min, max, constraint: NodeConstraint::None }),
                 power: None,
                 iterative: Some(it),
+                share_cores: false,
             }
         })
         .collect();
-    Workload { name: "mpdata".into(), nodes, jobs: specs, power: None }
+    Workload { name: "mpdata".into(), nodes, jobs: specs, power: None, cores: 1 }
 }
 
 /// The static flavor of a workload: every malleable iterative job rigid at

@@ -54,14 +54,19 @@ pub fn register_fonts() {
     });
 }
 
-/// Line colours, one per strategy in order of first appearance.
-const COLOURS: [RGBColor; 6] = [
+/// Line (and bar) colours, one per strategy in order of first appearance,
+/// cycled past ten.
+pub const COLOURS: [RGBColor; 10] = [
     RGBColor(0, 0, 0),
     RGBColor(230, 97, 1),
     RGBColor(31, 120, 180),
     RGBColor(51, 160, 44),
     RGBColor(152, 78, 163),
     RGBColor(166, 118, 29),
+    RGBColor(227, 26, 28),
+    RGBColor(23, 190, 207),
+    RGBColor(188, 189, 34),
+    RGBColor(247, 129, 191),
 ];
 
 /// The strategies in `means`, in order of first appearance.

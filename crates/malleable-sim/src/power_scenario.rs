@@ -112,6 +112,7 @@ impl Scenario {
                         measured_per_node: Some(watts),
                     }),
                     iterative: None,
+                    share_cores: false,
                 }
             })
             .collect();
@@ -120,6 +121,7 @@ impl Scenario {
             nodes: NODES,
             jobs,
             power: Some(PowerSetup { corridor: self.corridor(), idle_node: IDLE_NODE_WATTS }),
+            cores: 1,
         }
     }
 }

@@ -31,6 +31,9 @@ pub struct JobSpec {
     /// times, which then give its run time on any node count, and where it
     /// asks whether to reconfigure.
     pub iterative: Option<Iterative>,
+    /// Its owner lets it share nodes' cores with other such jobs
+    /// (`--malleable-cores`, SD-Policy).
+    pub share_cores: bool,
 }
 
 /// A workload and what it was built from (for the JSON report).
@@ -41,6 +44,8 @@ pub struct Workload {
     pub jobs: Vec<JobSpec>,
     /// The power corridor and idle draw, for power-aware runs.
     pub power: Option<PowerSetup>,
+    /// Cores on each node (1 where a workload knows only whole nodes).
+    pub cores: u32,
 }
 
 /// A machine's power contract: its corridor over time and what an idle node draws.
@@ -105,9 +110,10 @@ pub fn esp(machine: usize, malleable_fraction: f64, seed: u64) -> Workload {
             malleable: malleable[i].then(|| paper_spec(constraint, m)),
             power: None,
             iterative: None,
+            share_cores: false,
         })
         .collect();
-    Workload { name: "esp".into(), nodes: machine, jobs, power: None }
+    Workload { name: "esp".into(), nodes: machine, jobs, power: None, cores: 1 }
 }
 
 /// `w` as a real Slurm runs it, `time_scale` times faster: submit and run
@@ -129,6 +135,7 @@ pub fn for_slurm(w: &Workload, time_scale: f64) -> Result<Workload, String> {
             run_time: j.run_time / time_scale,
             estimate: slurm_minutes(j.estimate / time_scale) as f64 * 60.0,
             iterative: j.iterative.map(|it| Iterative { time_scale: it.time_scale * time_scale, ..it }),
+            share_cores: false,
             ..j.clone()
         })
         .collect();
@@ -196,6 +203,7 @@ pub fn synthetic(jobs: usize, machine: usize, load: f64, malleable_fraction: f64
                 malleable: None,
                 power: None,
                 iterative: None,
+                share_cores: false,
             }
         })
         .collect();
@@ -208,7 +216,7 @@ pub fn synthetic(jobs: usize, machine: usize, load: f64, malleable_fraction: f64
         t += -(1.0 - rng.gen::<f64>()).ln() * mean_gap;
     }
     make_malleable(&mut specs, malleable_fraction, seed, machine);
-    Workload { name: format!("synthetic:{jobs}"), nodes: machine, jobs: specs, power: None }
+    Workload { name: format!("synthetic:{jobs}"), nodes: machine, jobs: specs, power: None, cores: 1 }
 }
 
 /// What was dropped while reading a trace, and why.
@@ -261,13 +269,14 @@ pub fn swf(
             malleable: None,
             power: None,
             iterative: None,
+            share_cores: false,
         });
     }
     // Sorted by submit time (stable: trace order breaks ties).
     jobs.sort_by(|a, b| a.submit.total_cmp(&b.submit));
     make_malleable(&mut jobs, malleable_fraction, seed, machine);
     let name = format!("swf:{path}");
-    Ok((Workload { name, nodes: machine, jobs, power: None }, skipped))
+    Ok((Workload { name, nodes: machine, jobs, power: None, cores: 1 }, skipped))
 }
 
 type SwfRow = (u32, f64, f64, u32, f64);

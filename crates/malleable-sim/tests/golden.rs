@@ -85,12 +85,14 @@ fn backfill_at_a_fractional_instant_never_delays_the_head() {
         malleable: None,
         power: None,
         iterative: None,
+        share_cores: false,
     };
     let w = Workload {
         name: "fractional".into(),
         nodes: 2,
         jobs: vec![job(1, 0.0, 1, 10.0), job(2, 1.0, 2, 5.0), job(3, 1.5, 1, 9.0)],
         power: None,
+        cores: 1,
     };
     let opts = SimOptions { tick: 0.0, ..SimOptions::default() };
     let r = simulate(&w, StrategyChoice::named("easy").unwrap().build().as_mut(), opts);

@@ -59,6 +59,9 @@ pub fn waiting(s: &Snapshot, decisions: &[Decision]) -> Vec<Waiting> {
             }
             Decision::Expand { add_nodes, .. } => pool.commit(add_nodes),
             Decision::Shrink { .. } => shrinking = true,
+            // On busy nodes only: nothing free is taken. (The mates' longer
+            // limits may put the head's start later; the next pass sees them.)
+            Decision::Share { .. } => {}
         }
     }
     let mut out = Vec::new();

@@ -13,6 +13,7 @@ pub const EASY: StrategyInfo = StrategyInfo {
     params: &[],
     measures: &[],
     uses_power_corridor: false,
+    shares_cores: false,
     build: |_| Stateless::new("easy", easy),
 };
 

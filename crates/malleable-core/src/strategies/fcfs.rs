@@ -14,6 +14,7 @@ pub const FCFS: StrategyInfo = StrategyInfo {
     params: &[],
     measures: &[],
     uses_power_corridor: false,
+    shares_cores: false,
     build: |_| Stateless::new("fcfs", fcfs),
 };
 

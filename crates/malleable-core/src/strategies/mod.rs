@@ -11,6 +11,7 @@ pub mod mtct_backfill;
 pub mod natural;
 pub mod perf_aware;
 pub mod power;
+pub mod sd_policy;
 
 use crate::params::Params;
 use crate::strategy::{Strategy, StrategyInfo};
@@ -28,6 +29,7 @@ pub const REGISTRY: &[&StrategyInfo] = &[
     &power::POWER_RUNNING_ONLY,
     &natural::NATURAL,
     &natural::NATURAL_PLAN,
+    &sd_policy::SD_POLICY,
 ];
 
 /// The registered names, as help texts and errors list them.

@@ -75,6 +75,7 @@ pub const NATURAL: StrategyInfo = StrategyInfo {
     params: PARAMS,
     measures: MEASURES,
     uses_power_corridor: false,
+    shares_cores: false,
     build: |p| Box::new(Natural::new("natural", Rules::PAPER, p.whole("MaxJobTest") as usize)),
 };
 
@@ -84,6 +85,7 @@ pub const NATURAL_PLAN: StrategyInfo = StrategyInfo {
     params: PLAN_PARAMS,
     measures: MEASURES,
     uses_power_corridor: false,
+    shares_cores: false,
     build: |p| {
         let mut n = Natural::new("natural-plan", Rules::PLANNED, p.whole("MaxJobTest") as usize);
         n.shortest_first = p.whole("ShortestFirst") == 1;

@@ -37,6 +37,7 @@ pub const MTCT: StrategyInfo = StrategyInfo {
     params: &[],
     measures: &[],
     uses_power_corridor: false,
+    shares_cores: false,
     build: |_| Stateless::new("mtct", |s| perf_aware_schedule(s, AdaptOrder::MtctRatio)),
 };
 
@@ -48,6 +49,7 @@ pub const FPSMA: StrategyInfo = StrategyInfo {
     params: &[],
     measures: &[],
     uses_power_corridor: false,
+    shares_cores: false,
     build: |_| Stateless::new("fpsma", |s| perf_aware_schedule(s, AdaptOrder::StartTime)),
 };
 

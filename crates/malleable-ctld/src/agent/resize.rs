@@ -157,6 +157,10 @@ impl Agent {
                     Err(e) => self.refused_start(*job, nodes.len(), &e.to_string()),
                 }
             }
+            // Config refuses every strategy that shares cores: never here.
+            Decision::Share { job, .. } => {
+                log::error!("JobId={job}: {d} skipped: sched/malleable does not share cores yet");
+            }
             Decision::Expand { job, add_nodes } => {
                 let added = names(add_nodes);
                 // The decision's moment: the line after it says when slurmctld had merged the nodes in.

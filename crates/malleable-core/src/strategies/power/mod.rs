@@ -115,6 +115,7 @@ pub const POWER: StrategyInfo = StrategyInfo {
     params: PARAMS,
     measures: MEASURES,
     uses_power_corridor: true,
+    shares_cores: false,
     build: |p| Box::new(PowerAware::new(p)),
 };
 
@@ -126,6 +127,7 @@ pub const POWER_RUNNING_ONLY: StrategyInfo = StrategyInfo {
     params: PARAMS,
     measures: MEASURES,
     uses_power_corridor: true,
+    shares_cores: false,
     build: |p| Box::new(PowerAware::running_only(p)),
 };
 
@@ -630,6 +632,7 @@ mod tests {
                 Decision::Start { job, nodes, .. } => (job.0, "start", nodes.len()),
                 Decision::Expand { job, add_nodes } => (job.0, "expand", add_nodes.len()),
                 Decision::Shrink { job, remove_nodes } => (job.0, "shrink", remove_nodes.len()),
+                Decision::Share { job, nodes, .. } => (job.0, "share", nodes.len()),
             })
             .collect()
     }
