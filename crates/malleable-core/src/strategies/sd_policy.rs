@@ -25,8 +25,8 @@ pub const SD_POLICY: StrategyInfo = StrategyInfo {
         ParamSpec {
             key: "MaxSlowdown",
             kind: ParamKind::NumberOrWord { min: 1.0, max: 1e9, words: &["unlimited", "dynavgsd"] },
-            // The paper's lowest: on both Lublin stand-ins the one whose
-            // mean slowdown was below EASY's on every seed (docs/evaluation.md).
+            // The paper's lowest: the lowest median slowdown on RICC's machine
+            // and below EASY's on every seed of both stand-ins (docs/evaluation.md).
             default: 5.0,
             help: "MAX_SLOWDOWN: a running job may be a mate only while its predicted slowdown if shared stays \
                    below it; dynavgsd is the mean over the running jobs",
