@@ -65,14 +65,17 @@ impl ParamSpec {
         value.ok_or_else(|| format!("{}={t} is not valid: expected {} ({})", self.key, self.allowed(), self.help))
     }
 
+    /// The word a [`ParamKind::NumberOrWord`] value stands for; None for a number.
+    fn word(&self, v: f64) -> Option<&'static str> {
+        match self.kind {
+            ParamKind::NumberOrWord { words, .. } if v < 0.0 => words.get((-1.0 - v) as usize).copied(),
+            _ => None,
+        }
+    }
+
     /// A value as it would be written.
     pub fn show(&self, v: f64) -> String {
-        match self.kind {
-            ParamKind::NumberOrWord { words, .. } if v < 0.0 => {
-                words.get((-1.0 - v) as usize).map_or_else(|| format!("{v}"), |w| (*w).to_string())
-            }
-            _ => format!("{v}"),
-        }
+        self.word(v).map_or_else(|| format!("{v}"), str::to_string)
     }
 }
 
@@ -131,10 +134,7 @@ impl Params {
     pub fn number_or_word(&self, key: &str) -> Result<f64, &'static str> {
         let v = self.value(key);
         let spec = self.specs.iter().find(|p| p.key == key).expect("read only once declared");
-        match spec.kind {
-            ParamKind::NumberOrWord { words, .. } if v < 0.0 => Err(words[(-1.0 - v) as usize]),
-            _ => Ok(v),
-        }
+        spec.word(v).map_or(Ok(v), Err)
     }
 
     /// `Key=value` for each parameter that was set, in table order.

@@ -137,10 +137,7 @@ fn check(
                 None => return Err(format!("it would start on {n} nodes: it is rigid and asks for {asked}")),
             }
             free_and_unclaimed(s, nodes, handed_out)?;
-            placed(s, &p.placement, nodes)?;
-            if let Some(&r) = p.placement.required.iter().find(|r| !nodes.contains(r)) {
-                return Err(format!("it would start without node {}, which it requires", node_name(s, r)));
-            }
+            starts_placed(s, p, nodes)?;
             Ok(nodes.clone())
         }
         Decision::Expand { job, add_nodes } => {
@@ -250,10 +247,7 @@ fn check_share(
     if nodes.len() != p.size() {
         return Err(format!("it would start on {} nodes: it asks for {}", nodes.len(), p.size()));
     }
-    placed(s, &p.placement, nodes)?;
-    if let Some(&r) = p.placement.required.iter().find(|r| !nodes.contains(r)) {
-        return Err(format!("it would start without node {}, which it requires", node_name(s, r)));
-    }
+    starts_placed(s, p, nodes)?;
     Ok(nodes.to_vec())
 }
 
@@ -284,6 +278,16 @@ fn placed(s: &Snapshot, p: &Placement, nodes: &[NodeIndex]) -> Result<(), String
         Some(&i) => {
             Err(format!("node {} is not one the job may use (its partition, less what it excludes)", node_name(s, i)))
         }
+        None => Ok(()),
+    }
+}
+
+/// A waiting job started on `nodes`: each one it may use, and every one it
+/// requires among them.
+fn starts_placed(s: &Snapshot, p: &PendingJob, nodes: &[NodeIndex]) -> Result<(), String> {
+    placed(s, &p.placement, nodes)?;
+    match p.placement.required.iter().find(|r| !nodes.contains(r)) {
+        Some(&r) => Err(format!("it would start without node {}, which it requires", node_name(s, r))),
         None => Ok(()),
     }
 }

@@ -360,11 +360,7 @@ impl Engine<'_> {
         if j.cores.is_empty() {
             return rt;
         }
-        let full = f64::from(self.cores_per_node);
-        let pace = match self.opts.sharing_model {
-            RuntimeModel::Ideal => j.cores.iter().map(|&c| f64::from(c)).sum::<f64>() / (full * j.cores.len() as f64),
-            RuntimeModel::Worst => f64::from(j.cores.iter().copied().min().unwrap_or(0)) / full,
-        };
+        let pace = self.opts.sharing_model.pace(self.cores_per_node, &j.cores);
         if pace > 0.0 {
             rt / pace
         } else {
@@ -569,9 +565,7 @@ impl Engine<'_> {
                     for m in &mates {
                         let k = m.job.0 as usize;
                         // Its work so far at full pace, then the kept cores.
-                        self.progress(k);
-                        self.account(k);
-                        self.jobs[k].version += 1;
+                        self.settle(k);
                         self.jobs[k].cores = vec![m.kept; self.jobs[k].nodes.len()];
                         self.jobs[k].with.push(i);
                         self.jobs[k].shared_limit = Some(m.end_limit as f64);
@@ -586,7 +580,7 @@ impl Engine<'_> {
                 }
                 Decision::Expand { job, add_nodes } => {
                     let i = job.0 as usize;
-                    self.begin_adaptation(i);
+                    self.settle(i);
                     for &n in &add_nodes {
                         self.snapshot.nodes[n].free = false;
                     }
@@ -598,7 +592,7 @@ impl Engine<'_> {
                 }
                 Decision::Shrink { job, remove_nodes } => {
                     let i = job.0 as usize;
-                    self.begin_adaptation(i);
+                    self.settle(i);
                     let cost = self.opts.resize_cost.shrink(self.jobs[i].nodes.len());
                     self.resize_seconds += cost;
                     self.jobs[i].adapting = Some((false, remove_nodes));
@@ -651,8 +645,7 @@ impl Engine<'_> {
         if !self.jobs[other].running {
             return;
         }
-        self.progress(other);
-        self.account(other);
+        self.settle(other);
         let full = self.cores_per_node;
         let ended_nodes = self.jobs[ended].nodes.clone();
         let o = &mut self.jobs[other];
@@ -667,7 +660,6 @@ impl Engine<'_> {
         if o.cores.iter().all(|&c| c == full) {
             o.cores.clear();
         }
-        o.version += 1;
         self.schedule_finish(other);
     }
 
@@ -700,9 +692,10 @@ impl Engine<'_> {
         self.meter.record(self.now, draw, corridor, pass_ran, adapting);
     }
 
-    /// Stop a running job's progress for a resize (`validate` has checked
-    /// that it runs and is not adapting already).
-    fn begin_adaptation(&mut self, i: usize) {
+    /// Bring a running job's progress and node-seconds up to now and void
+    /// its pending Finish: its size (a resize; `validate` has checked that it
+    /// runs and is not adapting already) or its cores are about to change.
+    fn settle(&mut self, i: usize) {
         self.progress(i);
         self.account(i);
         self.jobs[i].version += 1;

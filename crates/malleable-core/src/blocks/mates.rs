@@ -33,6 +33,22 @@ pub enum RuntimeModel {
     Worst,
 }
 
+impl RuntimeModel {
+    /// The pace of a job holding `cpus_per_node` cores on its nodes, having
+    /// asked `req_cpus_per_node` on each: the share of its unshared speed
+    /// (Eq. 5: all the cores it has over all it asked; Eq. 6: its
+    /// least-served node's over what it asked there). 0 with no node.
+    pub fn pace(self, req_cpus_per_node: u32, cpus_per_node: &[u32]) -> f64 {
+        let asked = f64::from(req_cpus_per_node);
+        match self {
+            RuntimeModel::Ideal => {
+                cpus_per_node.iter().map(|&c| f64::from(c)).sum::<f64>() / (asked * cpus_per_node.len() as f64)
+            }
+            RuntimeModel::Worst => f64::from(cpus_per_node.iter().copied().min().unwrap_or(0)) / asked,
+        }
+    }
+}
+
 /// One of the paper's slots t: `time` seconds of the job's unshared run
 /// (time_t, what it would do in that long with all its requested cores),
 /// done with `cpus_per_node` cores on each of its nodes.
@@ -55,7 +71,6 @@ pub fn increase(model: RuntimeModel, req_cpus_per_node: u32, slots: &[Slot]) -> 
     }
     let mut total = 0.0;
     for (t, slot) in slots.iter().enumerate() {
-        let nodes = slot.cpus_per_node.len() as f64;
         let fewest = slot.cpus_per_node.iter().copied().min().unwrap_or(0);
         if slot.time < 0 || fewest == 0 {
             return Err(format!(
@@ -64,13 +79,7 @@ pub fn increase(model: RuntimeModel, req_cpus_per_node: u32, slots: &[Slot]) -> 
                 slot.time, slot.cpus_per_node
             ));
         }
-        let ratio = match model {
-            RuntimeModel::Ideal => {
-                f64::from(req_cpus_per_node) * nodes / slot.cpus_per_node.iter().map(|&c| f64::from(c)).sum::<f64>()
-            }
-            RuntimeModel::Worst => f64::from(req_cpus_per_node) / f64::from(fewest),
-        };
-        total += (ratio - 1.0) * slot.time as f64;
+        total += (1.0 / model.pace(req_cpus_per_node, &slot.cpus_per_node) - 1.0) * slot.time as f64;
     }
     Ok(total)
 }

@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use malleable_model::{Decision, NodeIndex, PendingJob, Snapshot, Time};
+use malleable_model::{Decision, JobId, NodeIndex, PendingJob, Snapshot, Time};
 
 use crate::blocks::pool::FreePool;
 
@@ -28,6 +28,15 @@ pub fn end_on(now: Time, job: &PendingJob, size: usize, n: usize) -> Option<Time
         limit
     };
     Some(now.saturating_add(scaled))
+}
+
+/// When a job started in this pass (a `Start` on `n` nodes) at most ends:
+/// now plus the limit the strategy gave it, else its own ([`end_on`]).
+pub fn decided_end(s: &Snapshot, job: JobId, n: usize, time_limit: Option<Time>) -> Option<Time> {
+    match time_limit {
+        Some(limit) => Some(s.now.saturating_add(limit)),
+        None => s.pending.iter().find(|p| p.id == job).and_then(|p| end_on(s.now, p, p.size(), n)),
+    }
 }
 
 /// The pending jobs in `queue_order()` with their sizes, leaving out:

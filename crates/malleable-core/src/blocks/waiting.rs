@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use malleable_model::{Decision, JobId, NodeIndex, Snapshot, Time};
 
 use crate::blocks::pool::FreePool;
-use crate::blocks::queue::{end_on, runnable_queue};
+use crate::blocks::queue::{decided_end, runnable_queue};
 use crate::blocks::reservation::reservation;
 
 /// Why a job waits, in Slurm's words where it has them.
@@ -49,13 +49,7 @@ pub fn waiting(s: &Snapshot, decisions: &[Decision]) -> Vec<Waiting> {
         match d {
             Decision::Start { job, nodes, time_limit } => {
                 pool.commit(nodes);
-                let end = match time_limit {
-                    Some(limit) => Some(s.now.saturating_add(*limit)),
-                    None => {
-                        s.pending.iter().find(|p| p.id == *job).and_then(|p| end_on(s.now, p, p.size(), nodes.len()))
-                    }
-                };
-                started.push((end, nodes.clone()));
+                started.push((decided_end(s, *job, nodes.len(), *time_limit), nodes.clone()));
             }
             Decision::Expand { add_nodes, .. } => pool.commit(add_nodes),
             Decision::Shrink { .. } => shrinking = true,

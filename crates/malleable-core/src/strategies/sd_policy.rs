@@ -6,13 +6,13 @@
 
 use std::collections::{HashMap, HashSet};
 
-use malleable_model::{Decision, JobId, MateShare, PendingJob, RunningJob, Snapshot, Time};
+use malleable_model::{Decision, JobId, MateShare, NodeIndex, PendingJob, RunningJob, Snapshot, Time};
 
 use crate::blocks::backfill::easy;
 use crate::blocks::mates::{penalty, pick_mates, Mate, MateLimits, MaxSlowdown, RuntimeModel, Sharing};
 use crate::blocks::node_plan::NodePlan;
 use crate::blocks::pool::FreePool;
-use crate::blocks::queue::{end_if_started, end_on, runnable_queue};
+use crate::blocks::queue::{decided_end, end_if_started, runnable_queue};
 use crate::blocks::reservation::reservation;
 use crate::params::{ParamKind, ParamSpec, Params};
 use crate::strategy::{MeasureKind, MeasureSpec, PassReport, Strategy, StrategyInfo};
@@ -98,9 +98,9 @@ impl Strategy for SdPolicy {
     }
 
     fn schedule(&mut self, s: &Snapshot) -> PassReport {
-        let mut decisions = easy(s);
-        let shares = self.shares(s, &decisions);
-        let mut report = PassReport::from(std::mem::take(&mut decisions));
+        let started = easy(s);
+        let shares = self.shares(s, &started);
+        let mut report = PassReport::from(started);
         report.count("shared_starts", shares.len() as u64);
         report.decisions.extend(shares);
         report
@@ -127,7 +127,17 @@ impl SdPolicy {
         if !queue.iter().any(|(j, _)| j.share_cores) {
             return Vec::new();
         }
-        let predicted = predicted_starts(s, started, &queue);
+        // When EASY's starts end, and each of their nodes.
+        let ends: Vec<(Option<Time>, Vec<NodeIndex>)> = started
+            .iter()
+            .filter_map(|d| match d {
+                Decision::Start { job, nodes, time_limit } => {
+                    Some((decided_end(s, *job, nodes.len(), *time_limit), nodes.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        let predicted = predicted_starts(s, &ends, &queue);
         // P for this pass: DynAVGSD is the mean predicted slowdown of the
         // running jobs, from requested times as Eq. 4 (all the scheduler knows).
         let slowdowns: Vec<f64> =
@@ -135,16 +145,18 @@ impl SdPolicy {
         let limits =
             MateLimits { cutoff: self.max_slowdown.cutoff(&slowdowns), max_mates: self.max_mates, first: None };
         // A mate shares once at a time: alone, opted in, limited, and not
-        // adapting; each node's cores known.
-        let mut free_mates: HashMap<JobId, &RunningJob> = s
+        // adapting; on nodes of one core count, which it comes with.
+        let mut free_mates: HashMap<JobId, (&RunningJob, u32)> = s
             .running
             .iter()
             .filter(|r| r.sharing.opted_in && r.sharing.alone() && !r.adapting && r.end_limit.is_some())
-            .filter(|r| !r.nodes.is_empty())
-            .map(|r| (r.id, r))
+            .filter_map(|r| {
+                let c = s.nodes.get(*r.nodes.first()?)?.cores;
+                r.nodes.iter().all(|&i| s.nodes.get(i).is_some_and(|n| n.cores == c)).then_some((r.id, (r, c)))
+            })
             .collect();
         // The first waiting job's reservation (EASY's head): its shadow time.
-        let mut head = if self.protect_head { head_shadow(s, started, &queue) } else { None };
+        let mut head = if self.protect_head { head_shadow(s, &ends, &queue) } else { None };
         let mut out = Vec::new();
         for (job, size) in queue {
             if !job.share_cores || free_mates.is_empty() {
@@ -185,14 +197,10 @@ impl SdPolicy {
         req: Time,
         static_end: Time,
         shadow: Option<Time>,
-        free_mates: &HashMap<JobId, &RunningJob>,
+        free_mates: &HashMap<JobId, (&RunningJob, u32)>,
         limits: &MateLimits,
     ) -> Option<Decision> {
-        let cores_of = |r: &RunningJob| {
-            let c = s.nodes.get(r.nodes[0]).map_or(0, |n| n.cores);
-            r.nodes.iter().all(|&i| s.nodes.get(i).is_some_and(|n| n.cores == c)).then_some(c)
-        };
-        let mut core_counts: Vec<u32> = free_mates.values().filter_map(|r| cores_of(r)).collect();
+        let mut core_counts: Vec<u32> = free_mates.values().map(|&(_, c)| c).collect();
         core_counts.sort_unstable();
         core_counts.dedup();
         let mut best: Option<(f64, Decision)> = None;
@@ -211,9 +219,8 @@ impl SdPolicy {
             if static_end <= mall_end {
                 continue;
             }
-            let mut extra = HashMap::new();
             let mut candidates = Vec::new();
-            for r in free_mates.values().filter(|r| cores_of(r) == Some(cores)) {
+            for &(r, _) in free_mates.values().filter(|&&(_, c)| c == cores) {
                 if !r.nodes.iter().all(|&i| job.placement.allows(i)) {
                     continue;
                 }
@@ -231,7 +238,6 @@ impl SdPolicy {
                 if shadow.is_some_and(|t| limit <= t && end > t) {
                     continue;
                 }
-                extra.insert(r.id, end);
                 candidates.push(Mate { id: r.id, nodes: n, penalty: p, end });
             }
             let Some(choice) = pick_mates(size as u32, mall_end, &candidates, limits) else {
@@ -240,12 +246,16 @@ impl SdPolicy {
             if best.as_ref().is_some_and(|(impact, _)| *impact <= choice.impact) {
                 continue;
             }
-            let nodes: Vec<_> = choice.mates.iter().flat_map(|m| free_mates[m].nodes.iter().copied()).collect();
+            let nodes: Vec<_> = choice.mates.iter().flat_map(|m| free_mates[m].0.nodes.iter().copied()).collect();
             if job.placement.required.iter().any(|r| !nodes.contains(r)) {
                 continue;
             }
-            let mates =
-                choice.mates.iter().map(|m| MateShare { job: *m, kept: sharing.kept(), end_limit: extra[m] }).collect();
+            let end_of = |m: &JobId| candidates.iter().find(|c| c.id == *m).map_or(Time::MAX, |c| c.end);
+            let mates = choice
+                .mates
+                .iter()
+                .map(|m| MateShare { job: *m, kept: sharing.kept(), end_limit: end_of(m) })
+                .collect();
             let d = Decision::Share { job: job.id, nodes, cores: sharing.taken(), time_limit: run, mates };
             best = Some((choice.impact, d));
         }
@@ -254,40 +264,33 @@ impl SdPolicy {
 }
 
 /// The first of `queue` (the head job EASY could not start) and its
-/// shadow time, after the jobs EASY starts now; None when it never starts.
-fn head_shadow(s: &Snapshot, started: &[Decision], queue: &[(&PendingJob, usize)]) -> Option<(JobId, Time)> {
+/// shadow time, after the jobs EASY starts now (`ends`: when each ends, and
+/// its nodes); None when it never starts.
+fn head_shadow(
+    s: &Snapshot,
+    ends: &[(Option<Time>, Vec<NodeIndex>)],
+    queue: &[(&PendingJob, usize)],
+) -> Option<(JobId, Time)> {
     let &(head, size) = queue.first()?;
     let mut pool = FreePool::new(s);
-    let mut ends = Vec::new();
-    for d in started {
-        if let Decision::Start { job, nodes, time_limit } = d {
-            pool.commit(nodes);
-            let end = match time_limit {
-                Some(l) => Some(s.now.saturating_add(*l)),
-                None => s.pending.iter().find(|p| p.id == *job).and_then(|p| end_on(s.now, p, p.size(), nodes.len())),
-            };
-            ends.push((end, nodes.clone()));
-        }
+    for (_, nodes) in ends {
+        pool.commit(nodes);
     }
-    let r = reservation(s, pool.allowed_free(&head.placement), &ends, &head.placement, size)?;
+    let r = reservation(s, pool.allowed_free(&head.placement), ends, &head.placement, size)?;
     Some((head.id, r.shadow_time))
 }
 
 /// Each waiting job's predicted static start (Listing 1's get_wait_time):
 /// booked in queue order on the node plan, after the jobs EASY starts now,
 /// as sched/backfill's reservation map; absent when it can never start.
-fn predicted_starts(s: &Snapshot, started: &[Decision], queue: &[(&PendingJob, usize)]) -> HashMap<JobId, Time> {
+fn predicted_starts(
+    s: &Snapshot,
+    ends: &[(Option<Time>, Vec<NodeIndex>)],
+    queue: &[(&PendingJob, usize)],
+) -> HashMap<JobId, Time> {
     let mut plan = NodePlan::new(s, s.free_nodes());
-    for d in started {
-        if let Decision::Start { job, nodes, time_limit } = d {
-            let length = match time_limit {
-                Some(l) => Some(*l),
-                None => {
-                    s.pending.iter().find(|p| p.id == *job).and_then(|p| end_if_started(s.now, p)).map(|e| e - s.now)
-                }
-            };
-            plan.book(s.now, length.map(|l| l.max(1)), nodes);
-        }
+    for (end, nodes) in ends {
+        plan.book(s.now, end.map(|e| (e - s.now).max(1)), nodes);
     }
     let mut out = HashMap::new();
     for (job, size) in queue {
