@@ -341,8 +341,35 @@ const DAEMONS: Allow = Allow {
     vars: &[],
 };
 
-/// A task plugin in slurmstepd: what it sees of its step.
-const STEPD: Allow = Allow { types: &["stepd_step_rec_t"], functions: &[], vars: &[] };
+/// A task plugin in slurmstepd: what it sees of its step (and, in slurmd,
+/// of the launch requests), slurmstepd's configuration (`slurmd_conf_t`,
+/// whose global `conf` lives in the slurmstepd executable and is resolved
+/// at run time, so it is no var here), the stepd API of libslurmfull that
+/// lists the node's steps and their processes, and the list functions that
+/// walk what it returns.
+const STEPD: Allow = Allow {
+    types: &[
+        "stepd_step_rec_t",
+        "stepd_step_task_info_t",
+        "slurmd_conf_t",
+        "step_loc_t",
+        "slurmstepd_state_t",
+        "slurm_step_id_t",
+        "batch_job_launch_msg_t",
+        "launch_tasks_request_msg_t",
+    ],
+    functions: &[
+        "stepd_available",
+        "stepd_connect",
+        "stepd_list_pids",
+        "stepd_state",
+        "list_iterator_create",
+        "list_next",
+        "list_iterator_destroy",
+        "list_destroy",
+    ],
+    vars: &["SLURM_EXTERN_CONT", "SLURM_BATCH_SCRIPT", "SLURM_INTERACTIVE_STEP", "SLURM_PENDING_STEP"],
+};
 
 fn compile_layout_probe(src: &Path, stepd: bool) {
     let mut build = cc::Build::new();

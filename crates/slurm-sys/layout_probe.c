@@ -18,3 +18,24 @@ PROBE(malleable_probe_offsetof_node_state, offsetof(node_record_t, node_state))
 PROBE(malleable_probe_sizeof_slurm_conf, sizeof(slurm_conf_t))
 PROBE(malleable_probe_offsetof_sched_params, offsetof(slurm_conf_t, sched_params))
 PROBE(malleable_probe_sizeof_slurmctld_config, sizeof(slurmctld_config_t))
+
+#ifdef MALLEABLE_STEPD
+/* What task/drom reads of its step, of slurmstepd's configuration, and of
+ * the step locations stepd_available lists. */
+PROBE(malleable_probe_sizeof_stepd_step_rec, sizeof(stepd_step_rec_t))
+PROBE(malleable_probe_offsetof_step_step_id, offsetof(stepd_step_rec_t, step_id))
+PROBE(malleable_probe_offsetof_step_node_tasks, offsetof(stepd_step_rec_t, node_tasks))
+PROBE(malleable_probe_offsetof_step_env, offsetof(stepd_step_rec_t, env))
+PROBE(malleable_probe_offsetof_step_node_name, offsetof(stepd_step_rec_t, node_name))
+PROBE(malleable_probe_offsetof_step_task, offsetof(stepd_step_rec_t, task))
+PROBE(malleable_probe_sizeof_stepd_task_info, sizeof(stepd_step_task_info_t))
+PROBE(malleable_probe_offsetof_task_id, offsetof(stepd_step_task_info_t, id))
+PROBE(malleable_probe_offsetof_task_pid, offsetof(stepd_step_task_info_t, pid))
+PROBE(malleable_probe_sizeof_slurmd_conf, sizeof(slurmd_conf_t))
+PROBE(malleable_probe_offsetof_conf_node_name, offsetof(slurmd_conf_t, node_name))
+PROBE(malleable_probe_offsetof_conf_spooldir, offsetof(slurmd_conf_t, spooldir))
+PROBE(malleable_probe_sizeof_step_loc, sizeof(step_loc_t))
+PROBE(malleable_probe_offsetof_step_loc_step_id, offsetof(step_loc_t, step_id))
+PROBE(malleable_probe_offsetof_batch_job_id, offsetof(batch_job_launch_msg_t, job_id))
+PROBE(malleable_probe_offsetof_launch_step_id, offsetof(launch_tasks_request_msg_t, step_id))
+#endif

@@ -1,7 +1,8 @@
 /* What the daemon builds' bindings cover: the public API plus the internals
  * a scheduling plugin in slurmctld uses (locks, job and node records,
  * starting jobs) and, with MALLEABLE_STEPD, what a task plugin in slurmstepd
- * sees of its step. */
+ * sees of its step, slurmstepd's configuration (`conf`: spool directory and
+ * node name) and the stepd API that reaches the node's other steps. */
 #include "config.h"
 #include "slurm/slurm.h"
 #include "slurm/slurm_errno.h"
@@ -22,5 +23,7 @@
 #include "src/slurmctld/slurmctld.h"
 #include "src/slurmctld/srun_comm.h"
 #ifdef MALLEABLE_STEPD
+#include "src/common/stepd_api.h"
+#include "src/slurmd/slurmd/slurmd.h"
 #include "src/slurmd/slurmstepd/slurmstepd_job.h"
 #endif

@@ -26,6 +26,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("malleable-ctld", &["malleable-model", "malleable-core", "slurm"]),
     ("sched-malleable", &["malleable-ctld", "slurm"]),
     ("select-natural", &["malleable-ctld", "slurm"]),
+    ("task-drom", &["malleable-model", "slurm"]),
     ("spank-malleable", &["malleable-model", "slurm"]),
     ("job-submit-malleable", &["malleable-model", "slurm"]),
     ("malleable-sim", &["malleable-model", "malleable-core"]),

@@ -1,7 +1,8 @@
-//! The symbol check: every built plugin loads with dlopen outside slurmctld,
-//! names its type, carries the installed Slurm's exact version, and exports
-//! every symbol slurmctld's loader requires for its kind (read from Slurm's
-//! own source, so the list follows Slurm rather than our belief about it).
+//! The symbol check: every built plugin loads with dlopen outside the
+//! daemons, names its type, carries the installed Slurm's exact version,
+//! and exports every symbol its daemon's loader requires for its kind (read
+//! from Slurm's own source, so the list follows Slurm rather than our
+//! belief about it).
 
 use std::path::{Path, PathBuf};
 
@@ -37,7 +38,8 @@ fn required_symbols(file: &Path) -> Vec<String> {
 }
 
 /// What a plugin of this type must export beyond the header: slurmctld's
-/// plugin kinds list their operations in their loader's `syms[]` (and
+/// plugin kinds, the select plugins and slurmd's and slurmstepd's task
+/// plugins list their operations in their loader's `syms[]` (and
 /// require init and fini); a SPANK plugin needs at least one callback, and
 /// ours registers its options in slurm_spank_init.
 fn required_of(plugin_type: &str) -> Vec<String> {
@@ -45,6 +47,7 @@ fn required_of(plugin_type: &str) -> Vec<String> {
         "sched" => "src/slurmctld/sched_plugin.c",
         "job_submit" => "src/slurmctld/job_submit.c",
         "select" => "src/common/select.c",
+        "task" => "src/slurmd/common/task_plugin.c",
         "spank" => return vec!["slurm_spank_init".to_string(), "slurm_spank_init_post_opt".to_string()],
         other => panic!("no symbol list known for {other} plugins"),
     };
@@ -94,4 +97,10 @@ fn the_symbol_list_is_read_from_slurm() {
     // The select plugins': plugin_id, then 36 operations.
     let syms = required_symbols(&source_tree().join("src/common/select.c"));
     assert_eq!((syms.len(), syms[0].as_str(), syms[5].as_str()), (37, "plugin_id", "select_p_job_test"));
+    // The task plugins': twelve hooks, slurmd's four first.
+    let syms = required_symbols(&source_tree().join("src/slurmd/common/task_plugin.c"));
+    assert_eq!(
+        (syms.len(), syms[0].as_str(), syms[11].as_str()),
+        (12, "task_p_slurmd_batch_request", "task_p_add_pid")
+    );
 }

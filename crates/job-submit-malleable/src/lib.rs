@@ -9,8 +9,12 @@
 //! it grows onto whatever nodes are free, which would not stay in a row.
 //! The count an elastic job is submitted with is written into its SPANK
 //! environment for the scheduler (`SubmitOptions::SUBMITTED_NODES_ENV`).
+//! A job given `--malleable-cores` is made oversubscribable (`--oversubscribe`),
+//! which is how select/cons_tres lets SD-Policy start another job on its
+//! cores, and is refused where that cannot happen: with `--exclusive`, or
+//! in a partition whose cores are never shared.
 
-use malleable_model::submit_options::{SubmitOptions, MAX_NODES, MIN_NODES};
+use malleable_model::submit_options::{SubmitOptions, MALLEABLE_CORES, MAX_NODES, MIN_NODES};
 use malleable_model::MalleableSpec;
 use slurm::ctld::job_submit::{JobDesc, JobSubmitPlugin, SubmitContext};
 use slurm::ctld::JobView;
@@ -70,6 +74,48 @@ pub fn check_submission(
     Ok(Some((spec, start)))
 }
 
+/// Whether a job that asks to share cores (`--malleable-cores`) may, and so
+/// is to be made oversubscribable: `exclusive` is its `--exclusive`, and
+/// `partition` its partition's name and OverSubscribe setting (Slurm's
+/// max_share: 0 EXCLUSIVE, 1 NO, N for YES:N, with SHARED_FORCE for
+/// FORCE:N). Sharing needs two jobs on a core, so N >= 2.
+pub fn check_core_sharing(
+    share_cores: bool,
+    exclusive: bool,
+    partition: Option<(String, u16)>,
+) -> Result<bool, String> {
+    if !share_cores {
+        return Ok(false);
+    }
+    if exclusive {
+        return Err(format!(
+            "--{} cannot be combined with --exclusive: the one lets another job start on some of this job's \
+             cores, the other keeps its nodes to itself; give one of them",
+            MALLEABLE_CORES.name
+        ));
+    }
+    if let Some((name, max_share)) = partition {
+        let force = max_share & SHARED_FORCE != 0;
+        let jobs = max_share & !SHARED_FORCE;
+        if jobs < 2 {
+            let setting = match (force, jobs) {
+                (_, 0) => "OverSubscribe=EXCLUSIVE".to_string(),
+                (false, _) => "OverSubscribe=NO".to_string(),
+                (true, n) => format!("OverSubscribe=FORCE:{n}"),
+            };
+            return Err(format!(
+                "--{} needs a partition whose cores two jobs may share, and partition {name} has {setting}: \
+                 submit to another partition, or ask for OverSubscribe=YES:2 (or FORCE:2) on {name}",
+                MALLEABLE_CORES.name
+            ));
+        }
+    }
+    Ok(true)
+}
+
+/// slurm.h's SHARED_FORCE bit of a partition's max_share.
+const SHARED_FORCE: u16 = 0x8000;
+
 impl JobSubmitPlugin for Malleable {
     fn init() -> Result<Self, String> {
         Ok(Malleable)
@@ -78,7 +124,12 @@ impl JobSubmitPlugin for Malleable {
     fn submit(&self, ctx: &SubmitContext, job: &mut JobDesc<'_>, _uid: u32) -> Result<(), String> {
         let partition = ctx.partition_nodes(job.partition().as_deref());
         let nodes = (job.min_nodes(), job.max_nodes());
-        let checked = check_submission(&job.spank_job_env(), nodes, partition, job.contiguous())?;
+        let env = job.spank_job_env();
+        let checked = check_submission(&env, nodes, partition, job.contiguous())?;
+        let share = SubmitOptions::from_env(env.iter().map(String::as_str))?.share_cores;
+        if check_core_sharing(share, job.exclusive(), ctx.partition_max_share(job.partition().as_deref()))? {
+            job.set_oversubscribe();
+        }
         if let Some((_, start)) = checked {
             if let Some(n) = start {
                 job.set_nodes(n);
@@ -163,5 +214,26 @@ mod tests {
         assert!(check_submission(&lonely, (None, None), None, false)
             .unwrap_err()
             .contains("given without --min-nodes-invasive"));
+    }
+
+    #[test]
+    fn a_job_shares_cores_only_where_a_core_can_take_two_jobs_and_never_exclusive() {
+        let part = |max_share: u16| Some(("batch".to_string(), max_share));
+        assert_eq!(check_core_sharing(false, true, part(1)), Ok(false), "not asked: nothing to check");
+        assert_eq!(check_core_sharing(true, false, part(2)), Ok(true));
+        assert_eq!(check_core_sharing(true, false, part(SHARED_FORCE | 4)), Ok(true));
+        assert_eq!(check_core_sharing(true, false, None), Ok(true), "no partition found: slurmctld refuses it itself");
+        let err = check_core_sharing(true, true, part(2)).unwrap_err();
+        assert!(err.starts_with("--malleable-cores cannot be combined with --exclusive"), "{err}");
+        for (max_share, setting) in [(0, "EXCLUSIVE"), (1, "NO"), (SHARED_FORCE | 1, "FORCE:1")] {
+            let err = check_core_sharing(true, false, part(max_share)).unwrap_err();
+            assert!(
+                err.starts_with(&format!(
+                    "--malleable-cores needs a partition whose cores two jobs may share, and partition batch has \
+                     OverSubscribe={setting}"
+                )),
+                "{err}"
+            );
+        }
     }
 }

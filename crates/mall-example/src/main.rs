@@ -16,7 +16,7 @@
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use malleable_rt::{Adaptation, Runtime};
+use malleable_rt::{Adaptation, CoreWatch, Runtime};
 
 #[derive(Parser, Debug)]
 #[command(name = "mall-example", version)]
@@ -166,6 +166,9 @@ struct Worker {
     /// The probe of this iteration happened (a joiner's, before it came).
     probed: bool,
     since_report: u32,
+    /// Its cores, which task/drom changes when a job starts on some of
+    /// them or gives them back (a threaded code would resize its pool).
+    cores: Option<CoreWatch>,
 }
 
 /// What an iteration ends with.
@@ -193,7 +196,7 @@ fn malleable(a: &Args) -> Result<(), String> {
     // A joining worker enters the loop where the others are: just after
     // the probe that started the adaptation, at the iteration rank 0 says.
     let iteration = agree_on_iteration(&mut rt, 0)?;
-    let mut w = Worker { rt, node, block, iteration, probed: joining, since_report: 0 };
+    let mut w = Worker { rt, node, block, iteration, probed: joining, since_report: 0, cores: CoreWatch::new().ok() };
     let started = Instant::now();
     while w.iteration < a.iterations {
         match iterate(&mut w, a) {
@@ -236,6 +239,9 @@ fn iterate(w: &mut Worker, a: &Args) -> malleable_rt::Result<Flow> {
         w.rt.should_reconfigure()?;
     }
     let due = w.iteration.is_multiple_of(a.probe_every);
+    if let Some(n) = w.cores.as_mut().filter(|_| due).and_then(CoreWatch::changed) {
+        println!("mall-example: iteration {}: {n} cores on {}", w.iteration, w.node);
+    }
     if !std::mem::take(&mut w.probed) && due {
         let what = w.rt.probe()?;
         if what != Adaptation::None {

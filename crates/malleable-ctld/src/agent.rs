@@ -20,6 +20,7 @@ use crate::job_options::OptionsCache;
 use crate::snapshot::{self, Taken};
 
 mod resize;
+mod share;
 
 use resize::Settled;
 
@@ -395,8 +396,9 @@ impl Agent {
         );
         let mut statuses: HashMap<JobId, Status> = fresh.malleable.iter().map(|j| (j.id, j.status.clone())).collect();
         statuses.extend(settled);
+        let mut records = fresh.shared_cores.clone();
         for d in &decisions {
-            self.apply(&mut guard, &fresh, d, &mut statuses, now);
+            self.apply(&mut guard, &fresh, d, &mut statuses, &mut records, now);
         }
         // Why the others wait, for squeue (a job started meanwhile is left):
         // only the waits that differ from what the jobs show.
@@ -427,8 +429,17 @@ impl Agent {
         }
         // Each malleable job's status, for `scontrol show job` and for its
         // application's runtime, which reads it there.
+        // A job that shares cores keeps its record there too, for task/drom
+        // on its nodes and for the next pass.
         for (id, st) in &statuses {
-            guard.set_system_comment(id.0, &st.encode());
+            let status = st.encode();
+            match records.get(id) {
+                Some(rec) => guard.set_system_comment(id.0, &rec.beside(Some(&status))),
+                None => guard.set_system_comment(id.0, &status),
+            };
+        }
+        for (id, rec) in records.iter().filter(|(id, _)| !statuses.contains_key(id)) {
+            guard.set_system_comment(id.0, &rec.encode());
         }
         self.adapting = statuses.values().any(|st| st.phase != Phase::Steady);
         self.seen = self.ctld.update_counters();

@@ -166,9 +166,10 @@ const KEYS: &[&str] = &[
 /// an application to move its data.
 pub const DEFAULT_ADAPT_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The strategies the plugin can run: not those that share cores (yet).
+/// The strategies the plugin can run: every registered one (one that
+/// shares cores needs the slurm.conf [`check_core_sharing`] asks for).
 fn runnable() -> impl Iterator<Item = &'static &'static malleable_core::StrategyInfo> {
-    REGISTRY.iter().filter(|s| !s.shares_cores)
+    REGISTRY.iter()
 }
 
 /// The first registered strategy that takes `key`, and the names of all
@@ -312,14 +313,6 @@ impl Config {
                 let value = value.trim();
                 config.strategy =
                     StrategyChoice::named(value).map_err(|e| format!("line {}: Strategy={value}: {e}", n + 1))?;
-                if config.strategy.info.shares_cores {
-                    return Err(format!(
-                        "line {}: Strategy={value}: it starts jobs on cores taken from running jobs, which \
-                         sched/malleable cannot carry out yet (that needs select/cons_tres and task/drom); \
-                         it runs in the simulator (malleable-sim)",
-                        n + 1
-                    ));
-                }
                 strategy_line = n + 1;
                 config.strategy_given = true;
             }
@@ -464,6 +457,10 @@ const REQUIRED_PARAMETERS: &[(&str, &str)] = &[
 const POWER_PARAMETER: (&str, &str) =
     ("defer", "slurmctld would start srun and salloc jobs at submit without asking the power budget");
 
+/// What a strategy that shares cores needs on top (see [`check_core_sharing`]).
+const SHARING_PARAMETER: (&str, &str) =
+    ("defer", "slurmctld would start srun and salloc jobs at submit on cores that running jobs allow to share");
+
 /// slurmctld must leave job starts to us (its periodic pass off with
 /// `sched_interval=-1`; with a power corridor, no starts at submit either,
 /// `defer`) and let running jobs grow (`permit_job_expansion`) and shrink
@@ -485,6 +482,44 @@ pub fn check_prolog_flags(contain: bool) -> Result<(), String> {
                     slurmctld refuses to merge a job with a step into another, which is how a job grows. Remove \
                     Contain from PrologFlags"
             .into());
+    }
+    Ok(())
+}
+
+/// A strategy that starts jobs on cores taken from running jobs (SD-Policy)
+/// needs slurmctld to put two jobs on a core, which select/cons_tres does
+/// in a partition with OverSubscribe (job_submit/malleable checks that per
+/// job), and the nodes to give each job its own cores, which task/drom
+/// does. `strategy` is malleable.conf's Strategy, `select` and `task`
+/// slurm.conf's SelectType, TaskPlugin and SchedulerParameters: the
+/// last must have `defer`, or slurmctld would itself start an srun or
+/// salloc job at submit on cores of running jobs that allow sharing,
+/// where SD-Policy's rules were never asked and task/drom has no record.
+pub fn check_core_sharing(
+    strategy: &malleable_core::StrategyInfo,
+    select: Option<&str>,
+    task: Option<&str>,
+    params: Option<&str>,
+) -> Result<(), String> {
+    if !strategy.shares_cores {
+        return Ok(());
+    }
+    check_parameters(params, &[SHARING_PARAMETER])?;
+    let name = strategy.name;
+    let select = select.unwrap_or("select/linear");
+    if select != "select/cons_tres" {
+        return Err(format!(
+            "Strategy={name} starts jobs on cores taken from running jobs, which needs SelectType=select/cons_tres \
+             in slurm.conf (it has {select}): only cons_tres lets two jobs hold a node's cores"
+        ));
+    }
+    let task = task.unwrap_or("task/none");
+    if !task.split(',').map(str::trim).any(|t| t == "task/drom" || t == "drom") {
+        return Err(format!(
+            "Strategy={name} starts jobs on cores taken from running jobs, which needs task/drom in slurm.conf's \
+             TaskPlugin (it has {task}), e.g. TaskPlugin=task/affinity,task/drom: it gives each job on a shared node \
+             its own cores"
+        ));
     }
     Ok(())
 }
@@ -686,10 +721,27 @@ mod tests {
     }
 
     #[test]
-    fn a_strategy_that_shares_cores_is_refused_until_the_plugin_can_carry_it_out() {
-        let e = Config::parse_in("SchedulerTick=5\nStrategy=sd-policy\n", cet()).unwrap_err();
-        assert!(e.starts_with("line 2: Strategy=sd-policy: it starts jobs on cores taken from running jobs"), "{e}");
-        assert!(e.contains("runs in the simulator (malleable-sim)"), "{e}");
+    fn a_strategy_that_shares_cores_needs_cons_tres_and_task_drom() {
+        let c = Config::parse_in("SchedulerTick=5\nStrategy=sd-policy\nMaxSlowdown=dynavgsd\n", cet()).unwrap();
+        let sd = c.strategy.info;
+        let params = Some("sched_interval=-1,defer,permit_job_expansion");
+        assert!(check_core_sharing(sd, Some("select/cons_tres"), Some("task/affinity,task/drom"), params).is_ok());
+        assert!(check_core_sharing(sd, Some("select/cons_tres"), Some("drom"), params).is_ok());
+        let e = check_core_sharing(sd, Some("select/cons_tres"), Some("drom"), Some("sched_interval=-1")).unwrap_err();
+        assert!(e.contains("defer"), "{e}");
+        let e = check_core_sharing(sd, Some("select/linear"), Some("task/drom"), params).unwrap_err();
+        assert!(
+            e.starts_with(
+                "Strategy=sd-policy starts jobs on cores taken from running jobs, which needs \
+             SelectType=select/cons_tres in slurm.conf (it has select/linear)"
+            ),
+            "{e}"
+        );
+        let e = check_core_sharing(sd, Some("select/cons_tres"), None, params).unwrap_err();
+        assert!(e.contains("needs task/drom in slurm.conf's TaskPlugin (it has task/none)"), "{e}");
+        // A strategy that shares nothing needs neither.
+        let easy = Config::parse_in("Strategy=easy\n", cet()).unwrap().strategy.info;
+        assert!(check_core_sharing(easy, Some("select/linear"), None, None).is_ok());
     }
 
     #[test]
@@ -848,7 +900,7 @@ mod tests {
         // Unknown keys list the strategies' keys too.
         let e = Config::parse("MaxJobTests=3").unwrap_err();
         assert!(
-            e.contains("and the strategies' own: MaxJobTest (conservative, natural, natural-plan), ExpandMtctLimit (mtct-backfill)"),
+            e.contains("and the strategies' own: MaxJobTest (conservative, natural, natural-plan, sd-policy), ExpandMtctLimit (mtct-backfill)"),
             "{e}"
         );
         assert!(e.contains("CombinationWindow (power, power-running-only)"), "{e}");

@@ -7,15 +7,15 @@
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
-use malleable_model::submit_options::SubmitOptions;
-use malleable_model::{JobPower, MalleableSpec};
+use malleable_model::submit_options::{Malleability, SubmitOptions};
 use slurm::ctld::JobView;
 
 /// One job's options, as its environment says them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobOptions {
-    /// Its elastic spec and power estimates, or why they do not read.
-    pub options: Result<(Option<MalleableSpec>, Option<JobPower>), String>,
+    /// Its elastic spec, power estimates and core-sharing opt-in, or why
+    /// they do not read.
+    pub options: Result<Malleability, String>,
     /// The node count job_submit/malleable recorded it was submitted with.
     pub submitted: Option<u32>,
 }
@@ -69,15 +69,10 @@ impl OptionsCache {
     }
 }
 
-/// A job's options from its SPANK environment: its elastic spec and its
-/// power estimates, or why they do not read.
-fn options_of(env: &[String]) -> Result<(Option<MalleableSpec>, Option<JobPower>), String> {
-    let given = SubmitOptions::from_env(env.iter().map(String::as_str))?;
-    if given.is_empty() {
-        return Ok((None, None));
-    }
-    let m = given.resolve(None)?;
-    Ok((m.spec, m.power))
+/// A job's options from its SPANK environment: its elastic spec, its
+/// power estimates and whether it shares cores, or why they do not read.
+fn options_of(env: &[String]) -> Result<Malleability, String> {
+    SubmitOptions::from_env(env.iter().map(String::as_str))?.resolve(None)
 }
 
 /// The node count job_submit/malleable recorded the job was submitted
@@ -93,7 +88,7 @@ fn submitted_nodes(env: &[String]) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use malleable_model::NodeConstraint;
+    use malleable_model::{MalleableSpec, NodeConstraint};
 
     fn env(pairs: &[&str]) -> Vec<String> {
         pairs.iter().map(|s| s.to_string()).collect()
@@ -101,15 +96,17 @@ mod tests {
 
     #[test]
     fn a_jobs_options_give_its_spec_and_power() {
-        assert_eq!(options_of(&env(&["OTHER=1"])), Ok((None, None)));
-        let (spec, power) = options_of(&env(&[
+        assert_eq!(options_of(&env(&["OTHER=1"])), Ok(Malleability { spec: None, power: None, share_cores: false }));
+        let Malleability { spec, power, share_cores } = options_of(&env(&[
             "MALLEABLE_MIN_NODES=2",
             "MALLEABLE_MAX_NODES=6",
             "MALLEABLE_NODE_CONSTRAINTS=even",
             "MALLEABLE_MIN_POWER=150",
             "MALLEABLE_MAX_POWER=210",
+            "MALLEABLE_CORES=yes",
         ]))
         .unwrap();
+        assert!(share_cores);
         assert_eq!(spec, Some(MalleableSpec { min: 2, max: 6, constraint: NodeConstraint::Even }));
         assert_eq!(power.map(|p| (p.low(), p.high())), Some((150.0, 210.0)));
         assert!(options_of(&env(&["MALLEABLE_MIN_NODES=3"])).unwrap_err().contains("given without"));

@@ -6,7 +6,10 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use malleable_model::runtime_msg::{Phase, Status};
-use malleable_model::{tier_of, CoreSharing, JobId, Node, NodeIndex, PendingJob, Placement, RunningJob, Snapshot};
+use malleable_model::submit_options::Malleability;
+use malleable_model::{
+    tier_of, CoreSharing, JobId, Node, NodeIndex, PendingJob, Placement, RunningJob, SharedCores, Snapshot,
+};
 use slurm::ctld::{JobState, JobView, LockGuard, Reserved, Scheduling, ShownWait};
 
 use crate::adapt::{measured_power, MalleableJob, Measured, Memory};
@@ -27,6 +30,9 @@ pub struct Taken {
     /// What each job in the queue shows of its wait, by job id: only a wait
     /// that differs is written back.
     pub shown: HashMap<u32, ShownWait>,
+    /// The core sharing each running job's SystemComment records, by job:
+    /// kept there beside its status when that is written.
+    pub shared_cores: HashMap<JobId, SharedCores>,
 }
 
 impl Taken {
@@ -81,15 +87,16 @@ pub fn take(
     let mut malleable = Vec::new();
     let mut unreadable = Vec::new();
     let mut shown = HashMap::new();
+    let mut shared_cores = HashMap::new();
     known.begin_walk();
     for job in guard.jobs() {
         let JobOptions { options, submitted } = known.of(&job);
         let submitted = *submitted;
-        let (spec, own_power) = match options {
-            Ok(o) => *o,
+        let (spec, own_power, share_cores) = match options {
+            Ok(Malleability { spec, power, share_cores }) => (*spec, *power, *share_cores),
             Err(why) => {
                 unreadable.push((JobId(job.id()), why.clone()));
-                (None, None)
+                (None, None, false)
             }
         };
         let id = JobId(job.id());
@@ -125,6 +132,9 @@ pub fn take(
                 .filter_map(|i| core_index.get(i).copied().filter(|&c| c != usize::MAX))
                 .collect();
             batch_host_first(&mut held, &job.batch_host(), &nodes);
+            if let Some(Ok(rec)) = SharedCores::decode(&job.system_comment()) {
+                shared_cores.insert(JobId(job.id()), rec);
+            }
             running.push(RunningJob {
                 id: JobId(job.id()),
                 nodes: held,
@@ -154,9 +164,12 @@ pub fn take(
                 } else {
                     Placement::anywhere()
                 },
-                // No job shares cores under sched/malleable yet (Config
-                // refuses the strategies that would).
-                sharing: CoreSharing::default(),
+                // With whom and how many cores, once every running job is read.
+                sharing: CoreSharing {
+                    opted_in: share_cores,
+                    wait: (job.start_time() - job.submit_time()).max(0),
+                    ..CoreSharing::default()
+                },
             });
         } else if job.is_pending()
             && job.priority() > 0
@@ -201,11 +214,12 @@ pub fn take(
                 malleable: spec,
                 power: job_power,
                 placement,
-                share_cores: false,
+                share_cores,
             });
         }
     }
     known.end_walk();
+    sharing_as_recorded(&mut running, &nodes, &shared_cores);
     let power = power.and_then(|p| p.state_at(now));
     Taken {
         snapshot: Snapshot { now, nodes, running, pending, power },
@@ -214,6 +228,38 @@ pub fn take(
         unreadable,
         usable,
         shown,
+        shared_cores,
+    }
+}
+
+/// Each running job's part in core sharing, from the records in the
+/// SystemComments (`shared`): a job started on mates' cores holds the
+/// recorded cores on each node whose mate still runs, and all of the
+/// others'; a mate keeps the rest of each node while that job runs. A job
+/// whose partners have all ended is alone again (Listing 3: their cores
+/// came back to it). The seconds sharing added to its limit stay counted.
+pub fn sharing_as_recorded(running: &mut [RunningJob], nodes: &[Node], shared: &HashMap<JobId, SharedCores>) {
+    let held: HashMap<JobId, Vec<NodeIndex>> = running.iter().map(|r| (r.id, r.nodes.clone())).collect();
+    for r in running.iter_mut() {
+        let Some(rec) = shared.get(&r.id) else { continue };
+        r.sharing.increase = rec.increase;
+        let cores_of = |i: NodeIndex| nodes.get(i).map_or(1, |n| n.cores);
+        if rec.job == r.id {
+            let with: Vec<JobId> = rec.mates.iter().copied().filter(|m| held.contains_key(m)).collect();
+            if with.is_empty() {
+                continue;
+            }
+            let shared_node = |i: &NodeIndex| with.iter().any(|m| held[m].contains(i));
+            r.sharing.cores = r
+                .nodes
+                .iter()
+                .map(|i| if shared_node(i) { rec.cores.min(cores_of(*i)) } else { cores_of(*i) })
+                .collect();
+            r.sharing.with = with;
+        } else if rec.mates.contains(&r.id) && held.contains_key(&rec.job) {
+            r.sharing.cores = r.nodes.iter().map(|&i| cores_of(i).saturating_sub(rec.cores).max(1)).collect();
+            r.sharing.with = vec![rec.job];
+        }
     }
 }
 
@@ -319,5 +365,51 @@ mod batch_host_tests {
         batch_host_first(&mut held, "", &nodes);
         batch_host_first(&mut held, "n1", &nodes);
         assert_eq!(held, [0, 2, 5]);
+    }
+}
+
+#[cfg(test)]
+mod sharing_tests {
+    use super::*;
+
+    fn running(id: u32, nodes: Vec<NodeIndex>) -> RunningJob {
+        let mut r = RunningJob::new(id, nodes);
+        r.sharing.opted_in = true;
+        r
+    }
+
+    #[test]
+    fn a_recorded_sharing_gives_each_job_its_cores_while_its_partners_run() {
+        let nodes: Vec<Node> = (1..=4).map(|i| Node { name: format!("n{i}"), free: false, cores: 4 }).collect();
+        // JobId=3 started on 1 core of each node of mates 1 (n1, n2) and 2 (n3).
+        let rec = SharedCores { job: JobId(3), cores: 1, of: 4, mates: vec![JobId(1), JobId(2)], increase: 0 };
+        let recorded = |increase| {
+            HashMap::from([
+                (JobId(1), SharedCores { increase, ..rec.clone() }),
+                (JobId(2), rec.clone()),
+                (JobId(3), SharedCores { increase: 60, ..rec.clone() }),
+            ])
+        };
+        let mut jobs =
+            vec![running(1, vec![0, 1]), running(2, vec![2]), running(3, vec![0, 1, 2]), running(4, vec![3])];
+        sharing_as_recorded(&mut jobs, &nodes, &recorded(120));
+        assert_eq!((jobs[0].sharing.cores.clone(), jobs[0].sharing.with.clone()), (vec![3, 3], vec![JobId(3)]));
+        assert_eq!(jobs[0].sharing.increase, 120);
+        assert_eq!(
+            (jobs[2].sharing.cores.clone(), jobs[2].sharing.with.clone()),
+            (vec![1, 1, 1], vec![JobId(1), JobId(2)])
+        );
+        assert!(jobs[3].sharing.alone(), "a job in no record is alone");
+
+        // Mate 2 ended first: its node's cores went to JobId=3 (all 4 of n3).
+        let mut jobs = vec![running(1, vec![0, 1]), running(3, vec![0, 1, 2])];
+        sharing_as_recorded(&mut jobs, &nodes, &recorded(120));
+        assert_eq!((jobs[1].sharing.cores.clone(), jobs[1].sharing.with.clone()), (vec![1, 1, 4], vec![JobId(1)]));
+
+        // JobId=3 ended: the mates are alone again, with what sharing added to their limits.
+        let mut jobs = vec![running(1, vec![0, 1]), running(2, vec![2])];
+        sharing_as_recorded(&mut jobs, &nodes, &recorded(120));
+        assert!(jobs.iter().all(|j| j.sharing.alone()));
+        assert_eq!(jobs[0].sharing.increase, 120);
     }
 }

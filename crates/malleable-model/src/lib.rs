@@ -30,6 +30,7 @@ pub use job::{tier_of, PendingJob, RunningJob};
 pub use node::Node;
 pub use placement::Placement;
 pub use power::{Corridor, CorridorSchedule, JobPower, PowerState, Watts};
+pub use runtime_msg::SharedCores;
 pub use sharing::{CoreSharing, MateShare};
 pub use snapshot::Snapshot;
 pub use validate::{rejections, validate, Rejection};

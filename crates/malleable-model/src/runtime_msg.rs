@@ -268,9 +268,11 @@ impl Status {
         line
     }
 
-    /// `None` for a SystemComment that is not ours.
+    /// `None` for a SystemComment that is not ours. The status is the
+    /// comment's line that starts with the tag; other lines (a
+    /// [`SharedCores`] record) are not its.
     pub fn decode(text: &str) -> Option<Result<Status, String>> {
-        let rest = text.strip_prefix(TAG)?.strip_prefix(' ')?;
+        let rest = text.lines().find_map(|l| l.strip_prefix(TAG)?.strip_prefix(' '))?;
         Some((|| {
             // The refusal's reason is the rest of the line.
             let (fields, why) = match rest.split_once(" why=") {
@@ -317,6 +319,75 @@ impl Status {
             f.done()?;
             Ok(Status { spec: MalleableSpec { min, max, constraint }, phase, ack, refused, runtime })
         })())
+    }
+}
+
+/// The tag of a [`SharedCores`] line.
+pub const CORES_TAG: &str = "mall1-cores";
+
+/// SD-Policy's core sharing as the plugin records it, a line of the
+/// SystemComment of every job in it (the job started on its mates' cores,
+/// and each mate): task/drom reads it on the nodes to confine each job to
+/// its cores, and the plugin reads it back after a restart. Only slurmctld
+/// writes a SystemComment, so a node can trust it where it could trust
+/// nothing a job's owner sets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedCores {
+    /// The job started on its mates' cores.
+    pub job: JobId,
+    /// Cores of each node that job holds while the mate there runs ...
+    pub cores: u32,
+    /// ... of the node's `of` (Slurm's CPUs of the node).
+    pub of: u32,
+    /// The running jobs whose cores it took, one on each of its nodes.
+    pub mates: Vec<JobId>,
+    /// Seconds this sharing added to the limit of the job whose comment
+    /// holds the line.
+    pub increase: Time,
+}
+
+impl SharedCores {
+    pub fn encode(&self) -> String {
+        let mates: Vec<String> = self.mates.iter().map(|m| m.0.to_string()).collect();
+        format!(
+            "{CORES_TAG} job={} cores={} of={} mates={} increase={}",
+            self.job,
+            self.cores,
+            self.of,
+            mates.join(","),
+            self.increase
+        )
+    }
+
+    /// The record in a SystemComment: `None` when it has none.
+    pub fn decode(text: &str) -> Option<Result<SharedCores, String>> {
+        let line = text.lines().find(|l| l.strip_prefix(CORES_TAG).is_some_and(|r| r.starts_with(' ')))?;
+        Some((|| {
+            let (_, mut f) = Fields::of(line)?;
+            let job = JobId(f.number("job")?);
+            let cores: u32 = f.number("cores")?;
+            let of: u32 = f.number("of")?;
+            let mates = f.required("mates")?;
+            let mates = mates
+                .split(',')
+                .map(|m| m.parse().map(JobId).map_err(|_| format!("{CORES_TAG}: mates={mates} is not job ids")))
+                .collect::<Result<Vec<_>, _>>()?;
+            let increase = f.number("increase")?;
+            f.done()?;
+            if cores == 0 || cores >= of {
+                return Err(format!("{CORES_TAG}: cores={cores} of={of}: expected 1 <= cores < of"));
+            }
+            Ok(SharedCores { job, cores, of, mates, increase })
+        })())
+    }
+
+    /// The record as it stands in a SystemComment that may hold a
+    /// [`Status`] line too: that line, then this one.
+    pub fn beside(&self, status: Option<&str>) -> String {
+        match status {
+            Some(s) if !s.is_empty() => format!("{s}\n{}", self.encode()),
+            _ => self.encode(),
+        }
     }
 }
 
@@ -488,6 +559,33 @@ mod tests {
             ("mall1 range=1..2 constraint=none state=steady ack=0", "STATUS: runtime= is missing"),
         ] {
             let e = Status::decode(text).unwrap().unwrap_err();
+            assert!(e.starts_with(want), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_core_sharing_record_reads_back_beside_a_status_and_nonsense_is_refused() {
+        let rec = SharedCores { job: JobId(17), cores: 1, of: 2, mates: vec![JobId(15), JobId(16)], increase: 240 };
+        assert_eq!(rec.encode(), "mall1-cores job=17 cores=1 of=2 mates=15,16 increase=240");
+        let st = Status::new(MalleableSpec { min: 1, max: 4, constraint: NodeConstraint::None });
+        let comment = rec.beside(Some(&st.encode()));
+        // Each reader finds its own line, whichever comes first.
+        assert_eq!(SharedCores::decode(&comment), Some(Ok(rec.clone())));
+        assert_eq!(Status::decode(&comment), Some(Ok(st.clone())));
+        assert_eq!(Status::decode(&rec.encode()), None, "a record alone is no status");
+        assert_eq!(SharedCores::decode(&st.encode()), None, "a status alone is no record");
+        assert_eq!(SharedCores::decode(&rec.beside(None)), Some(Ok(rec)));
+        for (text, want) in [
+            (
+                "mall1-cores job=17 cores=0 of=2 mates=15 increase=0",
+                "mall1-cores: cores=0 of=2: expected 1 <= cores < of",
+            ),
+            ("mall1-cores job=17 cores=2 of=2 mates=15 increase=0", "mall1-cores: cores=2 of=2"),
+            ("mall1-cores job=17 cores=1 of=2 mates=15,x increase=0", "mall1-cores: mates=15,x is not job ids"),
+            ("mall1-cores job=17 cores=1 of=2 mates=15", "mall1-cores: increase= is missing"),
+            ("mall1-cores job=17 cores=1 of=2 mates=15 increase=0 cpus=3", "mall1-cores: unknown field cpus="),
+        ] {
+            let e = SharedCores::decode(text).unwrap().unwrap_err();
             assert!(e.starts_with(want), "{text:?}: {e}");
         }
     }

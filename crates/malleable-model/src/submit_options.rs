@@ -60,8 +60,19 @@ pub const MAX_POWER: OptionInfo = OptionInfo {
     env: "MALLEABLE_MAX_POWER",
 };
 
+/// A flag: SD-Policy (D'Amico et al. 2019) may start another opted-in job
+/// on some of this job's cores, or this job on cores of opted-in running
+/// jobs. Never by force: without it a job keeps its nodes to itself.
+pub const MALLEABLE_CORES: OptionInfo = OptionInfo {
+    name: "malleable-cores",
+    also: None,
+    arg: "",
+    usage: "the job may share its nodes' cores with another job that allows it too (SD-Policy)",
+    env: "MALLEABLE_CORES",
+};
+
 /// Every option, in the order `--help` lists them.
-pub const OPTIONS: [OptionInfo; 5] = [MIN_NODES, MAX_NODES, NODE_CONSTRAINTS, MIN_POWER, MAX_POWER];
+pub const OPTIONS: [OptionInfo; 6] = [MIN_NODES, MAX_NODES, NODE_CONSTRAINTS, MIN_POWER, MAX_POWER, MALLEABLE_CORES];
 
 /// The options as given, each checked on its own.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -71,6 +82,8 @@ pub struct SubmitOptions {
     pub constraint: Option<NodeConstraint>,
     pub min_power: Option<Watts>,
     pub max_power: Option<Watts>,
+    /// `--malleable-cores` was given.
+    pub share_cores: bool,
 }
 
 /// What the options make of a job.
@@ -79,6 +92,8 @@ pub struct Malleability {
     /// `None`: a rigid job.
     pub spec: Option<MalleableSpec>,
     pub power: Option<JobPower>,
+    /// Its owner let it share cores (`--malleable-cores`).
+    pub share_cores: bool,
 }
 
 fn option_for(name: &str) -> Option<&'static OptionInfo> {
@@ -123,6 +138,13 @@ impl SubmitOptions {
                 self.constraint = Some(c);
             }
             e if e == MIN_POWER.env => self.min_power = Some(watts(o, value)?),
+            e if e == MALLEABLE_CORES.env => {
+                // A flag: sbatch gives no value; the job's environment says yes.
+                if !matches!(value.trim(), "" | "yes") {
+                    return Err(format!("--{}={value} is not valid: it is a flag and takes no value", o.name));
+                }
+                self.share_cores = true;
+            }
             _ => self.max_power = Some(watts(o, value)?),
         }
         Ok(())
@@ -191,7 +213,7 @@ impl SubmitOptions {
             }
             (Some(min), Some(max)) => Some(JobPower { min_per_node: min, max_per_node: max, measured_per_node: None }),
         };
-        Ok(Malleability { spec, power })
+        Ok(Malleability { spec, power, share_cores: self.share_cores })
     }
 
     /// The options as `NAME=value` pairs for the job's SPANK environment.
@@ -211,6 +233,9 @@ impl SubmitOptions {
         }
         if let Some(w) = self.max_power {
             env.push((MAX_POWER.env, number(w)));
+        }
+        if self.share_cores {
+            env.push((MALLEABLE_CORES.env, "yes".to_string()));
         }
         env
     }
@@ -289,6 +314,7 @@ mod tests {
             ("min-power", "-5", "--min-power=-5 is not valid: expected watts per node, a number 0 or more"),
             ("max-power", "lots", "--max-power=lots is not valid"),
             ("max-power", "inf", "--max-power=inf is not valid"),
+            ("malleable-cores", "2", "--malleable-cores=2 is not valid: it is a flag and takes no value"),
         ] {
             let e = given(&[(name, value)]).unwrap_err();
             assert!(e.starts_with(want), "{name}={value}: {e}");
@@ -300,7 +326,11 @@ mod tests {
     fn combinations_follow_the_rules() {
         let r = |pairs: &[(&str, &str)], nodes| given(pairs).unwrap().resolve(nodes);
         // Rigid: nothing, or power only.
-        assert_eq!(r(&[], Some(4)).unwrap(), Malleability { spec: None, power: None });
+        assert_eq!(r(&[], Some(4)).unwrap(), Malleability { spec: None, power: None, share_cores: false });
+        // Core sharing alone, or with an elastic spec.
+        assert!(r(&[("malleable-cores", "")], Some(4)).unwrap().share_cores);
+        let both = r(&[("malleable-cores", ""), ("min-nodes-invasive", "1"), ("max-nodes-invasive", "2")], Some(2));
+        assert!(both.as_ref().unwrap().share_cores && both.unwrap().spec.is_some());
         assert_eq!(r(&[("min-power", "170")], None).unwrap().power, Some(JobPower::fixed(170.0)));
         // Elastic.
         let m = r(&[("min-nodes-invasive", "2"), ("max-nodes-invasive", "8"), ("node-constraints", "even")], Some(4));
@@ -344,6 +374,7 @@ mod tests {
             ("node-constraints", "ncube"),
             ("min-power", "170.5"),
             ("max-power", "250"),
+            ("--malleable-cores", ""),
         ])
         .unwrap();
         let env: Vec<String> = o.to_env().into_iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -354,7 +385,8 @@ mod tests {
                 "MALLEABLE_MAX_NODES=16",
                 "MALLEABLE_NODE_CONSTRAINTS=ncube",
                 "MALLEABLE_MIN_POWER=170.5",
-                "MALLEABLE_MAX_POWER=250"
+                "MALLEABLE_MAX_POWER=250",
+                "MALLEABLE_CORES=yes"
             ]
         );
         // Other entries in the job's SPANK environment are not ours.

@@ -274,6 +274,14 @@ int mall_finish(mall_rt *rt);
 void mall_free(void *p);
 
 /**
+ * How many CPUs the calling thread may run on now: task/drom changes it
+ * when SD-Policy starts a job on some of this job's cores, or gives them
+ * back; a threaded application asks at its safe points and resizes its
+ * pool. -1 (with `mall_last_error`) when it cannot be read. Needs no handle.
+ */
+int mall_cores(void);
+
+/**
  * The reason of this thread's last failed call, or "" when its last call
  * succeeded. Never NULL; valid until this thread's next call of a `mall_`
  * function (`mall_free` and `mall_last_error` leave it).

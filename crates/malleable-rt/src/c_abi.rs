@@ -574,6 +574,24 @@ pub unsafe extern "C" fn mall_free(p: *mut c_void) {
     });
 }
 
+/// How many CPUs the calling thread may run on now: task/drom changes it
+/// when SD-Policy starts a job on some of this job's cores, or gives them
+/// back; a threaded application asks at its safe points and resizes its
+/// pool. -1 (with `mall_last_error`) when it cannot be read. Needs no handle.
+#[no_mangle]
+pub extern "C" fn mall_cores() -> c_int {
+    let mut n = 0;
+    let rc = guard("mall_cores", || {
+        n = crate::cores::cores().map_err(|e| crate::Error(format!("mall_cores: {e}")))?;
+        Ok(())
+    });
+    if rc == 0 {
+        c_int::try_from(n).unwrap_or(c_int::MAX)
+    } else {
+        rc
+    }
+}
+
 /// The reason of this thread's last failed call, or "" when its last call
 /// succeeded. Never NULL; valid until this thread's next call of a `mall_`
 /// function (`mall_free` and `mall_last_error` leave it).
@@ -744,6 +762,13 @@ mod tests {
             assert_eq!(last_error(), "");
             assert_eq!(mall_finish(rt), 0);
         }
+    }
+
+    #[test]
+    fn the_core_count_is_the_threads_mask_and_needs_no_handle() {
+        let n = mall_cores();
+        assert_eq!(last_error(), "");
+        assert_eq!(usize::try_from(n).ok(), crate::cores::cores().ok());
     }
 
     #[test]

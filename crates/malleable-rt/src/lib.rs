@@ -34,8 +34,10 @@
 // allows it in this file only); see docs/SAFETY.md.
 #[allow(unsafe_code)]
 pub mod c_abi;
+pub mod cores;
 pub mod power;
 pub mod wire;
 pub mod worker;
 
+pub use cores::{cores, CoreWatch};
 pub use worker::{Adaptation, Begun, Error, Result, Runtime};

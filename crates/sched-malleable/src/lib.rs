@@ -4,7 +4,7 @@
 //! (`malleable_ctld::agent`).
 
 use malleable_ctld::agent::{AgentHandle, Role};
-use malleable_ctld::config::{check_prolog_flags, check_scheduler_parameters, Config};
+use malleable_ctld::config::{check_core_sharing, check_prolog_flags, check_scheduler_parameters, Config};
 use malleable_ctld::CONF_FILE;
 use slurm::ctld::{PluginContext, SchedPlugin, Slurmctld};
 
@@ -17,6 +17,12 @@ fn read_config(ctx: &PluginContext) -> Result<Config, String> {
     let path = ctx.conf_path(CONF_FILE);
     let (config, found) = Config::load(&path)?;
     check_scheduler_parameters(ctx.scheduler_parameters().as_deref(), config.power_in_use().is_some())?;
+    check_core_sharing(
+        config.strategy.info,
+        ctx.select_type().as_deref(),
+        ctx.task_plugin().as_deref(),
+        ctx.scheduler_parameters().as_deref(),
+    )?;
     if found {
         log::info!("read {}: {config}", path.display());
     } else {

@@ -5,6 +5,9 @@
 //! named by SLURM_SRC_DIR. Everything here is `unsafe` to use; the `slurm`
 //! crate is the safe layer over it.
 #![allow(non_upper_case_globals, non_camel_case_types, non_snake_case, dead_code)]
+// bindgen's accessors of signed C bitfields (slurmd_conf_t's `int x:1`
+// flags, in the stepd bindings) transmute between i32 and u32.
+#![allow(unnecessary_transmutes)]
 #![allow(clippy::all)]
 
 include!(concat!(env!("OUT_DIR"), "/bindings.rs"));
@@ -66,6 +69,56 @@ mod layout {
             assert_eq!(size_of::<slurm_conf_t>(), malleable_probe_sizeof_slurm_conf);
             assert_eq!(offset_of!(slurm_conf_t, sched_params), malleable_probe_offsetof_sched_params);
             assert_eq!(size_of::<slurmctld_config_t>(), malleable_probe_sizeof_slurmctld_config);
+        }
+    }
+}
+
+#[cfg(all(test, feature = "stepd"))]
+mod stepd_layout {
+    //! As `layout`, for what task/drom reads in slurmstepd (and, of the
+    //! launch requests, in slurmd).
+    use super::*;
+    use std::mem::{offset_of, size_of};
+
+    extern "C" {
+        static malleable_probe_sizeof_stepd_step_rec: usize;
+        static malleable_probe_offsetof_step_step_id: usize;
+        static malleable_probe_offsetof_step_node_tasks: usize;
+        static malleable_probe_offsetof_step_env: usize;
+        static malleable_probe_offsetof_step_node_name: usize;
+        static malleable_probe_offsetof_step_task: usize;
+        static malleable_probe_sizeof_stepd_task_info: usize;
+        static malleable_probe_offsetof_task_id: usize;
+        static malleable_probe_offsetof_task_pid: usize;
+        static malleable_probe_sizeof_slurmd_conf: usize;
+        static malleable_probe_offsetof_conf_node_name: usize;
+        static malleable_probe_offsetof_conf_spooldir: usize;
+        static malleable_probe_sizeof_step_loc: usize;
+        static malleable_probe_offsetof_step_loc_step_id: usize;
+        static malleable_probe_offsetof_batch_job_id: usize;
+        static malleable_probe_offsetof_launch_step_id: usize;
+    }
+
+    #[test]
+    fn step_records_match_gcc_layout() {
+        // SAFETY: plain constants defined by layout_probe.c, never written.
+        unsafe {
+            assert_eq!(size_of::<stepd_step_rec_t>(), malleable_probe_sizeof_stepd_step_rec);
+            assert_eq!(offset_of!(stepd_step_rec_t, step_id), malleable_probe_offsetof_step_step_id);
+            assert_eq!(offset_of!(stepd_step_rec_t, node_tasks), malleable_probe_offsetof_step_node_tasks);
+            assert_eq!(offset_of!(stepd_step_rec_t, env), malleable_probe_offsetof_step_env);
+            assert_eq!(offset_of!(stepd_step_rec_t, node_name), malleable_probe_offsetof_step_node_name);
+            assert_eq!(offset_of!(stepd_step_rec_t, task), malleable_probe_offsetof_step_task);
+            assert_eq!(size_of::<stepd_step_task_info_t>(), malleable_probe_sizeof_stepd_task_info);
+            assert_eq!(offset_of!(stepd_step_task_info_t, id), malleable_probe_offsetof_task_id);
+            assert_eq!(offset_of!(stepd_step_task_info_t, pid), malleable_probe_offsetof_task_pid);
+            assert_eq!(size_of::<slurmd_conf_t>(), malleable_probe_sizeof_slurmd_conf);
+            assert_eq!(offset_of!(slurmd_conf_t, node_name), malleable_probe_offsetof_conf_node_name);
+            assert_eq!(offset_of!(slurmd_conf_t, spooldir), malleable_probe_offsetof_conf_spooldir);
+            assert_eq!(size_of::<step_loc_t>(), malleable_probe_sizeof_step_loc);
+            assert_eq!(offset_of!(step_loc_t, step_id), malleable_probe_offsetof_step_loc_step_id);
+            assert_eq!(offset_of!(batch_job_launch_msg_t, job_id), malleable_probe_offsetof_batch_job_id);
+            assert_eq!(offset_of!(launch_tasks_request_msg_t, step_id), malleable_probe_offsetof_launch_step_id);
         }
     }
 }

@@ -10,7 +10,9 @@
 //! - [`spank`] (feature `spank`): SPANK plugins, `spank_plugin!`;
 //! - [`client`] (feature `client`): Slurm's client API for commands and
 //!   applications (read a job, set its comment, submit);
-//! - [`stepd`] (feature `stepd`): the room for the task plugin.
+//! - [`stepd`] (feature `stepd`): slurmstepd (and slurmd) for a task
+//!   plugin: a view of the step record, the node's other steps and their
+//!   processes through the stepd API, CPU affinity, and `task_plugin!`.
 //!
 //! `docs/SAFETY.md` says which thread runs what, which locks are held, and
 //! who frees what, in each daemon.

@@ -24,7 +24,7 @@ use slurm::spank::{controller_scheduler_type, Context, Spank, SpankOption, Spank
 
 /// Each option under its name, then each other spelling, in `OPTIONS` order.
 const SPELLINGS: &[SpankOption] = &{
-    let mut table = [SpankOption { name: "", arg: "", usage: "" }; 7];
+    let mut table = [SpankOption { name: "", arg: "", usage: "" }; 8];
     let mut i = 0;
     let mut n = 0;
     while i < OPTIONS.len() {
@@ -87,9 +87,12 @@ impl SpankPlugin for Malleable {
 
     fn option(&self, index: usize, value: Option<&str>, _remote: bool) -> Result<(), String> {
         let name = SPELLINGS[index].name;
-        let value = value.unwrap_or("");
+        let raw = value.unwrap_or("");
+        // A flag has no value; read back from the environment, Slurm hands
+        // it over as the text "(null)", which is what it exported.
+        let value = if SPELLINGS[index].arg.is_empty() { "" } else { raw };
         let mut g = self.given.lock();
-        if !inherited(name, value, g.seen.contains(&name)) {
+        if !inherited(name, raw, g.seen.contains(&name)) {
             g.typed.push(name);
         }
         g.seen.push(name);
@@ -161,10 +164,14 @@ mod tests {
                 "max-nodes-invasic",
                 "node-constraints",
                 "min-power",
-                "max-power"
+                "max-power",
+                "malleable-cores"
             ]
         );
-        assert!(SPELLINGS.iter().all(|o| !o.arg.is_empty() && !o.usage.is_empty()));
+        assert!(SPELLINGS.iter().all(|o| !o.usage.is_empty()));
+        // Every option takes a value but the one flag.
+        let flags: Vec<&str> = SPELLINGS.iter().filter(|o| o.arg.is_empty()).map(|o| o.name).collect();
+        assert_eq!(flags, ["malleable-cores"]);
     }
 
     #[test]
@@ -195,5 +202,12 @@ mod tests {
         assert_eq!(m.given.lock().typed, ["max-nodes-invasic"], "another value than the environment's: typed");
         m.option(0, Some("1"), false).unwrap();
         assert_eq!(m.given.lock().typed, ["max-nodes-invasic", "min-nodes-invasive"], "no variable: typed");
+        // The flag, as an srun in the job gets it back from Slurm's export.
+        let flag = SPELLINGS.iter().position(|o| o.name == "malleable-cores").unwrap();
+        std::env::set_var("SLURM_SPANK__SLURM_SPANK_OPTION_malleable_malleable_cores", "(null)");
+        let m = Malleable::new();
+        m.option(flag, Some("(null)"), false).unwrap();
+        assert!(m.given.lock().typed.is_empty(), "inherited, not typed");
+        assert!(m.given.lock().options.share_cores);
     }
 }

@@ -13,6 +13,7 @@ pub const PLUGINS: &[(&str, &str, &str)] = &[
     ("spank-malleable", "libspank_malleable.so", "spank_malleable.so"),
     ("job-submit-malleable", "libjob_submit_malleable.so", "job_submit_malleable.so"),
     ("select-natural", "libselect_natural.so", "select_natural.so"),
+    ("task-drom", "libtask_drom.so", "task_drom.so"),
 ];
 
 /// Where the staged plugins go: the PluginDir our clusters search first.

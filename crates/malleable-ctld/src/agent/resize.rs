@@ -1,15 +1,17 @@
 //! The agent's hands in slurmctld: settle each malleable job's adaptation
 //! (adapt.rs decides; here the nodes are freed, the job cancelled, the
 //! status published) and carry out the strategy's decisions (start, expand,
-//! shrink), all under the scheduling locks.
+//! shrink; a start on mates' cores in `share.rs`), all under the scheduling
+//! locks.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use malleable_model::runtime_msg::{Phase, Status};
-use malleable_model::{Decision, JobId};
+use malleable_model::{Decision, JobId, SharedCores};
 use slurm::ctld::{LockGuard, Scheduling};
 
+use super::share::ShareOrder;
 use super::Agent;
 use crate::adapt::{self, Context};
 use crate::snapshot::Taken;
@@ -111,6 +113,7 @@ impl Agent {
         taken: &Taken,
         d: &Decision,
         statuses: &mut HashMap<JobId, Status>,
+        records: &mut HashMap<JobId, SharedCores>,
         now: i64,
     ) {
         let table = |nodes: &[usize]| -> Vec<usize> { nodes.iter().map(|&i| taken.table_index[i]).collect() };
@@ -157,9 +160,9 @@ impl Agent {
                     Err(e) => self.refused_start(*job, nodes.len(), &e.to_string()),
                 }
             }
-            // Config refuses every strategy that shares cores: never here.
-            Decision::Share { job, .. } => {
-                log::error!("JobId={job}: {d} skipped: sched/malleable does not share cores yet");
+            Decision::Share { job, nodes, cores, time_limit, mates } => {
+                let order = ShareOrder { job: *job, nodes, cores: *cores, time_limit: *time_limit, mates };
+                self.share(guard, taken, order, records);
             }
             Decision::Expand { job, add_nodes } => {
                 let added = names(add_nodes);
@@ -208,7 +211,7 @@ impl Agent {
     /// Say that slurmctld refused to start `job` on `n` nodes: once while
     /// the refusal repeats (at debug level after, with its count), and again
     /// when it changes or after the job started.
-    fn refused_start(&mut self, job: JobId, n: usize, why: &str) {
+    pub(super) fn refused_start(&mut self, job: JobId, n: usize, why: &str) {
         let line = format!("could not start JobId={job} on {n} nodes: {why}");
         match repeated(&mut self.refused, job, line) {
             (line, 0) => log::info!("{line}; said once while it repeats"),

@@ -407,6 +407,43 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         Ok(self.find_job(job_id).map(|j| j.nodes()).unwrap_or_default())
     }
 
+    /// Set a running job's time limit to `minutes`, as `scontrol update
+    /// TimeLimit=` by root does (its end time follows): SD-Policy grows a
+    /// mate's limit by what sharing its cores costs it.
+    pub fn set_time_limit(&mut self, job_id: u32, minutes: u32) -> Result<(), AllocError> {
+        let job = self.find_job(job_id).ok_or(AllocError::NoSuchJob(job_id))?;
+        if !job.holds_nodes() {
+            return Err(AllocError::NotRunning(job_id));
+        }
+        let result = self.update_job(job_id, "update_job TimeLimit=", |desc| desc.time_limit = minutes);
+        self.settle_db_index(job_id);
+        result
+    }
+
+    /// `update_job` as root with a request that sets only what `set` does.
+    fn update_job(
+        &mut self,
+        job_id: u32,
+        what: &'static str,
+        set: impl FnOnce(&mut sys::job_desc_msg_t),
+    ) -> Result<(), AllocError> {
+        // SAFETY: a request set up by slurm_init_job_desc_msg, given plain
+        // values by `set` (no pointers); update_job needs the job write
+        // lock we hold.
+        let rc = unsafe {
+            let mut desc: sys::job_desc_msg_t = std::mem::zeroed();
+            sys::slurm_init_job_desc_msg(&mut desc);
+            desc.job_id = job_id;
+            set(&mut desc);
+            self.update(&mut desc)
+        };
+        if rc == sys::SLURM_SUCCESS as i32 {
+            Ok(())
+        } else {
+            Err(slurm_error(what, rc))
+        }
+    }
+
     /// Grow a running job onto idle nodes (node-table indices) through a
     /// helper job merged into it (module docs). On any refusal the helper
     /// is cancelled and the job keeps what it had. Returns the job's node
@@ -507,20 +544,7 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         if !job.is_pending() {
             return Err(AllocError::NotPending(job_id));
         }
-        // SAFETY: a request set up by slurm_init_job_desc_msg; update_job
-        // needs the job write lock we hold.
-        let rc = unsafe {
-            let mut desc: sys::job_desc_msg_t = std::mem::zeroed();
-            sys::slurm_init_job_desc_msg(&mut desc);
-            desc.job_id = job_id;
-            desc.priority = priority;
-            self.update(&mut desc)
-        };
-        if rc == sys::SLURM_SUCCESS as i32 {
-            Ok(())
-        } else {
-            Err(slurm_error("update_job Priority", rc))
-        }
+        self.update_job(job_id, "update_job Priority", |desc| desc.priority = priority)
     }
 
     /// Cancel a job, as root (as `scancel` would); whether Slurm took it.

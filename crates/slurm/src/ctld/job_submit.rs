@@ -97,6 +97,21 @@ impl JobDesc<'_> {
         }
     }
 
+    /// Whether it asks for its nodes to itself (`--exclusive`, or
+    /// `--exclusive=user|mcs`).
+    pub fn exclusive(&self) -> bool {
+        // NO_VAL16 (0xfffe, a macro bindgen does not carry): not given.
+        let shared = self.rec().shared;
+        shared != u16::MAX - 1 && shared != sys::JOB_SHARED_OK as u16
+    }
+
+    /// Let its cores be shared with other such jobs (`--oversubscribe`),
+    /// as far as its partition's OverSubscribe allows.
+    pub fn set_oversubscribe(&mut self) {
+        // SAFETY: the request is ours to change for this call; a plain integer.
+        unsafe { (*self.raw).shared = sys::JOB_SHARED_OK as u16 }
+    }
+
     /// The partition asked for, if any.
     pub fn partition(&self) -> Option<String> {
         // SAFETY: NULL or a NUL-terminated string owned by the request.
@@ -111,24 +126,36 @@ pub struct SubmitContext {
 }
 
 impl SubmitContext {
-    /// The partition `name` (or the default one for `None`) and how many
-    /// nodes it has; `None` when there is no such partition.
-    pub fn partition_nodes(&self, name: Option<&str>) -> Option<(String, u32)> {
+    /// The partition `name` (or the default one for `None`; the first of a
+    /// comma-separated list, where the job would go first): its name, how
+    /// many nodes it has, and its OverSubscribe setting as slurmctld keeps
+    /// it (max_share: 0 EXCLUSIVE, 1 NO, N for YES:N, SHARED_FORCE | N for
+    /// FORCE:N). `None` when there is no such partition.
+    fn partition(&self, name: Option<&str>) -> Option<(String, u32, u16)> {
         // SAFETY: with the partition read lock held (module docs), the
         // partition list and default_part_loc are stable; find_part_record
         // only reads them; a non-null result is a live record.
         unsafe {
             let part = match name {
                 Some(n) => {
-                    // A comma-separated list: the first is where the job would go first.
                     let first = c_text(n.split(',').next().unwrap_or(n));
                     (self.ctld.find_part_record)(first.as_ptr().cast_mut())
                 }
                 None => *self.ctld.default_part_loc,
             };
             let part = part.as_ref()?;
-            Some((cstr_to_string(part.name).unwrap_or_default(), part.total_nodes))
+            Some((cstr_to_string(part.name).unwrap_or_default(), part.total_nodes, part.max_share))
         }
+    }
+
+    /// The partition `name` (or the default one) and how many nodes it has.
+    pub fn partition_nodes(&self, name: Option<&str>) -> Option<(String, u32)> {
+        self.partition(name).map(|(n, nodes, _)| (n, nodes))
+    }
+
+    /// The partition `name` (or the default one) and its max_share.
+    pub fn partition_max_share(&self, name: Option<&str>) -> Option<(String, u16)> {
+        self.partition(name).map(|(n, _, share)| (n, share))
     }
 }
 

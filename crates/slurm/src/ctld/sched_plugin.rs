@@ -29,6 +29,18 @@ impl PluginContext {
         unsafe { crate::common::cstr::cstr_to_string(std::ptr::addr_of!(sys::slurm_conf.schedtype).read()) }
     }
 
+    /// `SelectType` from slurm.conf.
+    pub fn select_type(&self) -> Option<String> {
+        // SAFETY: as for sched_params; select_type is NULL or a string it owns.
+        unsafe { crate::common::cstr::cstr_to_string(std::ptr::addr_of!(sys::slurm_conf.select_type).read()) }
+    }
+
+    /// `TaskPlugin` from slurm.conf.
+    pub fn task_plugin(&self) -> Option<String> {
+        // SAFETY: as for sched_params; task_plugin is NULL or a string it owns.
+        unsafe { crate::common::cstr::cstr_to_string(std::ptr::addr_of!(sys::slurm_conf.task_plugin).read()) }
+    }
+
     /// `SchedulerParameters` from slurm.conf.
     pub fn scheduler_parameters(&self) -> Option<String> {
         // SAFETY: slurm_conf is libslurmfull's global, stable under the
