@@ -287,6 +287,7 @@ mod tests {
             power: None,
             iterative: None,
             share_cores: false,
+            cores: None,
         };
         let logged = LoggedJob { submit: Some(submit), start: Some(start), end: Some(end), ..LoggedJob::default() };
         cluster_eval::replay::RunJob { spec, slurm_id: id, logged, state: "COMPLETED".into(), output: None }

@@ -165,6 +165,7 @@ mod tests {
             shrinks: 0,
             class: None,
             alone_run: None,
+            packing: None,
         }
     }
 

@@ -142,6 +142,7 @@ mod tests {
             power: None,
             iterative: None,
             share_cores: false,
+            cores: None,
         };
         let logged = LoggedJob {
             submit: Some(0.0),

@@ -95,6 +95,7 @@ impl RealRun {
                     shrinks: j.logged.shrinks,
                     class: j.spec.iterative.map(|it| it.class),
                     alone_run: None,
+                    packing: None,
                 }
             })
             .collect()

@@ -65,10 +65,11 @@ pub fn demo(nodes: usize) -> Workload {
                 power: None,
                 iterative: None,
                 share_cores: false,
+                cores: None,
             }
         })
         .collect();
-    Workload { name: "demo".into(), nodes, jobs, power: None, cores: 1 }
+    Workload { name: "demo".into(), nodes, jobs, power: None, cores: 1, gpus: 0 }
 }
 
 /// The soak: `jobs` jobs on `nodes` nodes, every third elastic (min 1, max
@@ -109,12 +110,13 @@ pub fn soak(jobs: usize, nodes: usize, gap: f64, seed: u64) -> Workload {
                 power: None,
                 iterative: None,
                 share_cores: false,
+                cores: None,
             };
             t += gap * 2.0 * rng.next();
             spec
         })
         .collect();
-    Workload { name: format!("soak:{jobs}"), nodes, jobs: specs, power: None, cores: 1 }
+    Workload { name: format!("soak:{jobs}"), nodes, jobs: specs, power: None, cores: 1, gpus: 0 }
 }
 
 /// The burst of issue 13's comparison with stock Slurm: `jobs` rigid jobs
@@ -135,9 +137,10 @@ pub fn burst(jobs: usize, nodes: usize, seed: u64) -> Workload {
             power: None,
             iterative: None,
             share_cores: false,
+            cores: None,
         })
         .collect();
-    Workload { name: format!("burst:{jobs}"), nodes, jobs: specs, power: None, cores: 1 }
+    Workload { name: format!("burst:{jobs}"), nodes, jobs: specs, power: None, cores: 1, gpus: 0 }
 }
 
 /// A tiny seeded generator: the soak needs variety, not statistical quality,

@@ -173,6 +173,8 @@ pub struct StrategyInfo {
     pub uses_power_corridor: bool,
     /// It starts jobs on cores of running jobs' nodes (`Decision::Share`).
     pub shares_cores: bool,
+    /// It starts jobs that ask for cores on part of nodes (`Decision::Place`).
+    pub places_cores: bool,
     /// A new instance with these parameter values.
     pub build: fn(&Params) -> Box<dyn Strategy>,
 }

@@ -159,6 +159,7 @@ fn check(kind: &str, s: &Snapshot, ds: &[Decision]) -> Result<(), TestCaseError>
                 prop_assert!(spec.allows(after as u32), "{} -> {} off {:?}", current, after, spec);
             }
             Decision::Share { .. } => prop_assert!(false, "{} shared cores on whole-node jobs", kind),
+            Decision::Place { .. } => prop_assert!(false, "{} placed a whole-node job on part of nodes", kind),
         }
     }
     Ok(())
@@ -220,7 +221,7 @@ proptest! {
                     Decision::Start { nodes, .. } => nodes.len(),
                     Decision::Expand { add_nodes, .. } => add_nodes.len(),
                     // On busy nodes only.
-                    Decision::Shrink { .. } | Decision::Share { .. } => 0,
+                    Decision::Shrink { .. } | Decision::Share { .. } | Decision::Place { .. } => 0,
                 })
                 .sum();
             let left = (s.free_nodes().len() - used) as u32;

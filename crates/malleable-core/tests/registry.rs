@@ -55,7 +55,7 @@ fn bad_choices_name_the_strategy_the_key_the_value_and_what_is_allowed() {
     let e = |t: &str| StrategyChoice::parse(t).unwrap_err();
     assert_eq!(
         e("fastest"),
-        "unknown strategy 'fastest', allowed: fcfs, easy, conservative, mtct, fpsma, mtct-backfill, power, power-running-only, natural, natural-plan, sd-policy"
+        "unknown strategy 'fastest', allowed: fcfs, easy, conservative, mtct, fpsma, mtct-backfill, power, power-running-only, natural, natural-plan, sd-policy, ipsched"
     );
     assert_eq!(e("easy[Foo=1]"), "easy: unknown parameter 'Foo': it takes none");
     assert_eq!(e("conservative[Foo=1]"), "conservative: unknown parameter 'Foo': it takes MaxJobTest");
@@ -106,6 +106,7 @@ const TOY: StrategyInfo = StrategyInfo {
     measures: &[MeasureSpec { name: "toy_passes", kind: MeasureKind::Count, help: "passes" }],
     uses_power_corridor: false,
     shares_cores: false,
+    places_cores: false,
     build: |p| Box::new(Toy { step: p.whole("Step") as usize }),
 };
 

@@ -166,10 +166,11 @@ const KEYS: &[&str] = &[
 /// an application to move its data.
 pub const DEFAULT_ADAPT_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The strategies the plugin can run: every registered one (one that
-/// shares cores needs the slurm.conf [`check_core_sharing`] asks for).
+/// The strategies the plugin can run: every registered one but those that
+/// place jobs on part of nodes (one that shares cores needs the slurm.conf
+/// [`check_core_sharing`] asks for).
 fn runnable() -> impl Iterator<Item = &'static &'static malleable_core::StrategyInfo> {
-    REGISTRY.iter()
+    REGISTRY.iter().filter(|s| !s.places_cores)
 }
 
 /// The first registered strategy that takes `key`, and the names of all
@@ -313,6 +314,13 @@ impl Config {
                 let value = value.trim();
                 config.strategy =
                     StrategyChoice::named(value).map_err(|e| format!("line {}: Strategy={value}: {e}", n + 1))?;
+                if config.strategy.info.places_cores {
+                    return Err(format!(
+                        "line {}: Strategy={value}: it starts jobs on part of nodes (cores and GPUs it chooses), \
+                         which sched/malleable cannot carry out yet; it runs in the simulator (malleable-sim)",
+                        n + 1
+                    ));
+                }
                 strategy_line = n + 1;
                 config.strategy_given = true;
             }
@@ -718,6 +726,14 @@ mod tests {
         let e = Config::load(&dir.join("malleable.conf")).unwrap_err();
         assert!(e.contains("malleable.conf: line 1: Strategy=power needs a power corridor"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_strategy_that_places_cores_is_refused_until_the_plugin_can_carry_it_out() {
+        let e = Config::parse_in("SchedulerTick=5\nStrategy=ipsched\n", cet()).unwrap_err();
+        assert!(e.starts_with("line 2: Strategy=ipsched: it starts jobs on part of nodes"), "{e}");
+        // Nor are its keys the plugin's.
+        assert!(Config::parse_in("Window=10\n", cet()).unwrap_err().contains("unknown key 'Window'"));
     }
 
     #[test]

@@ -78,7 +78,7 @@ pub fn take(
         }
         // A node an expand just failed on is offered to no one for a while.
         let free = n.is_free() && !suspects.contains_key(&name);
-        nodes.push(Node { name, free, cores: n.cpus().max(1) });
+        nodes.push(Node { name, free, cores: n.cpus().max(1), ..Node::default() });
     }
 
     let mut partitions = HashMap::new();
@@ -215,6 +215,8 @@ pub fn take(
                 power: job_power,
                 placement,
                 share_cores,
+                // Whole nodes: no strategy the plugin runs places cores.
+                cores: None,
             });
         }
     }
@@ -353,7 +355,8 @@ mod batch_host_tests {
 
     #[test]
     fn the_batch_host_comes_first_and_the_rest_keep_their_order() {
-        let nodes: Vec<Node> = (1..=8).map(|i| Node { name: format!("n{i}"), free: false, cores: 1 }).collect();
+        let nodes: Vec<Node> =
+            (1..=8).map(|i| Node { name: format!("n{i}"), free: false, cores: 1, ..Node::default() }).collect();
         let mut held: Vec<NodeIndex> = (0..8).collect();
         batch_host_first(&mut held, "n8", &nodes);
         assert_eq!(held, [7, 0, 1, 2, 3, 4, 5, 6]);
@@ -380,7 +383,8 @@ mod sharing_tests {
 
     #[test]
     fn a_recorded_sharing_gives_each_job_its_cores_while_its_partners_run() {
-        let nodes: Vec<Node> = (1..=4).map(|i| Node { name: format!("n{i}"), free: false, cores: 4 }).collect();
+        let nodes: Vec<Node> =
+            (1..=4).map(|i| Node { name: format!("n{i}"), free: false, cores: 4, ..Node::default() }).collect();
         // JobId=3 started on 1 core of each node of mates 1 (n1, n2) and 2 (n3).
         let rec = SharedCores { job: JobId(3), cores: 1, of: 4, mates: vec![JobId(1), JobId(2)], increase: 0 };
         let recorded = |increase| {

@@ -20,6 +20,10 @@ pub enum Decision {
     /// mate keeps the rest and its limit grows as it says. The cores go back
     /// when the job ends; a mate that ends first leaves its cores to it.
     Share { job: JobId, nodes: Vec<NodeIndex>, cores: u32, time_limit: Time, mates: Vec<MateShare> },
+    /// Start a waiting job that asks for cores (`PendingJob::cores`) on
+    /// part of nodes: `layout` gives each node it uses and its cores there
+    /// (IPSCHED's x_ij); it gets its GPUs per node on each.
+    Place { job: JobId, layout: Vec<(NodeIndex, u32)> },
 }
 
 impl Decision {
@@ -28,7 +32,8 @@ impl Decision {
             Decision::Start { job, .. }
             | Decision::Expand { job, .. }
             | Decision::Shrink { job, .. }
-            | Decision::Share { job, .. } => *job,
+            | Decision::Share { job, .. }
+            | Decision::Place { job, .. } => *job,
         }
     }
 }
@@ -41,6 +46,10 @@ impl std::fmt::Display for Decision {
             Decision::Shrink { remove_nodes, .. } => write!(f, "shrink by {} nodes", remove_nodes.len()),
             Decision::Share { nodes, cores, mates, .. } => {
                 write!(f, "start on {cores} cores of each of {} nodes of {} mates", nodes.len(), mates.len())
+            }
+            Decision::Place { layout, .. } => {
+                let cores: u32 = layout.iter().map(|&(_, c)| c).sum();
+                write!(f, "start on {cores} cores of {} nodes", layout.len())
             }
         }
     }

@@ -141,6 +141,46 @@ pub struct PendingJob {
     /// Its owner lets it start on cores taken from running jobs that opted
     /// in too (`--malleable-cores`, SD-Policy).
     pub share_cores: bool,
+    /// `None`: it asks for whole nodes (`nodes` of them). Else the cores
+    /// and GPUs it asks for, which a strategy that places cores may spread
+    /// over part of nodes (`Decision::Place`); `nodes` is then the fewest
+    /// whole nodes that hold them, which is what a strategy that knows only
+    /// whole nodes gives it.
+    pub cores: Option<CoreRequest>,
+}
+
+/// A request for cores rather than nodes (IPSCHED's r_j, g_j, Nmin_j, Nmax_j).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CoreRequest {
+    /// Cores in all (r_j).
+    pub cores: u32,
+    /// GPUs on every node it uses (g_j).
+    pub gpus_per_node: u32,
+    /// The fewest and most nodes its cores may be spread over.
+    pub min_nodes: u32,
+    pub max_nodes: u32,
+}
+
+impl CoreRequest {
+    /// Whether `layout` (cores on each node used) gives it what it asks:
+    /// all its cores, on a count of nodes it allows, at least one core each.
+    pub fn fits(&self, layout: &[(crate::NodeIndex, u32)]) -> Result<(), String> {
+        let n = layout.len() as u32;
+        let total: u64 = layout.iter().map(|&(_, c)| u64::from(c)).sum();
+        if layout.iter().any(|&(_, c)| c == 0) {
+            return Err("it would be placed on a node with no core".into());
+        }
+        if total != u64::from(self.cores) {
+            return Err(format!("it would get {total} cores: it asks for {}", self.cores));
+        }
+        if n < self.min_nodes || n > self.max_nodes {
+            return Err(format!(
+                "it would be spread over {n} nodes: it allows {} to {}",
+                self.min_nodes, self.max_nodes
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl PendingJob {
@@ -158,6 +198,7 @@ impl PendingJob {
             power: None,
             placement: Placement::anywhere(),
             share_cores: false,
+            cores: None,
         }
     }
 
@@ -201,13 +242,20 @@ impl PendingJob {
         self
     }
 
-    /// Nodes it starts on when rigid: what it asks for, but at least one
-    /// (a job asking for 0 nodes still needs somewhere to run).
     pub fn share_cores(mut self, share: bool) -> PendingJob {
         self.share_cores = share;
         self
     }
 
+    /// It asks for cores (and GPUs per node) rather than whole nodes; its
+    /// `nodes` stay what a whole-node strategy gives it.
+    pub fn asking_cores(mut self, request: CoreRequest) -> PendingJob {
+        self.cores = Some(request);
+        self
+    }
+
+    /// Nodes it starts on when rigid: what it asks for, but at least one
+    /// (a job asking for 0 nodes still needs somewhere to run).
     pub fn size(&self) -> usize {
         usize::try_from(self.nodes).unwrap_or(usize::MAX).max(1)
     }
@@ -236,6 +284,7 @@ mod tests {
                 power: None,
                 placement: Placement::anywhere(),
                 share_cores: false,
+                cores: None,
             }
         );
         let r = RunningJob::new(9, [2, 3]).start(4).end_limit(Some(100)).malleable(spec).adapting(true);
@@ -243,6 +292,17 @@ mod tests {
         assert_eq!(r.resizable(), None, "an adapting job is not resizable");
         assert_eq!(r.adapting(false).resizable(), Some(&spec));
         assert_eq!(RunningJob::new(1, [0]).resizable(), None, "a rigid job is not resizable");
+    }
+
+    #[test]
+    fn a_core_request_takes_all_its_cores_on_a_count_of_nodes_it_allows() {
+        let r = CoreRequest { cores: 10, gpus_per_node: 2, min_nodes: 2, max_nodes: 3 };
+        assert_eq!(r.fits(&[(0, 8), (1, 2)]), Ok(()));
+        assert_eq!(r.fits(&[(0, 4), (1, 3), (2, 3)]), Ok(()));
+        assert_eq!(r.fits(&[(0, 8), (1, 1)]), Err("it would get 9 cores: it asks for 10".into()));
+        assert_eq!(r.fits(&[(0, 10)]), Err("it would be spread over 1 nodes: it allows 2 to 3".into()));
+        assert_eq!(r.fits(&[(0, 7), (1, 3), (2, 0)]), Err("it would be placed on a node with no core".into()));
+        assert!(r.fits(&[(0, 1), (1, 1), (2, 1), (3, 7)]).unwrap_err().contains("over 4 nodes"));
     }
 
     #[test]

@@ -26,7 +26,7 @@ mod validate;
 pub use constraint::{MalleableSpec, NodeConstraint};
 pub use decision::Decision;
 pub use ids::{JobId, NodeIndex, Time};
-pub use job::{tier_of, PendingJob, RunningJob};
+pub use job::{tier_of, CoreRequest, PendingJob, RunningJob};
 pub use node::Node;
 pub use placement::Placement;
 pub use power::{Corridor, CorridorSchedule, JobPower, PowerState, Watts};

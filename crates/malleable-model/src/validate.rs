@@ -25,7 +25,14 @@
 //!   each one it may use (those it requires included); on each, the cores
 //!   taken and kept are both at least one and add up to the node's; no
 //!   limit shrinks (the job's is at least its own, a mate's at least its
-//!   current one).
+//!   current one);
+//! - `Place`: the job is waiting and asks for cores; the layout names
+//!   distinct nodes it may use (those it requires included), gives it all
+//!   its cores, at least one on each, on a count of nodes it allows; on each
+//!   node the cores and the job's GPUs per node are within what the node
+//!   has available ([`Node::cores_available`](crate::Node::cores_available))
+//!   less what earlier places of the pass took, and no `Start` or `Expand`
+//!   hands out a node that a `Place` took part of, nor the other way round.
 
 use std::collections::{HashMap, HashSet};
 
@@ -77,6 +84,7 @@ pub fn rejections(s: &Snapshot, decisions: &[Decision]) -> Vec<Rejection> {
 
     let mut seen_jobs = HashSet::new();
     let mut handed_out = HashSet::new();
+    let mut parted: HashMap<NodeIndex, (u32, u32)> = HashMap::new();
     let mut rejected = Vec::new();
     for (index, d) in decisions.iter().enumerate() {
         let verdict = if seen_jobs.contains(&d.job()) {
@@ -84,13 +92,18 @@ pub fn rejections(s: &Snapshot, decisions: &[Decision]) -> Vec<Rejection> {
         } else if let Some(m) = mates_of(d).find(|m| seen_jobs.contains(m) || *m == d.job()) {
             Err(format!("its mate {m} is decided elsewhere in this pass"))
         } else {
-            check(s, d, &pending, &running, &handed_out)
+            check(s, d, &pending, &running, &handed_out, &parted)
         };
         match verdict {
             Ok(claimed) => {
                 seen_jobs.insert(d.job());
                 seen_jobs.extend(mates_of(d));
-                handed_out.extend(claimed);
+                handed_out.extend(claimed.whole);
+                for (i, cores, gpus) in claimed.part {
+                    let taken = parted.entry(i).or_default();
+                    taken.0 += cores;
+                    taken.1 += gpus;
+                }
             }
             Err(why) => rejected.push(Rejection { index, decision: d.clone(), why }),
         }
@@ -98,15 +111,31 @@ pub fn rejections(s: &Snapshot, decisions: &[Decision]) -> Vec<Rejection> {
     rejected
 }
 
-/// One decision against the snapshot and what earlier decisions handed out;
-/// the nodes it hands out when it is valid.
+/// What a valid decision takes: whole nodes, and cores and GPUs of others.
+#[derive(Default)]
+struct Claim {
+    whole: Vec<NodeIndex>,
+    part: Vec<(NodeIndex, u32, u32)>,
+}
+
+impl From<Vec<NodeIndex>> for Claim {
+    fn from(whole: Vec<NodeIndex>) -> Claim {
+        Claim { whole, part: Vec::new() }
+    }
+}
+
+/// One decision against the snapshot and what earlier decisions took
+/// (`handed_out` whole, `parted` in cores and GPUs); what it takes when it
+/// is valid.
 fn check(
     s: &Snapshot,
     d: &Decision,
     pending: &HashMap<JobId, &PendingJob>,
     running: &HashMap<JobId, &RunningJob>,
     handed_out: &HashSet<NodeIndex>,
-) -> Result<Vec<NodeIndex>, String> {
+    parted: &HashMap<NodeIndex, (u32, u32)>,
+) -> Result<Claim, String> {
+    let taken = Taken { whole: handed_out, parted };
     match d {
         Decision::Start { job, nodes, time_limit } => {
             let p = pending.get(job).ok_or("the job is not waiting")?;
@@ -136,9 +165,9 @@ fn check(
                 }
                 None => return Err(format!("it would start on {n} nodes: it is rigid and asks for {asked}")),
             }
-            free_and_unclaimed(s, nodes, handed_out)?;
+            free_and_unclaimed(s, nodes, &taken)?;
             starts_placed(s, p, nodes)?;
-            Ok(nodes.clone())
+            Ok(nodes.clone().into())
         }
         Decision::Expand { job, add_nodes } => {
             let (r, spec) = resizable(running, *job)?;
@@ -149,9 +178,9 @@ fn check(
             if !spec.allows(after as u32) {
                 return Err(format!("it would run on {after} nodes, outside {}", spec_text(&spec)));
             }
-            free_and_unclaimed(s, add_nodes, handed_out)?;
+            free_and_unclaimed(s, add_nodes, &taken)?;
             placed(s, &r.placement, add_nodes)?;
-            Ok(add_nodes.clone())
+            Ok(add_nodes.clone().into())
         }
         Decision::Shrink { job, remove_nodes } => {
             let (r, spec) = resizable(running, *job)?;
@@ -176,13 +205,55 @@ fn check(
             if !spec.allows(after as u32) {
                 return Err(format!("it would run on {after} nodes, outside {}", spec_text(&spec)));
             }
-            Ok(Vec::new())
+            Ok(Claim::default())
         }
         Decision::Share { job, nodes, cores, time_limit, mates } => {
             let p = pending.get(job).ok_or("the job is not waiting")?;
-            check_share(s, p, nodes, *cores, *time_limit, mates, running)
+            check_share(s, p, nodes, *cores, *time_limit, mates, running).map(Claim::from)
+        }
+        Decision::Place { job, layout } => {
+            let p = pending.get(job).ok_or("the job is not waiting")?;
+            check_place(s, p, layout, &taken)
         }
     }
+}
+
+/// What the pass's earlier decisions took.
+struct Taken<'a> {
+    whole: &'a HashSet<NodeIndex>,
+    parted: &'a HashMap<NodeIndex, (u32, u32)>,
+}
+
+/// A `Place`'s rules (module docs), with its pending job.
+fn check_place(s: &Snapshot, p: &PendingJob, layout: &[(NodeIndex, u32)], taken: &Taken) -> Result<Claim, String> {
+    let req = p.cores.ok_or("it asks for whole nodes: only a job that asks for cores is placed on part of nodes")?;
+    if layout.is_empty() {
+        return Err("it would start on no node".into());
+    }
+    req.fits(layout)?;
+    let mut mine = HashSet::new();
+    let mut part = Vec::with_capacity(layout.len());
+    for &(i, cores) in layout {
+        let Some(node) = s.nodes.get(i) else {
+            return Err(format!("node index {i} does not exist (the cluster has {} nodes)", s.nodes.len()));
+        };
+        if taken.whole.contains(&i) || !mine.insert(i) {
+            return Err(format!("node {} is handed out twice", node.name));
+        }
+        let (cores_before, gpus_before) = taken.parted.get(&i).copied().unwrap_or_default();
+        let cores_left = node.cores_available().saturating_sub(cores_before);
+        let gpus_left = node.gpus_available().saturating_sub(gpus_before);
+        if cores > cores_left || req.gpus_per_node > gpus_left {
+            return Err(format!(
+                "node {} has {cores_left} cores and {gpus_left} GPUs left: it would take {cores} and {}",
+                node.name, req.gpus_per_node
+            ));
+        }
+        part.push((i, cores, req.gpus_per_node));
+    }
+    let nodes: Vec<NodeIndex> = layout.iter().map(|&(i, _)| i).collect();
+    starts_placed(s, p, &nodes)?;
+    Ok(Claim { whole: Vec::new(), part })
 }
 
 /// The mates a decision names (only a `Share` has any).
@@ -292,7 +363,7 @@ fn starts_placed(s: &Snapshot, p: &PendingJob, nodes: &[NodeIndex]) -> Result<()
     }
 }
 
-fn free_and_unclaimed(s: &Snapshot, nodes: &[NodeIndex], handed_out: &HashSet<NodeIndex>) -> Result<(), String> {
+fn free_and_unclaimed(s: &Snapshot, nodes: &[NodeIndex], taken: &Taken) -> Result<(), String> {
     let mut mine = HashSet::new();
     for &i in nodes {
         let Some(node) = s.nodes.get(i) else {
@@ -301,7 +372,7 @@ fn free_and_unclaimed(s: &Snapshot, nodes: &[NodeIndex], handed_out: &HashSet<No
         if !node.free {
             return Err(format!("node {} is not free", node.name));
         }
-        if handed_out.contains(&i) || !mine.insert(i) {
+        if taken.whole.contains(&i) || taken.parted.contains_key(&i) || !mine.insert(i) {
             return Err(format!("node {} is handed out twice", node.name));
         }
     }
@@ -319,7 +390,7 @@ fn spec_text(spec: &crate::MalleableSpec) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{MalleableSpec, Node, NodeConstraint};
+    use crate::{CoreRequest, MalleableSpec, Node, NodeConstraint};
 
     fn even(min: u32, max: u32) -> MalleableSpec {
         MalleableSpec { min, max, constraint: NodeConstraint::Even }
@@ -562,5 +633,71 @@ mod tests {
         s.running[1].malleable = Some(even(1, 4));
         assert_eq!(why(&s, &[shrink(11, &[2])]), vec![(0, "the job shares its nodes' cores".to_string())]);
         assert_eq!(s.running[1].resizable(), None);
+    }
+
+    /// 3 nodes of 8 cores and 2 GPUs: n0 free, n1 with 3 cores and 1 GPU
+    /// spare (jobs placed on the rest), n2 held whole. Waiting: 1 asks 10
+    /// cores and a GPU a node on 1 to 3 nodes, 2 a whole node, 3 four cores
+    /// (no GPU) on 1 or 2 nodes.
+    fn cores_cluster() -> Snapshot {
+        let mut nodes = Node::numbered_with([true, false, false], 8, 2);
+        nodes[1].spare_cores = 3;
+        nodes[1].spare_gpus = 1;
+        let ask = |cores, gpus_per_node, max_nodes| CoreRequest { cores, gpus_per_node, min_nodes: 1, max_nodes };
+        Snapshot {
+            now: 0,
+            nodes,
+            running: Vec::new(),
+            pending: vec![
+                PendingJob::new(1, 2).asking_cores(ask(10, 1, 3)),
+                PendingJob::new(2, 1),
+                PendingJob::new(3, 1).asking_cores(ask(4, 0, 2)),
+            ],
+            power: None,
+        }
+    }
+
+    fn place(job: u32, layout: &[(usize, u32)]) -> Decision {
+        Decision::Place { job: JobId(job), layout: layout.to_vec() }
+    }
+
+    #[test]
+    fn a_place_takes_cores_and_gpus_within_what_each_node_has_left() {
+        let s = cores_cluster();
+        assert!(validate(&s, &[place(1, &[(0, 8), (1, 2)])]).is_ok());
+        assert!(validate(&s, &[place(1, &[(0, 7), (1, 3)]), place(3, &[(0, 1)])]).is_err(), "job 3 asks 4 cores");
+        assert!(validate(&s, &[place(1, &[(0, 6), (1, 3), (0, 1)])]).is_err());
+        assert_eq!(
+            why(&s, &[place(1, &[(0, 8), (1, 2)]), start(2, &[0]), place(3, &[(1, 1), (0, 3)])]),
+            vec![
+                (1, "node n0 is handed out twice".to_string()),
+                (2, "node n0 has 0 cores and 1 GPUs left: it would take 3 and 0".to_string())
+            ]
+        );
+        // What a place leaves of a node is what the next one may take.
+        assert!(validate(&s, &[place(1, &[(0, 8), (1, 2)]), place(3, &[(1, 1), (0, 0)])]).is_err());
+        assert_eq!(
+            why(&s, &[place(3, &[(1, 3), (0, 1)]), place(1, &[(0, 7), (1, 3)])]),
+            vec![(1, "node n1 has 0 cores and 1 GPUs left: it would take 3 and 1".to_string())]
+        );
+        assert_eq!(
+            why(&s, &[place(1, &[(2, 8), (0, 2)])]),
+            vec![(0, "node n2 has 0 cores and 0 GPUs left: it would take 8 and 1".to_string())]
+        );
+        assert_eq!(
+            why(&s, &[place(2, &[(0, 8)])]),
+            vec![(0, "it asks for whole nodes: only a job that asks for cores is placed on part of nodes".to_string())]
+        );
+        assert_eq!(
+            why(&s, &[place(1, &[(0, 9), (1, 1)])]),
+            vec![(0, "node n0 has 8 cores and 2 GPUs left: it would take 9 and 1".to_string())]
+        );
+        assert_eq!(why(&s, &[place(1, &[(0, 8)])]), vec![(0, "it would get 8 cores: it asks for 10".to_string())]);
+        assert_eq!(why(&s, &[place(9, &[(0, 8)])]), vec![(0, "the job is not waiting".to_string())]);
+        // A start first: the place may not take part of its node.
+        assert_eq!(
+            why(&s, &[start(2, &[0]), place(3, &[(0, 4)])]),
+            vec![(1, "node n0 is handed out twice".to_string())]
+        );
     }
 }

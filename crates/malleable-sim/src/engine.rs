@@ -34,6 +34,9 @@ pub struct JobRecord {
     /// time alone on its nodes, what its slowdown is counted against, as
     /// SD-Policy's paper counts it (its own run was stretched by sharing).
     pub alone_run: Option<f64>,
+    /// For a job that asks for cores: the nodes it was spread over, over
+    /// the fewest that hold its cores (IPSCHED's packing factor, 1 at best).
+    pub packing: Option<f64>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq)]
@@ -187,6 +190,10 @@ struct Job {
     with: Vec<usize>,
     /// Its end limit as sharing set it (its start plus estimate otherwise).
     shared_limit: Option<f64>,
+    /// Placed on part of nodes: its cores on each of its nodes, in their
+    /// order, and its GPUs on each (empty: whole nodes).
+    placed: Vec<u32>,
+    gpus: u32,
 }
 
 impl Job {
@@ -198,10 +205,11 @@ impl Job {
     /// The nodes it holds, each counted by the share of its cores it has:
     /// what its node-seconds add to utilisation.
     fn held_share(&self, cores_per_node: u32) -> f64 {
-        if self.cores.is_empty() {
+        let cores = if self.placed.is_empty() { &self.cores } else { &self.placed };
+        if cores.is_empty() {
             return self.held() as f64;
         }
-        self.cores.iter().map(|&c| f64::from(c)).sum::<f64>() / f64::from(cores_per_node.max(1))
+        cores.iter().map(|&c| f64::from(c)).sum::<f64>() / f64::from(cores_per_node.max(1))
     }
 }
 
@@ -248,7 +256,7 @@ pub fn simulate_with_progress(
         jobs: vec![Job::default(); workload.jobs.len()],
         snapshot: Snapshot {
             now: 0,
-            nodes: Node::numbered_with_cores(vec![true; workload.nodes], workload.cores.max(1)),
+            nodes: Node::numbered_with(vec![true; workload.nodes], workload.cores.max(1), workload.gpus),
             running: Vec::new(),
             pending: Vec::new(),
             power: None,
@@ -451,6 +459,7 @@ impl Engine<'_> {
                     // Estimates only: the real draw is measured once it runs.
                     power: s.power.map(|p| JobPower { measured_per_node: None, ..p }),
                     placement: Placement::anywhere(),
+                    cores: s.cores,
                 });
                 true
             }
@@ -461,9 +470,18 @@ impl Engine<'_> {
                 self.account(job);
                 self.jobs[job].running = false;
                 let shared_with = std::mem::take(&mut self.jobs[job].with);
-                for &n in &self.jobs[job].nodes {
-                    if !shared_with.iter().any(|&o| self.jobs[o].nodes.contains(&n)) {
-                        self.snapshot.nodes[n].free = true;
+                let j = &self.jobs[job];
+                for (k, &n) in j.nodes.iter().enumerate() {
+                    let node = &mut self.snapshot.nodes[n];
+                    if let Some(&cores) = j.placed.get(k) {
+                        // Its part of the node back; free once no part is held.
+                        node.spare_cores += cores;
+                        node.spare_gpus += j.gpus;
+                        if node.spare_cores >= node.cores && node.spare_gpus >= node.gpus {
+                            (node.free, node.spare_cores, node.spare_gpus) = (true, 0, 0);
+                        }
+                    } else if !shared_with.iter().any(|&o| self.jobs[o].nodes.contains(&n)) {
+                        node.free = true;
                     }
                 }
                 for other in shared_with {
@@ -578,6 +596,20 @@ impl Engine<'_> {
                     self.jobs[i].record.as_mut().unwrap().alone_run = Some(self.specs[i].run_time);
                     started.push(job);
                 }
+                Decision::Place { job, layout } => {
+                    let i = job.0 as usize;
+                    let gpus = self.specs[i].cores.map_or(0, |r| r.gpus_per_node);
+                    for &(n, cores) in &layout {
+                        let node = &mut self.snapshot.nodes[n];
+                        let (c, g) = (node.cores_available(), node.gpus_available());
+                        (node.free, node.spare_cores, node.spare_gpus) = (false, c - cores, g - gpus);
+                    }
+                    let (nodes, placed): (Vec<NodeIndex>, Vec<u32>) = layout.into_iter().unzip();
+                    self.start(i, nodes, Vec::new());
+                    self.jobs[i].placed = placed;
+                    self.jobs[i].gpus = gpus;
+                    started.push(job);
+                }
                 Decision::Expand { job, add_nodes } => {
                     let i = job.0 as usize;
                     self.settle(i);
@@ -629,6 +661,10 @@ impl Engine<'_> {
                 shrinks: 0,
                 class: s.iterative.map(|it| it.class),
                 alone_run: None,
+                packing: s.cores.map(|r| {
+                    let fewest = r.cores.div_ceil(self.cores_per_node).max(1);
+                    nodes.len() as f64 / f64::from(fewest)
+                }),
             }),
             nodes,
             cores,
@@ -737,7 +773,9 @@ impl Engine<'_> {
         let sharing = CoreSharing {
             opted_in: s.share_cores,
             wait: (rec.start - s.submit).max(0.0).floor() as i64,
-            cores: j.cores.clone(),
+            // A job placed on part of nodes is never alone with all their
+            // cores, so never a mate.
+            cores: if j.placed.is_empty() { j.cores.clone() } else { j.placed.clone() },
             with: j.with.iter().map(|&w| JobId(w as u32)).collect(),
             increase: (limit - (rec.start + s.estimate).ceil() as i64).max(0),
         };
@@ -762,7 +800,7 @@ mod tests {
     use super::*;
     use crate::app_model::Iterative;
     use malleable_core::StrategyChoice;
-    use malleable_model::{MalleableSpec, NodeConstraint};
+    use malleable_model::{CoreRequest, MalleableSpec, NodeConstraint};
 
     fn job(id: u32, nodes: u32, malleable: Option<MalleableSpec>) -> JobSpec {
         JobSpec {
@@ -775,6 +813,7 @@ mod tests {
             power: None,
             iterative: None,
             share_cores: false,
+            cores: None,
         }
     }
 
@@ -791,6 +830,7 @@ mod tests {
             jobs: vec![job(1, 1, None), job(2, 1, Some(spec))],
             power: None,
             cores: 1,
+            gpus: 0,
         };
         let opts = SimOptions { start_delay: 0.5, malleable_start_delay: 2.0, tick: 0.0, ..SimOptions::default() };
         let r = run(&w, "easy", opts);
@@ -812,6 +852,7 @@ mod tests {
             jobs: vec![job(1, 1, None), job(2, 1, None), third],
             power: None,
             cores: 1,
+            gpus: 0,
         };
         let opts = SimOptions { pass_delay: 0.25, tick: 0.0, ..SimOptions::default() };
         let r = run(&w, "fcfs", opts);
@@ -834,7 +875,8 @@ mod tests {
         // 5 s while job 2 runs, as sched/malleable's agent passes.
         let spec = MalleableSpec { min: 1, max: 2, constraint: NodeConstraint::None };
         let long = JobSpec { run_time: 100.0, estimate: 200.0, ..job(2, 1, Some(spec)) };
-        let w = Workload { name: "t".into(), nodes: 2, jobs: vec![job(1, 1, None), long], power: None, cores: 1 };
+        let w =
+            Workload { name: "t".into(), nodes: 2, jobs: vec![job(1, 1, None), long], power: None, cores: 1, gpus: 0 };
         let base = SimOptions { app_model: AppModel::Linear, tick: 5.0, ..SimOptions::default() };
         let (off, on) = (run(&w, "mtct", base), run(&w, "mtct", SimOptions { tick_while_running: true, ..base }));
         assert!(off.passes <= 4, "{}", off.passes);
@@ -859,6 +901,7 @@ mod tests {
             estimate: 100.0,
             iterative: Some(it),
             share_cores: false,
+            cores: None,
             submit,
             ..job(id, nodes, Some(spec))
         }
@@ -869,7 +912,8 @@ mod tests {
         // Two nodes, the job on one. After 4 iterations (4 s) it asks:
         // nothing waits, so it grows to 2; at iteration 8 (2 s later) it
         // asks again and stays; it ends after 6 iterations at 0.5 s: 7 s.
-        let w = Workload { name: "t".into(), nodes: 2, jobs: vec![iterative(1, 1, 0.0)], power: None, cores: 1 };
+        let w =
+            Workload { name: "t".into(), nodes: 2, jobs: vec![iterative(1, 1, 0.0)], power: None, cores: 1, gpus: 0 };
         let opts =
             SimOptions { resize_cost: ResizeCost::parse("0+0n/0+0n").unwrap(), tick: 0.0, ..SimOptions::default() };
         let r = run(&w, "natural", opts);
@@ -893,7 +937,14 @@ mod tests {
         // waits. At iteration 4 (2 s) the job asks and gives a node for
         // it: it starts at 2 s; the job's other 6 iterations take 6 s.
         let rigid = JobSpec { submit: 1.0, ..job(2, 1, None) };
-        let w = Workload { name: "t".into(), nodes: 2, jobs: vec![iterative(1, 2, 0.0), rigid], power: None, cores: 1 };
+        let w = Workload {
+            name: "t".into(),
+            nodes: 2,
+            jobs: vec![iterative(1, 2, 0.0), rigid],
+            power: None,
+            cores: 1,
+            gpus: 0,
+        };
         let opts =
             SimOptions { resize_cost: ResizeCost::parse("0+0n/0+0n").unwrap(), tick: 0.0, ..SimOptions::default() };
         let r = run(&w, "natural", opts);
@@ -908,8 +959,14 @@ mod tests {
         // arrives, and that pass grows the first onto the 2 nodes left.
         let spec = MalleableSpec { min: 1, max: 4, constraint: NodeConstraint::None };
         let later = JobSpec { submit: 1.0, ..job(2, 1, None) };
-        let w =
-            Workload { name: "t".into(), nodes: 4, jobs: vec![job(1, 1, Some(spec)), later], power: None, cores: 1 };
+        let w = Workload {
+            name: "t".into(),
+            nodes: 4,
+            jobs: vec![job(1, 1, Some(spec)), later],
+            power: None,
+            cores: 1,
+            gpus: 0,
+        };
         let cost = ResizeCost { expand_fixed: 1.0, expand_per_node: 0.5, shrink_fixed: 0.0, shrink_per_node: 0.0 };
         let opts = SimOptions { app_model: AppModel::Linear, resize_cost: cost, tick: 0.0, ..SimOptions::default() };
         let r = run(&w, "mtct", opts);
@@ -925,7 +982,7 @@ mod tests {
     }
 
     fn shared_run(jobs: Vec<JobSpec>, model: RuntimeModel) -> SimResult {
-        let w = Workload { name: "t".into(), nodes: 2, jobs, power: None, cores: 4 };
+        let w = Workload { name: "t".into(), nodes: 2, jobs, power: None, cores: 4, gpus: 0 };
         run(&w, "sd-policy", SimOptions { tick: 0.0, sharing_model: model, ..SimOptions::default() })
     }
 
@@ -982,5 +1039,26 @@ mod tests {
         let end3 = |r: &SimResult| r.jobs.iter().find(|j| j.id == 3).unwrap().end;
         assert!((end3(&ideal) - 167.0).abs() < 1e-6, "{}", end3(&ideal));
         assert!((end3(&worst) - 201.0).abs() < 1e-6, "{}", end3(&worst));
+    }
+
+    /// A job asking `cores` cores (and `gpus` a node) on one node.
+    fn asking(id: u32, submit: f64, cores: u32, gpus: u32, run_time: f64) -> JobSpec {
+        let ask = CoreRequest { cores, gpus_per_node: gpus, min_nodes: 1, max_nodes: 1 };
+        JobSpec { submit, run_time, estimate: run_time, cores: Some(ask), ..job(id, 1, None) }
+    }
+
+    #[test]
+    fn jobs_placed_on_part_of_a_node_share_it_and_give_it_back() {
+        // One node of 8 cores and 2 GPUs: 5 cores for 100 s at 0, 3 cores
+        // and a GPU for 50 s at 1 (what the first left), all 8 at 2 (waits
+        // until both have ended, at 100).
+        let jobs = vec![asking(1, 0.0, 5, 0, 100.0), asking(2, 1.0, 3, 1, 50.0), asking(3, 2.0, 8, 0, 10.0)];
+        let w = Workload { name: "t".into(), nodes: 1, jobs, power: None, cores: 8, gpus: 2 };
+        let r = run(&w, "ipsched", SimOptions { tick: 0.0, ..SimOptions::default() });
+        let at = |id: u32| r.jobs.iter().find(|j| j.id == id).map(|j| (j.start, j.end)).unwrap();
+        assert_eq!((at(1), at(2), at(3)), ((0.0, 100.0), (1.0, 51.0), (100.0, 110.0)));
+        // Node-seconds by the cores held: 5/8 of 100 s, 3/8 of 50 s, then all of 10 s.
+        assert!((r.node_seconds - (62.5 + 18.75 + 10.0)).abs() < 1e-9, "{}", r.node_seconds);
+        assert!(r.jobs.iter().all(|j| j.packing == Some(1.0)));
     }
 }

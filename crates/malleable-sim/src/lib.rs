@@ -46,6 +46,7 @@
 pub mod app_model;
 pub mod bench;
 pub mod bench_lp;
+pub mod cpu_gpu_esp;
 pub mod engine;
 pub mod lublin;
 pub mod metrics;

@@ -201,7 +201,14 @@ pub fn lublin(spec: LublinSpec, malleable_fraction: f64, seed: u64, arrival_scal
         j.submit *= arrival_scale;
     }
     make_malleable(&mut specs, malleable_fraction, seed, spec.nodes as usize);
-    Workload { name: spec.to_string(), nodes: spec.nodes as usize, jobs: specs, power: None, cores: spec.cores }
+    Workload {
+        name: spec.to_string(),
+        nodes: spec.nodes as usize,
+        jobs: specs,
+        power: None,
+        cores: spec.cores,
+        gpus: 0,
+    }
 }
 
 /// `job` as a whole-node job on nodes of `cores` processors, opted in to core sharing.
@@ -218,6 +225,7 @@ pub fn job_spec(id: u32, job: &LublinJob, cores: u32) -> JobSpec {
         // Every job lets SD-Policy share its nodes' cores, as in the
         // paper's simulations; strategies that never share ignore it.
         share_cores: true,
+        cores: None,
     }
 }
 

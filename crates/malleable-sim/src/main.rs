@@ -12,6 +12,7 @@ use malleable_core::blocks::mates::RuntimeModel;
 use malleable_core::strategies::{names, split_list};
 use malleable_core::{ParamKind, StrategyChoice, REGISTRY};
 use malleable_sim::app_model::{AppModel, ResizeCost};
+use malleable_sim::cpu_gpu_esp;
 use malleable_sim::lublin::{self, lublin};
 use malleable_sim::metrics::{jobs_csv, summarize, Summary};
 use malleable_sim::mpdata::{mpdata, static_flavor, MPDATA_JOBS, MPDATA_NODES};
@@ -157,7 +158,8 @@ struct Common {
     /// esp | mpdata (Iserte et al. 2025's 30 MPDATA jobs on 31 nodes) | swf:PATH |
     /// synthetic:JOBS | lublin:JOBS:NODES:CORES (the Lublin-Feitelson model on NODES nodes
     /// of CORES processors, jobs asking whole nodes) | power-corridor (Chadha et al. 2020's
-    /// Table II scenario)
+    /// Table II scenario) | cpu-gpu-esp (Soner and Ozturan's 458 jobs on 1,024 nodes of 8
+    /// cores and 2 GPUs, asking for cores) | cpu-gpu-esp-ragged (their Table 7 sizes)
     #[arg(long)]
     workload: String,
     /// Machine size (default: 32 for esp, the trace header for swf, 5000 for synthetic;
@@ -324,6 +326,14 @@ fn load_workload(
 ) -> Result<Workload, String> {
     if workload == "esp" {
         Ok(esp(nodes.unwrap_or(32), fraction, seed))
+    } else if workload == "cpu-gpu-esp" || workload == "cpu-gpu-esp-ragged" {
+        match nodes {
+            Some(n) if n != cpu_gpu_esp::NODES => Err(format!(
+                "--nodes {n} not allowed with --workload {workload}: the paper's machine has {} nodes",
+                cpu_gpu_esp::NODES
+            )),
+            _ => Ok(cpu_gpu_esp::cpu_gpu_esp(seed, workload.ends_with("ragged"))),
+        }
     } else if workload == "mpdata" {
         // Every job is malleable in the dynamic flavor; the fraction does not apply.
         Ok(mpdata(MPDATA_JOBS, nodes.unwrap_or(MPDATA_NODES), seed))
@@ -360,7 +370,7 @@ fn load_workload(
     } else {
         Err(format!(
             "--workload '{workload}' not allowed: esp | mpdata | swf:PATH | synthetic:JOBS | \
-             lublin:JOBS:NODES:CORES | power-corridor"
+             lublin:JOBS:NODES:CORES | power-corridor | cpu-gpu-esp | cpu-gpu-esp-ragged"
         ))
     }
 }

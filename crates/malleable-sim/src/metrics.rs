@@ -34,6 +34,12 @@ pub struct Summary {
     pub corridor_breaks: Option<u64>,
     pub seconds_outside_corridor: Option<f64>,
     pub energy_j: Option<f64>,
+    /// Soner and Ozturan's packing factor for workloads whose jobs ask for
+    /// cores (`null` otherwise): the mean over those jobs of the nodes each
+    /// was spread over, over the fewest that hold its cores (1 at best),
+    /// and its standard deviation.
+    pub packing_factor: Option<f64>,
+    pub packing_factor_sd: Option<f64>,
     /// The strategy's own figures (those its registry entry declares, then
     /// any other it reported), as fields of their own: a count or highest
     /// value as `name`, times as `name_median_ms` and `name_max_ms`.
@@ -187,9 +193,24 @@ pub fn summarize(choice: &StrategyChoice, r: &SimResult) -> Summary {
         corridor_breaks: r.power.as_ref().map(|p| p.breaks),
         seconds_outside_corridor: r.power.as_ref().map(|p| p.seconds_outside),
         energy_j: r.power.as_ref().map(|p| p.energy_j),
+        packing_factor: packing(r).map(|(m, _)| m),
+        packing_factor_sd: packing(r).map(|(_, sd)| sd),
         figures: figures(choice, r),
         classes: classes(r),
     }
+}
+
+/// The mean and standard deviation of the jobs' packing factors, when any
+/// job has one.
+fn packing(r: &SimResult) -> Option<(f64, f64)> {
+    let v: Vec<f64> = r.jobs.iter().filter_map(|j| j.packing).collect();
+    if v.is_empty() {
+        return None;
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
+    Some((mean, var.sqrt()))
 }
 
 /// The median (mean of the middle two for an even count); 0 when empty.
@@ -249,6 +270,7 @@ mod tests {
             shrinks: 1,
             class: None,
             alone_run: None,
+            packing: None,
         }
     }
 

@@ -73,10 +73,11 @@ pub fn mpdata(jobs: usize, nodes: usize, seed: u64) -> Workload {
                 power: None,
                 iterative: Some(it),
                 share_cores: false,
+                cores: None,
             }
         })
         .collect();
-    Workload { name: "mpdata".into(), nodes, jobs: specs, power: None, cores: 1 }
+    Workload { name: "mpdata".into(), nodes, jobs: specs, power: None, cores: 1, gpus: 0 }
 }
 
 /// The static flavor of a workload: every malleable iterative job rigid at

@@ -113,6 +113,7 @@ impl Scenario {
                     }),
                     iterative: None,
                     share_cores: false,
+                    cores: None,
                 }
             })
             .collect();
@@ -122,6 +123,7 @@ impl Scenario {
             jobs,
             power: Some(PowerSetup { corridor: self.corridor(), idle_node: IDLE_NODE_WATTS }),
             cores: 1,
+            gpus: 0,
         }
     }
 }

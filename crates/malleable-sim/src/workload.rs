@@ -5,7 +5,7 @@
 use std::io::{BufRead, BufReader, Read};
 
 use crate::app_model::Iterative;
-use malleable_model::{CorridorSchedule, JobPower, MalleableSpec, NodeConstraint, Watts};
+use malleable_model::{CoreRequest, CorridorSchedule, JobPower, MalleableSpec, NodeConstraint, Watts};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -34,6 +34,9 @@ pub struct JobSpec {
     /// Its owner lets it share nodes' cores with other such jobs
     /// (`--malleable-cores`, SD-Policy).
     pub share_cores: bool,
+    /// `None`: it asks for `nodes` whole nodes. Else the cores and GPUs it
+    /// asks for (IPSCHED's workloads), `nodes` the fewest that hold them.
+    pub cores: Option<CoreRequest>,
 }
 
 /// A workload and what it was built from (for the JSON report).
@@ -46,6 +49,8 @@ pub struct Workload {
     pub power: Option<PowerSetup>,
     /// Cores on each node (1 where a workload knows only whole nodes).
     pub cores: u32,
+    /// GPUs on each node.
+    pub gpus: u32,
 }
 
 /// A machine's power contract: its corridor over time and what an idle node draws.
@@ -111,9 +116,10 @@ pub fn esp(machine: usize, malleable_fraction: f64, seed: u64) -> Workload {
             power: None,
             iterative: None,
             share_cores: false,
+            cores: None,
         })
         .collect();
-    Workload { name: "esp".into(), nodes: machine, jobs, power: None, cores: 1 }
+    Workload { name: "esp".into(), nodes: machine, jobs, power: None, cores: 1, gpus: 0 }
 }
 
 /// `w` as a real Slurm runs it, `time_scale` times faster: submit and run
@@ -136,6 +142,7 @@ pub fn for_slurm(w: &Workload, time_scale: f64) -> Result<Workload, String> {
             estimate: slurm_minutes(j.estimate / time_scale) as f64 * 60.0,
             iterative: j.iterative.map(|it| Iterative { time_scale: it.time_scale * time_scale, ..it }),
             share_cores: false,
+            cores: None,
             ..j.clone()
         })
         .collect();
@@ -204,6 +211,7 @@ pub fn synthetic(jobs: usize, machine: usize, load: f64, malleable_fraction: f64
                 power: None,
                 iterative: None,
                 share_cores: false,
+                cores: None,
             }
         })
         .collect();
@@ -216,7 +224,7 @@ pub fn synthetic(jobs: usize, machine: usize, load: f64, malleable_fraction: f64
         t += -(1.0 - rng.gen::<f64>()).ln() * mean_gap;
     }
     make_malleable(&mut specs, malleable_fraction, seed, machine);
-    Workload { name: format!("synthetic:{jobs}"), nodes: machine, jobs: specs, power: None, cores: 1 }
+    Workload { name: format!("synthetic:{jobs}"), nodes: machine, jobs: specs, power: None, cores: 1, gpus: 0 }
 }
 
 /// What was dropped while reading a trace, and why.
@@ -270,13 +278,14 @@ pub fn swf(
             power: None,
             iterative: None,
             share_cores: false,
+            cores: None,
         });
     }
     // Sorted by submit time (stable: trace order breaks ties).
     jobs.sort_by(|a, b| a.submit.total_cmp(&b.submit));
     make_malleable(&mut jobs, malleable_fraction, seed, machine);
     let name = format!("swf:{path}");
-    Ok((Workload { name, nodes: machine, jobs, power: None, cores: 1 }, skipped))
+    Ok((Workload { name, nodes: machine, jobs, power: None, cores: 1, gpus: 0 }, skipped))
 }
 
 type SwfRow = (u32, f64, f64, u32, f64);

@@ -86,6 +86,7 @@ fn backfill_at_a_fractional_instant_never_delays_the_head() {
         power: None,
         iterative: None,
         share_cores: false,
+        cores: None,
     };
     let w = Workload {
         name: "fractional".into(),
@@ -93,6 +94,7 @@ fn backfill_at_a_fractional_instant_never_delays_the_head() {
         jobs: vec![job(1, 0.0, 1, 10.0), job(2, 1.0, 2, 5.0), job(3, 1.5, 1, 9.0)],
         power: None,
         cores: 1,
+        gpus: 0,
     };
     let opts = SimOptions { tick: 0.0, ..SimOptions::default() };
     let r = simulate(&w, StrategyChoice::named("easy").unwrap().build().as_mut(), opts);

@@ -56,6 +56,14 @@ pub fn waiting(s: &Snapshot, decisions: &[Decision]) -> Vec<Waiting> {
             // On busy nodes only: nothing free is taken. (The mates' longer
             // limits may put the head's start later; the next pass sees them.)
             Decision::Share { .. } => {}
+            // Part of nodes: a free node it takes part of is free no more.
+            Decision::Place { job, layout } => {
+                let nodes: Vec<NodeIndex> = layout.iter().map(|&(i, _)| i).collect();
+                let was_free: Vec<NodeIndex> =
+                    nodes.iter().copied().filter(|&i| s.nodes.get(i).is_some_and(|n| n.free)).collect();
+                pool.commit(&was_free);
+                started.push((decided_end(s, *job, nodes.len(), None), nodes));
+            }
         }
     }
     let mut out = Vec::new();

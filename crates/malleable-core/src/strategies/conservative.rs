@@ -37,6 +37,7 @@ pub const CONSERVATIVE: StrategyInfo = StrategyInfo {
     measures: &[],
     uses_power_corridor: false,
     shares_cores: false,
+    places_cores: false,
     build: |p| {
         let max_job_test = p.whole("MaxJobTest") as usize;
         Box::new(Conservative { max_job_test, booked: (0, Vec::new()) })

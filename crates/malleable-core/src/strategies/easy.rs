@@ -14,6 +14,7 @@ pub const EASY: StrategyInfo = StrategyInfo {
     measures: &[],
     uses_power_corridor: false,
     shares_cores: false,
+    places_cores: false,
     build: |_| Stateless::new("easy", easy),
 };
 

@@ -15,6 +15,7 @@ pub const FCFS: StrategyInfo = StrategyInfo {
     measures: &[],
     uses_power_corridor: false,
     shares_cores: false,
+    places_cores: false,
     build: |_| Stateless::new("fcfs", fcfs),
 };
 

@@ -7,6 +7,7 @@
 pub mod conservative;
 pub mod easy;
 pub mod fcfs;
+pub mod ipsched;
 pub mod mtct_backfill;
 pub mod natural;
 pub mod perf_aware;
@@ -30,6 +31,7 @@ pub const REGISTRY: &[&StrategyInfo] = &[
     &natural::NATURAL,
     &natural::NATURAL_PLAN,
     &sd_policy::SD_POLICY,
+    &ipsched::IPSCHED,
 ];
 
 /// The registered names, as help texts and errors list them.

@@ -57,6 +57,7 @@ pub const MTCT_BACKFILL: StrategyInfo = StrategyInfo {
     measures: &[],
     uses_power_corridor: false,
     shares_cores: false,
+    places_cores: false,
     build: |p| {
         let expand_mtct_limit = p.number("ExpandMtctLimit");
         Stateless::new("mtct-backfill", move |s| mtct_backfill(s, expand_mtct_limit))

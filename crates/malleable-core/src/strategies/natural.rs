@@ -76,6 +76,7 @@ pub const NATURAL: StrategyInfo = StrategyInfo {
     measures: MEASURES,
     uses_power_corridor: false,
     shares_cores: false,
+    places_cores: false,
     build: |p| Box::new(Natural::new("natural", Rules::PAPER, p.whole("MaxJobTest") as usize)),
 };
 
@@ -86,6 +87,7 @@ pub const NATURAL_PLAN: StrategyInfo = StrategyInfo {
     measures: MEASURES,
     uses_power_corridor: false,
     shares_cores: false,
+    places_cores: false,
     build: |p| {
         let mut n = Natural::new("natural-plan", Rules::PLANNED, p.whole("MaxJobTest") as usize);
         n.shortest_first = p.whole("ShortestFirst") == 1;

@@ -38,6 +38,7 @@ pub const MTCT: StrategyInfo = StrategyInfo {
     measures: &[],
     uses_power_corridor: false,
     shares_cores: false,
+    places_cores: false,
     build: |_| Stateless::new("mtct", |s| perf_aware_schedule(s, AdaptOrder::MtctRatio)),
 };
 
@@ -50,6 +51,7 @@ pub const FPSMA: StrategyInfo = StrategyInfo {
     measures: &[],
     uses_power_corridor: false,
     shares_cores: false,
+    places_cores: false,
     build: |_| Stateless::new("fpsma", |s| perf_aware_schedule(s, AdaptOrder::StartTime)),
 };
 

@@ -64,6 +64,7 @@ pub const SD_POLICY: StrategyInfo = StrategyInfo {
     }],
     uses_power_corridor: false,
     shares_cores: true,
+    places_cores: false,
     build: |p| Box::new(SdPolicy::new(p)),
 };
 

@@ -116,6 +116,7 @@ pub const POWER: StrategyInfo = StrategyInfo {
     measures: MEASURES,
     uses_power_corridor: true,
     shares_cores: false,
+    places_cores: false,
     build: |p| Box::new(PowerAware::new(p)),
 };
 
@@ -128,6 +129,7 @@ pub const POWER_RUNNING_ONLY: StrategyInfo = StrategyInfo {
     measures: MEASURES,
     uses_power_corridor: true,
     shares_cores: false,
+    places_cores: false,
     build: |p| Box::new(PowerAware::running_only(p)),
 };
 
@@ -633,6 +635,7 @@ mod tests {
                 Decision::Expand { job, add_nodes } => (job.0, "expand", add_nodes.len()),
                 Decision::Shrink { job, remove_nodes } => (job.0, "shrink", remove_nodes.len()),
                 Decision::Share { job, nodes, .. } => (job.0, "share", nodes.len()),
+                Decision::Place { job, layout } => (job.0, "place", layout.len()),
             })
             .collect()
     }
