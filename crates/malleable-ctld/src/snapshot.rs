@@ -241,7 +241,16 @@ pub fn take(
 /// whose partners have all ended is alone again (Listing 3: their cores
 /// came back to it). The seconds sharing added to its limit stay counted.
 pub fn sharing_as_recorded(running: &mut [RunningJob], nodes: &[Node], shared: &HashMap<JobId, SharedCores>) {
-    let held: HashMap<JobId, Vec<NodeIndex>> = running.iter().map(|r| (r.id, r.nodes.clone())).collect();
+    // Every pass reads this under slurmctld's locks: only the jobs a record
+    // names have their nodes copied, and none at all on a cluster where no
+    // job shares.
+    if shared.is_empty() {
+        return;
+    }
+    let named: HashSet<JobId> =
+        shared.values().flat_map(|r| std::iter::once(r.job).chain(r.mates.iter().copied())).collect();
+    let held: HashMap<JobId, Vec<NodeIndex>> =
+        running.iter().filter(|r| named.contains(&r.id)).map(|r| (r.id, r.nodes.clone())).collect();
     for r in running.iter_mut() {
         let Some(rec) = shared.get(&r.id) else { continue };
         r.sharing.increase = rec.increase;
