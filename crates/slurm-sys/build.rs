@@ -318,6 +318,7 @@ const CTLD: Allow = Allow {
         "SLURM_PROTOCOL_VERSION",
         "PROLOG_FLAG_.*",
         "ADMIN_SET_LIMIT",
+        "WHOLE_NODE_.*",
     ],
 };
 

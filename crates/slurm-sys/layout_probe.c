@@ -18,6 +18,19 @@ PROBE(malleable_probe_offsetof_node_state, offsetof(node_record_t, node_state))
 PROBE(malleable_probe_sizeof_slurm_conf, sizeof(slurm_conf_t))
 PROBE(malleable_probe_offsetof_sched_params, offsetof(slurm_conf_t, sched_params))
 PROBE(malleable_probe_sizeof_slurmctld_config, sizeof(slurmctld_config_t))
+/* What a strategy placing cores reads: a job's allocation per node, its
+ * GPU requests, whether it takes nodes whole, and a node's GRES. */
+PROBE(malleable_probe_offsetof_job_resrcs, offsetof(job_record_t, job_resrcs))
+PROBE(malleable_probe_offsetof_tres_per_node, offsetof(job_record_t, tres_per_node))
+PROBE(malleable_probe_offsetof_tres_per_task, offsetof(job_record_t, tres_per_task))
+PROBE(malleable_probe_sizeof_job_resources, sizeof(job_resources_t))
+PROBE(malleable_probe_offsetof_res_cpus, offsetof(job_resources_t, cpus))
+PROBE(malleable_probe_offsetof_res_nhosts, offsetof(job_resources_t, nhosts))
+PROBE(malleable_probe_offsetof_res_node_bitmap, offsetof(job_resources_t, node_bitmap))
+PROBE(malleable_probe_offsetof_whole_node, offsetof(struct job_details, whole_node))
+PROBE(malleable_probe_offsetof_max_nodes, offsetof(struct job_details, max_nodes))
+PROBE(malleable_probe_offsetof_node_gres, offsetof(node_record_t, gres))
+PROBE(malleable_probe_offsetof_max_share, offsetof(part_record_t, max_share))
 
 #ifdef MALLEABLE_STEPD
 /* What task/drom reads of its step, of slurmstepd's configuration, and of

@@ -5,7 +5,6 @@
 
 pub mod fidelity;
 pub mod gantt;
-pub mod hostlist;
 pub mod records;
 pub mod replay;
 pub mod resize_latency;

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use crate::hostlist;
+use testcluster::hostlist;
 
 /// One node gained or given up.
 #[derive(Clone, Debug, PartialEq)]

@@ -22,8 +22,8 @@ use plotters::prelude::*;
 
 use malleable_sim::plot::{register_fonts, FONT};
 
-use crate::hostlist;
 use crate::records::{log_time_ms, number};
+use testcluster::hostlist;
 
 /// What the paper measured at 32 nodes (Fig. 5), drawn beside ours.
 pub const PAPER_32: (f64, f64) = (3.1, 1.8);

@@ -465,7 +465,8 @@ impl Agent {
     }
 
     fn snapshot(&mut self, guard: &LockGuard<Scheduling>, now: i64) -> Taken {
-        snapshot::take(guard, now, self.config.power_in_use(), &self.memory, &self.suspects, &mut self.known)
+        let cores = self.config.strategy.info.places_cores;
+        snapshot::take(guard, now, self.config.power_in_use(), &self.memory, &self.suspects, &mut self.known, cores)
     }
 
     /// The lines of this pass's notes to say: every note about no job; a note

@@ -166,11 +166,11 @@ const KEYS: &[&str] = &[
 /// an application to move its data.
 pub const DEFAULT_ADAPT_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The strategies the plugin can run: every registered one but those that
-/// place jobs on part of nodes (one that shares cores needs the slurm.conf
-/// [`check_core_sharing`] asks for).
+/// The strategies the plugin can run: every registered one (one that
+/// shares cores or places jobs on part of nodes needs the slurm.conf
+/// [`check_core_sharing`] and [`check_core_placing`] ask for).
 fn runnable() -> impl Iterator<Item = &'static &'static malleable_core::StrategyInfo> {
-    REGISTRY.iter().filter(|s| !s.places_cores)
+    REGISTRY.iter()
 }
 
 /// The first registered strategy that takes `key`, and the names of all
@@ -314,13 +314,6 @@ impl Config {
                 let value = value.trim();
                 config.strategy =
                     StrategyChoice::named(value).map_err(|e| format!("line {}: Strategy={value}: {e}", n + 1))?;
-                if config.strategy.info.places_cores {
-                    return Err(format!(
-                        "line {}: Strategy={value}: it starts jobs on part of nodes (cores and GPUs it chooses), \
-                         which sched/malleable cannot carry out yet; it runs in the simulator (malleable-sim)",
-                        n + 1
-                    ));
-                }
                 strategy_line = n + 1;
                 config.strategy_given = true;
             }
@@ -532,6 +525,22 @@ pub fn check_core_sharing(
     Ok(())
 }
 
+/// A strategy that starts jobs on part of nodes (IPSCHED: the cores and
+/// GPUs of its choice) needs select/cons_tres, the select plugin that
+/// lets jobs hold part of a node; under select/linear every job holds its
+/// nodes whole. `select` is slurm.conf's SelectType.
+pub fn check_core_placing(strategy: &malleable_core::StrategyInfo, select: Option<&str>) -> Result<(), String> {
+    let select = select.unwrap_or("select/linear");
+    if strategy.places_cores && select != "select/cons_tres" {
+        return Err(format!(
+            "Strategy={} starts jobs on part of nodes (the cores and GPUs it chooses), which needs \
+             SelectType=select/cons_tres in slurm.conf (it has {select}): only cons_tres lets jobs hold part of a node",
+            strategy.name
+        ));
+    }
+    Ok(())
+}
+
 /// Beside another scheduler (select/natural under sched/backfill), slurmctld
 /// must let running jobs grow (`permit_job_expansion`) and shrink (no
 /// `disable_job_shrink`); starting jobs is the other scheduler's.
@@ -729,11 +738,26 @@ mod tests {
     }
 
     #[test]
-    fn a_strategy_that_places_cores_is_refused_until_the_plugin_can_carry_it_out() {
-        let e = Config::parse_in("SchedulerTick=5\nStrategy=ipsched\n", cet()).unwrap_err();
-        assert!(e.starts_with("line 2: Strategy=ipsched: it starts jobs on part of nodes"), "{e}");
-        // Nor are its keys the plugin's.
-        assert!(Config::parse_in("Window=10\n", cet()).unwrap_err().contains("unknown key 'Window'"));
+    fn a_strategy_that_places_cores_needs_cons_tres() {
+        let c = Config::parse_in("SchedulerTick=5\nStrategy=ipsched\nWindow=50\n", cet()).unwrap();
+        let ip = c.strategy.info;
+        assert_eq!(c.strategy.to_string(), "ipsched[Window=50]");
+        assert!(check_core_placing(ip, Some("select/cons_tres")).is_ok());
+        let e = check_core_placing(ip, Some("select/linear")).unwrap_err();
+        assert!(
+            e.starts_with(
+                "Strategy=ipsched starts jobs on part of nodes (the cores and GPUs it chooses), which needs \
+                 SelectType=select/cons_tres in slurm.conf (it has select/linear)"
+            ),
+            "{e}"
+        );
+        assert!(check_core_placing(ip, None).unwrap_err().contains("(it has select/linear)"));
+        // Its keys are checked and, under another strategy, said unused.
+        let other = Config::parse_in("Window=10\n", cet()).unwrap();
+        assert!(other.unused_notes().iter().any(|n| n.contains("Window") && n.contains("ipsched")));
+        assert!(Config::parse_in("Window=0\n", cet()).unwrap_err().contains("Window"));
+        let easy = Config::parse_in("Strategy=easy\n", cet()).unwrap().strategy.info;
+        assert!(check_core_placing(easy, Some("select/linear")).is_ok());
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::time::Instant;
 use malleable_model::runtime_msg::{Phase, Status};
 use malleable_model::submit_options::Malleability;
 use malleable_model::{
-    tier_of, CoreSharing, JobId, Node, NodeIndex, PendingJob, Placement, RunningJob, SharedCores, Snapshot,
+    tier_of, CoreRequest, CoreSharing, JobId, Node, NodeIndex, PendingJob, Placement, RunningJob, SharedCores, Snapshot,
 };
 use slurm::ctld::{JobState, JobView, LockGuard, Reserved, Scheduling, ShownWait};
 
@@ -36,6 +36,12 @@ pub struct Taken {
 }
 
 impl Taken {
+    /// The name of the node at `table` in slurmctld's node table.
+    pub fn name_at_table(&self, table: usize) -> Option<&str> {
+        let i = self.table_index.iter().position(|&t| t == table)?;
+        Some(self.snapshot.nodes[i].name.as_str())
+    }
+
     /// A node's index in slurmctld's node table, by name.
     pub fn table_index_of(&self, name: &str) -> Option<usize> {
         self.snapshot.nodes.iter().position(|n| n.name == name).map(|i| self.table_index[i])
@@ -53,6 +59,12 @@ impl Taken {
 /// A malleable job's spec goes to the strategy, with whether it is
 /// adapting (its status says so) and what its runtime measured (`memory`);
 /// a running one is rigid to the strategy until its runtime says HELLO.
+///
+/// With `cores` (a strategy that places jobs on part of nodes, IPSCHED)
+/// each node carries its GPUs and what running jobs leave of its cores
+/// and GPUs, and each waiting job that may share a node asks for its CPUs
+/// and GPUs per node ([`core_request`]); otherwise every job asks for
+/// whole nodes.
 pub fn take(
     guard: &LockGuard<Scheduling>,
     now: i64,
@@ -60,6 +72,7 @@ pub fn take(
     memory: &Memory,
     suspects: &HashMap<String, Instant>,
     known: &mut OptionsCache,
+    cores: bool,
 ) -> Taken {
     let mut nodes = Vec::new();
     let mut table_index = Vec::new();
@@ -77,8 +90,17 @@ pub fn take(
             usable.insert(name.clone());
         }
         // A node an expand just failed on is offered to no one for a while.
-        let free = n.is_free() && !suspects.contains_key(&name);
-        nodes.push(Node { name, free, cores: n.cpus().max(1), ..Node::default() });
+        let suspect = suspects.contains_key(&name);
+        let free = n.is_free() && !suspect;
+        let mut node = Node { name, free, cores: n.cpus().max(1), ..Node::default() };
+        if cores {
+            node.gpus = n.gpus();
+            // What running jobs leave of it is counted below, once they are read.
+            if n.takes_more() && !suspect {
+                (node.spare_cores, node.spare_gpus) = (node.cores, node.gpus);
+            }
+        }
+        nodes.push(node);
     }
 
     let mut partitions = HashMap::new();
@@ -125,6 +147,9 @@ pub fn take(
         }
         let job_power = power.map(|p| measured_power(own_power, measured).unwrap_or_else(|| p.default_job()));
         if job.holds_nodes() {
+            if cores {
+                take_spare(&mut nodes, &job, &core_index);
+            }
             let completing = !matches!(job.state(), JobState::Running | JobState::Suspended);
             let mut held: Vec<NodeIndex> = job
                 .node_indices()
@@ -215,8 +240,7 @@ pub fn take(
                 power: job_power,
                 placement,
                 share_cores,
-                // Whole nodes: no strategy the plugin runs places cores.
-                cores: None,
+                cores: if cores { core_request(&job, nodes.len()) } else { None },
             });
         }
     }
@@ -232,6 +256,38 @@ pub fn take(
         shown,
         shared_cores,
     }
+}
+
+/// What running job `job` holds of its nodes comes off their spare cores
+/// and GPUs: the CPUs of its allocation on each, and the GPUs it asked for
+/// on every node it uses (a job whose GPUs do not read holds them all).
+fn take_spare(nodes: &mut [Node], job: &JobView, core_index: &[usize]) {
+    let gpus = job.gpus_per_node();
+    for (i, cpus) in job.cpus_by_node() {
+        let Some(node) = core_index.get(i).and_then(|&c| nodes.get_mut(c)) else { continue };
+        node.spare_cores = node.spare_cores.saturating_sub(cpus);
+        node.spare_gpus = gpus.map_or(0, |g| node.spare_gpus.saturating_sub(g));
+    }
+}
+
+/// What waiting job `job` asks of a strategy that places cores, on a
+/// machine of `total` nodes: its CPUs (`--ntasks` x `--cpus-per-task`),
+/// its GPUs per node and its node-count bounds. `None` (whole nodes, as
+/// every other strategy gives) for a job that takes its nodes whole
+/// (`--exclusive`), lays its tasks out itself (`--cpus-per-task` above 1,
+/// `--ntasks-per-node`: select/cons_tres would not split its CPUs as the
+/// strategy does), or asks for GPUs otherwise than per node.
+fn core_request(job: &JobView, total: usize) -> Option<CoreRequest> {
+    if job.takes_whole_nodes() || job.lays_out_its_tasks() {
+        return None;
+    }
+    let gpus = job.gpus_per_node()?;
+    let most = u32::try_from(total).unwrap_or(u32::MAX);
+    let cores = job.min_cpus();
+    let min_nodes = job.min_nodes();
+    // No more nodes than CPUs: each node used gets one at least.
+    let max_nodes = job.max_nodes().unwrap_or(most).min(most).min(cores).max(min_nodes);
+    Some(CoreRequest { cores, gpus_per_node: gpus, min_nodes, max_nodes })
 }
 
 /// Each running job's part in core sharing, from the records in the

@@ -14,6 +14,7 @@ mod constraint;
 mod decision;
 mod ids;
 mod job;
+pub mod layout;
 mod node;
 mod placement;
 mod power;

@@ -4,7 +4,9 @@
 //! (`malleable_ctld::agent`).
 
 use malleable_ctld::agent::{AgentHandle, Role};
-use malleable_ctld::config::{check_core_sharing, check_prolog_flags, check_scheduler_parameters, Config};
+use malleable_ctld::config::{
+    check_core_placing, check_core_sharing, check_prolog_flags, check_scheduler_parameters, Config,
+};
 use malleable_ctld::CONF_FILE;
 use slurm::ctld::{PluginContext, SchedPlugin, Slurmctld};
 
@@ -23,6 +25,7 @@ fn read_config(ctx: &PluginContext) -> Result<Config, String> {
         ctx.task_plugin().as_deref(),
         ctx.scheduler_parameters().as_deref(),
     )?;
+    check_core_placing(config.strategy.info, ctx.select_type().as_deref())?;
     if found {
         log::info!("read {}: {config}", path.display());
     } else {

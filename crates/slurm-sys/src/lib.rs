@@ -49,6 +49,17 @@ mod layout {
         static malleable_probe_sizeof_slurm_conf: usize;
         static malleable_probe_offsetof_sched_params: usize;
         static malleable_probe_sizeof_slurmctld_config: usize;
+        static malleable_probe_offsetof_job_resrcs: usize;
+        static malleable_probe_offsetof_tres_per_node: usize;
+        static malleable_probe_offsetof_tres_per_task: usize;
+        static malleable_probe_sizeof_job_resources: usize;
+        static malleable_probe_offsetof_res_cpus: usize;
+        static malleable_probe_offsetof_res_nhosts: usize;
+        static malleable_probe_offsetof_res_node_bitmap: usize;
+        static malleable_probe_offsetof_whole_node: usize;
+        static malleable_probe_offsetof_max_nodes: usize;
+        static malleable_probe_offsetof_node_gres: usize;
+        static malleable_probe_offsetof_max_share: usize;
     }
 
     #[test]
@@ -69,6 +80,17 @@ mod layout {
             assert_eq!(size_of::<slurm_conf_t>(), malleable_probe_sizeof_slurm_conf);
             assert_eq!(offset_of!(slurm_conf_t, sched_params), malleable_probe_offsetof_sched_params);
             assert_eq!(size_of::<slurmctld_config_t>(), malleable_probe_sizeof_slurmctld_config);
+            assert_eq!(offset_of!(job_record_t, job_resrcs), malleable_probe_offsetof_job_resrcs);
+            assert_eq!(offset_of!(job_record_t, tres_per_node), malleable_probe_offsetof_tres_per_node);
+            assert_eq!(offset_of!(job_record_t, tres_per_task), malleable_probe_offsetof_tres_per_task);
+            assert_eq!(size_of::<job_resources_t>(), malleable_probe_sizeof_job_resources);
+            assert_eq!(offset_of!(job_resources_t, cpus), malleable_probe_offsetof_res_cpus);
+            assert_eq!(offset_of!(job_resources_t, nhosts), malleable_probe_offsetof_res_nhosts);
+            assert_eq!(offset_of!(job_resources_t, node_bitmap), malleable_probe_offsetof_res_node_bitmap);
+            assert_eq!(offset_of!(job_details, whole_node), malleable_probe_offsetof_whole_node);
+            assert_eq!(offset_of!(job_details, max_nodes), malleable_probe_offsetof_max_nodes);
+            assert_eq!(offset_of!(node_record_t, gres), malleable_probe_offsetof_node_gres);
+            assert_eq!(offset_of!(part_record_t, max_share), malleable_probe_offsetof_max_share);
         }
     }
 }

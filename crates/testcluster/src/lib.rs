@@ -7,6 +7,7 @@
 //! real-cluster tests both build on it.
 
 pub mod cluster;
+pub mod hostlist;
 pub mod jobs;
 pub mod network;
 pub mod plugins;

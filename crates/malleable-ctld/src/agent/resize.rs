@@ -164,10 +164,32 @@ impl Agent {
                 let order = ShareOrder { job: *job, nodes, cores: *cores, time_limit: *time_limit, mates };
                 self.share(guard, taken, order, records);
             }
-            // The snapshot's jobs ask for whole nodes, so `validate` rejects
-            // every place before it comes here.
-            Decision::Place { job, .. } => {
-                log::error!("JobId={job}: {d} skipped: sched/malleable does not place jobs on part of nodes yet");
+            Decision::Place { job, layout } => {
+                let nodes: Vec<usize> = layout.iter().map(|&(i, _)| i).collect();
+                match guard.place_job(job.0, &table(&nodes)) {
+                    Ok(slurm::ctld::alloc::Placed { started, list, cpus: got }) => {
+                        self.refused.remove(job);
+                        // Both in node-table order, as the strategies' indices are.
+                        let mut decided = layout.clone();
+                        decided.sort_unstable();
+                        let decided =
+                            cpus_text(decided.iter().map(|&(i, c)| (taken.snapshot.nodes[i].name.as_str(), c)));
+                        let got = cpus_text(got.iter().filter_map(|&(t, c)| Some((taken.name_at_table(t)?, c))));
+                        if got == decided {
+                            log::info!(
+                                "started JobId={started} on {list} ({}), CPUs as decided: {got}",
+                                self.strategy.name()
+                            );
+                        } else {
+                            log::warn!(
+                                "started JobId={started} on {list} ({}) with CPUs {got}, where it decided {decided}: \
+                                 select/cons_tres laid them out otherwise",
+                                self.strategy.name()
+                            );
+                        }
+                    }
+                    Err(e) => self.refused_start(*job, nodes.len(), &e.to_string()),
+                }
             }
             Decision::Expand { job, add_nodes } => {
                 let added = names(add_nodes);
@@ -223,6 +245,11 @@ impl Agent {
             (line, times) => log::debug!("{line} (again, {times} times)"),
         }
     }
+}
+
+/// CPUs per node as the log says them: "n1:3 n2:8", in the order given.
+fn cpus_text<'a>(cpus: impl Iterator<Item = (&'a str, u32)>) -> String {
+    cpus.map(|(name, c)| format!("{name}:{c}")).collect::<Vec<_>>().join(" ")
 }
 
 /// Record `line` as `job`'s refusal; the line and how many times it came

@@ -54,6 +54,17 @@ impl std::fmt::Display for AllocError {
     }
 }
 
+/// A job started on part of nodes ([`LockGuard::place_job`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Placed {
+    /// The id it started under (an array's task has its own).
+    pub started: u32,
+    /// Its node list as Slurm writes it.
+    pub list: String,
+    /// The CPUs it got on each node: (node-table index, CPUs).
+    pub cpus: Vec<(usize, u32)>,
+}
+
 /// slurm.h's NO_VAL64 (bindgen reads its macro as an int, -2, which is
 /// this when widened).
 const NO_VAL64: u64 = 0xffff_ffff_ffff_fffe;
@@ -335,6 +346,21 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
             }
             Ok((started, cstr_to_string((*job_ptr).nodes).unwrap_or_default()))
         }
+    }
+
+    /// Start a pending job that asks for CPUs (not whole nodes) on exactly
+    /// these nodes, all its CPUs spread over them as select/cons_tres lays
+    /// them out: one on each node in node-table order, then one more on
+    /// each in turn while a node has CPUs free (its dist_tasks). Slurm 22.05
+    /// has no way left to name the CPUs a node is to give (req_node_layout
+    /// is gone), so the node set and its count are pinned and the layout
+    /// read back.
+    pub fn place_job(&mut self, job_id: u32, nodes: &[usize]) -> Result<Placed, AllocError> {
+        // Its own CPU count on exactly this many nodes: nothing is scaled.
+        let n = u32::try_from(nodes.len()).unwrap_or(u32::MAX);
+        let (started, list) = self.start_job(job_id, nodes, Some(n), None)?;
+        let cpus = self.find_job(started).map(|j| j.cpus_by_node()).unwrap_or_default();
+        Ok(Placed { started, list, cpus })
     }
 
     /// After a resize (ours, or Slurm's own when a node of a --no-kill job

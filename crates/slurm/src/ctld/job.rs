@@ -187,6 +187,71 @@ impl<'g> JobView<'g> {
         unsafe { set_bits(self.rec().node_bitmap) }
     }
 
+    /// The CPUs it holds on each of its nodes, as (node-table index, CPUs),
+    /// from its allocation as the select plugin made it (`job_resrcs`);
+    /// empty for a job that holds none.
+    pub fn cpus_by_node(&self) -> Vec<(usize, u32)> {
+        // SAFETY: job_resrcs is NULL or owned by the record; its cpus array
+        // has nhosts entries, one per set bit of its node_bitmap, in order
+        // (job_resources.h).
+        unsafe {
+            let Some(res) = self.rec().job_resrcs.as_ref() else { return Vec::new() };
+            if res.cpus.is_null() {
+                return Vec::new();
+            }
+            let nodes = set_bits(res.node_bitmap);
+            let n = (res.nhosts as usize).min(nodes.len());
+            nodes.into_iter().take(n).enumerate().map(|(k, i)| (i, u32::from(*res.cpus.add(k)))).collect()
+        }
+    }
+
+    /// The most nodes it allows (`--nodes=a-b`'s b); `None` when it set no
+    /// bound.
+    pub fn max_nodes(&self) -> Option<u32> {
+        self.details().map(|d| d.max_nodes).filter(|&m| m != 0 && m != sys::NO_VAL)
+    }
+
+    /// Whether it takes its nodes whole: `--exclusive`, or its partition's
+    /// `OverSubscribe=EXCLUSIVE` (cons_tres then gives it every core).
+    pub fn takes_whole_nodes(&self) -> bool {
+        let exclusive = self.details().is_some_and(|d| u32::from(d.whole_node) == sys::WHOLE_NODE_REQUIRED);
+        // SAFETY: part_ptr is NULL or a live partition record.
+        let part = unsafe { self.rec().part_ptr.as_ref() };
+        exclusive || part.is_some_and(|p| p.max_share == 0)
+    }
+
+    /// Whether it says how its CPUs go onto nodes beyond a count of them:
+    /// `--cpus-per-task` above 1, `--ntasks-per-node`, `--overcommit`, or
+    /// more CPUs a node than one (`--mincpus`).
+    pub fn lays_out_its_tasks(&self) -> bool {
+        let set = |v: u16| v != 0 && v != sys::NO_VAL as u16;
+        self.details().is_some_and(|d| {
+            (set(d.cpus_per_task) && d.cpus_per_task > 1)
+                || set(d.ntasks_per_node)
+                || d.overcommit != 0
+                || (d.pn_min_cpus > 1 && d.pn_min_cpus != sys::NO_VAL)
+        })
+    }
+
+    /// The GPUs it asks for on each node it uses (`--gres=gpu:N`,
+    /// `--gpus-per-node=N`): `Some(0)` without any; `None` when it asks for
+    /// GPUs some other way too (`--gpus`, `--gpus-per-task`,
+    /// `--gpus-per-socket`) or in a form that does not read, which no
+    /// per-node count stands for.
+    pub fn gpus_per_node(&self) -> Option<u32> {
+        let text = |p: *mut libc::c_char| {
+            // SAFETY: NULL or a NUL-terminated string owned by the record.
+            unsafe { crate::common::cstr::cstr_to_string(p) }.unwrap_or_default()
+        };
+        let rec = self.rec();
+        for other in [rec.tres_per_job, rec.tres_per_task, rec.tres_per_socket] {
+            if super::gres::gpus_in(&text(other)) != Some(0) {
+                return None;
+            }
+        }
+        super::gres::gpus_in(&text(rec.tres_per_node))
+    }
+
     /// The partitions it may run in, in the order Slurm tries them (its
     /// `-p a,b` list, which slurmctld keeps sorted by PriorityTier), or its
     /// one partition.

@@ -4,6 +4,7 @@
 
 pub mod alloc;
 pub mod features;
+pub mod gres;
 pub mod job;
 pub mod job_submit;
 pub mod locks;

@@ -36,6 +36,13 @@ impl<'g> NodeView<'g> {
         u32::from(self.rec.cpus)
     }
 
+    /// Its GPUs, as its `Gres=` gives them (0 without, or when it does not read).
+    pub fn gpus(&self) -> u32 {
+        // SAFETY: NULL or a NUL-terminated string owned by the record.
+        let gres = unsafe { crate::common::cstr::cstr_to_string(self.rec.gres) }.unwrap_or_default();
+        super::gres::gpus_in(&gres).unwrap_or(0)
+    }
+
     pub fn state_raw(&self) -> u32 {
         self.rec.node_state
     }
@@ -51,6 +58,16 @@ impl<'g> NodeView<'g> {
                     | sys::NODE_STATE_FAIL
                     | sys::NODE_STATE_POWERED_DOWN)
                 == 0
+    }
+
+    /// Idle, or running jobs on part or all of it (mixed, allocated), and
+    /// responding, not drained or completing: a job may start on the cores
+    /// no job holds.
+    pub fn takes_more(&self) -> bool {
+        let base = sys::macros::node_base_state(self.rec.node_state);
+        [sys::node_states_NODE_STATE_IDLE, sys::node_states_NODE_STATE_MIXED, sys::node_states_NODE_STATE_ALLOCATED]
+            .contains(&base)
+            && self.rec.node_state & UNAVAILABLE == 0
     }
 
     /// Idle, responding, not drained or completing: a job can start here now.

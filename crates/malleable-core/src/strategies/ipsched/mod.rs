@@ -16,14 +16,18 @@
 //!   weighs them; otherwise by priority over the window's highest;
 //! - `FavourSize=1` weighs each job by its cores too, a reading of the
 //!   paper's experiments 6 and 8, which "favour big jobs" without saying how;
-//! - jobs restricted to some nodes (a partition, `--nodelist`, `--exclude`)
-//!   are left out of the window, as the paper's plugin assumes none.
+//! - a job may be held to some nodes (a partition, `--exclude`,
+//!   reservations) and require some (`--nodelist`), which the paper's
+//!   plugin assumed no job did: the program places it only where it may
+//!   (`model.rs`); a job whose nodes must be consecutive (`--contiguous`),
+//!   which the program cannot say, is started by EASY on what the program
+//!   leaves.
 
 pub mod model;
 
 use std::time::Instant;
 
-use malleable_model::{Decision, PendingJob, Snapshot};
+use malleable_model::{Decision, JobId, NodeIndex, PendingJob, RunningJob, Snapshot};
 
 use crate::blocks::backfill::easy;
 use crate::blocks::queue::runnable_queue;
@@ -105,11 +109,8 @@ const PLACE_STEP: f64 = 1e-9;
 /// every node with a core to give.
 pub fn problem(s: &Snapshot, window: usize, favour_size: bool) -> Problem {
     let node_cores = s.nodes.iter().map(|n| n.cores).max().unwrap_or(1);
-    let chosen: Vec<(&PendingJob, usize)> = runnable_queue(s)
-        .into_iter()
-        .filter(|(j, _)| j.placement.allowed.is_none() && j.placement.required.is_empty())
-        .take(window)
-        .collect();
+    let chosen: Vec<(&PendingJob, usize)> =
+        runnable_queue(s).into_iter().filter(|(j, _)| !j.placement.contiguous).take(window).collect();
     let asks: Vec<Ask> = chosen
         .iter()
         .map(|(j, size)| match j.cores {
@@ -135,7 +136,7 @@ pub fn problem(s: &Snapshot, window: usize, favour_size: bool) -> Problem {
             if favour_size {
                 weight *= cores_of(ask) / most_cores;
             }
-            WindowJob { id: j.id, weight, ask: *ask }
+            WindowJob { id: j.id, weight, ask: *ask, placement: j.placement.clone() }
         })
         .collect();
     let nodes = s
@@ -169,7 +170,12 @@ impl Strategy for Ipsched {
             ],
             ..PassReport::default()
         };
-        let (decisions, fell_back) = decide(&p, solved, s);
+        let (mut decisions, fell_back) = decide(&p, solved, s);
+        if fell_back.is_none() && s.pending.iter().any(|j| j.placement.contiguous) {
+            // What the program cannot say: EASY starts such jobs on what it leaves.
+            let rest = left_by(s, &decisions, |j| j.placement.contiguous);
+            decisions.extend(easy(&rest));
+        }
         report.decisions = decisions;
         match fell_back {
             Some(None) => report.measures.push(("ip_fallbacks", Measure::Count(1))),
@@ -208,6 +214,33 @@ fn decide(p: &Problem, solved: Result<Solved, String>, s: &Snapshot) -> (Vec<Dec
         Ok(Solved::NodeLimit) => (easy(s), Some(None)),
         Err(e) => (easy(s), Some(Some(e))),
     }
+}
+
+/// `s` as `decisions` (starts and places) leave it, the waiting jobs not
+/// started and that `keep` keeps in its queue; what they started runs
+/// until its limit.
+fn left_by(s: &Snapshot, decisions: &[Decision], keep: impl Fn(&PendingJob) -> bool) -> Snapshot {
+    let mut view = s.clone();
+    for d in decisions {
+        let Some(job) = s.pending.iter().find(|j| j.id == d.job()) else { continue };
+        let (nodes, gpus): (Vec<(NodeIndex, u32)>, u32) = match d {
+            Decision::Start { nodes, .. } => (nodes.iter().map(|&i| (i, u32::MAX)).collect(), u32::MAX),
+            Decision::Place { layout, .. } => (layout.clone(), job.cores.map_or(0, |r| r.gpus_per_node)),
+            _ => continue,
+        };
+        for &(i, c) in &nodes {
+            let n = &mut view.nodes[i];
+            let (cores, left_gpus) = (n.cores_available(), n.gpus_available());
+            n.free = false;
+            n.spare_cores = cores.saturating_sub(c);
+            n.spare_gpus = left_gpus.saturating_sub(gpus);
+        }
+        let end = job.time_limit.map(|t| s.now + t);
+        view.running.push(RunningJob::new(job.id.0, nodes.iter().map(|&(i, _)| i)).start(s.now).end_limit(end));
+    }
+    let started: Vec<JobId> = decisions.iter().map(Decision::job).collect();
+    view.pending.retain(|j| keep(j) && !started.contains(&j.id));
+    view
 }
 
 #[cfg(test)]
@@ -278,12 +311,43 @@ mod tests {
     }
 
     #[test]
-    fn whole_node_jobs_start_on_free_nodes_and_restricted_ones_wait() {
+    fn whole_node_jobs_start_on_free_nodes_and_restricted_ones_where_they_may() {
+        // Free nodes 0-2. Job 2 may use 0 or 1 only: both start, job 1 on
+        // the other two.
         let mut s = machine();
         s.pending =
             vec![PendingJob::new(1, 2).submit(0), PendingJob::new(2, 1).submit(1).placement(Placement::only([0, 1]))];
         let r = run(&s, &[]);
-        assert_eq!(r.decisions, vec![Decision::Start { job: JobId(1), nodes: vec![0, 1], time_limit: None }]);
+        assert!(malleable_model::validate(&s, &r.decisions).is_ok(), "{:?}", r.decisions);
+        let nodes_of = |id: u32| match r.decisions.iter().find(|d| d.job() == JobId(id)) {
+            Some(Decision::Start { nodes, .. }) => nodes.clone(),
+            other => panic!("{other:?}"),
+        };
+        let (mut one, two) = (nodes_of(1), nodes_of(2));
+        one.extend(&two);
+        one.sort_unstable();
+        assert!(two == vec![0] || two == vec![1], "{two:?}");
+        assert_eq!(one, vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn a_contiguous_job_is_started_by_easy_on_what_the_program_leaves() {
+        // Job 1 asks 8 cores anywhere, job 2 two whole nodes in a row. The
+        // program places job 1 on one free node; of the two left, EASY
+        // starts job 2 on them if they are neighbours.
+        let mut s = machine();
+        s.pending = vec![
+            PendingJob::new(1, 1).submit(0).asking_cores(ask(8, 0)),
+            PendingJob::new(2, 2).submit(1).placement(Placement::anywhere().contiguous_if(true)),
+        ];
+        let r = run(&s, &[]);
+        assert!(malleable_model::validate(&s, &r.decisions).is_ok(), "{:?}", r.decisions);
+        let started: Vec<JobId> = r.decisions.iter().map(Decision::job).collect();
+        assert_eq!(started, vec![JobId(1), JobId(2)], "{:?}", r.decisions);
+        match &r.decisions[1] {
+            Decision::Start { nodes, .. } => assert_eq!(nodes, &vec![1, 2]),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

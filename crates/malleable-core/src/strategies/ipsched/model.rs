@@ -2,8 +2,17 @@
 //! of waiting jobs and the nodes with cores to give, in two equivalent
 //! forms: `exact`, the paper's x_ij and t_ij for every job and node (2M(1+N)
 //! variables: 410,000 at 200 jobs on 1,024 nodes), and `classes`, which
-//! counts nodes of each kind (free or not, cores and GPUs available) a job
-//! takes and the cores it takes on them (a few thousand variables).
+//! counts nodes of each kind (free or not, cores and GPUs available, which
+//! of the window's jobs may use it) a job takes and the cores it takes on
+//! them (a few thousand variables).
+//!
+//! The paper's plugin assumed jobs that may use any node. Here a job may be
+//! held to some nodes (its partition, `--exclude`, reservations) and name
+//! nodes it must have (`--nodelist`): it takes nodes only where it may, and
+//! every node it requires. In the class form a node that some job requires
+//! is a class of its own, and nodes differ in kind where one job may use
+//! them and another not, so a class's nodes stay interchangeable for every
+//! job of the window.
 //!
 //! One rule is added to the paper's model, in both forms: a node takes at
 //! most one job of the window. With it the forms have the same optimum (a
@@ -16,7 +25,8 @@
 use std::collections::BTreeMap;
 
 use good_lp::{variable, Constraint, Expression, ProblemVariables, Variable};
-use malleable_model::{JobId, NodeIndex};
+use malleable_model::layout;
+use malleable_model::{JobId, NodeIndex, Placement};
 
 use crate::lp::{self, integral, Outcome};
 
@@ -29,12 +39,22 @@ pub enum Ask {
     WholeNodes(u32),
 }
 
-/// One job of the window: its weight in the objective (p_j) and its ask.
+/// One job of the window: its weight in the objective (p_j), its ask, and
+/// the nodes it may use and must have (never `contiguous`: such a job is
+/// left out of the window).
 #[derive(Clone, Debug, PartialEq)]
 pub struct WindowJob {
     pub id: JobId,
     pub weight: f64,
     pub ask: Ask,
+    pub placement: Placement,
+}
+
+impl WindowJob {
+    /// A job free to use any node.
+    pub fn anywhere(id: JobId, weight: f64, ask: Ask) -> WindowJob {
+        WindowJob { id, weight, ask, placement: Placement::anywhere() }
+    }
 }
 
 /// A node with cores to give: free (all of it), or the spare part of one
@@ -67,12 +87,13 @@ pub struct Solution {
     pub starts: Starts,
 }
 
-/// Whether job `ask` may have cores of `node` at all.
-fn usable(ask: Ask, node: &OpenNode) -> bool {
-    match ask {
+/// Whether `job` may have cores of `node` at all.
+fn usable(job: &WindowJob, node: &OpenNode) -> bool {
+    let fits = match job.ask {
         Ask::Cores { gpus, .. } => node.cores > 0 && node.gpus >= gpus,
         Ask::WholeNodes(_) => node.free,
-    }
+    };
+    fits && job.placement.allows(node.index)
 }
 
 impl Problem {
@@ -103,7 +124,7 @@ impl Problem {
                 if !used.insert(i) {
                     return Err(format!("{}: node {i} is given twice", job.id));
                 }
-                if !usable(job.ask, node) || c == 0 || c > node.cores {
+                if !usable(job, node) || c == 0 || c > node.cores {
                     return Err(format!("{}: {c} cores of node {i} ({node:?}) do not fit", job.id));
                 }
                 if matches!(job.ask, Ask::WholeNodes(_)) && c != node.cores {
@@ -121,6 +142,9 @@ impl Problem {
             if !fits {
                 return Err(format!("{}: {total} cores on {n} nodes is not what it asks ({:?})", job.id, job.ask));
             }
+            if let Some(r) = job.placement.required.iter().find(|r| !layout.iter().any(|(i, _)| i == *r)) {
+                return Err(format!("{}: it requires node {r}, which it is not given", job.id));
+            }
             value += job.weight - self.spread_cost(*j) * f64::from(n);
         }
         Ok(value)
@@ -137,15 +161,7 @@ pub enum Solved {
 
 /// The class form. `node_limit` bounds CBC's search.
 pub fn solve_classes(p: &Problem, node_limit: Option<u32>) -> Result<Solved, String> {
-    // Nodes of a kind, lowest index first: (free, cores, GPUs) -> indices.
-    let mut classes: BTreeMap<(bool, u32, u32), Vec<NodeIndex>> = BTreeMap::new();
-    for n in &p.nodes {
-        classes.entry((!n.free, n.cores, n.gpus)).or_default().push(n.index);
-    }
-    let classes: Vec<(OpenNode, Vec<NodeIndex>)> = classes
-        .into_iter()
-        .map(|((held, cores, gpus), idx)| (OpenNode { index: idx[0], free: !held, cores, gpus }, idx))
-        .collect();
+    let classes = classes(p);
     let mut vars = ProblemVariables::new();
     let mut rows: Vec<Constraint> = Vec::new();
     let mut objective = Expression::from(0.0);
@@ -154,9 +170,15 @@ pub fn solve_classes(p: &Problem, node_limit: Option<u32>) -> Result<Solved, Str
     let mut per_class: Vec<Expression> = vec![Expression::from(0.0); classes.len()];
     let mut uses = Vec::new();
     for (j, job) in p.jobs.iter().enumerate() {
-        let places: Vec<(usize, u32, f64)> = (classes.iter().enumerate())
-            .filter(|(_, (kind, _))| usable(job.ask, kind))
-            .map(|(k, (kind, idx))| (k, kind.cores, idx.len() as f64))
+        // A class holds one node a job requires, alone (see `classes`).
+        let places: Vec<Place> = (classes.iter().enumerate())
+            .filter(|(_, (kind, _))| usable(job, kind))
+            .map(|(k, (kind, idx))| Place {
+                at: k,
+                cores: kind.cores,
+                nodes: idx.len() as f64,
+                required: job.placement.requires(kind.index),
+            })
             .collect();
         let (sj, mine) = add_job(p, j, &places, &mut vars, &mut rows, &mut objective, &mut per_class);
         s.push(sj);
@@ -191,17 +213,52 @@ pub fn solve_classes(p: &Problem, node_limit: Option<u32>) -> Result<Solved, Str
     finish(p, lp::maximise("ipsched", vars, objective, rows, node_limit, p.gap(), read)?)
 }
 
-/// Job `j`'s variables and rows over `places` (each: its index in
-/// `per_place`, its cores per node R, how many nodes it has: a class, or
-/// one node): s_j, and per place the nodes it takes there (u, t_ij when a
-/// place is one node) and, for a job asking cores, its cores there (X, or
-/// x_ij), at least one and at most R on each node taken; its cores add up
-/// to r_j on Nmin_j to Nmax_j nodes, or it takes n whole nodes. Its terms
-/// go into `objective` and its node counts into `per_place`.
+/// Nodes of a kind, each kind's lowest-index node standing for it: free or
+/// not, cores and GPUs available, and which of the window's node sets
+/// (its jobs' `allowed`) hold it; a node some job requires is a kind of
+/// its own.
+fn classes(p: &Problem) -> Vec<(OpenNode, Vec<NodeIndex>)> {
+    let mut sets: Vec<&Vec<NodeIndex>> = p.jobs.iter().filter_map(|j| j.placement.allowed.as_ref()).collect();
+    sets.sort();
+    sets.dedup();
+    let required: std::collections::BTreeSet<NodeIndex> =
+        p.jobs.iter().flat_map(|j| j.placement.required.iter().copied()).collect();
+    type Kind = (bool, u32, u32, Vec<bool>, Option<NodeIndex>);
+    let mut classes: BTreeMap<Kind, Vec<NodeIndex>> = BTreeMap::new();
+    for n in &p.nodes {
+        let within: Vec<bool> = sets.iter().map(|s| s.binary_search(&n.index).is_ok()).collect();
+        let alone = required.contains(&n.index).then_some(n.index);
+        classes.entry((!n.free, n.cores, n.gpus, within, alone)).or_default().push(n.index);
+    }
+    classes
+        .into_iter()
+        .map(|((held, cores, gpus, _, _), idx)| (OpenNode { index: idx[0], free: !held, cores, gpus }, idx))
+        .collect()
+}
+
+/// Where a job may take nodes: a class, or one node (the exact form).
+struct Place {
+    /// Its index in `per_place`.
+    at: usize,
+    /// Cores per node (R).
+    cores: u32,
+    /// How many nodes it has.
+    nodes: f64,
+    /// One node the job requires: taken whenever the job starts.
+    required: bool,
+}
+
+/// Job `j`'s variables and rows over `places`: s_j, and per place the
+/// nodes it takes there (u, t_ij when a place is one node) and, for a job
+/// asking cores, its cores there (X, or x_ij), at least one and at most R
+/// on each node taken; its cores add up to r_j on Nmin_j to Nmax_j nodes,
+/// or it takes n whole nodes; a node it requires is taken when it starts,
+/// and it does not start when one is not among its places. Its terms go
+/// into `objective` and its node counts into `per_place`.
 fn add_job(
     p: &Problem,
     j: usize,
-    places: &[(usize, u32, f64)],
+    places: &[Place],
     vars: &mut ProblemVariables,
     rows: &mut Vec<Constraint>,
     objective: &mut Expression,
@@ -212,11 +269,19 @@ fn add_job(
     *objective += job.weight * sj;
     let (mut count, mut cores) = (Expression::from(0.0), Expression::from(0.0));
     let mut mine = Vec::new();
-    for &(k, per_node, n) in places {
+    let reached = places.iter().filter(|place| place.required).count();
+    if reached < job.placement.required.len() {
+        // A node it requires has nothing to give it now.
+        rows.push(Expression::from(sj).leq(0.0));
+    }
+    for &Place { at: k, cores: per_node, nodes: n, required } in places {
         let u = vars.add(variable().integer().min(0).max(n));
         *objective -= p.spread_cost(j) * u;
         per_place[k] += u;
         count += u;
+        if required {
+            rows.push((Expression::from(u) - sj).geq(0.0));
+        }
         let x = match job.ask {
             Ask::Cores { .. } => {
                 let x = vars.add(variable().integer().min(0).max(f64::from(per_node) * n));
@@ -263,8 +328,10 @@ pub fn solve_exact(p: &Problem, node_limit: Option<u32>) -> Result<Solved, Strin
     let mut per_node: Vec<Expression> = vec![Expression::from(0.0); p.nodes.len()];
     let mut uses = Vec::new();
     for (j, job) in p.jobs.iter().enumerate() {
-        let places: Vec<(usize, u32, f64)> =
-            (p.nodes.iter().enumerate()).filter(|(_, n)| usable(job.ask, n)).map(|(i, n)| (i, n.cores, 1.0)).collect();
+        let places: Vec<Place> = (p.nodes.iter().enumerate())
+            .filter(|(_, n)| usable(job, n))
+            .map(|(i, n)| Place { at: i, cores: n.cores, nodes: 1.0, required: job.placement.requires(n.index) })
+            .collect();
         let (sj, mine) = add_job(p, j, &places, &mut vars, &mut rows, &mut objective, &mut per_node);
         s.push(sj);
         uses.push(mine);
@@ -296,10 +363,32 @@ pub fn solve_exact(p: &Problem, node_limit: Option<u32>) -> Result<Solved, Strin
     finish(p, lp::maximise("ipsched", vars, objective, rows, node_limit, p.gap(), read)?)
 }
 
+/// The cores of each job asking for cores laid out on its nodes as
+/// select/cons_tres will ([`malleable_model::layout::cons_tres`]). The
+/// program counts only the nodes a job uses and its cores in all, which
+/// this keeps, so any of its answers may be laid out so, and the
+/// simulator's layout is slurmctld's.
+fn as_slurm_lays_out(p: &Problem, starts: Starts) -> Result<Starts, String> {
+    let avail: BTreeMap<NodeIndex, u32> = p.nodes.iter().map(|n| (n.index, n.cores)).collect();
+    starts
+        .into_iter()
+        .map(|(j, mut layout)| {
+            layout.sort_unstable();
+            if let Ask::Cores { cores, .. } = p.jobs[j].ask {
+                let nodes: Vec<(NodeIndex, u32)> = layout.iter().map(|&(i, _)| (i, avail[&i])).collect();
+                layout = layout::cons_tres(cores, &nodes)
+                    .ok_or_else(|| format!("ipsched: {}'s {cores} cores do not fit on {nodes:?}", p.jobs[j].id))?;
+            }
+            Ok((j, layout))
+        })
+        .collect()
+}
+
 /// A solve's outcome, its starts checked against the rules.
 fn finish(p: &Problem, outcome: Outcome<Starts>) -> Result<Solved, String> {
     match outcome {
         Outcome::Optimal(starts) => {
+            let starts = as_slurm_lays_out(p, starts)?;
             let value = p.check(&starts).map_err(|e| format!("ipsched: the solver's answer breaks a rule: {e}"))?;
             Ok(Solved::Optimal(Solution { value, starts }))
         }
@@ -320,7 +409,7 @@ mod tests {
     }
 
     fn cores(id: u32, cores: u32, gpus: u32, min_nodes: u32, max_nodes: u32) -> WindowJob {
-        WindowJob { id: JobId(id), weight: 1.0, ask: Ask::Cores { cores, gpus, min_nodes, max_nodes } }
+        WindowJob::anywhere(JobId(id), 1.0, Ask::Cores { cores, gpus, min_nodes, max_nodes })
     }
 
     fn optimal(s: Solved) -> Solution {
@@ -366,7 +455,7 @@ mod tests {
         }
         // A whole-node job takes only free nodes, whole.
         let p = Problem {
-            jobs: vec![WindowJob { id: JobId(1), weight: 1.0, ask: Ask::WholeNodes(1) }],
+            jobs: vec![WindowJob::anywhere(JobId(1), 1.0, Ask::WholeNodes(1))],
             nodes: vec![node(0, false, 8, 2), node(1, true, 8, 2)],
             machine_nodes: 2,
         };
@@ -380,7 +469,8 @@ mod tests {
     fn the_class_form_has_the_exact_forms_optimum() {
         let mut rng = ChaCha8Rng::seed_from_u64(7);
         for case in 0..60 {
-            let nodes: Vec<OpenNode> = (0..rng.gen_range(2..7))
+            let n = rng.gen_range(2..7);
+            let nodes: Vec<OpenNode> = (0..n)
                 .map(|i| {
                     let free = rng.gen_bool(0.6);
                     let cores = if free { 4 } else { rng.gen_range(1..4) };
@@ -390,18 +480,75 @@ mod tests {
             let jobs: Vec<WindowJob> = (0..rng.gen_range(1..6))
                 .map(|j| {
                     let mut w = if rng.gen_bool(0.2) {
-                        WindowJob { id: JobId(j), weight: 1.0, ask: Ask::WholeNodes(rng.gen_range(1..3)) }
+                        WindowJob::anywhere(JobId(j), 1.0, Ask::WholeNodes(rng.gen_range(1..3)))
                     } else {
                         let min = rng.gen_range(1..3);
                         cores(j, rng.gen_range(1..12), rng.gen_range(0..2), min, min + rng.gen_range(0..3))
                     };
                     w.weight = rng.gen_range(0.5..2.0);
+                    // Some held to part of the nodes, some requiring one.
+                    if rng.gen_bool(0.3) {
+                        w.placement = Placement::only((0..n).filter(|_| rng.gen_bool(0.6)));
+                    }
+                    if rng.gen_bool(0.2) {
+                        w.placement = w.placement.clone().requiring([rng.gen_range(0..n)]);
+                    }
                     w
                 })
                 .collect();
             let p = Problem { jobs, nodes, machine_nodes: 8 };
             let (a, b) = (optimal(solve_classes(&p, None).unwrap()), optimal(solve_exact(&p, None).unwrap()));
             assert!((a.value - b.value).abs() < 1e-6, "case {case}: classes {a:?}, exact {b:?} for {p:?}");
+        }
+    }
+
+    #[test]
+    fn a_job_takes_nodes_only_where_it_may_and_every_node_it_requires() {
+        // Three free nodes of 8 cores. Job 1 (8 cores) may use only node 2;
+        // job 2 (8 cores) requires node 2 as well: one of them starts, on
+        // node 2. Job 3 (12 cores on 2 nodes) requires node 0 and may use
+        // any other: it takes 0 and 1 (cons_tres: 8, then 4).
+        let mut j1 = cores(1, 8, 0, 1, 1);
+        j1.placement = Placement::only([2]);
+        let mut j2 = cores(2, 8, 0, 1, 1);
+        j2.placement = Placement::anywhere().requiring([2]);
+        let mut j3 = cores(3, 12, 0, 2, 2);
+        j3.placement = Placement::anywhere().requiring([0]);
+        let p =
+            Problem { jobs: vec![j1, j2, j3], nodes: (0..3).map(|i| node(i, true, 8, 0)).collect(), machine_nodes: 3 };
+        for solve in [solve_classes, solve_exact] {
+            let s = optimal(solve(&p, None).unwrap());
+            let on: BTreeMap<usize, Vec<(NodeIndex, u32)>> = s.starts.iter().cloned().collect();
+            assert_eq!(on.len(), 2, "{s:?}");
+            assert_eq!(on[&2], vec![(0, 8), (1, 4)]);
+            let other = if on.contains_key(&0) { 0 } else { 1 };
+            assert_eq!(on[&other], vec![(2, 8)]);
+        }
+        // Node 0 held whole: job 3 cannot have it, so it does not start.
+        let mut p = p;
+        p.nodes.remove(0);
+        for solve in [solve_classes, solve_exact] {
+            let s = optimal(solve(&p, None).unwrap());
+            assert!(s.starts.iter().all(|(j, _)| *j != 2), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn a_jobs_cores_are_laid_out_as_cons_tres_does() {
+        // 10 cores on 2 nodes at most: node 0 with 3 spare, nodes 2 and 3
+        // free. The program may take 0 and 2 (apart: cons_tres takes the
+        // free node's 8 first, then 2 of node 0) or 2 and 3 (neighbours: 8
+        // then 2); never the 5 and 5 a round robin would give, in both forms.
+        let p = Problem {
+            jobs: vec![cores(1, 10, 0, 1, 2)],
+            nodes: vec![node(0, false, 3, 0), node(2, true, 8, 0), node(3, true, 8, 0)],
+            machine_nodes: 4,
+        };
+        for solve in [solve_classes, solve_exact] {
+            let s = optimal(solve(&p, None).unwrap());
+            let mut cpus: Vec<u32> = s.starts[0].1.iter().map(|&(_, c)| c).collect();
+            cpus.sort_unstable();
+            assert_eq!(cpus, vec![2, 8], "{s:?}");
         }
     }
 
