@@ -8,12 +8,14 @@
 //!   cargo xtask versus-stock [--jobs N]   srun latency and a burst of short jobs, ours against stock Slurm
 //!   cargo xtask bench-scale [--nodes N] [--jobs N]   pass and lock-hold times with 5,000 nodes, 10,000 jobs
 //!   cargo xtask bench-resize [--nodes N] [--rounds R]   one-node resize latency, 1 to N nodes
+//!   cargo xtask bench-ipsched [--nodes N]   IPSCHED's pass in slurmctld, nodes of 8 CPUs and 2 GPUs
 //!   cargo xtask test                        every test, with its own set-up
 //!   cargo xtask cluster up|down|status [--nodes N] [--name NAME]
 //!   cargo xtask build                       packages, Slurm source tree, plugins
 //!   cargo xtask slurm-src                   prints the configured source tree
 
 mod architecture;
+mod bench_ipsched;
 mod bench_resize;
 mod bench_scale;
 mod c_example;
@@ -61,6 +63,8 @@ const USAGE: &str = "usage: cargo xtask <command>
                                          CI's selection) under stock sched/backfill and sched/malleable at once,
                                          side by side; fails if one passes under stock only
   bench-resize [--nodes N] [--rounds R]  one-node resize latency 1 -> N -> 1, table and plot (32, 5)
+  bench-ipsched [--nodes N] [--keep]     IPSCHED's pass in slurmctld (and EASY's) on N nodes (16) of 8 CPUs and
+                                         2 GPUs with the CPU-GPU ESP's 456 jobs scaled to them waiting
   test                                   formatting, lints, unit, property, symbol and real-cluster tests
   cluster up [--nodes N] [--name NAME] [--set KEY=VALUE]... [--networked]
                                          start a cluster and leave it running (KEY=VALUE in slurm.conf;
@@ -107,7 +111,7 @@ fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
     let nodes = match default_name {
         "bench" | "esp" | "fidelity" | "soak" => 32,
         "mpdata" => malleable_sim::mpdata::MPDATA_NODES,
-        "demo" => 16,
+        "demo" | "ipsched" => 16,
         "scale" => 5000,
         _ => 8,
     };
@@ -207,6 +211,7 @@ fn main() -> ExitCode {
         Some("versus-stock") => parse_opts(&args[1..], "versus").and_then(|o| versus::run(o.jobs, o.nodes)),
         Some("test") => test::run_all(&repo_root()),
         Some("bench-scale") => parse_opts(&args[1..], "scale").and_then(|o| bench_scale::run(o.nodes, o.jobs, o.keep)),
+        Some("bench-ipsched") => parse_opts(&args[1..], "ipsched").and_then(|o| bench_ipsched::run(o.nodes, o.keep)),
         Some("bench-resize") => parse_opts(&args[1..], "bench").and_then(|o| bench_resize::run(o.nodes, o.rounds)),
         Some("slurm-tests") => slurm_tests_cmd(&args[1..]),
         Some("cluster") => cluster_cmd(&args[1..]),
