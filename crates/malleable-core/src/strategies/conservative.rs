@@ -17,7 +17,7 @@
 
 use malleable_model::{Decision, JobId, Snapshot, Time};
 
-use crate::blocks::booking::{book_queue, booked_waiting, fingerprint};
+use crate::blocks::booking::{book_queue, booked_waiting, fingerprint, Wide};
 use crate::blocks::waiting::Waiting;
 use crate::params::{ParamKind, ParamSpec};
 use crate::strategy::{PassReport, Strategy, StrategyInfo};
@@ -87,7 +87,7 @@ pub fn conservative(s: &Snapshot, max_job_test: usize) -> Vec<Decision> {
 
 /// [`conservative`]'s decisions, and each job's booked start.
 fn plan(s: &Snapshot, max_job_test: usize) -> (Vec<Decision>, Vec<(JobId, Time)>) {
-    let b = book_queue(s, max_job_test, false);
+    let b = book_queue(s, max_job_test, Wide::No);
     (b.decisions, b.booked)
 }
 

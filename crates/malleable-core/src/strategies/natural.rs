@@ -16,7 +16,17 @@
 //! job grows only onto nodes no waiting job is booked on before its time
 //! limit, shrinks for the waiting job whose start gains most per node it
 //! takes rather than for the first one, and no further than the count it
-//! was submitted with rather than its minimum.
+//! was submitted with rather than its minimum. Where the paper gives idle
+//! nodes to whichever job asks first, the variant keeps them for the
+//! running jobs that should grow first, by their time limits: while jobs
+//! wait, the one that ends soonest (its nodes pass to the queue soonest);
+//! when none waits, the one that ends last, so that the last jobs finish
+//! together instead of one running alone at its maximum while the machine
+//! empties (MPDATA's large jobs stop at 11 of 31 nodes). A malleable job
+//! starting now also takes idle nodes up to its maximum: by default those no
+//! job ahead of it is booked on, as Slurm starts `--nodes=min-max`; with
+//! `WideUnbooked=1` only those no waiting job is booked on, so that it never
+//! widens onto nodes a job behind it would have started on.
 //!
 //! Which nodes a shrink releases the paper does not say: here the most
 //! recently added first, those the beneficiary may use first, never the
@@ -26,7 +36,7 @@ use std::collections::HashSet;
 
 use malleable_model::{Decision, JobId, MalleableSpec, NodeIndex, PendingJob, RunningJob, Snapshot, Time};
 
-use crate::blocks::booking::{book_queue, booked_waiting, fingerprint};
+use crate::blocks::booking::{book_queue, booked_waiting, fingerprint, Wide};
 use crate::blocks::queue::runnable_queue;
 use crate::blocks::waiting::Waiting;
 use crate::params::{ParamKind, ParamSpec};
@@ -52,6 +62,13 @@ const PLAN_PARAMS: &[ParamSpec] = &[
         default: 0.0,
         help: "1: waiting jobs start in the order of the node-seconds they ask for (time limit x nodes), \
                shortest first, within a tier (priority breaks ties); small jobs wait less, the makespan grows",
+    },
+    ParamSpec {
+        key: "WideUnbooked",
+        kind: ParamKind::Whole { min: 0, max: 1 },
+        default: 0.0,
+        help: "1: a malleable job starting now takes, beyond what it asks, only nodes no waiting job is booked on \
+               before its limit; 0: nodes no job ahead of it is booked on, as Slurm starts --nodes=min-max",
     },
 ];
 
@@ -89,7 +106,11 @@ pub const NATURAL_PLAN: StrategyInfo = StrategyInfo {
     shares_cores: false,
     places_cores: false,
     build: |p| {
-        let mut n = Natural::new("natural-plan", Rules::PLANNED, p.whole("MaxJobTest") as usize);
+        let mut rules = Rules::PLANNED;
+        if p.whole("WideUnbooked") == 1 {
+            rules.start_wide = Wide::Unbooked;
+        }
+        let mut n = Natural::new("natural-plan", rules, p.whole("MaxJobTest") as usize);
         n.shortest_first = p.whole("ShortestFirst") == 1;
         Box::new(n)
     },
@@ -104,10 +125,9 @@ pub struct Rules {
     /// Shrink for the waiting job whose start gains most per node taken
     /// (the paper: the first, by priority).
     pub pick_by_gain: bool,
-    /// Start a malleable job on as many nodes as its maximum and the
-    /// unbooked idle nodes allow, as Slurm starts `--nodes=min-max` (the
-    /// paper: on what it asks, its minimum).
-    pub start_wide: bool,
+    /// Start a malleable job on more nodes than it asks, up to its maximum,
+    /// onto idle nodes as [`Wide`] says (the paper: on what it asks).
+    pub start_wide: Wide,
     /// Shrink a job for a waiting one no further than the count it was
     /// submitted with (the paper: down to its minimum). Its owner planned
     /// it at that size; below it an application may run far less
@@ -115,15 +135,31 @@ pub struct Rules {
     /// nodes as on 5, Table 2), and giving a job its own asked size is what
     /// the waiting job is started with too.
     pub keep_asked: bool,
+    /// Idle nodes go first to the running jobs that should grow first
+    /// ([`grows_before`]): while jobs wait, those that end sooner (their
+    /// nodes pass to the queue sooner); when none waits, those that end
+    /// later (the last jobs finish together). The paper: to whichever job
+    /// asks first.
+    pub grow_by_end: bool,
 }
 
 impl Rules {
     /// As the paper describes it.
-    pub const PAPER: Rules =
-        Rules { keep_off_bookings: false, pick_by_gain: false, start_wide: false, keep_asked: false };
+    pub const PAPER: Rules = Rules {
+        keep_off_bookings: false,
+        pick_by_gain: false,
+        start_wide: Wide::No,
+        keep_asked: false,
+        grow_by_end: false,
+    };
     /// This project's variant.
-    pub const PLANNED: Rules =
-        Rules { keep_off_bookings: true, pick_by_gain: true, start_wide: true, keep_asked: true };
+    pub const PLANNED: Rules = Rules {
+        keep_off_bookings: true,
+        pick_by_gain: true,
+        start_wide: Wide::PastJobsAhead,
+        keep_asked: true,
+        grow_by_end: true,
+    };
 }
 
 /// NATURAL's answer to a job that asks.
@@ -155,7 +191,7 @@ pub fn natural(s: &Snapshot, job: JobId, rules: Rules, max_job_test: usize, prom
     let free = s.free_nodes();
     let mut waiting: Vec<(&PendingJob, usize)> =
         runnable_queue(s).into_iter().filter(|(p, _)| !promised.contains(&p.id)).collect();
-    let mut booking = (rules.keep_off_bookings || rules.pick_by_gain).then(|| book_queue(s, max_job_test, false));
+    let mut booking = (rules.keep_off_bookings || rules.pick_by_gain).then(|| book_queue(s, max_job_test, Wide::No));
     if let (true, Some(b)) = (rules.pick_by_gain, &booking) {
         // Seconds of waiting saved per node taken from the job: a job that
         // would wait long for few nodes first; one never booked gains most.
@@ -176,13 +212,18 @@ pub fn natural(s: &Snapshot, job: JobId, rules: Rules, max_job_test: usize, prom
             return Answer::Shrink { remove_nodes, beneficiary: p.id };
         }
     }
-    let idle: Vec<NodeIndex> = match &mut booking {
+    let mut idle: Vec<NodeIndex> = match &mut booking {
         Some(b) if rules.keep_off_bookings => {
             let length = j.end_limit.map(|end| (end - s.now).max(1));
             b.plan.free_throughout(s.now, length, &j.placement)
         }
         _ => free.iter().copied().filter(|&i| j.placement.allows(i)).collect(),
     };
+    if rules.grow_by_end {
+        // Left idle for the jobs that grow first, until they ask.
+        let claimed = claimed_before(s, j, !waiting.is_empty());
+        idle.truncate(idle.len().saturating_sub(claimed));
+    }
     // Idle nodes a shrink was made for are the promised jobs' until they
     // start (beside another scheduler that can take a moment).
     let promised_need: usize = s.pending.iter().filter(|p| promised.contains(&p.id)).map(PendingJob::size).sum();
@@ -192,6 +233,31 @@ pub fn natural(s: &Snapshot, job: JobId, rules: Rules, max_job_test: usize, prom
         Some(target) => Answer::Expand { add_nodes: idle[..(target - cur) as usize].to_vec() },
         None => Answer::Stay,
     }
+}
+
+/// Whether running job `r` grows before job `j` under the variant's order:
+/// while jobs wait (`queue_waits`), the one that ends sooner grows first, so
+/// that its nodes pass sooner to the job waiting for them; when none waits,
+/// the one that ends later, so that it and the others finish together
+/// rather than the last one running alone at its maximum while the machine
+/// empties. Ends go by time limits; an unlimited job ends last.
+fn grows_before(r: &RunningJob, j: &RunningJob, queue_waits: bool) -> bool {
+    let end = |x: &RunningJob| x.end_limit.unwrap_or(Time::MAX);
+    if queue_waits {
+        end(r) < end(j)
+    } else {
+        end(r) > end(j)
+    }
+}
+
+/// Idle nodes the running jobs that grow before `j` ([`grows_before`])
+/// could still take: each its way up to its maximum.
+fn claimed_before(s: &Snapshot, j: &RunningJob, queue_waits: bool) -> usize {
+    s.running
+        .iter()
+        .filter(|r| r.id != j.id && grows_before(r, j, queue_waits))
+        .filter_map(|r| r.resizable().map(|spec| (spec.max as usize).saturating_sub(r.nodes.len())))
+        .sum()
 }
 
 /// Waiting jobs' priorities replaced by the order of the node-seconds they
@@ -472,6 +538,37 @@ mod tests {
         s.running[0].nodes = vec![0, 1];
         assert_eq!(ask(&s, Rules::PAPER), Answer::Expand { add_nodes: vec![4, 5] });
         assert_eq!(ask(&s, Rules::PLANNED), Answer::Stay);
+    }
+
+    #[test]
+    fn the_variant_grows_first_the_job_that_ends_first_while_jobs_wait_and_last_when_none_do() {
+        // Nodes 6-7 idle. Job 1 [2, 6] on 0-3 until 1000; job 5 [2, 6] on
+        // 4-5 until 500. Without the order, job 1, asking, takes both.
+        let mut s = one_malleable(&[false, false, false, false, false, false, true, true]);
+        s.running.push(running(5, &[4, 5], Some(500)).malleable(spec(2, 6)));
+        let by_end = Rules::PLANNED;
+        let first_asking = Rules { grow_by_end: false, ..Rules::PLANNED };
+        let job5 = |s: &Snapshot, rules| natural(s, JobId(5), rules, MAX_JOB_TEST, &HashSet::new());
+        let both = Answer::Expand { add_nodes: vec![6, 7] };
+        assert_eq!(ask(&s, first_asking), both);
+        // Nothing waits: job 1 ends last, so it grows first; job 5, asking,
+        // leaves the two idle nodes to it (job 1 could take 6 - 4 = 2).
+        assert_eq!(ask(&s, by_end), both);
+        assert_eq!(job5(&s, by_end), Answer::Stay);
+        // Job 2 waits for all 8 nodes (booked at 1000, when job 1 ends: no
+        // shrink helps it and 6-7 stay free for either job until then). Job
+        // 5 ends first, so it grows first: it may take 4 (to 6), so job 1
+        // stays; job 5 takes both.
+        s.pending = vec![job(2, 0, 0, 8)];
+        assert_eq!(ask(&s, first_asking), both);
+        assert_eq!(ask(&s, by_end), Answer::Stay);
+        assert_eq!(job5(&s, by_end), both);
+        // A job at its maximum claims nothing: on 12 nodes, job 5 holds 6
+        // (4-5, 8-11) and job 2 waits for all 12; job 1 takes 6-7.
+        let mut s = one_malleable(&[[false; 6].as_slice(), &[true; 2], &[false; 4]].concat());
+        s.running.push(running(5, &[4, 5, 8, 9, 10, 11], Some(500)).malleable(spec(2, 6)));
+        s.pending = vec![job(2, 0, 0, 12)];
+        assert_eq!(ask(&s, by_end), both);
     }
 
     #[test]
