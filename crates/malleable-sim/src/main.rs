@@ -453,6 +453,76 @@ fn print_table(rows: &[Summary]) {
 /// The comparison table, one column per strategy: each figure's median over
 /// the column's runs (one run per seed), and its ratio to the first column's.
 fn print_columns(columns: &[Vec<Summary>]) {
+    let metrics = metrics_of(columns);
+    out!("{:<26}", "metric");
+    for c in columns {
+        out!("{:>26}", c[0].strategy);
+    }
+    outln!();
+    // The median over a column's runs that have the figure.
+    let cell = |f: &dyn Fn(&Summary) -> Option<f64>, c: &[Summary]| {
+        let values: Vec<f64> = c.iter().filter_map(f).collect();
+        (!values.is_empty()).then(|| malleable_sim::metrics::median(&values))
+    };
+    for (name, f) in &metrics {
+        out!("{name:<26}");
+        let base = cell(f.as_ref(), &columns[0]);
+        for c in columns {
+            let Some(v) = cell(f.as_ref(), c) else {
+                out!("{:>17} {:>8}", "-", "");
+                continue;
+            };
+            let ratio = match base {
+                Some(b) if b != 0.0 => format!("({:.3})", v / b),
+                _ => String::new(),
+            };
+            out!("{:>17.2} {:>8}", v, ratio);
+        }
+        outln!();
+    }
+}
+
+/// With several seeds, each figure's ratio to the first column's on the
+/// same seed (the same workload), median over the seeds: the comparison a
+/// paper's one run against its baseline stands for, where the table's
+/// ratio of medians sets one seed's figure against another's.
+fn print_paired(columns: &[Vec<Summary>]) {
+    let metrics = metrics_of(columns);
+    outln!("paired: each seed's ratio to {} on that seed, median over the seeds", columns[0][0].strategy);
+    out!("{:<26}", "metric");
+    for c in columns {
+        out!("{:>26}", c[0].strategy);
+    }
+    outln!();
+    for (name, f) in &metrics {
+        out!("{name:<26}");
+        for c in columns {
+            match paired_ratio(c, &columns[0], f.as_ref()) {
+                Some(r) => out!("{r:>26.3}"),
+                None => out!("{:>26}", "-"),
+            }
+        }
+        outln!();
+    }
+}
+
+/// The median over the seeds of each run's figure over the base column's on
+/// the same seed (runs in seed order in both); `None` when no seed has both
+/// figures and a base that is not 0.
+fn paired_ratio(runs: &[Summary], base: &[Summary], f: &dyn Fn(&Summary) -> Option<f64>) -> Option<f64> {
+    let ratios: Vec<f64> = runs
+        .iter()
+        .zip(base)
+        .filter_map(|(run, b)| Some((f(run)?, f(b)?)))
+        .filter(|&(_, b)| b != 0.0)
+        .map(|(v, b)| v / b)
+        .collect();
+    (!ratios.is_empty()).then(|| malleable_sim::metrics::median(&ratios))
+}
+
+/// The rows of the comparison: the figures every summary has, power's when
+/// a run has them, the strategies' own, and per class.
+fn metrics_of(columns: &[Vec<Summary>]) -> Vec<Metric> {
     let rows: Vec<&Summary> = columns.iter().flatten().collect();
     let fixed: [FixedMetric; 9] = [
         ("makespan_s", |s| Some(s.makespan_s)),
@@ -510,32 +580,7 @@ fn print_columns(columns: &[Vec<Summary>]) {
             metrics.push((format!("{class} {what}"), Box::new(read)));
         }
     }
-    out!("{:<26}", "metric");
-    for c in columns {
-        out!("{:>26}", c[0].strategy);
-    }
-    outln!();
-    // The median over a column's runs that have the figure.
-    let cell = |f: &dyn Fn(&Summary) -> Option<f64>, c: &[Summary]| {
-        let values: Vec<f64> = c.iter().filter_map(f).collect();
-        (!values.is_empty()).then(|| malleable_sim::metrics::median(&values))
-    };
-    for (name, f) in &metrics {
-        out!("{name:<26}");
-        let base = cell(f.as_ref(), &columns[0]);
-        for c in columns {
-            let Some(v) = cell(f.as_ref(), c) else {
-                out!("{:>17} {:>8}", "-", "");
-                continue;
-            };
-            let ratio = match base {
-                Some(b) if b != 0.0 => format!("({:.3})", v / b),
-                _ => String::new(),
-            };
-            out!("{:>17.2} {:>8}", v, ratio);
-        }
-        outln!();
-    }
+    metrics
 }
 
 fn main() {
@@ -639,6 +684,10 @@ fn run_compare(
         outln!("median over seeds {seeds:?}");
     }
     print_columns(&columns);
+    if seeds.len() > 1 {
+        outln!();
+        print_paired(&columns);
+    }
     if let Some(path) = json {
         let v = serde_json::json!({ "workload": first, "seeds": seeds, "results": results });
         std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap())
@@ -840,3 +889,23 @@ fn run_bench(dir: &Path, reps: usize, quiet: bool) -> Result<(), String> {
 
 /// Solves per LP benchmark case.
 const LP_BENCH_SOLVES: usize = 200;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_paired_ratio_sets_each_seed_against_the_same_seed() {
+        let run = |makespan_s: f64| Summary { makespan_s, ..Summary::default() };
+        // Seed by seed: 50/100, 90/100, 60/200: 0.5, 0.9, 0.3, median 0.5;
+        // the ratio of the medians would be 60/100 = 0.6.
+        let base = vec![run(100.0), run(100.0), run(200.0)];
+        let other = vec![run(50.0), run(90.0), run(60.0)];
+        let f = |s: &Summary| Some(s.makespan_s);
+        assert_eq!(paired_ratio(&other, &base, &f), Some(0.5));
+        // A seed whose base is 0 or that lacks the figure is left out.
+        let zero = vec![run(0.0), run(100.0), run(200.0)];
+        assert_eq!(paired_ratio(&other, &zero, &f), Some((0.9 + 0.3) / 2.0));
+        assert_eq!(paired_ratio(&other, &base, &|_| None), None);
+    }
+}
