@@ -14,6 +14,7 @@ use malleable_model::{
 
 use crate::app_model::{AppModel, ResizeCost};
 use crate::power_meter::{PowerMeter, PowerReport};
+use crate::priority::Priority;
 use crate::workload::{JobSpec, PowerSetup, Workload};
 
 /// What happened to one job.
@@ -69,6 +70,9 @@ pub struct SimOptions {
     /// How a job sharing cores progresses (SD-Policy's Eq. 5 or 6): `Ideal`,
     /// at the pace of all the cores it has; `Worst`, of its least-served node.
     pub sharing_model: RuntimeModel,
+    /// How waiting jobs are ranked, set before each pass: FCFS (Slurm's
+    /// basic priority) or Slurm's multifactor with age and size.
+    pub priority: Priority,
 }
 
 impl Default for SimOptions {
@@ -82,6 +86,7 @@ impl Default for SimOptions {
             tick_while_running: false,
             pass_delay: 0.0,
             sharing_model: RuntimeModel::Ideal,
+            priority: Priority::Fcfs,
         }
     }
 }
@@ -552,6 +557,16 @@ impl Engine<'_> {
             idle_node: p.idle_node,
             measured_draw: Some(self.draw()),
         });
+        if self.opts.priority != Priority::Fcfs {
+            // Recomputed at every pass (Slurm's PriorityCalcPeriod is 5
+            // minutes; a pass here is at most a tick, 60 s, apart).
+            let machine = self.snapshot.nodes.len() as f64 * f64::from(self.cores_per_node);
+            for job in &mut self.snapshot.pending {
+                let cores = job.cores.map_or(job.nodes * self.cores_per_node, |r| r.cores);
+                let age = self.now - self.specs[job.id.0 as usize].submit;
+                job.priority = self.opts.priority.of(age, f64::from(cores) / machine.max(1.0));
+            }
+        }
     }
 
     /// Carry out a report's decisions (made on the current view) and add
@@ -866,6 +881,29 @@ mod tests {
         let r0 = run(&w, "fcfs", SimOptions { tick: 0.0, ..SimOptions::default() });
         // Without a delay: 0, 10, 10.3 (job 3's submission alone), 20 and 30.
         assert_eq!((r0.jobs[1].start, r0.passes), (10.0, 5));
+    }
+
+    #[test]
+    fn multifactor_priority_puts_the_larger_job_first() {
+        // Two nodes. Job 1 holds both from 0 to 10; job 2 (1 node) comes at
+        // 1, job 3 (2 nodes) at 2. FCFS starts job 2 at 10 and job 3 once it
+        // ends, at 20. Multifactor at 10: job 2 has 9/60 + 10,080 / 2 ->
+        // 5,040, job 3 8/60 + 10,080 -> 10,080: job 3 first, at 10, then 2.
+        let at = |id, nodes, submit| JobSpec { submit, ..job(id, nodes, None) };
+        let w = Workload {
+            name: "t".into(),
+            nodes: 2,
+            jobs: vec![at(1, 2, 0.0), at(2, 1, 1.0), at(3, 2, 2.0)],
+            power: None,
+            cores: 1,
+            gpus: 0,
+        };
+        let start = |r: &SimResult, id: u32| r.jobs.iter().find(|j| j.id == id).unwrap().start;
+        let fcfs = run(&w, "fcfs", SimOptions { tick: 0.0, ..SimOptions::default() });
+        assert_eq!((start(&fcfs, 2), start(&fcfs, 3)), (10.0, 20.0));
+        let mf = Priority::parse("multifactor").unwrap();
+        let multi = run(&w, "fcfs", SimOptions { tick: 0.0, priority: mf, ..SimOptions::default() });
+        assert_eq!((start(&multi, 3), start(&multi, 2)), (10.0, 20.0));
     }
 
     #[test]

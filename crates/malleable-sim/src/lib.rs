@@ -56,6 +56,7 @@ pub mod plot_compare;
 pub mod plot_power;
 pub mod power_meter;
 pub mod power_scenario;
+pub mod priority;
 pub mod sweep;
 pub mod workload;
 

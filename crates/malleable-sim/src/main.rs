@@ -18,6 +18,7 @@ use malleable_sim::metrics::{jobs_csv, summarize, Summary};
 use malleable_sim::mpdata::{mpdata, static_flavor, MPDATA_JOBS, MPDATA_NODES};
 use malleable_sim::power_meter::PowerReport;
 use malleable_sim::power_scenario::{self, power_corridor};
+use malleable_sim::priority::Priority;
 use malleable_sim::workload::{esp, swf, synthetic, Workload};
 use malleable_sim::{bench, plot, plot_compare, plot_power, simulate_with_progress, sweep, SimOptions};
 
@@ -209,6 +210,11 @@ struct Common {
     /// least-served node (Eq. 6).
     #[arg(long, default_value = "ideal", value_parser = parse_sharing_model)]
     sharing_model: RuntimeModel,
+    /// How waiting jobs are ranked: `fcfs` (Slurm's basic priority) or
+    /// `multifactor` (Slurm's, age and job size weighed equally, +1 a minute
+    /// waited, PriorityMaxAge 7 days; `multifactor:MINUTES` for another)
+    #[arg(long, default_value = "fcfs", value_parser = Priority::parse)]
+    priority: Priority,
 }
 
 impl Common {
@@ -222,6 +228,7 @@ impl Common {
             tick_while_running: self.tick_while_running,
             pass_delay: self.pass_delay,
             sharing_model: self.sharing_model,
+            priority: self.priority,
         }
     }
 }
@@ -436,6 +443,7 @@ fn workload_json(w: &Workload, c: &Common) -> serde_json::Value {
         "name": w.name, "nodes": w.nodes, "jobs": w.jobs.len(),
         "malleable_fraction": c.malleable_fraction, "seed": c.seed,
         "arrival_scale": c.arrival_scale, "app_model": c.app_model.name(),
+        "priority": c.priority.name(),
     })
 }
 
@@ -476,7 +484,9 @@ fn print_columns(columns: &[Vec<Summary>]) {
                 Some(b) if b != 0.0 => format!("({:.3})", v / b),
                 _ => String::new(),
             };
-            out!("{:>17.2} {:>8}", v, ratio);
+            // A packing factor differs from 1 in the third decimal.
+            let digits = if name.starts_with("packing") { 4 } else { 2 };
+            out!("{:>17.digits$} {:>8}", v, ratio);
         }
         outln!();
     }
@@ -544,6 +554,11 @@ fn metrics_of(columns: &[Vec<Summary>]) -> Vec<Metric> {
             ("energy_j", |s| s.energy_j),
         ];
         metrics.extend(power.into_iter().map(|(n, f)| (n.to_string(), Box::new(f) as _)));
+    }
+    if rows.iter().any(|r| r.packing_factor.is_some()) {
+        let packing: [FixedMetric; 2] =
+            [("packing_factor", |s| s.packing_factor), ("packing_factor_sd", |s| s.packing_factor_sd)];
+        metrics.extend(packing.into_iter().map(|(n, f)| (n.to_string(), Box::new(f) as _)));
     }
     // The strategies' own figures, each in the order it first appears.
     let mut figures: Vec<String> = Vec::new();

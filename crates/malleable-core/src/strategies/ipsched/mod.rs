@@ -1,21 +1,40 @@
 //! IPSCHED (Soner and Ozturan): each pass, the first `Window` waiting jobs
 //! and every node's free cores and GPUs go into one integer program that
-//! starts the jobs of most priority it can, each spread over as few nodes
-//! as it can (`model.rs`); no reservation is kept for anyone. A job that
-//! asks for cores is placed on part of nodes, one that asks for nodes gets
-//! whole free ones.
+//! starts the jobs of most weight it can, each spread over as few nodes as
+//! it can (`model.rs`). A job that asks for cores is placed on part of
+//! nodes, one that asks for nodes gets whole free ones.
 //!
 //! Where it departs from the paper, and why:
-//! - the program is solved whole at every pass, its search bounded by a
-//!   node count rather than the interval's seconds (the same answer on
-//!   every machine); when the bound is hit the pass falls back to EASY,
-//!   where the paper started nothing and halved its window;
-//! - with the waiting jobs' priorities all equal (the simulator's, FCFS by
-//!   submission) each job weighs 1 less a hair per place in the queue, as
-//!   Slurm's basic priority (one less per later job, from a large number)
-//!   weighs them; otherwise by priority over the window's highest;
+//! - a job weighs its priority times its response ratio, (wait + time
+//!   limit) / time limit (Brinch Hansen's highest-response-ratio-next), by
+//!   default (`ResponseRatio=1`); the paper's p_j is its priority alone
+//!   (`ResponseRatio=0`). With FCFS priorities (Slurm's basic: one less per
+//!   later job, from a large number) every job weighs about the same, so the
+//!   program starts as many jobs as fit and the large ones wait until the
+//!   queue drains: on the CPU-GPU ESP the 256-node, 192 s M jobs waited
+//!   13,600 s (a slowdown of 72, half the mean slowdown of all jobs). The
+//!   ratio is the slowdown a job would have if it started now; weighing by
+//!   it starts short jobs first and lets any job's weight grow while it
+//!   waits, so none waits forever (see docs/evaluation.md for the figures);
+//! - the program is solved whole at every pass; its search is bounded by a
+//!   node count (`SolverNodes`: the same answer on every machine) and, when
+//!   asked, seconds (`SolverSeconds`, the paper's interval; off by default
+//!   so that simulations do not depend on the machine). At a limit the pass
+//!   starts the best solution found by then, which keeps every rule; with
+//!   none (or none that starts a job) it falls back to EASY, where the paper
+//!   started nothing and halved its window;
+//! - `HeadReservation=1` keeps EASY's reservation for the head job (the
+//!   first of the window): it starts now if it fits on the free nodes;
+//!   otherwise jobs that would still run at its shadow time may take no
+//!   more than its extra nodes of those back by then. The paper keeps none,
+//!   which it says favours small jobs. Off by default: on the CPU-GPU ESP
+//!   it cost more mean wait than it saved the largest jobs
+//!   (docs/evaluation.md);
 //! - `FavourSize=1` weighs each job by its cores too, a reading of the
 //!   paper's experiments 6 and 8, which "favour big jobs" without saying how;
+//! - with the waiting jobs' priorities all equal (the simulator's FCFS)
+//!   each job weighs 1 less a hair per place in the queue, as Slurm's basic
+//!   priority weighs them; otherwise by priority over the window's highest;
 //! - a job may be held to some nodes (a partition, `--exclude`,
 //!   reservations) and require some (`--nodelist`), which the paper's
 //!   plugin assumed no job did: the program places it only where it may
@@ -23,22 +42,27 @@
 //!   which the program cannot say, is started by EASY on what the program
 //!   leaves.
 
+mod covers;
+mod greedy;
 pub mod model;
 
+use std::collections::BTreeSet;
 use std::time::Instant;
 
 use malleable_model::{Decision, JobId, NodeIndex, PendingJob, RunningJob, Snapshot};
 
 use crate::blocks::backfill::easy;
-use crate::blocks::queue::runnable_queue;
+use crate::blocks::queue::{end_if_started, runnable_queue};
+use crate::blocks::reservation::reservation;
+use crate::blocks::returns::node_backs;
 use crate::params::{ParamKind, ParamSpec, Params};
-use crate::strategy::{Measure, MeasureKind, MeasureSpec, PassReport, Strategy, StrategyInfo};
-use model::{solve_classes, solve_exact, Ask, OpenNode, Problem, Solved, WindowJob};
+use crate::strategy::{Measure, MeasureKind, MeasureSpec, Note, PassReport, Strategy, StrategyInfo};
+use model::{solve_classes, solve_exact, Ask, HeadHold, Limits, OpenNode, Problem, Solved, WindowJob};
 
 pub const IPSCHED: StrategyInfo = StrategyInfo {
     name: "ipsched",
-    about: "IPSCHED: one integer program a pass starts the waiting jobs of most priority that fit now, on cores \
-            and GPUs of nodes, each on as few nodes as it can; no reservations",
+    about: "IPSCHED: one integer program a pass starts the waiting jobs of most weight that fit now, on cores \
+            and GPUs of nodes, each on as few nodes as it can",
     params: &[
         ParamSpec {
             key: "Window",
@@ -47,16 +71,36 @@ pub const IPSCHED: StrategyInfo = StrategyInfo {
             help: "waiting jobs in the program, first in the queue (the paper's MAX_JOB_COUNT)",
         },
         ParamSpec {
+            key: "ResponseRatio",
+            kind: ParamKind::Whole { min: 0, max: 1 },
+            default: 1.0,
+            help: "1: a job weighs its priority times (wait + time limit) / time limit; 0: its priority (the paper's)",
+        },
+        ParamSpec {
             key: "FavourSize",
             kind: ParamKind::Whole { min: 0, max: 1 },
             default: 0.0,
-            help: "1: a job weighs its priority times its cores (the paper's big-job experiments); 0: its priority",
+            help: "1: a job's weight is multiplied by its cores (the paper's big-job experiments)",
+        },
+        ParamSpec {
+            key: "HeadReservation",
+            kind: ParamKind::Whole { min: 0, max: 1 },
+            default: 0.0,
+            help: "1: keep EASY's reservation for the head job (no start may delay it); 0: none (the paper's)",
         },
         ParamSpec {
             key: "SolverNodes",
             kind: ParamKind::Whole { min: 1, max: 10_000_000 },
             default: 20_000.0,
-            help: "branch-and-bound nodes CBC may search a pass; beyond them the pass falls back to EASY",
+            help: "branch-and-bound nodes CBC may search a pass; beyond them the pass starts the best \
+                   solution found, or falls back to EASY",
+        },
+        ParamSpec {
+            key: "SolverSeconds",
+            kind: ParamKind::Number { min: 0.0, max: 3600.0 },
+            default: 0.0,
+            help: "wall-clock seconds CBC may search a pass (whole seconds, the paper's interval), as \
+                   SolverNodes; 0: no limit (a run then gives the same answers on every machine)",
         },
         ParamSpec {
             key: "Exact",
@@ -70,9 +114,14 @@ pub const IPSCHED: StrategyInfo = StrategyInfo {
         MeasureSpec { name: "ip", kind: MeasureKind::Millis, help: "wall time of each solve" },
         MeasureSpec { name: "ip_solves", kind: MeasureKind::Count, help: "programs solved" },
         MeasureSpec {
+            name: "ip_stopped",
+            kind: MeasureKind::Count,
+            help: "passes a limit cut the search short and the best solution found was started",
+        },
+        MeasureSpec {
             name: "ip_fallbacks",
             kind: MeasureKind::Count,
-            help: "passes that hit the node bound and fell back to EASY",
+            help: "passes that fell back to EASY (a limit hit with no solution starting a job, or a solver error)",
         },
         MeasureSpec { name: "ip_window", kind: MeasureKind::Highest, help: "the most jobs in one program" },
     ],
@@ -82,19 +131,35 @@ pub const IPSCHED: StrategyInfo = StrategyInfo {
     build: |p| Box::new(Ipsched::new(p)),
 };
 
+/// How a window becomes a program: `problem`'s settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Setup {
+    pub window: usize,
+    pub response_ratio: bool,
+    pub favour_size: bool,
+    pub head_reservation: bool,
+}
+
 struct Ipsched {
-    window: usize,
-    favour_size: bool,
-    solver_nodes: u32,
+    setup: Setup,
+    limits: Limits,
     exact: bool,
 }
 
 impl Ipsched {
     fn new(p: &Params) -> Ipsched {
+        let seconds = p.number("SolverSeconds");
         Ipsched {
-            window: p.whole("Window") as usize,
-            favour_size: p.whole("FavourSize") == 1,
-            solver_nodes: u32::try_from(p.whole("SolverNodes")).unwrap_or(u32::MAX),
+            setup: Setup {
+                window: p.whole("Window") as usize,
+                response_ratio: p.whole("ResponseRatio") == 1,
+                favour_size: p.whole("FavourSize") == 1,
+                head_reservation: p.whole("HeadReservation") == 1,
+            },
+            limits: Limits {
+                nodes: Some(u32::try_from(p.whole("SolverNodes")).unwrap_or(u32::MAX)),
+                seconds: (seconds > 0.0).then_some(seconds),
+            },
             exact: p.whole("Exact") == 1,
         }
     }
@@ -105,12 +170,21 @@ impl Ipsched {
 /// only orders otherwise equal choices.
 const PLACE_STEP: f64 = 1e-9;
 
-/// The program of snapshot `s`: the window's jobs with their weights, and
-/// every node with a core to give.
-pub fn problem(s: &Snapshot, window: usize, favour_size: bool) -> Problem {
+/// A job's response ratio if it started now: (wait + time limit) / time
+/// limit, the slowdown it would have; 1 for a job without a limit.
+fn response_ratio(s: &Snapshot, j: &PendingJob) -> f64 {
+    match j.time_limit {
+        Some(limit) if limit > 0 => (s.now.saturating_sub(j.submit).max(0) + limit) as f64 / limit as f64,
+        _ => 1.0,
+    }
+}
+
+/// The program of snapshot `s`: the window's jobs with their weights, every
+/// node with a core to give, and the head job's reservation if kept.
+pub fn problem(s: &Snapshot, setup: Setup) -> Problem {
     let node_cores = s.nodes.iter().map(|n| n.cores).max().unwrap_or(1);
     let chosen: Vec<(&PendingJob, usize)> =
-        runnable_queue(s).into_iter().filter(|(j, _)| !j.placement.contiguous).take(window).collect();
+        runnable_queue(s).into_iter().filter(|(j, _)| !j.placement.contiguous).take(setup.window).collect();
     let asks: Vec<Ask> = chosen
         .iter()
         .map(|(j, size)| match j.cores {
@@ -133,20 +207,54 @@ pub fn problem(s: &Snapshot, window: usize, favour_size: bool) -> Problem {
         .map(|(place, ((j, _), ask))| {
             let priority = if top_priority == 0 { 1.0 } else { f64::from(j.priority) / f64::from(top_priority) };
             let mut weight = priority * (1.0 - PLACE_STEP * place as f64);
-            if favour_size {
+            if setup.response_ratio {
+                weight *= response_ratio(s, j);
+            }
+            if setup.favour_size {
                 weight *= cores_of(ask) / most_cores;
             }
             WindowJob { id: j.id, weight, ask: *ask, placement: j.placement.clone() }
         })
         .collect();
-    let nodes = s
+    let nodes: Vec<OpenNode> = s
         .nodes
         .iter()
         .enumerate()
         .filter(|(_, n)| n.cores_available() > 0)
         .map(|(index, n)| OpenNode { index, free: n.free, cores: n.cores_available(), gpus: n.gpus_available() })
         .collect();
-    Problem { jobs, nodes, machine_nodes: s.nodes.len() }
+    let mut p = Problem { jobs, nodes, machine_nodes: s.nodes.len(), hold: None };
+    if let Some(&(head, size)) = chosen.first().filter(|_| setup.head_reservation) {
+        p.hold = head_hold(s, head, size, &p, &chosen);
+    }
+    p
+}
+
+/// EASY's reservation for `head` (asking `size` whole nodes, as EASY books
+/// it) as program `p` keeps it: the head starts now if it fits on the free
+/// nodes (and alone on the open ones); otherwise the open nodes back by its
+/// shadow time, its extra nodes, and which of the window's jobs would run
+/// past it. None when it can never get its nodes (nothing to keep).
+fn head_hold(
+    s: &Snapshot,
+    head: &PendingJob,
+    size: usize,
+    p: &Problem,
+    window: &[(&PendingJob, usize)],
+) -> Option<HeadHold> {
+    let r = reservation(s, s.free_nodes().len(), &[], &head.placement, size)?;
+    if r.shadow_time <= s.now && greedy::fits_alone(p, 0) {
+        return Some(HeadHold::StartsNow);
+    }
+    let backs = node_backs(s);
+    let back: BTreeSet<_> = p
+        .nodes
+        .iter()
+        .filter(|n| n.free || backs.get(n.index).copied().flatten().flatten().is_some_and(|t| t <= r.shadow_time))
+        .map(|n| n.index)
+        .collect();
+    let late = window.iter().map(|(j, _)| end_if_started(s.now, j).is_none_or(|end| end > r.shadow_time)).collect();
+    Some(HeadHold::Until { back, extra: u32::try_from(r.extra_nodes).unwrap_or(u32::MAX), late })
 }
 
 impl Strategy for Ipsched {
@@ -155,13 +263,12 @@ impl Strategy for Ipsched {
     }
 
     fn schedule(&mut self, s: &Snapshot) -> PassReport {
-        let p = problem(s, self.window, self.favour_size);
+        let p = problem(s, self.setup);
         if p.jobs.is_empty() || p.nodes.is_empty() {
             return PassReport::default();
         }
         let began = Instant::now();
-        let limit = Some(self.solver_nodes);
-        let solved = if self.exact { solve_exact(&p, limit) } else { solve_classes(&p, limit) };
+        let solved = if self.exact { solve_exact(&p, self.limits) } else { solve_classes(&p, self.limits) };
         let mut report = PassReport {
             measures: vec![
                 ("ip", Measure::Millis(began.elapsed().as_secs_f64() * 1e3)),
@@ -170,50 +277,61 @@ impl Strategy for Ipsched {
             ],
             ..PassReport::default()
         };
-        let (mut decisions, fell_back) = decide(&p, solved, s);
-        if fell_back.is_none() && s.pending.iter().any(|j| j.placement.contiguous) {
+        let (mut decisions, end) = decide(&p, solved, s);
+        if !matches!(end, PassEnd::FellBack(_)) && s.pending.iter().any(|j| j.placement.contiguous) {
             // What the program cannot say: EASY starts such jobs on what it leaves.
             let rest = left_by(s, &decisions, |j| j.placement.contiguous);
             decisions.extend(easy(&rest));
         }
         report.decisions = decisions;
-        match fell_back {
-            Some(None) => report.measures.push(("ip_fallbacks", Measure::Count(1))),
-            Some(Some(why)) => {
-                report.notes.push(crate::strategy::Note::pass(format!("{why}; the pass fell back to EASY")))
+        match end {
+            PassEnd::Solved => {}
+            PassEnd::KeptBest => report.measures.push(("ip_stopped", Measure::Count(1))),
+            PassEnd::FellBack(why) => {
+                report.measures.push(("ip_fallbacks", Measure::Count(1)));
+                if let Some(why) = why {
+                    report.notes.push(Note::pass(format!("{why}; the pass fell back to EASY")));
+                }
             }
-            None => {}
         }
         report
     }
 }
 
-/// The pass's decisions from a solve of `p`: its starts, or EASY's on `s`
-/// when the search hit its bound (`Some(None)`) or the solver failed
-/// (`Some(Some(why))`).
-fn decide(p: &Problem, solved: Result<Solved, String>, s: &Snapshot) -> (Vec<Decision>, Option<Option<String>>) {
-    match solved {
-        Ok(Solved::Optimal(solution)) => {
-            let decisions = solution
-                .starts
-                .into_iter()
-                .map(|(j, layout)| {
-                    let job = p.jobs[j].id;
-                    match p.jobs[j].ask {
-                        Ask::Cores { .. } => Decision::Place { job, layout },
-                        Ask::WholeNodes(_) => Decision::Start {
-                            job,
-                            nodes: layout.into_iter().map(|(i, _)| i).collect(),
-                            time_limit: None,
-                        },
-                    }
-                })
-                .collect();
-            (decisions, None)
-        }
-        Ok(Solved::NodeLimit) => (easy(s), Some(None)),
-        Err(e) => (easy(s), Some(Some(e))),
-    }
+/// How a pass ended.
+#[derive(Clone, Debug, PartialEq)]
+enum PassEnd {
+    /// The program's optimum was started.
+    Solved,
+    /// A limit stopped the search; the best solution found was started.
+    KeptBest,
+    /// EASY's starts instead: a limit stopped the search before any solution
+    /// that starts a job (`None`), or the solver failed (why).
+    FellBack(Option<String>),
+}
+
+/// The pass's decisions from a solve of `p` on `s`.
+fn decide(p: &Problem, solved: Result<Solved, String>, s: &Snapshot) -> (Vec<Decision>, PassEnd) {
+    let (solution, end) = match solved {
+        Ok(Solved::Optimal(solution)) => (solution, PassEnd::Solved),
+        Ok(Solved::Stopped(Some(best))) if !best.starts.is_empty() => (best, PassEnd::KeptBest),
+        Ok(Solved::Stopped(_)) => return (easy(s), PassEnd::FellBack(None)),
+        Err(e) => return (easy(s), PassEnd::FellBack(Some(e))),
+    };
+    let decisions = solution
+        .starts
+        .into_iter()
+        .map(|(j, layout)| {
+            let job = p.jobs[j].id;
+            match p.jobs[j].ask {
+                Ask::Cores { .. } => Decision::Place { job, layout },
+                Ask::WholeNodes(_) => {
+                    Decision::Start { job, nodes: layout.into_iter().map(|(i, _)| i).collect(), time_limit: None }
+                }
+            }
+        })
+        .collect();
+    (decisions, end)
 }
 
 /// `s` as `decisions` (starts and places) leave it, the waiting jobs not
@@ -247,6 +365,7 @@ fn left_by(s: &Snapshot, decisions: &[Decision], keep: impl Fn(&PendingJob) -> b
 mod tests {
     use super::*;
     use malleable_model::{CoreRequest, JobId, Node, Placement, RunningJob};
+    use model::Solution;
 
     fn ask(cores: u32, gpus: u32) -> CoreRequest {
         CoreRequest { cores, gpus_per_node: gpus, min_nodes: cores.div_ceil(8), max_nodes: cores.div_ceil(8) }
@@ -275,9 +394,9 @@ mod tests {
 
     #[test]
     fn more_small_jobs_start_rather_than_the_big_one_first_in_line() {
-        // The head asks 3 nodes' cores, then two of 1 node and one of 2: the
-        // program starts three jobs (1 + 1 + ... no: 1 + 2 nodes, or 1 + 1),
-        // the most it can on 3 free nodes, and never the head alone.
+        // The head asks 3 nodes' cores, then two of 1 node and one of 2: on
+        // 3 free nodes at most two jobs start (1 + 1 nodes, or 1 + 2), more
+        // than the head alone.
         let mut s = machine();
         s.pending = vec![
             PendingJob::new(1, 3).submit(0).asking_cores(ask(24, 0)),
@@ -350,19 +469,97 @@ mod tests {
         }
     }
 
+    const DEFAULTS: Setup = Setup { window: 200, response_ratio: true, favour_size: false, head_reservation: false };
+
     #[test]
-    fn a_search_cut_short_or_failed_falls_back_to_easy() {
+    fn a_search_cut_short_keeps_its_best_or_falls_back_to_easy() {
         let mut s = machine();
         s.pending = vec![
             PendingJob::new(1, 3).submit(0).asking_cores(ask(24, 0)),
             PendingJob::new(2, 1).submit(1).asking_cores(ask(8, 0)),
         ];
-        let p = problem(&s, 200, false);
-        let (d, why) = decide(&p, Ok(Solved::NodeLimit), &s);
-        assert_eq!((d.clone(), why), (easy(&s), Some(None)));
-        // EASY starts the head, the program the other: they differ.
+        let p = problem(&s, DEFAULTS);
+        // The best found starts job 2 on node 1: it is started.
+        let best = Solution { value: 0.9, starts: vec![(1, vec![(1, 8)])] };
+        let (d, end) = decide(&p, Ok(Solved::Stopped(Some(best))), &s);
+        assert_eq!(end, PassEnd::KeptBest);
+        assert_eq!(d, vec![Decision::Place { job: JobId(2), layout: vec![(1, 8)] }]);
+        // None found, or one that starts nothing: EASY, which starts the
+        // head (the program would have started the other: they differ).
+        let (d, end) = decide(&p, Ok(Solved::Stopped(None)), &s);
+        assert_eq!((d.clone(), end), (easy(&s), PassEnd::FellBack(None)));
         assert_eq!(d.iter().map(Decision::job).collect::<Vec<_>>(), vec![JobId(1)]);
-        let (d, why) = decide(&p, Err("solver gone".into()), &s);
-        assert_eq!((d, why), (easy(&s), Some(Some("solver gone".to_string()))));
+        let nothing = Solution { value: 0.0, starts: Vec::new() };
+        assert_eq!(decide(&p, Ok(Solved::Stopped(Some(nothing))), &s), (easy(&s), PassEnd::FellBack(None)));
+        let (d, end) = decide(&p, Err("solver gone".into()), &s);
+        assert_eq!((d, end), (easy(&s), PassEnd::FellBack(Some("solver gone".to_string()))));
+    }
+
+    #[test]
+    fn a_job_waiting_long_for_its_length_outweighs_two_fresh_ones() {
+        // At t = 1000 on 3 free nodes: job 1 (2 nodes' cores, limit 100 s,
+        // waiting since 0: ratio (1000 + 100) / 100 = 11) and jobs 2 and 3
+        // (a node each, limit 1000 s, since 990: ratio 1.01), and job 4 (2
+        // nodes, limit 1000 s, since 990). At most two jobs fit on the 3
+        // nodes. By priority alone (the paper's) any two weigh the same, and
+        // 2 and 3 spread over the fewest nodes. By response ratio job 1 (11)
+        // with job 2 (1.01, first of the equal two) beats 2 and 3 (2.02).
+        let mut s = machine();
+        s.now = 1000;
+        s.running[0] = RunningJob::new(9, [3]).end_limit(Some(1500));
+        s.pending = vec![
+            PendingJob::new(1, 2).submit(0).time_limit(Some(100)).asking_cores(ask(16, 0)),
+            PendingJob::new(2, 1).submit(990).time_limit(Some(1000)).asking_cores(ask(8, 0)),
+            PendingJob::new(3, 1).submit(990).time_limit(Some(1000)).asking_cores(ask(8, 0)),
+            PendingJob::new(4, 2).submit(990).time_limit(Some(1000)).asking_cores(ask(16, 0)),
+        ];
+        let started = |r: PassReport| {
+            let mut ids: Vec<u32> = r.decisions.iter().map(|d| d.job().0).collect();
+            ids.sort_unstable();
+            ids
+        };
+        assert_eq!(started(run(&s, &[("ResponseRatio", "0")])), vec![2, 3]);
+        assert_eq!(started(run(&s, &[])), vec![1, 2]);
+    }
+
+    #[test]
+    fn a_head_reservation_keeps_late_jobs_off_the_heads_nodes() {
+        // The head (job 1) asks all 4 nodes' cores: node 3 is back at 500,
+        // its shadow time, with no extra node. Job 2 (a node for 1000 s)
+        // would still run then; job 3 (a node for 400 s) would not.
+        let mut s = machine();
+        s.pending = vec![
+            PendingJob::new(1, 4).submit(0).time_limit(Some(100)).asking_cores(ask(32, 0)),
+            PendingJob::new(2, 1).submit(1).time_limit(Some(1000)).asking_cores(ask(8, 0)),
+            PendingJob::new(3, 1).submit(2).time_limit(Some(400)).asking_cores(ask(8, 0)),
+        ];
+        let started = |r: &PassReport| r.decisions.iter().map(|d| d.job().0).collect::<Vec<_>>();
+        let free = run(&s, &[]);
+        assert_eq!(started(&free), vec![2, 3]);
+        let held = run(&s, &[("HeadReservation", "1")]);
+        assert_eq!(started(&held), vec![3], "{:?}", held.decisions);
+        // As EASY would: it backfills job 3 alone.
+        assert_eq!(easy(&s).iter().map(|d| d.job().0).collect::<Vec<_>>(), vec![3]);
+        assert!(malleable_model::validate(&s, &held.decisions).is_ok());
+        let p = problem(&s, Setup { head_reservation: true, ..DEFAULTS });
+        let hold = HeadHold::Until { back: [0, 1, 2].into(), extra: 0, late: vec![false, true, false] };
+        assert_eq!(p.hold, Some(hold));
+    }
+
+    #[test]
+    fn a_head_that_fits_now_starts_now_with_a_reservation() {
+        // 3 free nodes: the head asks 2, three more jobs 1 each. By weight
+        // three small jobs beat the head and one; EASY starts the head.
+        let mut s = machine();
+        s.pending = vec![
+            PendingJob::new(1, 2).submit(0).time_limit(Some(100)).asking_cores(ask(16, 0)),
+            PendingJob::new(2, 1).submit(1).time_limit(Some(100)).asking_cores(ask(8, 0)),
+            PendingJob::new(3, 1).submit(2).time_limit(Some(100)).asking_cores(ask(8, 0)),
+            PendingJob::new(4, 1).submit(3).time_limit(Some(100)).asking_cores(ask(8, 0)),
+        ];
+        let started = |r: &PassReport| r.decisions.iter().map(|d| d.job().0).collect::<Vec<_>>();
+        assert_eq!(started(&run(&s, &[])), vec![2, 3, 4]);
+        assert_eq!(started(&run(&s, &[("HeadReservation", "1")])), vec![1, 2]);
+        assert_eq!(problem(&s, Setup { head_reservation: true, ..DEFAULTS }).hold, Some(HeadHold::StartsNow));
     }
 }

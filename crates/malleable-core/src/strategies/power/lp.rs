@@ -506,7 +506,7 @@ fn run_solver(p: &LpProblem, doms: &[Domain], goal: Objective, node_limit: u32) 
     Ok(match outcome {
         Outcome::Optimal(found) => Run::Solved(Some(found)),
         Outcome::Infeasible => Run::Solved(None),
-        Outcome::NodeLimit => Run::GaveUp,
+        Outcome::Stopped(_) => Run::GaveUp,
     })
 }
 
