@@ -45,6 +45,7 @@
 
 pub mod app_model;
 pub mod bench;
+pub mod bench_ipsched;
 pub mod bench_lp;
 pub mod cpu_gpu_esp;
 pub mod engine;
