@@ -39,12 +39,15 @@
 //! 60 s while jobs wait), as sched/malleable's agent does.
 //!
 //! # Commands
-//! `malleable-sim run | compare | sweep | bench`: [`sweep`] repeats seed
-//! 002's Fig. 3 (fractions x seeds x strategies, CSVs, [`plot`]'s PNGs);
-//! [`bench`] times the simulator and single scheduling passes at scale.
+//! `malleable-sim run | compare | sweep | bench | bench-ipsched`: [`sweep`]
+//! repeats seed 002's Fig. 3 (fractions x seeds x strategies, CSVs, [`plot`]'s
+//! PNGs); [`bench`] times the simulator and single scheduling passes at scale;
+//! [`bench_ipsched`] times IPSCHED's program per window. `--priority` ranks
+//! waiting jobs FCFS or by Slurm's multifactor priority ([`priority`]).
 
 pub mod app_model;
 pub mod bench;
+pub mod bench_ipsched;
 pub mod bench_lp;
 pub mod cpu_gpu_esp;
 pub mod engine;

@@ -114,6 +114,20 @@ enum Command {
         #[arg(long, default_value_t = 11, value_parser = clap::value_parser!(u32).range(1..))]
         reps: u32,
     },
+    /// Time IPSCHED's program at windows of 50, 100 and 200 jobs of the CPU-GPU
+    /// ESP on its 1,024 nodes, by node classes and per node (the paper's form).
+    BenchIpsched {
+        /// Windows of each size solved by node classes.
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+        windows: u32,
+        /// Windows of each size solved per node (slow: 2M(1+N) variables).
+        #[arg(long, default_value_t = 3)]
+        exact_windows: u32,
+        /// Wall-clock seconds the per-node form's search may take per window
+        /// (its model's building is not bounded).
+        #[arg(long, default_value_t = 60.0, value_parser = parse_positive)]
+        exact_seconds: f64,
+    },
 }
 
 #[derive(Args)]
@@ -627,6 +641,9 @@ fn real_main() -> Result<(), String> {
         Command::Bench { workloads_dir, reps } => {
             run_bench(&workloads_dir.unwrap_or_else(bench::default_workloads_dir), reps as usize, quiet)?
         }
+        Command::BenchIpsched { windows, exact_windows, exact_seconds } => {
+            run_bench_ipsched(windows as usize, exact_windows as usize, exact_seconds)
+        }
     }
     Ok(())
 }
@@ -900,6 +917,51 @@ fn run_bench(dir: &Path, reps: usize, quiet: bool) -> Result<(), String> {
         Duration::from_millis(2),
     );
     Ok(())
+}
+
+/// `bench-ipsched`: per window size, each form's median and largest solve
+/// (model building included), how many a limit stopped, and whether the
+/// forms found the same optimum on the windows both solved.
+fn run_bench_ipsched(windows: usize, exact_windows: usize, exact_seconds: f64) {
+    use malleable_core::strategies::ipsched::model::Limits;
+    use malleable_sim::bench_ipsched::{time_form, WINDOWS};
+    if cfg!(debug_assertions) {
+        eprintln!("malleable-sim bench-ipsched: a debug build; time a --release build");
+    }
+    outln!(
+        "IPSCHED's program ({} backend), windows of the ragged CPU-GPU ESP on 1,024 nodes x 8 cores x 2 GPUs:",
+        malleable_core::lp::backend()
+    );
+    // The strategy's own default bound, so the figures are a pass's.
+    let params = malleable_core::Params::defaults(malleable_core::strategies::ipsched::IPSCHED.params);
+    let nodes = u32::try_from(params.whole("SolverNodes")).ok();
+    outln!(
+        "  (search bounded at SolverNodes={}, the strategy's default: beyond, the best found is kept)",
+        params.whole("SolverNodes")
+    );
+    let classes = Limits { nodes, seconds: None };
+    let exact = Limits { nodes, seconds: Some(exact_seconds) };
+    for m in WINDOWS {
+        let c = time_form(m, windows, false, classes);
+        bench_line(
+            &format!("  M = {m:>3}, classes: median of {windows} (max {:.1} ms, {} stopped)", c.max(), c.stopped),
+            Duration::from_secs_f64(c.median() / 1e3),
+            Duration::from_millis(300),
+        );
+        if exact_windows == 0 {
+            continue;
+        }
+        let e = time_form(m, exact_windows, true, exact);
+        let both = c.values.iter().zip(&e.values).filter_map(|(a, b)| a.zip(*b));
+        let (agree, of) = both.fold((0, 0), |(k, n), (a, b)| (k + usize::from((a - b).abs() < 1e-6), n + 1));
+        outln!(
+            "  M = {m:>3}, exact:   median of {exact_windows} {:>10.1} ms, max {:.1} ms, {} stopped at {exact_seconds} s; \
+             same optimum as classes on {agree} of {of} both proved",
+            e.median(),
+            e.max(),
+            e.stopped
+        );
+    }
 }
 
 /// Solves per LP benchmark case.
