@@ -137,6 +137,11 @@ impl Params {
         spec.word(v).map_or(Ok(v), Err)
     }
 
+    /// Whether `key` was set (rather than left at its default).
+    pub fn is_set(&self, key: &str) -> bool {
+        self.specs.iter().position(|p| p.matches(key)).is_some_and(|i| self.set[i])
+    }
+
     /// `Key=value` for each parameter that was set, in table order.
     pub fn explicit(&self) -> Vec<String> {
         self.specs
