@@ -6,7 +6,8 @@
 
 use std::time::Instant;
 
-use malleable_core::strategies::ipsched::model::{solve_classes, solve_exact, Limits, Problem, Solved};
+use malleable_core::strategies::ipsched::model::{solve_classes, solve_exact, Limits, Solved};
+use malleable_core::strategies::ipsched::problem::Problem;
 use malleable_core::strategies::ipsched::{problem, Setup};
 use malleable_model::{CoreRequest, Node, PendingJob, Snapshot};
 use rand::seq::SliceRandom;
@@ -107,7 +108,7 @@ pub fn time_form(m: usize, count: usize, exact: bool, limits: Limits) -> FormTim
 #[cfg(test)]
 mod tests {
     use super::*;
-    use malleable_core::strategies::ipsched::model::Ask;
+    use malleable_core::strategies::ipsched::problem::Ask;
 
     #[test]
     fn a_window_has_its_jobs_and_a_machine_partly_used() {

@@ -5,7 +5,7 @@
 
 use good_lp::{Constraint, Expression, Variable};
 
-use super::model::{usable, Ask, Problem};
+use super::problem::{usable, Ask, Problem};
 
 /// The cover rows of `p`, over its jobs' s_j (`s`). For each GPU count g
 /// some job asks per node, and for g = 0: the jobs asking at least g may

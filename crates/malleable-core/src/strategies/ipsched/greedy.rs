@@ -4,7 +4,7 @@
 //! from it as its incumbent, so a bound at the optimum ends the search at
 //! once, and a search cut short keeps at least this.
 
-use super::model::{usable, Ask, HeadHold, Problem, Starts};
+use super::problem::{usable, Ask, HeadHold, Problem, Starts};
 
 /// The better of the two orders' starts by the program's objective; each
 /// keeps every rule (`Problem::check`), the head's hold included.
@@ -117,7 +117,7 @@ fn place(p: &Problem, j: usize, by_width: &[usize], taken: &[bool]) -> Option<Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::strategies::ipsched::model::{OpenNode, WindowJob};
+    use crate::strategies::ipsched::problem::{OpenNode, WindowJob};
     use malleable_model::{JobId, NodeIndex};
 
     /// The nodes job `j` starts on in `s`.

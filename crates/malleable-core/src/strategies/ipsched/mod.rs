@@ -45,6 +45,7 @@
 mod covers;
 mod greedy;
 pub mod model;
+pub mod problem;
 
 use std::collections::BTreeSet;
 use std::time::Instant;
@@ -57,7 +58,8 @@ use crate::blocks::reservation::reservation;
 use crate::blocks::returns::node_backs;
 use crate::params::{ParamKind, ParamSpec, Params};
 use crate::strategy::{Measure, MeasureKind, MeasureSpec, Note, PassReport, Strategy, StrategyInfo};
-use model::{solve_classes, solve_exact, Ask, HeadHold, Limits, OpenNode, Problem, Solved, WindowJob};
+use model::{solve_classes, solve_exact, Limits, Solved};
+use problem::{Ask, HeadHold, OpenNode, Problem, WindowJob};
 
 pub const IPSCHED: StrategyInfo = StrategyInfo {
     name: "ipsched",
@@ -371,7 +373,7 @@ fn left_by(s: &Snapshot, decisions: &[Decision], keep: impl Fn(&PendingJob) -> b
 mod tests {
     use super::*;
     use malleable_model::{CoreRequest, JobId, Node, Placement, RunningJob};
-    use model::Solution;
+    use problem::Solution;
 
     fn ask(cores: u32, gpus: u32) -> CoreRequest {
         CoreRequest { cores, gpus_per_node: gpus, min_nodes: cores.div_ceil(8), max_nodes: cores.div_ceil(8) }
