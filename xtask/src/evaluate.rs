@@ -46,7 +46,7 @@ pub fn real_runs(w: &Workload, strategies: &[String], s: &Setup) -> Result<Vec<R
         } else {
             plugins::sched_malleable(base, &staged)
         };
-        let spec = spec.file("malleable.conf", &format!("Strategy={strategy}\nSchedulerTick={}\n", s.tick));
+        let spec = spec.file("malleable.conf", &malleable_conf(strategy, s.tick));
         let mut cluster = Cluster::up(spec)?;
         cluster.keep = s.keep && k + 1 == strategies.len();
         println!("{strategy}: {}-node cluster up in {}", s.nodes, cluster.dir.display());
@@ -64,6 +64,17 @@ pub fn real_runs(w: &Workload, strategies: &[String], s: &Setup) -> Result<Vec<R
         runs.push(run);
     }
     Ok(runs)
+}
+
+/// malleable.conf for `NAME` or `NAME[Key=value,...]` (the simulator's
+/// spelling): `Strategy=NAME`, each parameter on a line of its own.
+fn malleable_conf(strategy: &str, tick: u32) -> String {
+    let (name, params) = strategy.split_once('[').unwrap_or((strategy, ""));
+    let mut conf = format!("Strategy={name}\nSchedulerTick={tick}\n");
+    for pair in params.trim_end_matches(']').split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        conf += &format!("{pair}\n");
+    }
+    conf
 }
 
 /// What a real run needs its jobs to have done: each started by
@@ -272,6 +283,15 @@ mod tests {
         assert_eq!(line("makespan / easy")[3..], ["1.000", "0.800"]);
         assert_eq!(line("mean wait / easy")[4..], ["1.000", "0.250"]);
         assert_eq!(line("expands + shrinks")[3..], ["0", "5"]);
+    }
+
+    #[test]
+    fn a_strategys_parameters_become_malleable_conf_lines() {
+        assert_eq!(malleable_conf("natural", 5), "Strategy=natural\nSchedulerTick=5\n");
+        assert_eq!(
+            malleable_conf("natural-plan[ShortestFirst=1, WideUnbooked=1]", 5),
+            "Strategy=natural-plan\nSchedulerTick=5\nShortestFirst=1\nWideUnbooked=1\n"
+        );
     }
 
     fn job(id: u32, run_time: f64, submit: f64, start: f64, end: f64) -> cluster_eval::replay::RunJob {
