@@ -17,6 +17,7 @@ use malleable_sim::cpu_gpu_esp::{CORES, GPUS, RAGGED, TABLE_4};
 use testcluster::plugins;
 use testcluster::{Cluster, ClusterSpec, NodeShape};
 
+use crate::bench_scale::switch_strategy;
 use crate::soak::pass_times;
 use crate::{repo_root, setup, Result};
 
@@ -76,7 +77,7 @@ pub fn run(nodes: usize, keep: bool) -> Result<()> {
         "strategy", "first pass", "(max)", "started", "later passes", "(max)", "locks median", "(max)"
     );
     for name in ["ipsched", "easy"] {
-        reconfigure(&cluster, name)?;
+        switch_strategy(&cluster, name, "")?;
         let (mut first, mut later, mut locks, mut started) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for _ in 0..ROUNDS {
             empty(&cluster)?;
@@ -132,17 +133,6 @@ pub fn run(nodes: usize, keep: bool) -> Result<()> {
 
 fn partition(c: &Cluster, state: &str) -> Result<()> {
     testcluster::process::run(c.cmd("scontrol").args(["update", "PartitionName=batch", &format!("State={state}")]))
-}
-
-fn reconfigure(c: &Cluster, strategy: &str) -> Result<()> {
-    std::fs::write(c.dir.join("etc/malleable.conf"), format!("Strategy={strategy}\nSchedulerTick=1\n"))
-        .map_err(|e| e.to_string())?;
-    let from = c.ctld_log().len();
-    testcluster::process::run(c.cmd("scontrol").arg("reconfigure"))?;
-    let line = format!("sched/malleable: reconfigured: Strategy={strategy}");
-    testcluster::wait::until(&line, Duration::from_secs(60), || {
-        Ok(c.ctld_log().get(from..).is_some_and(|l| l.contains(&line)).then_some(()))
-    })
 }
 
 /// Cancel every job and wait until every node is idle.

@@ -64,11 +64,7 @@ pub fn run(nodes: usize, jobs: usize, keep: bool) -> Result<()> {
     let mut worst_squeue = 0.0f64;
     let mut worst_pass = 0.0f64;
     for (name, extra) in STRATEGIES {
-        let conf = format!("Strategy={name}\nSchedulerTick=1\n{extra}");
-        std::fs::write(cluster.dir.join("etc/malleable.conf"), &conf).map_err(|e| e.to_string())?;
-        let from = cluster.ctld_log().len();
-        testcluster::process::run(cluster.cmd("scontrol").arg("reconfigure"))?;
-        wait_for_line(&cluster, from, &format!("sched/malleable: reconfigured: Strategy={name}"))?;
+        switch_strategy(&cluster, name, extra)?;
         let start_at = cluster.ctld_log().len();
         let mut squeue = Vec::new();
         let until = Instant::now() + WATCH;
@@ -159,12 +155,16 @@ fn submit_all(cluster: &Cluster, jobs: usize) -> Result<()> {
     })
 }
 
-fn wait_for_line(cluster: &Cluster, from: usize, line: &str) -> Result<()> {
-    testcluster::wait::until(line, Duration::from_secs(60), || {
-        if cluster.ctld_log().get(from..).is_some_and(|l| l.contains(line)) {
-            Ok(Some(()))
-        } else {
-            Err("not yet".to_string())
-        }
+/// Give the running cluster's sched/malleable `Strategy=name` (and the
+/// malleable.conf lines `extra`), a pass every second, and wait until its
+/// log says it took them.
+pub fn switch_strategy(cluster: &Cluster, name: &str, extra: &str) -> Result<()> {
+    let conf = format!("Strategy={name}\nSchedulerTick=1\n{extra}");
+    std::fs::write(cluster.dir.join("etc/malleable.conf"), &conf).map_err(|e| e.to_string())?;
+    let from = cluster.ctld_log().len();
+    testcluster::process::run(cluster.cmd("scontrol").arg("reconfigure"))?;
+    let line = format!("sched/malleable: reconfigured: Strategy={name}");
+    testcluster::wait::until(&line, Duration::from_secs(60), || {
+        Ok(cluster.ctld_log().get(from..).is_some_and(|l| l.contains(&line)).then_some(()))
     })
 }
