@@ -176,17 +176,11 @@ const DAEMON_DEFAULTS: &[(&str, &str, &str)] = &[("ipsched", "SolverSeconds", "2
 /// an application to move its data.
 pub const DEFAULT_ADAPT_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The strategies the plugin can run: every registered one (one that
-/// shares cores or places jobs on part of nodes needs the slurm.conf
-/// [`check_core_sharing`] and [`check_core_placing`] ask for).
-fn runnable() -> impl Iterator<Item = &'static &'static malleable_core::StrategyInfo> {
-    REGISTRY.iter()
-}
-
 /// The first registered strategy that takes `key`, and the names of all
 /// that do (for a message); `None` when none does.
 fn strategies_taking(key: &str) -> Option<(&'static str, String)> {
-    let names: Vec<&str> = runnable().filter(|s| s.params.iter().any(|p| p.matches(key))).map(|s| s.name).collect();
+    let names: Vec<&str> =
+        REGISTRY.iter().filter(|s| s.params.iter().any(|p| p.matches(key))).map(|s| s.name).collect();
     (!names.is_empty()).then(|| (names[0], names.join(", ")))
 }
 
@@ -194,7 +188,7 @@ fn strategies_taking(key: &str) -> Option<(&'static str, String)> {
 /// each strategy parameter with the strategies that take it.
 fn allowed_keys() -> String {
     let mut params: Vec<(&str, String)> = Vec::new();
-    for s in runnable() {
+    for s in REGISTRY.iter() {
         for p in s.params {
             match params.iter_mut().find(|(k, _)| *k == p.key) {
                 Some((_, owners)) => *owners += &format!(", {}", s.name),

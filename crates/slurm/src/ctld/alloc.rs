@@ -350,11 +350,12 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
 
     /// Start a pending job that asks for CPUs (not whole nodes) on exactly
     /// these nodes, all its CPUs spread over them as select/cons_tres lays
-    /// them out: one on each node in node-table order, then one more on
-    /// each in turn while a node has CPUs free (its dist_tasks). Slurm 22.05
-    /// has no way left to name the CPUs a node is to give (req_node_layout
-    /// is gone), so the node set and its count are pinned and the layout
-    /// read back.
+    /// them out (its `_eval_nodes`: in a run of neighbouring nodes, each
+    /// gives what it has less one CPU for every node still to come; the
+    /// model of it is `malleable_model::layout::cons_tres`). Slurm 22.05 has
+    /// no way left to name the CPUs a node is to give (req_node_layout is
+    /// gone), so the node set and its count are pinned and the layout read
+    /// back.
     pub fn place_job(&mut self, job_id: u32, nodes: &[usize]) -> Result<Placed, AllocError> {
         // Its own CPU count on exactly this many nodes: nothing is scaled.
         let n = u32::try_from(nodes.len()).unwrap_or(u32::MAX);
