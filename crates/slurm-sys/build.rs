@@ -286,6 +286,10 @@ const CTLD: Allow = Allow {
         "update_job",
         "job_allocate",
         "job_signal_id",
+        // libslurmfull's: take a job's cores out of the select plugin's
+        // rows and put them back (the expand merge's repair, ctld::merge_cores).
+        "select_g_job_suspend",
+        "select_g_job_resume",
         "slurm_msg_t_init",
         "slurm_init_job_desc_msg",
         "get_extra_conf_path",
@@ -328,6 +332,7 @@ const DAEMONS: Allow = Allow {
     functions: &[
         "bit_alloc",
         "bit_set",
+        "bit_clear",
         "bit_test",
         "bit_size",
         "bit_set_count",

@@ -11,6 +11,7 @@
 //!   cargo xtask bench-ipsched [--nodes N]   IPSCHED's pass in slurmctld, nodes of 8 CPUs and 2 GPUs
 //!   cargo xtask test                        every test, with its own set-up
 //!   cargo xtask cluster up|down|status [--nodes N] [--name NAME]
+//!   cargo xtask compose up|down|exec ...   a whole site in docker-compose
 //!   cargo xtask build                       packages, Slurm source tree, plugins
 //!   cargo xtask slurm-src                   prints the configured source tree
 
@@ -19,6 +20,7 @@ mod bench_ipsched;
 mod bench_resize;
 mod bench_scale;
 mod c_example;
+mod compose;
 mod demo;
 mod esp;
 mod evaluate;
@@ -70,6 +72,8 @@ const USAGE: &str = "usage: cargo xtask <command>
                                          start a cluster and leave it running (KEY=VALUE in slurm.conf;
                                          --networked: each slurmd in its own network namespace)
   cluster down [--name NAME]             stop it (by pid files)
+  compose up|down|exec ...               a whole site in docker-compose (target/compose/NAME): mariadb,
+                                         slurmdbd, slurmctld, login, c1..cN; `cargo xtask compose` says more
   cluster status [--name NAME]           which of its daemons run
   build                                  install Slurm, prepare its source tree, build the plugins
   slurm-src                              prepare the source tree and print its path";
@@ -99,7 +103,7 @@ struct Opts {
 }
 
 /// A whole-number option's value from `lo` to `hi`.
-fn whole(flag: &str, value: Option<&String>, lo: usize, hi: usize) -> Result<usize> {
+pub fn whole(flag: &str, value: Option<&String>, lo: usize, hi: usize) -> Result<usize> {
     let v = value.ok_or_else(|| format!("{flag} needs a value"))?;
     v.parse()
         .ok()
@@ -215,6 +219,7 @@ fn main() -> ExitCode {
         Some("bench-resize") => parse_opts(&args[1..], "bench").and_then(|o| bench_resize::run(o.nodes, o.rounds)),
         Some("slurm-tests") => slurm_tests_cmd(&args[1..]),
         Some("cluster") => cluster_cmd(&args[1..]),
+        Some("compose") => compose::run(&args[1..]),
         Some("build") => setup::build_plugins(&repo_root()).map(|d| println!("plugins in {}", d.display())),
         Some("slurm-src") => setup::ensure_packages()
             .and_then(|()| setup::ensure_source_tree(&repo_root()))

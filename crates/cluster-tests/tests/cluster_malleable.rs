@@ -206,3 +206,29 @@ fn a_job_that_started_on_a_high_node_keeps_its_batch_host_when_it_shrinks() {
     let _ = c.cmd("scancel").arg(id.to_string()).status();
     c.wait_job(id, "ended", Duration::from_secs(60), |j| j.is_finished()).unwrap();
 }
+
+/// After a job grows, slurmctld holds its cores on every node it has, the
+/// added ones too. Slurm 22.05's merge ORs the helper's core bitmap into
+/// the job's by position, so without our repair the added nodes had no
+/// core (`scontrol show job -d` lists no CPU_IDs there) and a step there
+/// got an empty cpuset under task/cgroup (found on the compose site).
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn a_grown_job_holds_cores_on_every_node_it_grew_onto() {
+    use testcluster::NodeShape;
+    let c = up_with(malleable_spec("t-cores", 3, MTCT).shape(NodeShape { cores: 2, gpus: 0 }));
+    let app = "--cells 4096 --iterations 100000 --unit-us 10";
+    let script = example_script(&c, "cores", app);
+    let id = submit(&c, &script, "cores.out", &["-N1", "--min-nodes-invasive=1", "--max-nodes-invasive=3"]);
+    wait_log(&c, 0, &[&format!("JobId={id}: expand onto n2,n3 committed")], Duration::from_secs(60));
+    let detail = testcluster::process::output(c.cmd("scontrol").args(["show", "job", "-d", &id.to_string()])).unwrap();
+    let mut with_cores = BTreeSet::new();
+    for line in detail.lines().map(str::trim).filter(|l| l.starts_with("Nodes=") && l.contains(" CPU_IDs=")) {
+        let list = line["Nodes=".len()..].split(' ').next().unwrap();
+        let cpus = line.split(" CPU_IDs=").nth(1).unwrap().split(' ').next().unwrap();
+        assert!(!cpus.is_empty(), "{line}");
+        with_cores.extend(hostnames(&c, list));
+    }
+    assert_eq!(with_cores, set(vec!["n1".into(), "n2".into(), "n3".into()]), "{detail}");
+    c.cmd("scancel").arg(id.to_string()).status().unwrap();
+}

@@ -3,10 +3,11 @@
 //! partitions, extra files), leased ports so clusters never collide, the
 //! running [`Cluster`] (its daemons stopped by pid on drop, their logs
 //! printed when a test fails), job records as scontrol shows them, and
-//! waiting on a condition with a deadline. `cargo xtask` and the
-//! real-cluster tests both build on it.
+//! waiting on a condition with a deadline; and whole sites in docker-compose
+//! ([`compose`]). `cargo xtask` and the real-cluster tests both build on it.
 
 pub mod cluster;
+pub mod compose;
 pub mod hostlist;
 pub mod jobs;
 pub mod network;

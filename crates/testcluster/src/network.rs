@@ -74,6 +74,7 @@ impl Network {
         ip(&["link", "add", &bridge, "type", "bridge"])?;
         ip(&["addr", "add", &format!("{}/24", self.host_addr()), "dev", &bridge])?;
         ip(&["link", "set", &bridge, "up"])?;
+        self.forwarding(true)?;
         for i in 1..=self.nodes {
             let (ns, link) = (self.namespace(i), self.link(i));
             ip(&["netns", "add", &ns])?;
@@ -98,9 +99,33 @@ impl Network {
         run(Command::new("ip").args(["link", "set", &self.link(i), "up"]))
     }
 
-    /// Remove the namespaces (their veth ends go with them) and the bridge,
-    /// quietly: what is not there is already gone.
+    /// Let the nodes reach each other across the bridge (`add`), or take
+    /// that back. A node-to-node packet is forwarded between two ports of
+    /// the bridge, and where Docker runs, br_netfilter sends bridged
+    /// packets through iptables' FORWARD chain, whose policy Docker sets to
+    /// DROP: srun from one node to another then failed with "Communication
+    /// connection failure" once a compose site had run on this machine.
+    /// Without iptables there is no such chain to pass.
+    fn forwarding(&self, add: bool) -> Result<()> {
+        let bridge = self.bridge();
+        let rule = ["FORWARD", "-i", bridge.as_str(), "-o", bridge.as_str(), "-j", "ACCEPT"];
+        let mut cmd = Command::new("iptables");
+        cmd.args(["-w", if add { "-I" } else { "-D" }]).args(rule);
+        match cmd.output() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(format!("cannot run iptables: {e}")),
+            Ok(out) if out.status.success() || !add => Ok(()),
+            Ok(out) => Err(format!("iptables -I {}: {}", rule.join(" "), String::from_utf8_lossy(&out.stderr).trim())),
+        }
+    }
+
+    /// Remove the namespaces (their veth ends go with them), the bridge and
+    /// its forwarding rule, quietly: what is not there is already gone.
     fn remove(&self) {
+        // A rule inserted twice (a run killed half-way) is deleted until none is left.
+        for _ in 0..4 {
+            let _ = self.forwarding(false);
+        }
         for i in 1..=self.nodes {
             let _ = Command::new("ip").args(["netns", "del", &self.namespace(i)]).output();
             let _ = Command::new("ip").args(["link", "del", &self.link(i)]).output();

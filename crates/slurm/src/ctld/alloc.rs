@@ -26,6 +26,7 @@ use slurm_sys as sys;
 use crate::common::bitmap::Bitmap;
 use crate::common::cstr::{c_text, cstr_to_string, strerror};
 use crate::ctld::locks::{LockGuard, WritesJobs, WritesNodes};
+use crate::ctld::merge_cores;
 
 /// Why a job could not be started or resized.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -547,6 +548,8 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
                 self.cancel(helper_id);
                 return Err(slurm_error("select_nodes for the expand helper", rc));
             }
+            // Each job's cores by node, which the merge mislays (merge_cores).
+            let before = [merge_cores::read(job_ptr), merge_cores::read(helper)];
             let mut merge: sys::job_desc_msg_t = std::mem::zeroed();
             sys::slurm_init_job_desc_msg(&mut merge);
             merge.job_id = helper_id;
@@ -557,6 +560,9 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
             if rc != sys::SLURM_SUCCESS as i32 {
                 self.cancel(helper_id);
                 return Err(slurm_error("update_job NumNodes=0 (merge)", rc));
+            }
+            if merge_cores::restore(job_ptr, &before) {
+                log::info!("JobId={job_id}: its cores laid out again node by node after the merge");
             }
             *self.ctld.last_job_update = libc::time(std::ptr::null_mut());
             Ok((self.find_job(job_id).map(|j| j.nodes()).unwrap_or_default(), helper_id))

@@ -8,6 +8,7 @@ pub mod gres;
 pub mod job;
 pub mod job_submit;
 pub mod locks;
+pub mod merge_cores;
 pub mod node;
 pub mod resv;
 pub mod sched_plugin;

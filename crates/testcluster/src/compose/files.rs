@@ -1,0 +1,248 @@
+//! A site's files under its directory: the compose file, Slurm's configs
+//! (`etc/`, seen by every host), the database's (`dbd/`, seen by mariadb
+//! and slurmdbd only), the munge key made once per site, and a log folder
+//! per host mounted at Debian's `/var/log/slurm`.
+
+use std::fmt::Write as _;
+use std::io::Read as _;
+use std::path::Path;
+
+use super::spec::{SiteSpec, USERS};
+use crate::Result;
+
+/// Where Debian installs Slurm's plugins; ours are put there in the image.
+pub const PLUGIN_DIR: &str = "/usr/lib/x86_64-linux-gnu/slurm-wlm";
+
+fn write(path: &Path, text: &str) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// `n` random bytes from the kernel.
+fn random_bytes(n: usize) -> Result<Vec<u8>> {
+    let mut buf = vec![0; n];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut buf))
+        .map_err(|e| format!("cannot read /dev/urandom: {e}"))?;
+    Ok(buf)
+}
+
+/// Write every file of the site into `dir` with `image` as every host's
+/// image. The munge key and the database password are made on the first
+/// call and kept after, so the site's hosts and records stay valid across
+/// `up`s.
+pub fn write_all(spec: &SiteSpec, dir: &Path, image: &str) -> Result<()> {
+    let key = dir.join("munge.key");
+    if !key.exists() {
+        write(&key, "")?;
+        std::fs::write(&key, random_bytes(1024)?).map_err(|e| format!("cannot write {}: {e}", key.display()))?;
+    }
+    let pass_file = dir.join("dbd/password");
+    let password = match std::fs::read_to_string(&pass_file) {
+        Ok(p) if !p.trim().is_empty() => p.trim().to_string(),
+        _ => {
+            let p: String = random_bytes(16)?.iter().map(|b| format!("{b:02x}")).collect();
+            write(&pass_file, &p)?;
+            p
+        }
+    };
+    write(&dir.join("etc/slurm.conf"), &slurm_conf(spec))?;
+    write(&dir.join("etc/cgroup.conf"), CGROUP_CONF)?;
+    write(&dir.join("etc/gres.conf"), &gres_conf(spec))?;
+    write(&dir.join("etc/plugstack.conf"), &format!("required {PLUGIN_DIR}/spank_malleable.so\n"))?;
+    write(&dir.join("etc/malleable.conf"), &malleable_conf(spec))?;
+    write(&dir.join("etc/accounts.sh"), &accounts_sh(spec))?;
+    write(&dir.join("dbd/slurmdbd.conf"), &slurmdbd_conf(&password))?;
+    write(&dir.join("dbd/mariadb-init.sql"), &mariadb_init(&password))?;
+    for host in hosts(spec) {
+        let log = dir.join("log").join(&host);
+        std::fs::create_dir_all(&log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+    }
+    std::fs::create_dir_all(dir.join("home")).map_err(|e| format!("cannot create home: {e}"))?;
+    write(&dir.join("docker-compose.yml"), &compose_yml(spec, dir, image))
+}
+
+/// Every host of the site, in the order they come up.
+pub fn hosts(spec: &SiteSpec) -> Vec<String> {
+    let mut h: Vec<String> = ["mariadb", "slurmdbd", "slurmctld", "login"].iter().map(|s| s.to_string()).collect();
+    h.extend(spec.node_names());
+    h
+}
+
+pub fn slurm_conf(spec: &SiteSpec) -> String {
+    let mut s =
+        format!("# Written by cargo xtask compose for site '{}'.\nClusterName={}\n", spec.name, spec.cluster_name());
+    for (k, v) in spec.conf_keys() {
+        let _ = writeln!(s, "{k}={v}");
+    }
+    for (i, node) in spec.node_names().iter().enumerate() {
+        let i = i + 1;
+        let gres = match spec.gpus_of(i) {
+            0 => String::new(),
+            g => format!(" Gres=gpu:{g}"),
+        };
+        let _ = writeln!(
+            s,
+            "NodeName={node} CPUs={c} Boards=1 SocketsPerBoard=1 CoresPerSocket={c} ThreadsPerCore=1 \
+             RealMemory={m} Feature={f}{gres} State=UNKNOWN",
+            c = spec.cores,
+            m = spec.memory_mb,
+            f = spec.feature_of(i),
+        );
+    }
+    s.push_str("PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n");
+    s
+}
+
+/// cgroup v1: the machines of this kind mount v1 hierarchies (their
+/// unified hierarchy has no controller), so v2 cannot be had in a container.
+const CGROUP_CONF: &str = "CgroupPlugin=cgroup/v1\nCgroupMountpoint=/sys/fs/cgroup\nConstrainCores=yes\n\
+                           ConstrainRAMSpace=yes\nConstrainDevices=yes\n";
+
+fn gres_conf(spec: &SiteSpec) -> String {
+    let mut s = String::new();
+    for (i, node) in spec.node_names().iter().enumerate() {
+        let g = spec.gpus_of(i + 1);
+        if g > 0 {
+            let _ = writeln!(s, "NodeName={node} Name=gpu File=/dev/nvidia[0-{}]", g - 1);
+        }
+    }
+    s
+}
+
+fn malleable_conf(spec: &SiteSpec) -> String {
+    spec.malleable_keys().iter().map(|(k, v)| format!("{k}={v}\n")).collect()
+}
+
+/// The cluster, its QOS (`high` may preempt `normal`), the accounts and
+/// the test users, added before slurmctld first starts; the last line
+/// fails the host's start if alice's association is not there.
+fn accounts_sh(spec: &SiteSpec) -> String {
+    let c = spec.cluster_name();
+    let mut s = format!(
+        "# Written by cargo xtask compose: run once by site-init on slurmctld.\n\
+         # sacctmgr says 'Nothing new added' (exit 1) on a later start: the\n\
+         # check at the end is what counts.\n\
+         sacctmgr -i add cluster {c}\n\
+         sacctmgr -i add qos high Priority=100\n\
+         sacctmgr -i modify qos high set Preempt=normal PreemptMode=requeue\n"
+    );
+    let accounts: Vec<&str> = USERS.iter().map(|u| u.2).collect();
+    let _ = writeln!(s, "sacctmgr -i add account {} Cluster={c}", accounts.join(","));
+    for (user, _, account) in USERS {
+        let _ = writeln!(s, "sacctmgr -i add user {user} Account={account} QOS=normal,high DefaultQOS=normal");
+    }
+    let (user, _, account) = USERS[0];
+    let _ = writeln!(
+        s,
+        "set -e\nsacctmgr -n -P show assoc where user={user} cluster={c} format=account | grep -qx {account}"
+    );
+    s
+}
+
+fn slurmdbd_conf(password: &str) -> String {
+    format!(
+        "AuthType=auth/munge\nDbdHost=slurmdbd\nSlurmUser=slurm\nLogFile=/var/log/slurm/slurmdbd.log\n\
+         PidFile=/run/slurmdbd.pid\nDebugLevel=info\nStorageType=accounting_storage/mysql\nStorageHost=mariadb\n\
+         StorageUser=slurm\nStoragePass={password}\nStorageLoc=slurm_acct_db\n"
+    )
+}
+
+fn mariadb_init(password: &str) -> String {
+    format!(
+        "CREATE USER IF NOT EXISTS 'slurm'@'%' IDENTIFIED BY '{password}';\n\
+         GRANT ALL ON slurm_acct_db.* TO 'slurm'@'%';\nFLUSH PRIVILEGES;\n"
+    )
+}
+
+/// The compose file. Container names are `NAME-HOST`, so `docker kill
+/// NAME-c3` does what it says; the hosts reach each other by name on the
+/// site's own network.
+pub fn compose_yml(spec: &SiteSpec, dir: &Path, image: &str) -> String {
+    let d = dir.display();
+    let mut s = format!(
+        "# Written by cargo xtask compose for site '{}'; use it with\n\
+         #   docker-compose -p {} -f {d}/docker-compose.yml ...\nversion: \"2.4\"\nservices:\n",
+        spec.name, spec.name
+    );
+    let nodes = spec.node_names();
+    for host in hosts(spec) {
+        let compute = nodes.contains(&host);
+        let role = if compute { "slurmd" } else { host.as_str() };
+        let _ = write!(
+            s,
+            "  {host}:\n    image: {image}\n    container_name: {name}-{host}\n    hostname: {host}\n    init: true\n",
+            name = spec.name
+        );
+        if compute {
+            // SYS_ADMIN to give slurmd cgroup hierarchies of its own
+            // (site-init); SYS_NICE for task/affinity, which sets a task's
+            // CPUs and memory policy (docker's seccomp profile refuses
+            // set_mempolicy without it).
+            s.push_str("    cap_add: [SYS_ADMIN, SYS_NICE]\n    entrypoint: [\"unshare\", \"--cgroup\", \"/usr/local/sbin/site-init\"]\n");
+            let i: usize = host[1..].parse().unwrap_or(0);
+            let _ = writeln!(s, "    environment:\n      SITE_GPUS: \"{}\"", spec.gpus_of(i));
+        } else {
+            s.push_str("    entrypoint: [\"/usr/local/sbin/site-init\"]\n");
+        }
+        let _ = writeln!(s, "    command: [\"{role}\"]\n    networks: [site]\n    volumes:");
+        let _ = writeln!(s, "      - {d}/etc:/site/etc:ro\n      - {d}/munge.key:/site/munge.key:ro");
+        let _ = writeln!(s, "      - {d}/log/{host}:/var/log/slurm");
+        if host == "mariadb" || host == "slurmdbd" {
+            let _ = writeln!(s, "      - {d}/dbd:/site/dbd:ro");
+        }
+        if compute || host == "login" {
+            let _ = writeln!(s, "      - {d}/home:/home");
+        }
+    }
+    s.push_str("networks:\n  site: {}\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slurm_conf_has_the_site_keys_and_a_line_per_node() {
+        let s = slurm_conf(&SiteSpec::new("malleable", 4, 2));
+        assert!(s.contains("ClusterName=malleable\n"));
+        assert!(s.contains("SchedulerType=sched/malleable\n"));
+        assert!(s.contains("AccountingStorageType=accounting_storage/slurmdbd\n"));
+        assert!(s.contains("NodeName=c1 CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2"));
+        assert!(s.contains(
+            "NodeName=c4 CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2 ThreadsPerCore=1 \
+                            RealMemory=2000 Feature=slow Gres=gpu:2 State=UNKNOWN\n"
+        ));
+        assert!(!s.contains(
+            "NodeName=c2 CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2 ThreadsPerCore=1 \
+                             RealMemory=2000 Feature=fast Gres"
+        ));
+        let g = gres_conf(&SiteSpec::new("malleable", 4, 2));
+        assert_eq!(g, "NodeName=c3 Name=gpu File=/dev/nvidia[0-1]\nNodeName=c4 Name=gpu File=/dev/nvidia[0-1]\n");
+    }
+
+    #[test]
+    fn only_the_database_hosts_see_the_password_and_only_compute_hosts_get_sys_admin() {
+        let y = compose_yml(&SiteSpec::new("s", 2, 2), Path::new("/t"), "img:1");
+        // A service's lines: from `  NAME:` to the next line indented by two.
+        let service = |h: &str| -> String {
+            let head = format!("  {h}:");
+            let mut lines = y.lines().skip_while(|l| *l != head);
+            assert!(lines.next().is_some(), "no service {h} in\n{y}");
+            lines.take_while(|l| l.starts_with("    ")).collect::<Vec<_>>().join("\n")
+        };
+        for h in ["mariadb", "slurmdbd"] {
+            assert!(service(h).contains("/t/dbd:/site/dbd:ro"), "{h}");
+        }
+        for h in ["slurmctld", "login", "c1", "c2"] {
+            assert!(!service(h).contains("/site/dbd"), "{h} sees the database password");
+        }
+        assert!(service("c1").contains("cap_add: [SYS_ADMIN, SYS_NICE]"));
+        assert!(!service("slurmctld").contains("cap_add"));
+        assert!(service("c2").contains("container_name: s-c2"));
+        assert!(service("c2").contains("SITE_GPUS: \"2\""));
+    }
+}

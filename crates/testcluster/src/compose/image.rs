@@ -1,0 +1,286 @@
+//! The image every host of a compose site runs, made here from Debian's
+//! packages (no registry is reached): a bookworm root by debootstrap with
+//! Slurm, MariaDB and munge in it, imported as `malleable-site-base:HASH`,
+//! then our plugins and commands added by `docker build` as
+//! `malleable-site:HASH`. Each tag is a hash of its inputs, so a second
+//! `up` with nothing changed builds nothing.
+
+use std::io::Write as _;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use sha2::{Digest, Sha256};
+
+use super::files::PLUGIN_DIR;
+use super::spec::USERS;
+use crate::plugins::{PLUGINS, TOOLS};
+use crate::process::{output, run};
+use crate::Result;
+
+/// Debian's packages in the base image: every daemon of the site, the
+/// clients, CBC's runtime (sched/malleable links it) and the tools a site's
+/// hosts have (ps, ip, ping).
+pub const BASE_PACKAGES: &[&str] = &[
+    "slurmctld",
+    "slurmd",
+    "slurmdbd",
+    "slurm-client",
+    "munge",
+    "mariadb-server",
+    "coinor-libcbc3",
+    // Slurm's mpi/pmix plugin loads it (else every daemon logs an error).
+    "libpmix2",
+    "procps",
+    "iproute2",
+    "iputils-ping",
+    "less",
+];
+
+/// The suite the base is made of: the host's, so that plugins built here
+/// run there with the same Slurm and libraries.
+const SUITE: &str = "bookworm";
+
+/// Bump to rebuild every base image (a change of how it is made).
+const BASE_RECIPE: &str = "base-1";
+
+/// The site-init script (the entrypoint of every host).
+pub const SITE_INIT: &str = include_str!("site-init.sh");
+
+fn hex(d: impl AsRef<[u8]>) -> String {
+    d.as_ref().iter().take(6).map(|b| format!("{b:02x}")).collect()
+}
+
+fn image_exists(tag: &str) -> bool {
+    Command::new("docker")
+        .args(["image", "inspect", tag])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The host's own apt sources (deb822 `Types: deb` stanzas) for `suite`
+/// and its updates and security suites: the base image gets its packages
+/// from where this machine gets its own.
+pub fn apt_sources_for(deb822: &str, suite: &str) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for stanza in deb822.split("\n\n") {
+        let field = |name: &str| {
+            stanza
+                .lines()
+                .find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(':')))
+                .map(|v| v.trim().to_string())
+        };
+        let (Some(types), Some(uris), Some(suites)) = (field("Types"), field("URIs"), field("Suites")) else {
+            continue;
+        };
+        if !types.split_whitespace().any(|t| t == "deb") {
+            continue;
+        }
+        for s in suites.split_whitespace().filter(|s| *s == suite || s.starts_with(&format!("{suite}-"))) {
+            for uri in uris.split_whitespace() {
+                found.push((uri.to_string(), s.to_string()));
+            }
+        }
+    }
+    found
+}
+
+fn host_sources() -> Result<Vec<(String, String)>> {
+    let mut text = String::new();
+    let dir = Path::new("/etc/apt/sources.list.d");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "sources"))
+        .collect();
+    files.sort();
+    for f in files {
+        text.push_str(&std::fs::read_to_string(&f).unwrap_or_default());
+        text.push_str("\n\n");
+    }
+    let sources = apt_sources_for(&text, SUITE);
+    if !sources.iter().any(|(_, s)| s == SUITE) {
+        return Err(format!(
+            "no `Types: deb` source for {SUITE} in {}/*.sources: the base image takes its packages from this \
+             machine's own apt sources",
+            dir.display()
+        ));
+    }
+    Ok(sources)
+}
+
+/// The base image's tag, building it first when missing (about 2 minutes).
+pub fn base_image(work: &Path) -> Result<String> {
+    let sources = host_sources()?;
+    let mut h = Sha256::new();
+    h.update(BASE_RECIPE);
+    h.update(SUITE);
+    for p in BASE_PACKAGES {
+        h.update(p);
+    }
+    for (uri, suite) in &sources {
+        h.update(format!("{uri} {suite}"));
+    }
+    for (user, uid, _) in USERS {
+        h.update(format!("{user}:{uid}"));
+    }
+    let tag = format!("malleable-site-base:{}", hex(h.finalize()));
+    if image_exists(&tag) {
+        return Ok(tag);
+    }
+    let t = Instant::now();
+    let root = work.join("rootfs");
+    if root.exists() {
+        std::fs::remove_dir_all(&root).map_err(|e| format!("cannot remove {}: {e}", root.display()))?;
+    }
+    std::fs::create_dir_all(work).map_err(|e| format!("cannot create {}: {e}", work.display()))?;
+    let mirror = &sources.iter().find(|(_, s)| s == SUITE).expect("checked in host_sources").0;
+    eprintln!("compose: making the base image {tag} (debootstrap {SUITE}, then Slurm, MariaDB, munge)");
+    let log = work.join("base-image.log");
+    let logged = |cmd: &mut Command| -> Result<()> {
+        let f = std::fs::File::options().create(true).append(true).open(&log).map_err(|e| e.to_string())?;
+        let f2 = f.try_clone().map_err(|e| e.to_string())?;
+        run(cmd.stdout(f).stderr(f2)).map_err(|e| format!("{e} (see {})", log.display()))
+    };
+    logged(Command::new("debootstrap").args(["--variant=minbase", SUITE]).arg(&root).arg(mirror))?;
+    let list: String = sources.iter().map(|(uri, suite)| format!("deb {uri} {suite} main\n")).collect();
+    std::fs::write(root.join("etc/apt/sources.list"), list).map_err(|e| e.to_string())?;
+    // No service starts while packages install: each host starts its own.
+    let policy = root.join("usr/sbin/policy-rc.d");
+    std::fs::write(&policy, "#!/bin/sh\nexit 101\n").map_err(|e| e.to_string())?;
+    logged(Command::new("chmod").arg("755").arg(&policy))?;
+    logged(Command::new("chroot").arg(&root).args(["apt-get", "update", "-qq"]))?;
+    logged(
+        Command::new("chroot")
+            .arg(&root)
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .args(["apt-get", "install", "-y", "-qq", "--no-install-recommends"])
+            .args(BASE_PACKAGES),
+    )?;
+    for (user, uid, _) in USERS {
+        let id = uid.to_string();
+        logged(Command::new("chroot").arg(&root).args(["groupadd", "-g", &id, user]))?;
+        logged(Command::new("chroot").arg(&root).args([
+            "useradd",
+            "-u",
+            &id,
+            "-g",
+            user,
+            "-d",
+            &format!("/home/{user}"),
+            "-s",
+            "/bin/bash",
+            user,
+        ]))?;
+    }
+    logged(Command::new("chroot").arg(&root).args(["apt-get", "clean"]))?;
+    for gone in ["var/lib/apt/lists", "usr/sbin/policy-rc.d"] {
+        let p = root.join(gone);
+        let _ = if p.is_dir() { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };
+    }
+    let mut tar = Command::new("tar")
+        .arg("-C")
+        .arg(&root)
+        .args(["-c", "."])
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run tar: {e}"))?;
+    let stdout = tar.stdout.take().expect("piped");
+    let imported = Command::new("docker")
+        .args(["import", "--change", "ENV LANG=C.UTF-8", "-", &tag])
+        .stdin(stdout)
+        .stdout(Stdio::null())
+        .status()
+        .map_err(|e| format!("cannot run docker import: {e}"))?;
+    let tarred = tar.wait().map_err(|e| e.to_string())?;
+    let _ = std::fs::remove_dir_all(&root);
+    if !imported.success() || !tarred.success() {
+        return Err(format!("docker import of {} failed (tar: {tarred}, docker: {imported})", root.display()));
+    }
+    eprintln!("compose: base image {tag} made in {:.1?}", t.elapsed());
+    Ok(tag)
+}
+
+/// The site image: `base` with the staged plugins (in `staged`, with
+/// `bin/` beside them: mall-run, mall-example, the C example and the
+/// runtime's library) and site-init. Built when its tag is missing.
+pub fn site_image(base: &str, staged: &Path, work: &Path) -> Result<String> {
+    let ctx = work.join("image");
+    if ctx.exists() {
+        std::fs::remove_dir_all(&ctx).map_err(|e| format!("cannot clear {}: {e}", ctx.display()))?;
+    }
+    std::fs::create_dir_all(ctx.join("plugins")).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(ctx.join("bin")).map_err(|e| e.to_string())?;
+    let mut h = Sha256::new();
+    h.update(base);
+    let mut copy = |from: PathBuf, to: PathBuf| -> Result<()> {
+        let bytes =
+            std::fs::read(&from).map_err(|e| format!("cannot read {}: {e} (run cargo xtask build)", from.display()))?;
+        h.update(to.to_string_lossy().as_bytes());
+        h.update(&bytes);
+        std::fs::write(&to, bytes).map_err(|e| e.to_string())
+    };
+    for (_, _, so) in PLUGINS {
+        copy(staged.join(so), ctx.join("plugins").join(so))?;
+    }
+    let tools = TOOLS.iter().map(|t| t.1).chain(["mall-stencil-c", "libmalleable_rt.so", "malleable_rt.h"]);
+    for tool in tools {
+        copy(staged.join("bin").join(tool), ctx.join("bin").join(tool))?;
+    }
+    copy_text(&ctx.join("site-init"), SITE_INIT)?;
+    // COPY keeps the modes: no RUN step (a container per build) is needed.
+    // The runtime's library goes where the loader looks without ldconfig.
+    for exe in ["site-init", "bin/mall-run", "bin/mall-example", "bin/mall-stencil-c"] {
+        let p = ctx.join(exe);
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| format!("cannot chmod {}: {e}", p.display()))?;
+    }
+    let dockerfile = format!(
+        "FROM {base}\n\
+         COPY plugins/ {PLUGIN_DIR}/\n\
+         COPY bin/mall-run bin/mall-example bin/mall-stencil-c /usr/local/bin/\n\
+         COPY bin/libmalleable_rt.so /usr/lib/x86_64-linux-gnu/\n\
+         COPY bin/malleable_rt.h /usr/local/include/\n\
+         COPY site-init /usr/local/sbin/site-init\n"
+    );
+    h.update(SITE_INIT);
+    h.update(&dockerfile);
+    copy_text(&ctx.join("Dockerfile"), &dockerfile)?;
+    let tag = format!("malleable-site:{}", hex(h.finalize()));
+    if image_exists(&tag) {
+        return Ok(tag);
+    }
+    let t = Instant::now();
+    output(Command::new("docker").args(["build", "-q", "-t", &tag]).arg(&ctx))?;
+    eprintln!("compose: site image {tag} built in {:.1?}", t.elapsed());
+    Ok(tag)
+}
+
+fn copy_text(to: &Path, text: &str) -> Result<()> {
+    let mut f = std::fs::File::create(to).map_err(|e| format!("cannot write {}: {e}", to.display()))?;
+    f.write_all(text.as_bytes()).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_base_takes_the_hosts_deb_sources_for_its_suite_only() {
+        let host = "Types: deb\nURIs: http://mirror.example/debian\nSuites: bookworm bookworm-updates\n\
+                    Components: main\n\nTypes: deb-src\nURIs: http://mirror.example/debian\nSuites: bookworm\n\n\
+                    Types: deb\nURIs: http://sec.example/debian-security\nSuites: bookworm-security\n\n\
+                    Types: deb\nURIs: http://other.example/\nSuites: trixie\n";
+        let s = apt_sources_for(host, "bookworm");
+        let want = [
+            ("http://mirror.example/debian", "bookworm"),
+            ("http://mirror.example/debian", "bookworm-updates"),
+            ("http://sec.example/debian-security", "bookworm-security"),
+        ];
+        assert_eq!(s, want.map(|(u, s)| (u.to_string(), s.to_string())));
+        assert!(apt_sources_for("Types: deb-src\nURIs: x\nSuites: bookworm\n", "bookworm").is_empty());
+    }
+}

@@ -1,0 +1,103 @@
+#!/bin/bash
+# The first program of every host of a compose site (installed as
+# /usr/local/sbin/site-init): the site's configuration and munge key from
+# /site, then the host's role in the foreground. Compute hosts first get
+# cgroup hierarchies of their own (see mount_own_cgroups).
+set -euo pipefail
+role=${1:?usage: site-init mariadb|slurmdbd|slurmctld|slurmd|login}
+
+# Wait up to $3 seconds for host $1 to take connections on port $2.
+wait_for_port() {
+    local deadline=$((SECONDS + $3))
+    until (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; do
+        if ((SECONDS > deadline)); then
+            echo "site-init: $1:$2 did not answer within $3 s" >&2
+            exit 1
+        fi
+        sleep 0.2
+    done
+}
+
+# docker-compose 1.29 (Debian's) cannot ask for a private cgroup namespace,
+# and docker mounts a container's hierarchies read-only. The entrypoint runs
+# this script under `unshare --cgroup`, so this process's cgroup (the
+# container's) is the root of a namespace of its own; mounting each
+# hierarchy again, read-write, shows that root at /sys/fs/cgroup/*, and
+# slurmd's cgroups land under the container's, apart from every other host's.
+mount_own_cgroups() {
+    local dev dir type opts rest
+    while read -r dev dir type opts rest; do
+        case "$type" in cgroup | cgroup2) ;; *) continue ;; esac
+        umount "$dir"
+        mount -t "$type" -o "rw,${opts#ro,}" "$dev" "$dir"
+    done < <(grep -E '^cgroup2? /sys/fs/cgroup/' /proc/mounts)
+}
+
+# Slurm's configuration (slurmdbd.conf readable by SlurmUser only) and the
+# site's munge key, as Debian's packages expect them.
+install_config() {
+    install -d -m 755 /etc/slurm
+    install -m 644 /site/etc/*.conf /etc/slurm/
+    install -d -o munge -g munge -m 700 /etc/munge
+    install -o munge -g munge -m 400 /site/munge.key /etc/munge/munge.key
+    install -d -o munge -g munge -m 755 /run/munge
+    install -d -o slurm -g slurm -m 755 /var/log/slurm /var/lib/slurm
+    runuser -u munge -- /usr/sbin/munged
+}
+
+# The test users' homes, on the /home every login and compute host shares.
+make_homes() {
+    local user
+    for user in alice bob; do
+        install -d -o "$user" -g "$user" -m 755 "/home/$user"
+    done
+}
+
+case "$role" in
+mariadb)
+    install -d -o mysql -g mysql /run/mysqld /var/log/slurm
+    if [ ! -d /var/lib/mysql/mysql ]; then
+        mariadb-install-db --user=mysql --skip-test-db >/var/log/slurm/mariadb-install.log 2>&1
+    fi
+    # Slurm's accounting schema wants a long lock wait and a big log.
+    exec mariadbd --user=mysql --bind-address=0.0.0.0 --skip-name-resolve \
+        --innodb-lock-wait-timeout=900 --innodb-log-file-size=64M \
+        --init-file=/site/dbd/mariadb-init.sql --log-error=/var/log/slurm/mariadb.log
+    ;;
+slurmdbd)
+    install_config
+    # Only this host and mariadb see /site/dbd (the database's password).
+    install -o slurm -g slurm -m 600 /site/dbd/slurmdbd.conf /etc/slurm/slurmdbd.conf
+    wait_for_port mariadb 3306 120
+    exec slurmdbd -D
+    ;;
+slurmctld)
+    install_config
+    install -d -o slurm -g slurm -m 755 /var/lib/slurm/slurmctld
+    wait_for_port slurmdbd 6819 120
+    # The cluster, its accounts, users and QOS, before slurmctld first asks.
+    bash /site/etc/accounts.sh >/var/log/slurm/accounts.log 2>&1
+    exec slurmctld -D
+    ;;
+slurmd)
+    mount_own_cgroups
+    install_config
+    make_homes
+    install -d -m 755 /var/lib/slurm/slurmd
+    # GPUs for gres.conf: character devices with no driver behind them.
+    for ((i = 0; i < ${SITE_GPUS:-0}; i++)); do
+        [ -e "/dev/nvidia$i" ] || mknod -m 666 "/dev/nvidia$i" c 195 "$i"
+    done
+    wait_for_port slurmctld 6817 180
+    exec slurmd -D
+    ;;
+login)
+    install_config
+    make_homes
+    exec sleep infinity
+    ;;
+*)
+    echo "site-init: unknown role '$role'" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,151 @@
+//! A running compose site: brought up by its compose project name, commands
+//! run on its hosts as a user, readiness awaited with a deadline, its hosts'
+//! logs printed when something fails, and taken down (containers, network)
+//! when dropped unless kept.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use super::spec::SiteSpec;
+use super::{files, image};
+use crate::process::{output, run};
+use crate::{wait, Result};
+
+pub struct Site {
+    pub spec: SiteSpec,
+    /// `target/compose/NAME`: the compose file, configs, logs, homes.
+    pub dir: PathBuf,
+    /// Leave it running when dropped (`cargo xtask compose up`).
+    pub keep: bool,
+}
+
+/// `docker-compose -p NAME -f DIR/docker-compose.yml`.
+fn compose(name: &str, dir: &Path) -> Command {
+    let mut c = Command::new("docker-compose");
+    c.arg("-p").arg(name).arg("-f").arg(dir.join("docker-compose.yml"));
+    c
+}
+
+/// `docker exec` of `cmd` on `host` of site `name`, as `user` (root if
+/// none), in the user's home.
+pub fn exec_in(name: &str, user: Option<&str>, host: &str, cmd: &[impl AsRef<std::ffi::OsStr>]) -> Command {
+    let mut c = Command::new("docker");
+    c.arg("exec");
+    if let Some(u) = user {
+        c.args(["-u", u, "-w", &format!("/home/{u}")]);
+    }
+    c.arg(format!("{name}-{host}")).args(cmd);
+    c
+}
+
+impl Site {
+    /// Where site `name` keeps its files under `root` (`target/compose`).
+    pub fn dir_of(root: &Path, name: &str) -> PathBuf {
+        root.join(name)
+    }
+
+    /// Build the images if their inputs changed (plugins staged in
+    /// `staged`), write the site's files under `root`, start every host and
+    /// wait until every compute node is idle in slurmctld. A site of that
+    /// name already running is replaced.
+    pub fn up(spec: SiteSpec, root: &Path, staged: &Path) -> Result<Site> {
+        let t = Instant::now();
+        let work = root.join(".image");
+        let base = image::base_image(&work)?;
+        let image = image::site_image(&base, staged, &work)?;
+        let dir = Site::dir_of(root, &spec.name);
+        if dir.join("docker-compose.yml").exists() {
+            Site::down_in(&spec.name, &dir);
+        }
+        // A fresh site each time: the logs and homes of the last are gone,
+        // the munge key and database password kept.
+        for old in ["log", "home"] {
+            let _ = std::fs::remove_dir_all(dir.join(old));
+        }
+        files::write_all(&spec, &dir, &image)?;
+        let site = Site { spec, dir, keep: false };
+        run(compose(&site.spec.name, &site.dir).args(["up", "-d", "--no-color", "--quiet-pull"]))?;
+        if let Err(e) = site.wait_ready(Duration::from_secs(240)) {
+            site.print_logs();
+            return Err(e);
+        }
+        eprintln!("compose: site '{}' up in {:.1?} ({} compute hosts)", site.spec.name, t.elapsed(), site.spec.nodes);
+        Ok(site)
+    }
+
+    /// Every compute node idle, as slurmctld sees them from the login host.
+    pub fn wait_ready(&self, timeout: Duration) -> Result<()> {
+        let want = self.spec.nodes;
+        wait::until(&format!("{want} idle nodes in site '{}'", self.spec.name), timeout, || {
+            let states = self.output(None, "login", &["sinfo", "-h", "-N", "-o", "%N %t"])?;
+            let idle = states.lines().filter(|l| l.ends_with(" idle")).count();
+            if idle == want {
+                Ok(Some(()))
+            } else {
+                Err(states.lines().collect::<Vec<_>>().join(", "))
+            }
+        })
+    }
+
+    /// The container of `host`.
+    pub fn container(&self, host: &str) -> String {
+        format!("{}-{host}", self.spec.name)
+    }
+
+    /// `docker exec` of `cmd` on `host`, as `user` (root if none), in the
+    /// user's home.
+    pub fn exec(&self, user: Option<&str>, host: &str, cmd: &[&str]) -> Command {
+        exec_in(&self.spec.name, user, host, cmd)
+    }
+
+    /// What `cmd` on `host` as `user` prints; an error with its stderr if it fails.
+    pub fn output(&self, user: Option<&str>, host: &str, cmd: &[&str]) -> Result<String> {
+        output(&mut self.exec(user, host, cmd))
+    }
+
+    /// A host's Slurm log (`slurmctld.log`, `slurmd.log`, `slurmdbd.log`).
+    pub fn log(&self, host: &str, file: &str) -> String {
+        std::fs::read_to_string(self.dir.join("log").join(host).join(file)).unwrap_or_default()
+    }
+
+    /// The last lines of every host's logs and the containers' states, for a failure.
+    pub fn print_logs(&self) {
+        let _ = run(compose(&self.spec.name, &self.dir).arg("ps"));
+        for host in files::hosts(&self.spec) {
+            let dir = self.dir.join("log").join(&host);
+            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            for e in entries.flatten() {
+                let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+                let lines: Vec<&str> = text.lines().collect();
+                let keep = if host == "slurmctld" { 150 } else { 25 };
+                let from = lines.len().saturating_sub(keep);
+                eprintln!(
+                    "---- {} (last {} lines) ----\n{}",
+                    e.path().display(),
+                    lines.len() - from,
+                    lines[from..].join("\n")
+                );
+            }
+        }
+        let _ = Command::new("docker").args(["logs", "--tail", "20"]).arg(self.container("slurmctld")).status();
+    }
+
+    /// Take the site down: its containers and network, by project name.
+    pub fn down(mut self) {
+        self.keep = false;
+    }
+
+    /// Take down the site of this name whose files are in `dir`.
+    pub fn down_in(name: &str, dir: &Path) {
+        let _ = compose(name, dir).args(["down", "--remove-orphans", "-t", "5"]).output();
+    }
+}
+
+impl Drop for Site {
+    fn drop(&mut self) {
+        if !self.keep {
+            Site::down_in(&self.spec.name, &self.dir);
+        }
+    }
+}
