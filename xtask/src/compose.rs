@@ -88,7 +88,7 @@ fn up(args: &[String]) -> Result<()> {
         spec = spec.set(k, v);
     }
     let staged = setup::build_plugins(&repo_root())?;
-    setup::ensure(&["debootstrap"])?;
+    setup::ensure(&["debootstrap", "docker-compose"])?;
     let mut site = Site::up(spec, &root(), &staged)?;
     site.keep = true;
     println!("site '{name}' is up: {nodes} compute hosts c1..c{nodes}, files in {}", site.dir.display());

@@ -1,8 +1,9 @@
 //! `cargo xtask test`: everything, in order of cost, each step's time said:
 //! set-up and plugin build, formatting and lints, the import rules, a
 //! SPANK-only build without the Slurm source tree, unit and property tests,
-//! then the symbol check and the real-cluster tests (marked #[ignore] so
-//! that a plain `cargo test` never needs root or a cluster), then the
+//! then the symbol check, the real-cluster tests and the compose site's
+//! (marked #[ignore] so that a plain `cargo test` never needs root, Docker
+//! or a cluster), then the
 //! evaluation commands' short forms. It ends with one line that counts every test.
 
 use std::path::Path;
@@ -16,6 +17,8 @@ use crate::{architecture, setup, Result};
 pub fn run_all(root: &Path) -> Result<()> {
     let t = Instant::now();
     setup::build_plugins(root)?;
+    // The compose site's tests make its image with debootstrap.
+    setup::ensure(&["debootstrap", "docker-compose"])?;
     eprintln!("xtask: set-up and plugin build took {:.1?}", t.elapsed());
     let tree = setup::source_cache(root).join(setup::SLURM_SRC_NAME);
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());

@@ -6,6 +6,7 @@
 //! wait on the daemons.
 
 pub mod malleable;
+pub mod site;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};

@@ -1,0 +1,91 @@
+//! What the compose-site tests share: a site of our plugins brought up
+//! under target/compose (its hosts' logs printed if it does not come up),
+//! files put in a test user's home, commands as that user on the login
+//! host, and waiting on slurmctld's log.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use testcluster::compose::{Site, SiteSpec};
+use testcluster::wait;
+
+use crate::{plugin_dir, repo_root};
+
+/// The README's example elastic job (README: "A site in docker-compose"),
+/// word for word: the compose tests run exactly what a user is shown.
+pub const README_ELASTIC_JOB: &str = "#!/bin/sh
+#SBATCH --nodes=2 --min-nodes-invasive=2 --max-nodes-invasive=4 --node-constraints=even
+#SBATCH --time=5 --output=elastic-%j.out
+mall-run -- mall-example --cells 8192 --iterations 600 --unit-us 25
+";
+
+/// The example application's options in [`README_ELASTIC_JOB`].
+pub const README_APP_ARGS: &str = "--cells 8192 --iterations 600 --unit-us 25";
+
+/// Bring up site `name` with `nodes` compute hosts (cores as this machine
+/// has), as `spec` changes it.
+pub fn up_site(name: &str, nodes: usize, spec: impl FnOnce(SiteSpec) -> SiteSpec) -> Site {
+    let cores = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
+    let spec = spec(SiteSpec::new(name, nodes, cores));
+    Site::up(spec, &repo_root().join("target/compose"), &plugin_dir())
+        .unwrap_or_else(|e| panic!("site {name} did not come up: {e}"))
+}
+
+/// Put `text` in `user`'s home on the site (shared by the login and
+/// compute hosts) as `file`, owned by the user; its path there.
+pub fn put_file(site: &Site, user: &str, file: &str, text: &str) -> String {
+    let (_, uid, _) =
+        testcluster::compose::spec::USERS.iter().find(|u| u.0 == user).unwrap_or_else(|| panic!("no test user {user}"));
+    let path: PathBuf = site.dir.join("home").join(user).join(file);
+    std::fs::write(&path, text).unwrap();
+    std::os::unix::fs::chown(&path, Some(*uid), Some(*uid)).unwrap();
+    format!("/home/{user}/{file}")
+}
+
+/// What `cmd` prints when `user` runs it on the login host; panics with its error.
+pub fn as_user(site: &Site, user: &str, cmd: &[&str]) -> String {
+    site.output(Some(user), "login", cmd).unwrap_or_else(|e| panic!("{user}: {cmd:?}: {e}"))
+}
+
+/// Submit with sbatch as `user` on the login host; the job's id.
+pub fn sbatch_as(site: &Site, user: &str, args: &[&str]) -> u32 {
+    let mut cmd = vec!["sbatch", "--parsable"];
+    cmd.extend(args);
+    let out = as_user(site, user, &cmd);
+    out.trim().parse().unwrap_or_else(|_| panic!("sbatch printed {out:?}"))
+}
+
+/// Wait until slurmctld's log has a line holding all of `needles`; the line.
+pub fn wait_ctld_log(site: &Site, needles: &[&str], timeout: Duration) -> String {
+    let found = wait::until(&format!("a slurmctld log line with {needles:?}"), timeout, || {
+        let log = site.log("slurmctld", "slurmctld.log");
+        Ok(log.lines().find(|l| needles.iter().all(|n| l.contains(n))).map(str::to_string))
+    });
+    found.unwrap_or_else(|e| {
+        site.print_logs();
+        panic!("{e}")
+    })
+}
+
+/// A job's field as `scontrol show job` prints it (`JobState`, `NodeList`).
+pub fn job_field(site: &Site, id: u32, key: &str) -> String {
+    let text = site.output(None, "login", &["scontrol", "show", "job", &id.to_string()]).unwrap_or_default();
+    let prefix = format!("{key}=");
+    text.split_whitespace().find_map(|w| w.strip_prefix(&prefix)).unwrap_or_default().to_string()
+}
+
+/// Wait until the job has ended; its final state.
+pub fn wait_finished(site: &Site, id: u32, timeout: Duration) -> String {
+    let state = wait::until(&format!("JobId={id} to end"), timeout, || {
+        let s = job_field(site, id, "JobState");
+        if ["PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "RESIZING", ""].contains(&s.as_str()) {
+            Err(s)
+        } else {
+            Ok(Some(s))
+        }
+    });
+    state.unwrap_or_else(|e| {
+        site.print_logs();
+        panic!("{e}")
+    })
+}
