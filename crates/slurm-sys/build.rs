@@ -259,6 +259,7 @@ const CTLD: Allow = Allow {
         "job_details",
         "node_record_t",
         "part_record_t",
+        "step_record_t",
         "slurmctld_lock_t",
         "slurmctld_config_t",
         "diag_stats_t",
@@ -290,6 +291,10 @@ const CTLD: Allow = Allow {
         // rows and put them back (the expand merge's repair, ctld::merge_cores).
         "select_g_job_suspend",
         "select_g_job_resume",
+        // libslurmfull's: a job's accounting record closed (the expand
+        // helper's, which stock Slurm leaves open).
+        "jobacct_storage_g_job_complete",
+        "jobacct_storage_g_step_start",
         "slurm_msg_t_init",
         "slurm_init_job_desc_msg",
         "get_extra_conf_path",

@@ -132,8 +132,12 @@ pub fn take(
             adapting = status.phase != Phase::Steady;
             // Only a job whose application runtime is there can carry a
             // resize out; any other would only see it time out. One whose
-            // last adaptation failed waits a while (adapt.rs).
-            resizable = (status.runtime && !measured.is_some_and(Measured::held)) || adapting;
+            // last adaptation failed waits a while (adapt.rs). None is
+            // resized in the second its accounting record began: slurmdbd
+            // would fold the new record into that one (the next pass, a
+            // second on at most, resizes it).
+            let fresh_record = job.record_time() >= now;
+            resizable = (status.runtime && !measured.is_some_and(Measured::held) && !fresh_record) || adapting;
             let names =
                 job.node_indices().into_iter().filter_map(|i| core_index.get(i).copied()).filter(|&c| c != usize::MAX);
             malleable.push(MalleableJob {

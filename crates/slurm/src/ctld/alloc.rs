@@ -406,15 +406,16 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
 
     /// Shrink a running job to the nodes it keeps (node-table indices, a
     /// subset of its own, with its batch host): slurmctld ends the job on
-    /// the others and frees them. With `time_limit` (minutes), the same
-    /// update sets the job's new limit (as root may raise it). Returns the
-    /// job's node list after.
+    /// the others and frees them. With `time_limit` (minutes), the job's
+    /// limit is set next (as root may raise it). Returns the job's node
+    /// list after.
     pub fn shrink_job(&mut self, job_id: u32, keep: &[usize], time_limit: Option<u32>) -> Result<String, AllocError> {
         let table = self.check_nodes(keep)?;
         let job = self.find_job(job_id).ok_or(AllocError::NoSuchJob(job_id))?;
         if !job.holds_nodes() {
             return Err(AllocError::NotRunning(job_id));
         }
+        let rec = job.as_ptr();
         let names = NodeNames::of(table, keep);
         // SAFETY: a request set up as update() requires; req_nodes points
         // into `names`, alive across the call, which only reads it.
@@ -423,14 +424,19 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
             sys::slurm_init_job_desc_msg(&mut desc);
             desc.job_id = job_id;
             desc.req_nodes = names.0;
-            if let Some(minutes) = time_limit {
-                desc.time_limit = minutes;
-            }
             self.update(&mut desc)
         };
         self.settle_db_index(job_id);
         if rc != sys::SLURM_SUCCESS as i32 {
             return Err(slurm_error("update_job NodeList=", rc));
+        }
+        // SAFETY: the job's record is live under our write locks.
+        unsafe { self.carry_steps_over(rec) };
+        // A second update, once the shrink has opened the job's new
+        // accounting record: in the same one, the limit's change would send
+        // that record again with the job's first start (set_time_limit).
+        if let Some(minutes) = time_limit {
+            self.set_time_limit(job_id, minutes)?;
         }
         Ok(self.find_job(job_id).map(|j| j.nodes()).unwrap_or_default())
     }
@@ -443,7 +449,17 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         if !job.holds_nodes() {
             return Err(AllocError::NotRunning(job_id));
         }
+        // update_job sends the job's accounting record again with the job's
+        // start time, which would move a resized job's current record back
+        // to the job's first start (its records would overlap): for the
+        // call, the job starts when its current record does.
+        let rec = job.as_ptr();
+        // SAFETY: a live record under our job write lock; the start time is
+        // put back before the lock is released, so no one else sees it.
+        let start = unsafe { std::mem::replace(&mut (*rec).start_time, job.record_time().max((*rec).start_time)) };
         let result = self.update_job(job_id, "update_job TimeLimit=", |desc| desc.time_limit = minutes);
+        // SAFETY: as above; update_job frees no running job's record.
+        unsafe { (*rec).start_time = start };
         self.settle_db_index(job_id);
         result
     }
@@ -564,8 +580,63 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
             if merge_cores::restore(job_ptr, &before) {
                 log::info!("JobId={job_id}: its cores laid out again node by node after the merge");
             }
+            self.close_helper_record(helper);
+            self.carry_steps_over(job_ptr);
             *self.ctld.last_job_update = libc::time(std::ptr::null_mut());
             Ok((self.find_job(job_id).map(|j| j.nodes()).unwrap_or_default(), helper_id))
+        }
+    }
+
+    /// Close the accounting record that the merge opened for the helper.
+    /// The merge ends the helper's first record (RESIZING) and opens one
+    /// with no nodes, as for any resized job, then marks the helper
+    /// complete without telling the database: that record stayed running
+    /// for ever (End=Unknown, a runaway job). It ends at the merge, with no
+    /// node-seconds of its own.
+    ///
+    /// # Safety
+    /// `helper` is the merged helper's record, live under our write locks.
+    unsafe fn close_helper_record(&mut self, helper: *mut sys::job_record_t) {
+        // SAFETY: by the caller's contract; acct_db_conn is slurmctld's
+        // global, read under its locks as slurmctld's own callers do.
+        unsafe {
+            if (*helper).resize_time != 0 {
+                (*helper).end_time = (*helper).resize_time;
+            }
+            sys::jobacct_storage_g_job_complete(*self.ctld.acct_db_conn, helper);
+        }
+    }
+
+    /// Put the job's running steps into the accounting record a resize
+    /// has just opened. slurmdbd ends the steps of the record the resize
+    /// closed (RESIZING, at the resize), and a step's completion goes to
+    /// the job's current record, where such a step was not: the batch step
+    /// and the first workers were never closed, their usage lost. Sent
+    /// again, each is in the new record from the resize on, and its
+    /// completion closes it there with the whole step's usage.
+    ///
+    /// # Safety
+    /// `job_ptr` is a live job record under our write locks.
+    unsafe fn carry_steps_over(&mut self, job_ptr: *mut sys::job_record_t) {
+        // SAFETY: step_list is NULL or the job's list of live step records,
+        // not changed while we hold the job write lock; acct_db_conn as in
+        // close_helper_record.
+        unsafe {
+            let list = (*job_ptr).step_list;
+            if list.is_null() {
+                return;
+            }
+            let it = sys::list_iterator_create(list);
+            loop {
+                let step = sys::list_next(it).cast::<sys::step_record_t>();
+                if step.is_null() {
+                    break;
+                }
+                if (*step).state & sys::JOB_STATE_BASE == sys::job_states_JOB_RUNNING {
+                    sys::jobacct_storage_g_step_start(*self.ctld.acct_db_conn, step);
+                }
+            }
+            sys::list_iterator_destroy(it);
         }
     }
 

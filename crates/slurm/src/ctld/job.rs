@@ -176,6 +176,17 @@ impl<'g> JobView<'g> {
         self.rec().start_time
     }
 
+    /// When its current accounting record began: its last resize, else its
+    /// submission. slurmdbd keys a job's records by (job id, this second),
+    /// so a record made in the same second replaces that one instead of
+    /// following it.
+    pub fn record_time(&self) -> i64 {
+        match self.rec().resize_time {
+            0 => self.submit_time(),
+            t => t,
+        }
+    }
+
     /// For a running job, when its time limit expires.
     pub fn end_time(&self) -> i64 {
         self.rec().end_time

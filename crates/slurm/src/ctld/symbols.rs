@@ -55,6 +55,8 @@ type JobSignalIdFn = unsafe extern "C" fn(u32, u16, u16, libc::uid_t, bool) -> l
 pub struct Slurmctld {
     pub(crate) job_list: *mut sys::List,
     pub(crate) resv_list: *mut sys::List,
+    /// slurmctld's connection to its accounting storage (`void *`).
+    pub(crate) acct_db_conn: *mut *mut libc::c_void,
     pub(crate) last_job_update: *mut libc::time_t,
     diag_stats: *const sys::diag_stats_t,
     config: *const sys::slurmctld_config_t,
@@ -119,6 +121,7 @@ impl Slurmctld {
                 Ok(Slurmctld {
                     job_list: symbol(c"job_list")?.cast(),
                     resv_list: symbol(c"resv_list")?.cast(),
+                    acct_db_conn: symbol(c"acct_db_conn")?.cast(),
                     last_job_update: symbol(c"last_job_update")?.cast(),
                     diag_stats: symbol(c"slurmctld_diag_stats")?.cast(),
                     config: symbol(c"slurmctld_config")?.cast(),
