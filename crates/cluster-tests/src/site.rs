@@ -89,3 +89,71 @@ pub fn wait_finished(site: &Site, id: u32, timeout: Duration) -> String {
         panic!("{e}")
     })
 }
+
+/// One accounting record of a job as `sacct -D -X` lists it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    pub start: i64,
+    pub end: i64,
+    pub nodes: i64,
+    pub state: String,
+    pub node_list: String,
+}
+
+/// Every accounting record of job `id` (`sacct -D -X`), in order of start.
+pub fn records(site: &Site, id: u32) -> Vec<Record> {
+    let out = site
+        .output(
+            None,
+            "login",
+            &["sacct", "-D", "-X", "-n", "-P", "-j", &id.to_string(), "-o", "Start,End,NNodes,State,NodeList"],
+        )
+        .unwrap_or_else(|e| panic!("sacct: {e}"));
+    let mut recs: Vec<Record> = out
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split('|').collect();
+            let time = |s: &str| testcluster::jobs::parse_time(s).unwrap_or_else(|| panic!("time {s:?} in {l}"));
+            Record {
+                start: time(f[0]),
+                end: time(f[1]),
+                nodes: f[2].parse().unwrap_or_else(|_| panic!("NNodes in {l}")),
+                state: f[3].to_string(),
+                node_list: f[4].to_string(),
+            }
+        })
+        .collect();
+    recs.sort_by_key(|r| (r.start, r.end));
+    recs
+}
+
+/// The time of a slurmctld log line (`[2026-11-27T11:17:02.123] ...`), in seconds.
+pub fn log_time(line: &str) -> f64 {
+    let stamp = line.strip_prefix('[').and_then(|l| l.split(']').next()).unwrap_or_else(|| panic!("{line}"));
+    let (whole, frac) = stamp.split_once('.').unwrap_or((stamp, "0"));
+    let secs = testcluster::jobs::parse_time(whole).unwrap_or_else(|| panic!("{line}"));
+    secs as f64 + format!("0.{frac}").parse::<f64>().unwrap_or(0.0)
+}
+
+/// Job `id`'s node counts over time as sched/malleable's log lines tell
+/// them: (when, nodes held from then on), from its start to each resize.
+pub fn timeline(site: &Site, id: u32) -> Vec<(f64, usize)> {
+    let log = site.log("slurmctld", "slurmctld.log");
+    let mut events = Vec::new();
+    let started = format!("sched/malleable: started JobId={id} on ");
+    let mine = format!("sched/malleable: JobId={id}: ");
+    for line in log.lines() {
+        let list = if let Some(rest) = line.split_once(&started).map(|(_, r)| r) {
+            rest.split(' ').next()
+        } else if line.contains(&mine) {
+            line.split_once("it now holds ").map(|(_, r)| r.split(' ').next().unwrap_or(""))
+        } else {
+            None
+        };
+        if let Some(list) = list {
+            let n = testcluster::hostlist::expand(list).unwrap_or_else(|e| panic!("{e}: {line}")).len();
+            events.push((log_time(line), n));
+        }
+    }
+    events
+}

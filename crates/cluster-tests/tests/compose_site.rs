@@ -8,8 +8,10 @@ use std::time::Duration;
 
 use cluster_tests::malleable::checksum_in;
 use cluster_tests::site::{
-    as_user, job_field, put_file, sbatch_as, up_site, wait_ctld_log, wait_finished, README_APP_ARGS, README_ELASTIC_JOB,
+    as_user, job_field, put_file, records, sbatch_as, timeline, up_site, wait_ctld_log, wait_finished, README_APP_ARGS,
+    README_ELASTIC_JOB,
 };
+use testcluster::compose::Site;
 
 #[test]
 #[ignore = "needs Docker and a built site: cargo xtask test"]
@@ -50,4 +52,53 @@ fn the_readme_elastic_job_grows_shrinks_and_completes_on_the_compose_site() {
     // The database has the job, billed to alice's account.
     let acct = as_user(&site, "alice", &["sacct", "-X", "-n", "-P", "-j", &id.to_string(), "-o", "State,Account,User"]);
     assert_eq!(acct.lines().last(), Some("COMPLETED|physics|alice"), "{acct}");
+    accounting_tells_its_story(&site, id);
+}
+
+/// The job's records in `sacct -D -X` tile its life: each starts where the
+/// one before ended, from its start to its end, all RESIZING but the last,
+/// which has its final state and nodes; their node-seconds are those the
+/// scheduler's log tells, within a second per resize; the helpers of its
+/// expands hold no node-seconds and are closed; no step is left open and
+/// no record runs away.
+fn accounting_tells_its_story(site: &Site, id: u32) {
+    let recs = records(site, id);
+    let events = timeline(site, id);
+    assert!(recs.len() >= 3 && events.len() == recs.len(), "records {recs:#?}\nlog {events:?}");
+    let start = testcluster::jobs::parse_time(&job_field(site, id, "StartTime")).unwrap();
+    let end = testcluster::jobs::parse_time(&job_field(site, id, "EndTime")).unwrap();
+    assert_eq!((recs[0].start, recs.last().unwrap().end), (start, end), "{recs:#?}");
+    for pair in recs.windows(2) {
+        assert_eq!(pair[1].start, pair[0].end, "records overlap or leave a gap: {recs:#?}");
+        assert_eq!(pair[0].state, "RESIZING", "{recs:#?}");
+    }
+    let last = recs.last().unwrap();
+    assert_eq!((last.state.as_str(), last.node_list.clone()), ("COMPLETED", job_field(site, id, "NodeList")));
+    let billed: i64 = recs.iter().map(|r| r.nodes * (r.end - r.start)).sum();
+    let mut held = 0.0;
+    for (k, (t, n)) in events.iter().enumerate() {
+        let until = events.get(k + 1).map_or(end as f64, |e| e.0);
+        held += *n as f64 * (until - t);
+    }
+    let most = events.iter().map(|e| e.1).max().unwrap() as f64;
+    let slack = most * events.len() as f64;
+    assert!((billed as f64 - held).abs() <= slack, "sacct bills {billed} node-s, the log says {held:.1} (+-{slack})");
+
+    let log = site.log("slurmctld", "slurmctld.log");
+    let helpers: Vec<u32> = log
+        .lines()
+        .filter(|l| l.contains(&format!("JobId={id}: expand onto ")))
+        .filter_map(|l| l.split_once("through JobId=").and_then(|(_, r)| r.split(')').next()?.parse().ok()))
+        .collect();
+    assert!(!helpers.is_empty(), "no expand helper in the log");
+    for h in helpers {
+        let recs = records(site, h);
+        assert!(recs.iter().all(|r| r.nodes * (r.end - r.start) == 0), "helper {h} holds node-seconds: {recs:#?}");
+        assert_eq!(recs.last().map(|r| r.state.as_str()), Some("COMPLETED"), "helper {h}: {recs:#?}");
+    }
+    let steps = as_user(site, "alice", &["sacct", "-n", "-P", "-j", &id.to_string(), "-o", "JobID,State"]);
+    assert!(steps.contains(&format!("{id}.batch|COMPLETED")), "{steps}");
+    assert!(steps.lines().all(|l| l.ends_with("|COMPLETED")), "a step left open: {steps}");
+    let runaway = site.output(None, "slurmctld", &["sacctmgr", "-n", "show", "runawayjobs"]).unwrap();
+    assert!(runaway.contains("No runaway jobs found"), "{runaway}");
 }

@@ -68,7 +68,7 @@ pub struct Placed {
 
 /// slurm.h's NO_VAL64 (bindgen reads its macro as an int, -2, which is
 /// this when widened).
-const NO_VAL64: u64 = 0xffff_ffff_ffff_fffe;
+pub(crate) const NO_VAL64: u64 = 0xffff_ffff_ffff_fffe;
 const _: () = assert!(sys::NO_VAL64 as u64 == NO_VAL64);
 
 fn slurm_error(what: &'static str, code: i32) -> AllocError {
@@ -566,6 +566,11 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
             }
             // Each job's cores by node, which the merge mislays (merge_cores).
             let before = [merge_cores::read(job_ptr), merge_cores::read(helper)];
+            // A helper with a resize time is not given a record of its own
+            // before the merge ends it (job_pre_resize_acctg asks slurmdbd
+            // for one, under the locks, only for a job never resized): it
+            // gets the one the merge opens, closed below.
+            (*helper).resize_time = libc::time(std::ptr::null_mut());
             let mut merge: sys::job_desc_msg_t = std::mem::zeroed();
             sys::slurm_init_job_desc_msg(&mut merge);
             merge.job_id = helper_id;

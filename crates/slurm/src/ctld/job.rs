@@ -6,6 +6,7 @@ use std::marker::PhantomData;
 use slurm_sys as sys;
 
 use crate::common::bitmap::set_bits;
+use crate::common::cstr::cstr_to_string;
 
 /// A job's base state (job_states in slurm.h).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -174,6 +175,22 @@ impl<'g> JobView<'g> {
 
     pub fn start_time(&self) -> i64 {
         self.rec().start_time
+    }
+
+    /// Whether slurmctld is still waiting for slurmdbd to say which
+    /// database record is this job's (its `db_index` unset, or "being set"
+    /// after a resize). Without slurmdbd, never. A resize then would ask
+    /// slurmdbd for it while holding slurmctld's locks, and with slurmdbd
+    /// away, would leave the job refusing every update.
+    pub fn awaits_record_index(&self) -> bool {
+        // SAFETY: slurm_conf is stable while slurmctld's config lock is
+        // held (every guard that reads jobs holds it); the string is NULL
+        // or NUL-terminated.
+        let storage = unsafe { cstr_to_string(std::ptr::addr_of!(sys::slurm_conf.accounting_storage_type).read()) };
+        storage.is_some_and(|s| s.ends_with("/slurmdbd")) && {
+            let index = self.rec().db_index;
+            index == 0 || index == crate::ctld::alloc::NO_VAL64
+        }
     }
 
     /// When its current accounting record began: its last resize, else its
