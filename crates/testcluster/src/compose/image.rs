@@ -212,43 +212,32 @@ pub fn site_image(base: &str, staged: &Path, work: &Path) -> Result<String> {
     if ctx.exists() {
         std::fs::remove_dir_all(&ctx).map_err(|e| format!("cannot clear {}: {e}", ctx.display()))?;
     }
-    std::fs::create_dir_all(ctx.join("plugins")).map_err(|e| e.to_string())?;
-    std::fs::create_dir_all(ctx.join("bin")).map_err(|e| e.to_string())?;
+    // What the image adds, laid out as its root: one COPY, one layer.
+    let root = ctx.join("root");
+    let mut files: Vec<(PathBuf, String, u32)> = Vec::new();
+    for (_, _, so) in PLUGINS {
+        files.push((staged.join(so), format!("{PLUGIN_DIR}/{so}"), 0o644));
+    }
+    for tool in TOOLS.iter().map(|t| t.1).chain(["mall-stencil-c"]) {
+        files.push((staged.join("bin").join(tool), format!("/usr/local/bin/{tool}"), 0o755));
+    }
+    // The runtime's library where the loader looks without ldconfig.
+    files.push((staged.join("bin/libmalleable_rt.so"), "/usr/lib/x86_64-linux-gnu/libmalleable_rt.so".into(), 0o644));
+    files.push((staged.join("bin/malleable_rt.h"), "/usr/local/include/malleable_rt.h".into(), 0o644));
     let mut h = Sha256::new();
     h.update(base);
-    let mut copy = |from: PathBuf, to: PathBuf| -> Result<()> {
+    for (from, to, mode) in &files {
         let bytes =
-            std::fs::read(&from).map_err(|e| format!("cannot read {}: {e} (run cargo xtask build)", from.display()))?;
-        h.update(to.to_string_lossy().as_bytes());
+            std::fs::read(from).map_err(|e| format!("cannot read {}: {e} (run cargo xtask build)", from.display()))?;
+        h.update(format!("{to} {mode:o}"));
         h.update(&bytes);
-        std::fs::write(&to, bytes).map_err(|e| e.to_string())
-    };
-    for (_, _, so) in PLUGINS {
-        copy(staged.join(so), ctx.join("plugins").join(so))?;
+        put(&root, to, &bytes, *mode)?;
     }
-    let tools = TOOLS.iter().map(|t| t.1).chain(["mall-stencil-c", "libmalleable_rt.so", "malleable_rt.h"]);
-    for tool in tools {
-        copy(staged.join("bin").join(tool), ctx.join("bin").join(tool))?;
-    }
-    copy_text(&ctx.join("site-init"), SITE_INIT)?;
-    // COPY keeps the modes: no RUN step (a container per build) is needed.
-    // The runtime's library goes where the loader looks without ldconfig.
-    for exe in ["site-init", "bin/mall-run", "bin/mall-example", "bin/mall-stencil-c"] {
-        let p = ctx.join(exe);
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755))
-            .map_err(|e| format!("cannot chmod {}: {e}", p.display()))?;
-    }
-    let dockerfile = format!(
-        "FROM {base}\n\
-         COPY plugins/ {PLUGIN_DIR}/\n\
-         COPY bin/mall-run bin/mall-example bin/mall-stencil-c /usr/local/bin/\n\
-         COPY bin/libmalleable_rt.so /usr/lib/x86_64-linux-gnu/\n\
-         COPY bin/malleable_rt.h /usr/local/include/\n\
-         COPY site-init /usr/local/sbin/site-init\n"
-    );
+    put(&root, "/usr/local/sbin/site-init", SITE_INIT.as_bytes(), 0o755)?;
     h.update(SITE_INIT);
+    let dockerfile = format!("FROM {base}\nCOPY root/ /\n");
     h.update(&dockerfile);
-    copy_text(&ctx.join("Dockerfile"), &dockerfile)?;
+    put(&ctx, "Dockerfile", dockerfile.as_bytes(), 0o644)?;
     let tag = format!("malleable-site:{}", hex(h.finalize()));
     if image_exists(&tag) {
         return Ok(tag);
@@ -259,9 +248,15 @@ pub fn site_image(base: &str, staged: &Path, work: &Path) -> Result<String> {
     Ok(tag)
 }
 
-fn copy_text(to: &Path, text: &str) -> Result<()> {
-    let mut f = std::fs::File::create(to).map_err(|e| format!("cannot write {}: {e}", to.display()))?;
-    f.write_all(text.as_bytes()).map_err(|e| e.to_string())
+/// Write `bytes` at `path` under `root` with `mode` (COPY keeps it).
+fn put(root: &Path, path: &str, bytes: &[u8], mode: u32) -> Result<()> {
+    let to = root.join(path.trim_start_matches('/'));
+    if let Some(dir) = to.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let mut f = std::fs::File::create(&to).map_err(|e| format!("cannot write {}: {e}", to.display()))?;
+    f.write_all(bytes).map_err(|e| e.to_string())?;
+    std::fs::set_permissions(&to, std::fs::Permissions::from_mode(mode)).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
