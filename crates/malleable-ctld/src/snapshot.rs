@@ -132,13 +132,11 @@ pub fn take(
             adapting = status.phase != Phase::Steady;
             // Only a job whose application runtime is there can carry a
             // resize out; any other would only see it time out. One whose
-            // last adaptation failed waits a while (adapt.rs). None is
-            // resized in the second its accounting record began (slurmdbd
-            // would fold the new record into that one), nor while slurmdbd
-            // has not yet said which record is its own (Slurm would ask it
-            // under the locks, or, slurmdbd away, lose the job's record).
-            let fresh_record = job.record_time() >= now || job.awaits_record_index();
-            resizable = (status.runtime && !measured.is_some_and(Measured::held) && !fresh_record) || adapting;
+            // last adaptation failed waits a while (adapt.rs); with
+            // slurmdbd, one whose accounting a resize now would spoil waits
+            // for the next pass (JobView::accounting_holds_resize).
+            let accounting = job.accounting_holds_resize(now);
+            resizable = (status.runtime && !measured.is_some_and(Measured::held) && !accounting) || adapting;
             let names =
                 job.node_indices().into_iter().filter_map(|i| core_index.get(i).copied()).filter(|&c| c != usize::MAX);
             malleable.push(MalleableJob {

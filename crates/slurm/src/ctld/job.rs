@@ -177,20 +177,21 @@ impl<'g> JobView<'g> {
         self.rec().start_time
     }
 
-    /// Whether slurmctld is still waiting for slurmdbd to say which
-    /// database record is this job's (its `db_index` unset, or "being set"
-    /// after a resize). Without slurmdbd, never. A resize then would ask
-    /// slurmdbd for it while holding slurmctld's locks, and with slurmdbd
-    /// away, would leave the job refusing every update.
-    pub fn awaits_record_index(&self) -> bool {
+    /// Whether a resize now would spoil the job's accounting in slurmdbd
+    /// (never without slurmdbd): while slurmctld waits for slurmdbd to name
+    /// the job's database record (its `db_index` unset, or "being set"
+    /// after a resize), a resize would ask slurmdbd for it holding
+    /// slurmctld's locks, and with slurmdbd away, leave the job refusing
+    /// every update; in the second its current record began
+    /// ([`Self::record_time`]), slurmdbd would fold the new record into it.
+    pub fn accounting_holds_resize(&self, now: i64) -> bool {
         // SAFETY: slurm_conf is stable while slurmctld's config lock is
         // held (every guard that reads jobs holds it); the string is NULL
         // or NUL-terminated.
         let storage = unsafe { cstr_to_string(std::ptr::addr_of!(sys::slurm_conf.accounting_storage_type).read()) };
-        storage.is_some_and(|s| s.ends_with("/slurmdbd")) && {
-            let index = self.rec().db_index;
-            index == 0 || index == crate::ctld::alloc::NO_VAL64
-        }
+        let index = self.rec().db_index;
+        storage.is_some_and(|s| s.ends_with("/slurmdbd"))
+            && (index == 0 || index == crate::ctld::alloc::NO_VAL64 || self.record_time() >= now)
     }
 
     /// When its current accounting record began: its last resize, else its
