@@ -260,6 +260,7 @@ const CTLD: Allow = Allow {
         "node_record_t",
         "part_record_t",
         "step_record_t",
+        "acct_storage_info_t",
         "slurmctld_lock_t",
         "slurmctld_config_t",
         "diag_stats_t",
@@ -295,6 +296,7 @@ const CTLD: Allow = Allow {
         // helper's, which stock Slurm leaves open).
         "jobacct_storage_g_job_complete",
         "jobacct_storage_g_step_start",
+        "acct_storage_g_get_data",
         "slurm_msg_t_init",
         "slurm_init_job_desc_msg",
         "get_extra_conf_path",

@@ -46,6 +46,10 @@ const ADAPTING_POLL: Duration = Duration::from_millis(50);
 /// is what made real and simulated start orders part at near-ties.
 const SAME_SECOND_RECHECK: Duration = Duration::from_millis(200);
 
+/// How long slurmdbd must have been away or behind before the log says that
+/// resizes are held (they are held at once).
+const SLURMDBD_BEHIND_SAID_AFTER: Duration = Duration::from_secs(5);
+
 /// What the plugin and its agent thread share.
 struct Shared {
     state: Mutex<SharedState>,
@@ -127,6 +131,9 @@ struct Agent {
     said: HashMap<JobId, String>,
     /// Jobs whose malleable options were said not to read.
     unreadable_said: HashSet<JobId>,
+    /// Since when slurmdbd has been away or behind, and whether the log said so.
+    slurmdbd_behind_since: Option<Instant>,
+    slurmdbd_held_said: bool,
     /// What the runtimes measured, and when adaptations were decided.
     memory: Memory,
     /// The last adaptation id handed out.
@@ -219,6 +226,8 @@ impl Agent {
             corridor_in_force: None,
             said: HashMap::new(),
             unreadable_said: HashSet::new(),
+            slurmdbd_behind_since: None,
+            slurmdbd_held_said: false,
             memory: Memory::default(),
             last_resize: 0,
             adapting: false,
@@ -458,6 +467,22 @@ impl Agent {
         }
         for line in self.notes_to_say(&fresh.snapshot, report.notes) {
             log::info!("{line}");
+        }
+        // Messages wait in the agent's queue for a moment all the time:
+        // only a wait of some seconds is said.
+        match (fresh.slurmdbd_behind, self.slurmdbd_behind_since) {
+            (true, None) => self.slurmdbd_behind_since = Some(Instant::now()),
+            (true, Some(since)) if !self.slurmdbd_held_said && since.elapsed() >= SLURMDBD_BEHIND_SAID_AFTER => {
+                self.slurmdbd_held_said = true;
+                log::warn!("resizes held: slurmdbd is away or behind (sdiag: DBD Agent queue size)");
+            }
+            (false, Some(_)) => {
+                self.slurmdbd_behind_since = None;
+                if std::mem::take(&mut self.slurmdbd_held_said) {
+                    log::info!("resizes resumed: slurmdbd has caught up");
+                }
+            }
+            _ => {}
         }
         self.last_pass_second = unix_now();
         self.last_pass = Instant::now();

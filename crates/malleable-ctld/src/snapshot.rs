@@ -33,6 +33,8 @@ pub struct Taken {
     /// The core sharing each running job's SystemComment records, by job:
     /// kept there beside its status when that is written.
     pub shared_cores: HashMap<JobId, SharedCores>,
+    /// slurmdbd is away or behind: no job is resized.
+    pub slurmdbd_behind: bool,
 }
 
 impl Taken {
@@ -74,6 +76,8 @@ pub fn take(
     known: &mut OptionsCache,
     cores: bool,
 ) -> Taken {
+    // No resize while slurmdbd is away or behind (slurm::ctld::accounting).
+    let db_behind = guard.slurmdbd_behind();
     let mut nodes = Vec::new();
     let mut table_index = Vec::new();
     let mut usable = HashSet::new();
@@ -135,7 +139,7 @@ pub fn take(
             // last adaptation failed waits a while (adapt.rs); with
             // slurmdbd, one whose accounting a resize now would spoil waits
             // for the next pass (JobView::accounting_holds_resize).
-            let accounting = job.accounting_holds_resize(now);
+            let accounting = db_behind || job.accounting_holds_resize(now);
             resizable = (status.runtime && !measured.is_some_and(Measured::held) && !accounting) || adapting;
             let names =
                 job.node_indices().into_iter().filter_map(|i| core_index.get(i).copied()).filter(|&c| c != usize::MAX);
@@ -258,6 +262,7 @@ pub fn take(
         usable,
         shown,
         shared_cores,
+        slurmdbd_behind: db_behind,
     }
 }
 

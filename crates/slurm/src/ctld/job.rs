@@ -6,7 +6,6 @@ use std::marker::PhantomData;
 use slurm_sys as sys;
 
 use crate::common::bitmap::set_bits;
-use crate::common::cstr::cstr_to_string;
 
 /// A job's base state (job_states in slurm.h).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -185,12 +184,8 @@ impl<'g> JobView<'g> {
     /// every update; in the second its current record began
     /// ([`Self::record_time`]), slurmdbd would fold the new record into it.
     pub fn accounting_holds_resize(&self, now: i64) -> bool {
-        // SAFETY: slurm_conf is stable while slurmctld's config lock is
-        // held (every guard that reads jobs holds it); the string is NULL
-        // or NUL-terminated.
-        let storage = unsafe { cstr_to_string(std::ptr::addr_of!(sys::slurm_conf.accounting_storage_type).read()) };
         let index = self.rec().db_index;
-        storage.is_some_and(|s| s.ends_with("/slurmdbd"))
+        crate::ctld::accounting::slurmdbd_in_use()
             && (index == 0 || index == crate::ctld::alloc::NO_VAL64 || self.record_time() >= now)
     }
 

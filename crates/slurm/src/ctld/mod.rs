@@ -2,6 +2,7 @@
 //! as guards whose type says what they hold ([`LockGuard`]), read-only views
 //! of job and node records, starting a job, and the sched plugin's exports.
 
+pub mod accounting;
 pub mod alloc;
 pub mod features;
 pub mod gres;
