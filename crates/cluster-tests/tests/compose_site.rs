@@ -172,3 +172,34 @@ fn with_slurmdbd_away_resizes_wait_and_every_job_reaches_the_database() {
     let runaway = site.output(None, "slurmctld", &["sacctmgr", "-n", "show", "runawayjobs"]).unwrap();
     assert!(runaway.contains("No runaway jobs found"), "{runaway}");
 }
+
+/// Iserte et al. 2025's set-up on the site: stock sched/backfill schedules,
+/// select/natural (over select/linear) answers the elastic job that asks at
+/// its sync points, under task/cgroup and slurmdbd: it grows into the idle
+/// hosts, releases exactly two for bob's job, which starts on them.
+#[test]
+#[ignore = "needs Docker and a built site: cargo xtask test"]
+fn select_natural_beside_sched_backfill_resizes_a_job_that_asks_on_the_site() {
+    let site = up_site("t-natural", 4, |s| {
+        s.set("SchedulerType", "sched/backfill")
+            .set("SelectType", "select/natural")
+            .set("SelectTypeParameters", "CR_Memory")
+            .set("SchedulerParameters", "permit_job_expansion,bf_interval=1")
+            .malleable("Strategy", "natural")
+    });
+    let script = "#!/bin/sh\n#SBATCH -N1 --min-nodes-invasive=1 --max-nodes-invasive=4 -t 5 --output=ask-%j.out\n\
+                  mall-run -- mall-example --cells 8192 --iterations 1200 --unit-us 25 --ask-every 5\n";
+    let path = put_file(&site, "alice", "ask.sh", script);
+    let id = sbatch_as(&site, "alice", &[&path]);
+    wait_ctld_log(&site, &[&format!("JobId={id}: expand onto c2,c3,c4 committed")], Duration::from_secs(90));
+    let rigid = sbatch_as(&site, "bob", &["-N2", "-t", "1", "--wrap", "sleep 3"]);
+    let released = format!("JobId={rigid}: JobId={id}, asking at its sync point, releases 2 nodes");
+    wait_ctld_log(&site, &[&released], Duration::from_secs(90));
+    wait_ctld_log(&site, &[&format!("JobId={id}: shrink off "), "committed"], Duration::from_secs(60));
+    assert_eq!(wait_finished(&site, rigid, Duration::from_secs(60)), "COMPLETED");
+    assert_eq!(wait_finished(&site, id, Duration::from_secs(300)), "COMPLETED");
+    let recs = records(&site, id);
+    for pair in recs.windows(2) {
+        assert_eq!(pair[1].start, pair[0].end, "records overlap or leave a gap: {recs:#?}");
+    }
+}
