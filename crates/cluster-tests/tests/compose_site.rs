@@ -203,3 +203,84 @@ fn select_natural_beside_sched_backfill_resizes_a_job_that_asks_on_the_site() {
         assert_eq!(pair[1].start, pair[0].end, "records overlap or leave a gap: {recs:#?}");
     }
 }
+
+/// SD-Policy on the site, under task/cgroup: bob's job starts on cores of
+/// alice's running job, and on each host task/drom gives each job's steps
+/// their own cores, as cpuset cgroups (where task/affinity's masks must
+/// lie) and as their tasks' masks; when bob's job ends, alice's steps get
+/// the whole host again.
+#[test]
+#[ignore = "needs Docker and a built site: cargo xtask test"]
+fn sd_policy_gives_each_job_its_own_cores_in_its_cpuset_cgroups_on_the_site() {
+    let site = up_site("t-sdpolicy", 2, |s| {
+        s.set("TaskPlugin", "task/cgroup,task/affinity,task/drom")
+            .set("SchedulerParameters", "sched_interval=-1,defer,permit_job_expansion")
+            .set("PartitionName", "batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES:2")
+            .malleable("Strategy", "sd-policy")
+    });
+    let work = |secs: u32| format!("srun -N2 --ntasks-per-node=1 sleep {secs}");
+    let a = sbatch_as(
+        &site,
+        "alice",
+        &["--malleable-cores", "-N2", "--ntasks-per-node=1", "-c2", "-t", "10", "--wrap", &work(600)],
+    );
+    wait::until("alice's step on c1", Duration::from_secs(60), || {
+        Ok(step_cpusets(&site, a).ok().filter(|s| !s.is_empty()))
+    })
+    .unwrap();
+    let b = sbatch_as(&site, "bob", &["--malleable-cores", "-N2", "-t", "2", "--wrap", &work(600)]);
+    wait::until("bob's job on alice's cores", Duration::from_secs(60), || {
+        let st = job_field(&site, b, "JobState");
+        Ok((st == "RUNNING").then_some(()))
+    })
+    .unwrap();
+    // The host's CPUs (this machine's: 2 here, so each job gets one).
+    let node = site.output(None, "c1", &["cat", "/sys/fs/cgroup/cpuset/cpuset.effective_cpus"]).unwrap();
+    let node = vec![node.trim().to_string()];
+    assert_eq!(node, ["0-1"], "these checks expect hosts of 2 CPUs");
+    let (mut mine, mut theirs) = (Vec::new(), Vec::new());
+    wait::until("disjoint cpusets and masks on c1", Duration::from_secs(30), || {
+        let (sa, sb) = (step_cpusets(&site, a)?, step_cpusets(&site, b)?);
+        let (ma, mb) = (masks(&site, a)?, masks(&site, b)?);
+        let one = |v: &[String]| !v.is_empty() && v.iter().all(|c| c == &v[0]) && v[0].len() == 1;
+        if one(&sa) && one(&sb) && sa[0] != sb[0] && ma.iter().all(|m| *m == sa[0]) && mb.iter().all(|m| *m == sb[0]) {
+            mine = sa;
+            theirs = sb;
+            Ok(Some(()))
+        } else {
+            Err(format!("alice {sa:?} {ma:?}, bob {sb:?} {mb:?}"))
+        }
+    })
+    .unwrap_or_else(|e| {
+        site.print_logs();
+        panic!("{e}")
+    });
+    assert_ne!(mine, theirs);
+    as_user(&site, "bob", &["scancel", &b.to_string()]);
+    wait::until("alice's steps on the whole host again", Duration::from_secs(30), || {
+        let (sa, ma) = (step_cpusets(&site, a)?, masks(&site, a)?);
+        Ok((sa.iter().all(|c| node.contains(c)) && ma.iter().all(|m| node.contains(m))).then_some(()))
+    })
+    .unwrap();
+    as_user(&site, "alice", &["scancel", &a.to_string()]);
+}
+
+/// The cpuset of each of job `id`'s step cgroups on c1.
+fn step_cpusets(site: &Site, id: u32) -> Result<Vec<String>, String> {
+    let cmd = format!("cat /sys/fs/cgroup/cpuset/slurm_c1/uid_*/job_{id}/step_*/cpuset.cpus");
+    Ok(site.output(None, "c1", &["sh", "-c", &cmd])?.lines().map(str::to_string).collect())
+}
+
+/// The CPU masks of job `id`'s `sleep` tasks on c1 (Cpus_allowed_list).
+fn masks(site: &Site, id: u32) -> Result<Vec<String>, String> {
+    let cmd = format!(
+        "for p in $(cat /sys/fs/cgroup/cpuset/slurm_c1/uid_*/job_{id}/step_[0-9]*/cgroup.procs); do \
+         [ \"$(cat /proc/$p/comm)\" = sleep ] && grep Cpus_allowed_list /proc/$p/status | cut -f2; done; true"
+    );
+    let out: Vec<String> = site.output(None, "c1", &["sh", "-c", &cmd])?.lines().map(str::to_string).collect();
+    if out.is_empty() {
+        Err(format!("no task of JobId={id} on c1 yet"))
+    } else {
+        Ok(out)
+    }
+}

@@ -6,6 +6,7 @@
 //! ends (the paper's Listing 3). The decisions are in [`sharing`]; this
 //! file reads the node and acts.
 
+pub mod cgroup;
 pub mod sharing;
 
 use std::time::{Duration, Instant};
@@ -53,10 +54,10 @@ impl TaskPlugin for Drom {
         let Some(record) = read_record(id, "the step runs unconfined") else {
             return Ok(());
         };
-        let node = match CpuSet::own() {
+        let node = match cgroup::node_cpus() {
             Ok(c) => c,
             Err(e) => {
-                log::error!("{id}: cannot read the node's CPUs (sched_getaffinity): {e}; the step runs unconfined");
+                log::error!("{id}: cannot read the node's CPUs: {e}; the step runs unconfined");
                 return Ok(());
             }
         };
@@ -67,7 +68,9 @@ impl TaskPlugin for Drom {
                 return Ok(());
             }
         };
-        let own = match at_launch(&record, JobId(id.job), &node, &live(&states)) {
+        // The started job's cores as Slurm gave them here, under task/cgroup.
+        let given = cgroup::slurm_cores(record.job.0);
+        let own = match at_launch(&record, JobId(id.job), &node, &live(&states), given.as_ref()) {
             Launch::OneCpu => {
                 log::info!("{id}: shares cores ({}), but this node has one CPU: nobody is confined", record.encode());
                 return Ok(());
@@ -85,6 +88,10 @@ impl TaskPlugin for Drom {
             }
             Launch::Confine { own, peers, peers_cpus } => {
                 let states = settle(id, states, &peers);
+                // Under task/cgroup, each job's steps get their part as
+                // their cpuset first: a CPU mask must lie inside it.
+                cpusets(id, &[JobId(id.job)], &own);
+                cpusets(id, &peers, &peers_cpus);
                 let confined = confine(id, &to_set(&peers, &states), &peers_cpus);
                 log::info!(
                     "{id}: shares this node's CPUs {node}: its tasks get {own}, {} gets {peers_cpus} ({confined} processes)",
@@ -146,12 +153,10 @@ impl TaskPlugin for Drom {
         let (record, node) = match (read_record(id, "the record read at launch stands in"), remembered) {
             (Some(now), Some(then)) => (now, then.node),
             (None, Some(then)) => (then.record, then.node),
-            (Some(now), None) => match CpuSet::own() {
+            (Some(now), None) => match cgroup::node_cpus() {
                 Ok(node) => (now, node),
                 Err(e) => {
-                    log::error!(
-                        "{id}: cannot read the node's CPUs (sched_getaffinity): {e}; nobody's CPUs are given back"
-                    );
+                    log::error!("{id}: cannot read the node's CPUs: {e}; nobody's CPUs are given back");
                     return Ok(());
                 }
             },
@@ -170,6 +175,7 @@ impl TaskPlugin for Drom {
             return Ok(());
         }
         let states = settle(id, states, &peers);
+        cpusets(id, &peers, &node);
         let released = confine(id, &to_set(&peers, &states), &node);
         log::info!(
             "{id}: JobId={} has no other step here: {} gets all the node's CPUs {node} back ({released} processes)",
@@ -290,6 +296,19 @@ fn confine(who: StepId, targets: &[StepId], cpus: &CpuSet) -> usize {
         }
     }
     done
+}
+
+/// Give each of `jobs` exactly `cpus` in its steps' cpuset cgroups on
+/// this node ([`cgroup::confine_job`]); a failure is logged for `who` and
+/// leaves that job as it was.
+fn cpusets(who: StepId, jobs: &[JobId], cpus: &CpuSet) {
+    for job in jobs {
+        match cgroup::confine_job(job.0, cpus) {
+            Ok(0) => {}
+            Ok(n) => log::info!("{who}: JobId={job}'s cpusets here are {cpus} ({n} cgroups)"),
+            Err(e) => log::error!("{who}: cannot set JobId={job}'s cpuset to {cpus}: {e}"),
+        }
+    }
 }
 
 /// `JobId=15` or `JobId=15 and JobId=16`, for the log.

@@ -45,6 +45,21 @@ pub fn split(node: &CpuSet, cores: u32, of: u32) -> Option<Split> {
     Some(Split { started: CpuSet::from_ids(started.iter().copied()), mate: CpuSet::from_ids(mate.iter().copied()) })
 }
 
+/// [`split`], but the started job keeps `given` when it is a part of the
+/// node of the size the record gives it: the cores Slurm allocated it here
+/// (its cpuset under task/cgroup, where task/affinity binds its tasks,
+/// which a mask outside it would make fail). The mate gets the rest.
+pub fn split_as(node: &CpuSet, cores: u32, of: u32, given: Option<&CpuSet>) -> Option<Split> {
+    let default = split(node, cores, of)?;
+    match given {
+        Some(g) if g.len() == default.started.len() && g.ids().iter().all(|c| node.ids().contains(c)) => {
+            let mate = CpuSet::from_ids(node.ids().iter().copied().filter(|c| !g.ids().contains(c)));
+            Some(Split { started: g.clone(), mate })
+        }
+        _ => Some(default),
+    }
+}
+
 /// A job's place in a sharing.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -154,11 +169,11 @@ pub enum Launch {
 
 /// The launch of a step of job `j`, which `record` says shares cores, on a
 /// node with CPUs `node` where the steps `live` run (see [`live`]).
-pub fn at_launch(record: &SharedCores, j: JobId, node: &CpuSet, live: &[StepId]) -> Launch {
+pub fn at_launch(record: &SharedCores, j: JobId, node: &CpuSet, live: &[StepId], given: Option<&CpuSet>) -> Launch {
     let Some(role) = role_of(record, j) else {
         return Launch::NotInRecord;
     };
-    let Some(split) = split(node, record.cores, record.of) else {
+    let Some(split) = split_as(node, record.cores, record.of, given) else {
         return Launch::OneCpu;
     };
     let peers = running_here(&peers_of(record, role), live);
@@ -318,7 +333,7 @@ mod tests {
         // The started job's batch step, on the node where mate 15 runs.
         let here = [id(15, StepId::BATCH), id(15, 0)];
         assert_eq!(
-            at_launch(&r, JobId(17), &cpus, &here),
+            at_launch(&r, JobId(17), &cpus, &here, None),
             Launch::Confine {
                 own: CpuSet::from_ids([2, 3]),
                 peers: vec![JobId(15)],
@@ -327,7 +342,7 @@ mod tests {
         );
         // A new step of mate 15 while 17's batch step runs here.
         assert_eq!(
-            at_launch(&r, JobId(15), &cpus, &[id(15, StepId::BATCH), id(17, StepId::BATCH)]),
+            at_launch(&r, JobId(15), &cpus, &[id(15, StepId::BATCH), id(17, StepId::BATCH)], None),
             Launch::Confine {
                 own: CpuSet::from_ids([0, 1]),
                 peers: vec![JobId(17)],
@@ -335,11 +350,32 @@ mod tests {
             }
         );
         // Mate 15 has ended (no live step left): 17 runs alone.
-        assert_eq!(at_launch(&r, JobId(17), &cpus, &[id(17, StepId::BATCH)]), Launch::Alone);
+        assert_eq!(at_launch(&r, JobId(17), &cpus, &[id(17, StepId::BATCH)], None), Launch::Alone);
         // 17 has ended: a new step of 15 gets the whole node.
-        assert_eq!(at_launch(&r, JobId(15), &cpus, &[id(15, 0)]), Launch::Alone);
-        assert_eq!(at_launch(&r, JobId(17), &node(1), &here), Launch::OneCpu);
-        assert_eq!(at_launch(&r, JobId(99), &cpus, &here), Launch::NotInRecord);
+        assert_eq!(at_launch(&r, JobId(15), &cpus, &[id(15, 0)], None), Launch::Alone);
+        assert_eq!(at_launch(&r, JobId(17), &node(1), &here, None), Launch::OneCpu);
+        assert_eq!(at_launch(&r, JobId(99), &cpus, &here, None), Launch::NotInRecord);
+    }
+
+    #[test]
+    fn the_started_job_keeps_the_cores_slurm_gave_it_when_they_fit_its_share() {
+        let r = record(1, 2);
+        let cpus = node(4);
+        let here = [id(15, StepId::BATCH), id(17, StepId::BATCH)];
+        // cons_tres gave 17 cores 0 and 1 here (its cpuset): it keeps them,
+        // its mate moves to the others, seen from either side.
+        let given = CpuSet::from_ids([0, 1]);
+        let want = |own: [usize; 2], peer: u32, theirs: [usize; 2]| Launch::Confine {
+            own: CpuSet::from_ids(own),
+            peers: vec![JobId(peer)],
+            peers_cpus: CpuSet::from_ids(theirs),
+        };
+        assert_eq!(at_launch(&r, JobId(17), &cpus, &here, Some(&given)), want([0, 1], 15, [2, 3]));
+        assert_eq!(at_launch(&r, JobId(15), &cpus, &here, Some(&given)), want([2, 3], 17, [0, 1]));
+        // Not the size of its share, or not the node's: the default split.
+        for odd in [CpuSet::from_ids([0]), CpuSet::from_ids([0, 7])] {
+            assert_eq!(at_launch(&r, JobId(17), &cpus, &here, Some(&odd)), want([2, 3], 15, [0, 1]));
+        }
     }
 
     #[test]

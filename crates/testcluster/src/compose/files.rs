@@ -74,8 +74,15 @@ pub fn hosts(spec: &SiteSpec) -> Vec<String> {
 pub fn slurm_conf(spec: &SiteSpec) -> String {
     let mut s =
         format!("# Written by cargo xtask compose for site '{}'.\nClusterName={}\n", spec.name, spec.cluster_name());
+    // A partition line set as a key (`--set "PartitionName=batch ..."`)
+    // replaces the default one, after the node lines.
+    let mut partition = "batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP".to_string();
     for (k, v) in spec.conf_keys() {
-        let _ = writeln!(s, "{k}={v}");
+        if k.eq_ignore_ascii_case("PartitionName") {
+            partition = v.clone();
+        } else {
+            let _ = writeln!(s, "{k}={v}");
+        }
     }
     for (i, node) in spec.node_names().iter().enumerate() {
         let i = i + 1;
@@ -92,7 +99,7 @@ pub fn slurm_conf(spec: &SiteSpec) -> String {
             f = spec.feature_of(i),
         );
     }
-    s.push_str("PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n");
+    let _ = writeln!(s, "PartitionName={partition}");
     s
 }
 
@@ -220,6 +227,16 @@ mod tests {
             "NodeName=c2 CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2 ThreadsPerCore=1 \
                              RealMemory=2000 Feature=fast Gres"
         ));
+        assert!(s.ends_with("PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n"), "{s}");
+        let over = slurm_conf(&SiteSpec::new("m", 2, 2).set("PartitionName", "batch Nodes=ALL OverSubscribe=YES:2"));
+        assert!(
+            over.ends_with(
+                "NodeName=c2 CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2 ThreadsPerCore=1 \
+                                RealMemory=2000 Feature=slow Gres=gpu:2 State=UNKNOWN\n\
+                                PartitionName=batch Nodes=ALL OverSubscribe=YES:2\n"
+            ),
+            "{over}"
+        );
         let g = gres_conf(&SiteSpec::new("malleable", 4, 2));
         assert_eq!(g, "NodeName=c3 Name=gpu File=/dev/nvidia[0-1]\nNodeName=c4 Name=gpu File=/dev/nvidia[0-1]\n");
     }
