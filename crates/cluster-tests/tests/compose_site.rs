@@ -284,3 +284,42 @@ fn masks(site: &Site, id: u32) -> Result<Vec<String>, String> {
         Ok(out)
     }
 }
+
+/// IPSCHED on the site's GPU hosts (the last two, 2 GPUs each): three jobs
+/// of one core and one GPU start at once, two of them on one host, each on
+/// a GPU of its own, which the devices cgroup gives it (ConstrainDevices).
+#[test]
+#[ignore = "needs Docker and a built site: cargo xtask test"]
+fn ipsched_places_gpu_jobs_on_the_sites_gpu_hosts() {
+    let site = up_site("t-ipsched", 4, |s| s.malleable("Strategy", "ipsched"));
+    let ids: Vec<u32> =
+        (0..3).map(|_| sbatch_as(&site, "alice", &["-n1", "--gres=gpu:1", "-t", "2", "--wrap", "sleep 20"])).collect();
+    let mut placed = Vec::new();
+    wait::until("the three GPU jobs running", Duration::from_secs(60), || {
+        placed.clear();
+        for id in &ids {
+            let detail = site.output(None, "login", &["scontrol", "show", "job", "-d", &id.to_string()])?;
+            if !detail.contains("JobState=RUNNING") {
+                return Err(format!("JobId={id} not running"));
+            }
+            let line = detail.lines().map(str::trim).find(|l| l.starts_with("Nodes=") && l.contains("GRES="));
+            let line = line.ok_or(format!("no GRES line for JobId={id}"))?;
+            let host = line["Nodes=".len()..].split(' ').next().unwrap_or_default().to_string();
+            let idx = line.split("IDX:").nth(1).and_then(|r| r.split(')').next()).unwrap_or_default().to_string();
+            placed.push((host, idx));
+        }
+        Ok(Some(()))
+    })
+    .unwrap_or_else(|e| {
+        site.print_logs();
+        panic!("{e}")
+    });
+    assert!(placed.iter().all(|(h, _)| h == "c3" || h == "c4"), "{placed:?}");
+    let mut seen = placed.clone();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), 3, "two jobs on one GPU: {placed:?}");
+    for id in ids {
+        assert_eq!(wait_finished(&site, id, Duration::from_secs(60)), "COMPLETED");
+    }
+}

@@ -191,6 +191,12 @@ pub fn compose_yml(spec: &SiteSpec, dir: &Path, image: &str) -> String {
             s.push_str("    cap_add: [SYS_ADMIN, SYS_NICE]\n    entrypoint: [\"unshare\", \"--cgroup\", \"/usr/local/sbin/site-init\"]\n");
             let i: usize = host[1..].parse().unwrap_or(0);
             let _ = writeln!(s, "    environment:\n      SITE_GPUS: \"{}\"", spec.gpus_of(i));
+            if spec.gpus_of(i) > 0 {
+                // The GPUs' character devices (major 195, as NVIDIA's):
+                // the container's devices cgroup must allow them, or
+                // task/cgroup (ConstrainDevices) cannot give a job access.
+                s.push_str("    device_cgroup_rules: [\"c 195:* rwm\"]\n");
+            }
         } else {
             s.push_str("    entrypoint: [\"/usr/local/sbin/site-init\"]\n");
         }
@@ -261,5 +267,7 @@ mod tests {
         assert!(!service("slurmctld").contains("cap_add"));
         assert!(service("c2").contains("container_name: s-c2"));
         assert!(service("c2").contains("SITE_GPUS: \"2\""));
+        assert!(service("c2").contains("device_cgroup_rules: [\"c 195:* rwm\"]"));
+        assert!(!service("mariadb").contains("device_cgroup_rules"));
     }
 }
