@@ -8,10 +8,11 @@ use testcluster::compose::{site, Site, SiteSpec};
 use crate::{repo_root, setup, Result};
 
 pub const USAGE: &str = "usage: cargo xtask compose <command>
-  up [--name NAME] [--nodes N] [--slurm VERSION] [--strategy S] [--set KEY=VALUE]...
+  up [--name NAME] [--nodes N] [--slurm VERSION] [--strategy S] [--set KEY=VALUE]... [--malleable KEY=VALUE]...
                        build the images (cached), start the site NAME (malleable) with N compute
                        hosts (8), Slurm VERSION (22.05), malleable.conf's Strategy=S (mtct-backfill);
-                       KEY=VALUE in slurm.conf
+                       --set: a slurm.conf key (PartitionName= replaces the partition line);
+                       --malleable: a malleable.conf key (e.g. PowerCorridor=300-600)
   down [--name NAME]   stop it and remove its containers and network
   exec [--name NAME] [--user USER] HOST -- CMD...
                        run CMD on HOST (login, slurmctld, c1, ...) as USER (root), passing its
@@ -60,6 +61,7 @@ fn up(args: &[String]) -> Result<()> {
     let mut slurm = "22.05".to_string();
     let mut strategy = None;
     let mut set = Vec::new();
+    let mut malleable = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -76,6 +78,11 @@ fn up(args: &[String]) -> Result<()> {
                 let (k, val) = v.split_once('=').ok_or_else(|| format!("--set {v}: expected KEY=VALUE"))?;
                 set.push((k.to_string(), val.to_string()));
             }
+            "--malleable" => {
+                let v = it.next().ok_or("--malleable needs KEY=VALUE")?;
+                let (k, val) = v.split_once('=').ok_or_else(|| format!("--malleable {v}: expected KEY=VALUE"))?;
+                malleable.push((k.to_string(), val.to_string()));
+            }
             other => return Err(format!("compose up: unknown option '{other}'\n{USAGE}")),
         }
     }
@@ -86,6 +93,9 @@ fn up(args: &[String]) -> Result<()> {
     }
     for (k, v) in &set {
         spec = spec.set(k, v);
+    }
+    for (k, v) in &malleable {
+        spec = spec.malleable(k, v);
     }
     let staged = setup::build_plugins(&repo_root())?;
     setup::ensure(&["debootstrap", "docker-compose"])?;
