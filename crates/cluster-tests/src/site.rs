@@ -127,6 +127,13 @@ pub fn records(site: &Site, id: u32) -> Vec<Record> {
     recs
 }
 
+/// Records that tile a job's life: each starts where the one before ended.
+pub fn assert_tiling(recs: &[Record]) {
+    for pair in recs.windows(2) {
+        assert_eq!(pair[1].start, pair[0].end, "records overlap or leave a gap: {recs:#?}");
+    }
+}
+
 /// The time of a slurmctld log line (`[2026-11-27T11:17:02.123] ...`), in seconds.
 pub fn log_time(line: &str) -> f64 {
     let stamp = line.strip_prefix('[').and_then(|l| l.split(']').next()).unwrap_or_else(|| panic!("{line}"));

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use cluster_tests::malleable::checksum_in;
 use cluster_tests::site::{
-    as_user, job_field, put_file, records, sbatch_as, timeline, up_site, wait_ctld_log, wait_finished, README_APP_ARGS,
-    README_ELASTIC_JOB,
+    as_user, assert_tiling, job_field, put_file, records, sbatch_as, timeline, up_site, wait_ctld_log, wait_finished,
+    README_APP_ARGS, README_ELASTIC_JOB,
 };
 use testcluster::compose::Site;
 use testcluster::wait;
@@ -69,9 +69,9 @@ fn accounting_tells_its_story(site: &Site, id: u32) {
     let start = testcluster::jobs::parse_time(&job_field(site, id, "StartTime")).unwrap();
     let end = testcluster::jobs::parse_time(&job_field(site, id, "EndTime")).unwrap();
     assert_eq!((recs[0].start, recs.last().unwrap().end), (start, end), "{recs:#?}");
-    for pair in recs.windows(2) {
-        assert_eq!(pair[1].start, pair[0].end, "records overlap or leave a gap: {recs:#?}");
-        assert_eq!(pair[0].state, "RESIZING", "{recs:#?}");
+    assert_tiling(&recs);
+    for r in &recs[..recs.len() - 1] {
+        assert_eq!(r.state, "RESIZING", "{recs:#?}");
     }
     let last = recs.last().unwrap();
     assert_eq!((last.state.as_str(), last.node_list.clone()), ("COMPLETED", job_field(site, id, "NodeList")));
@@ -165,9 +165,7 @@ fn with_slurmdbd_away_resizes_wait_and_every_job_reaches_the_database() {
     let cancelled = as_user(&site, "bob", &["sacct", "-X", "-n", "-P", "-j", &later.to_string(), "-o", "State"]);
     assert!(cancelled.starts_with("CANCELLED"), "JobId={later} in the database: {cancelled:?}");
     let recs = records(&site, id);
-    for pair in recs.windows(2) {
-        assert_eq!(pair[1].start, pair[0].end, "records overlap or leave a gap: {recs:#?}");
-    }
+    assert_tiling(&recs);
     assert_eq!(recs.last().map(|r| r.state.as_str()), Some("COMPLETED"), "{recs:#?}");
     let runaway = site.output(None, "slurmctld", &["sacctmgr", "-n", "show", "runawayjobs"]).unwrap();
     assert!(runaway.contains("No runaway jobs found"), "{runaway}");
@@ -199,9 +197,7 @@ fn select_natural_beside_sched_backfill_resizes_a_job_that_asks_on_the_site() {
     assert_eq!(wait_finished(&site, rigid, Duration::from_secs(60)), "COMPLETED");
     assert_eq!(wait_finished(&site, id, Duration::from_secs(300)), "COMPLETED");
     let recs = records(&site, id);
-    for pair in recs.windows(2) {
-        assert_eq!(pair[1].start, pair[0].end, "records overlap or leave a gap: {recs:#?}");
-    }
+    assert_tiling(&recs);
 }
 
 /// SD-Policy on the site, under task/cgroup: bob's job starts on cores of

@@ -5,16 +5,18 @@
 
 use slurm_sys as sys;
 
-use crate::common::cstr::cstr_to_string;
 use crate::ctld::locks::{LockGuard, LockSet};
 
-/// Whether slurm.conf's AccountingStorageType is slurmdbd.
+/// Whether slurm.conf's AccountingStorageType is slurmdbd. Asked for each
+/// job of each pass, so it reads the string in place, copying nothing.
 pub fn slurmdbd_in_use() -> bool {
     // SAFETY: slurm_conf is set up before any plugin runs and changes only
     // on reconfigure, under the config write lock every guard excludes;
-    // the string is NULL or NUL-terminated.
-    let storage = unsafe { cstr_to_string(std::ptr::addr_of!(sys::slurm_conf.accounting_storage_type).read()) };
-    storage.is_some_and(|s| s.ends_with("/slurmdbd"))
+    // the string is NULL or NUL-terminated and outlives this call.
+    unsafe {
+        let storage = std::ptr::addr_of!(sys::slurm_conf.accounting_storage_type).read();
+        !storage.is_null() && std::ffi::CStr::from_ptr(storage).to_bytes().ends_with(b"/slurmdbd")
+    }
 }
 
 impl<L: LockSet> LockGuard<L> {

@@ -370,14 +370,13 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
     /// NO_VAL64 to 0 (module docs), so later updates of it work.
     pub fn settle_db_index(&mut self, job_id: u32) {
         let Some(job) = self.find_job(job_id) else { return };
-        // SAFETY: slurm_conf is stable under our config read lock;
-        // accounting_storage_type is NULL or a NUL-terminated string. The
-        // record is live under our job write lock.
+        if crate::ctld::accounting::slurmdbd_in_use() {
+            return;
+        }
+        let rec = job.as_ptr();
+        // SAFETY: the record is live under our job write lock.
         unsafe {
-            let storage = cstr_to_string(std::ptr::addr_of!(sys::slurm_conf.accounting_storage_type).read());
-            let database = storage.is_some_and(|s| s.ends_with("/slurmdbd"));
-            let rec = job.as_ptr();
-            if !database && (*rec).db_index == NO_VAL64 {
+            if (*rec).db_index == NO_VAL64 {
                 (*rec).db_index = 0;
             }
         }

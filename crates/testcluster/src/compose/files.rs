@@ -13,11 +13,11 @@ use crate::Result;
 /// Where Debian installs Slurm's plugins; ours are put there in the image.
 pub const PLUGIN_DIR: &str = "/usr/lib/x86_64-linux-gnu/slurm-wlm";
 
-fn write(path: &Path, text: &str) -> Result<()> {
+fn write(path: &Path, bytes: impl AsRef<[u8]>) -> Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
-    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    std::fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// `n` random bytes from the kernel.
@@ -36,8 +36,7 @@ fn random_bytes(n: usize) -> Result<Vec<u8>> {
 pub fn write_all(spec: &SiteSpec, dir: &Path, image: &str) -> Result<()> {
     let key = dir.join("munge.key");
     if !key.exists() {
-        write(&key, "")?;
-        std::fs::write(&key, random_bytes(1024)?).map_err(|e| format!("cannot write {}: {e}", key.display()))?;
+        write(&key, random_bytes(1024)?)?;
     }
     let pass_file = dir.join("dbd/password");
     let password = match std::fs::read_to_string(&pass_file) {
@@ -48,20 +47,20 @@ pub fn write_all(spec: &SiteSpec, dir: &Path, image: &str) -> Result<()> {
             p
         }
     };
-    write(&dir.join("etc/slurm.conf"), &slurm_conf(spec))?;
+    write(&dir.join("etc/slurm.conf"), slurm_conf(spec))?;
     write(&dir.join("etc/cgroup.conf"), CGROUP_CONF)?;
-    write(&dir.join("etc/gres.conf"), &gres_conf(spec))?;
-    write(&dir.join("etc/plugstack.conf"), &format!("required {PLUGIN_DIR}/spank_malleable.so\n"))?;
-    write(&dir.join("etc/malleable.conf"), &malleable_conf(spec))?;
-    write(&dir.join("etc/accounts.sh"), &accounts_sh(spec))?;
-    write(&dir.join("dbd/slurmdbd.conf"), &slurmdbd_conf(&password))?;
-    write(&dir.join("dbd/mariadb-init.sql"), &mariadb_init(&password))?;
+    write(&dir.join("etc/gres.conf"), gres_conf(spec))?;
+    write(&dir.join("etc/plugstack.conf"), format!("required {PLUGIN_DIR}/spank_malleable.so\n"))?;
+    write(&dir.join("etc/malleable.conf"), malleable_conf(spec))?;
+    write(&dir.join("etc/accounts.sh"), accounts_sh(spec))?;
+    write(&dir.join("dbd/slurmdbd.conf"), slurmdbd_conf(&password))?;
+    write(&dir.join("dbd/mariadb-init.sql"), mariadb_init(&password))?;
     for host in hosts(spec) {
         let log = dir.join("log").join(&host);
         std::fs::create_dir_all(&log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
     }
     std::fs::create_dir_all(dir.join("home")).map_err(|e| format!("cannot create home: {e}"))?;
-    write(&dir.join("docker-compose.yml"), &compose_yml(spec, dir, image))
+    write(&dir.join("docker-compose.yml"), compose_yml(spec, dir, image))
 }
 
 /// Every host of the site, in the order they come up.
