@@ -18,7 +18,7 @@ const INCLUDE_VAR: &str = "SLURM_INCLUDE_DIR";
 fn main() {
     println!("cargo:rerun-if-env-changed={SRC_VAR}");
     println!("cargo:rerun-if-env-changed={INCLUDE_VAR}");
-    for file in ["wrapper.h", "wrapper_public.h", "layout_probe.c"] {
+    for file in ["wrapper.h", "wrapper_public.h", "layout_probe.c", "fairshare.c"] {
         println!("cargo:rerun-if-changed={file}");
     }
 
@@ -35,6 +35,9 @@ fn main() {
         check_same_version(&src, &installed_version);
         generate_bindings(Headers::Internal { src: &src, stepd }, Features { ctld, stepd, spank, client }, &out);
         compile_layout_probe(&src, stepd);
+        if ctld {
+            compile_helpers(&src);
+        }
     } else {
         generate_bindings(Headers::Public { include: &installed }, Features { ctld, stepd, spank, client }, &out);
     }
@@ -288,6 +291,12 @@ const CTLD: Allow = Allow {
         "update_job",
         "job_allocate",
         "job_signal_id",
+        "calc_job_billable_tres",
+        // An expand's prolog and extern step on the added nodes
+        // (PrologFlags=Alloc or Contain).
+        "launch_prolog",
+        "delete_step_records",
+        "free_step_record",
         // libslurmfull's: take a job's cores out of the select plugin's
         // rows and put them back (the expand merge's repair, ctld::merge_cores).
         "select_g_job_suspend",
@@ -306,6 +315,7 @@ const CTLD: Allow = Allow {
         "list_iterator_create",
         "list_next",
         "list_iterator_destroy",
+        "list_remove",
         "list_count",
         "slurm_list_for_each",
         "list_for_each",
@@ -324,10 +334,12 @@ const CTLD: Allow = Allow {
         "slurm_conf",
         "JOB_STATE_BASE",
         "JOB_.*",
+        "ACCOUNTING_ENFORCE_.*",
         "NODE_STATE_.*",
         "SLURMDB_JOB_FLAG_.*",
         "SLURM_PROTOCOL_VERSION",
         "PROLOG_FLAG_.*",
+        "SLURM_EXTERN_CONT",
         "ADMIN_SET_LIMIT",
         "WHOLE_NODE_.*",
     ],
@@ -383,6 +395,12 @@ const STEPD: Allow = Allow {
     ],
     vars: &["SLURM_EXTERN_CONT", "SLURM_BATCH_SCRIPT", "SLURM_INTERACTIVE_STEP", "SLURM_PENDING_STEP"],
 };
+
+/// Our C helpers for slurmctld (fairshare.c), compiled by gcc against the
+/// same headers as the bindings.
+fn compile_helpers(src: &Path) {
+    cc::Build::new().file("fairshare.c").include(src).include(".").compile("slurm_malleable_helpers");
+}
 
 fn compile_layout_probe(src: &Path, stepd: bool) {
     let mut build = cc::Build::new();

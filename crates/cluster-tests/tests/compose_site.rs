@@ -29,6 +29,16 @@ fn the_readme_elastic_job_grows_shrinks_and_completes_on_the_compose_site() {
     let cpuset = format!("/sys/fs/cgroup/cpuset/slurm_c4/uid_2001/job_{id}/cpuset.cpus");
     let cpus = site.output(None, "c4", &["cat", &cpuset]).unwrap_or_else(|e| panic!("{cpuset}: {e}"));
     assert!(!cpus.trim().is_empty(), "the job's cpuset on c4 is empty");
+    // PrologFlags=Contain: the job's extern step runs on the host it grew
+    // onto too (where pam_slurm_adopt would put alice's ssh session).
+    let procs = format!("/sys/fs/cgroup/freezer/slurm_c4/uid_2001/job_{id}/step_extern/cgroup.procs");
+    wait::until(&format!("{procs} on c4"), Duration::from_secs(20), || {
+        Ok(site.output(None, "c4", &["cat", &procs]).ok().filter(|p| !p.trim().is_empty()))
+    })
+    .unwrap_or_else(|e| {
+        site.print_logs();
+        panic!("{e}")
+    });
 
     // Bob may not cancel it; his job for two hosts makes it shrink to two
     // (its constraint is even), and starts on the hosts it gave up.
@@ -54,6 +64,45 @@ fn the_readme_elastic_job_grows_shrinks_and_completes_on_the_compose_site() {
     let acct = as_user(&site, "alice", &["sacct", "-X", "-n", "-P", "-j", &id.to_string(), "-o", "State,Account,User"]);
     assert_eq!(acct.lines().last(), Some("COMPLETED|physics|alice"), "{acct}");
     accounting_tells_its_story(&site, id);
+    usage_is_what_it_held(&site, id);
+}
+
+/// Alice's fair-share usage (sshare's RawUsage) and sreport's figure for
+/// her, once the hour is rolled up, are the CPU-seconds her job's records
+/// hold, within 2%. Slurm itself counts a resized job's new size twice
+/// from its last count to the resize (ctld::fairshare): before the plugin
+/// took that back, this job showed 185 against 128.
+fn usage_is_what_it_held(site: &Site, id: u32) {
+    let held: i64 =
+        as_user(site, "alice", &["sacct", "-D", "-X", "-n", "-P", "-j", &id.to_string(), "-o", "AllocCPUS,ElapsedRaw"])
+            .lines()
+            .map(|l| {
+                let (cpus, secs) = l.split_once('|').unwrap_or_else(|| panic!("{l}"));
+                cpus.parse::<i64>().unwrap() * secs.parse::<i64>().unwrap()
+            })
+            .sum();
+    let near = |what: &str, got: f64| {
+        assert!((got - held as f64).abs() <= 0.02 * held as f64, "{what} {got}, the job's records hold {held} CPU-s");
+    };
+    let raw = as_user(site, "alice", &["sshare", "-n", "-P", "-l", "-A", "physics", "-u", "alice", "-o", "RawUsage"]);
+    near("alice's RawUsage", raw.lines().last().and_then(|l| l.trim().parse().ok()).unwrap_or(-1.0));
+
+    // The hours the job ran in, rolled up now (slurmdbd does it hourly):
+    // from its start's hour to the end of this one.
+    let start = job_field(site, id, "StartTime");
+    let (from, to) = (format!("{}:00:00", &start[..13]), "now+1hours".to_string());
+    // (sacctmgr says SUCCESS on stderr; output() fails on a failed command.)
+    site.output(None, "slurmctld", &["sacctmgr", "-i", "rollup", &from, &to]).unwrap();
+    let report = as_user(
+        site,
+        "alice",
+        &["sreport", "-n", "-P", "-t", "seconds", "cluster", "AccountUtilizationByUser", "accounts=physics"]
+            .into_iter()
+            .chain([format!("start={from}").as_str(), format!("end={to}").as_str()])
+            .collect::<Vec<_>>(),
+    );
+    let used = report.lines().find(|l| l.split('|').nth(2) == Some("alice")).and_then(|l| l.split('|').nth(4));
+    near("sreport's CPU-s for alice", used.and_then(|u| u.parse().ok()).unwrap_or(-1.0));
 }
 
 /// The job's records in `sacct -D -X` tile its life: each starts where the

@@ -485,17 +485,6 @@ pub fn check_scheduler_parameters(params: Option<&str>, power: bool) -> Result<(
     check_parameters(params, &required)
 }
 
-/// slurm.conf's PrologFlags must not have Contain (`contain`).
-pub fn check_prolog_flags(contain: bool) -> Result<(), String> {
-    if contain {
-        return Err("PrologFlags in slurm.conf must not contain Contain: it gives every job an extern step, and \
-                    slurmctld refuses to merge a job with a step into another, which is how a job grows. Remove \
-                    Contain from PrologFlags"
-            .into());
-    }
-    Ok(())
-}
-
 /// A strategy that starts jobs on cores taken from running jobs (SD-Policy)
 /// needs slurmctld to put two jobs on a core, which select/cons_tres does
 /// in a partition with OverSubscribe (job_submit/malleable checks that per

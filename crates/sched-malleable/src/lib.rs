@@ -4,9 +4,7 @@
 //! (`malleable_ctld::agent`).
 
 use malleable_ctld::agent::{AgentHandle, Role};
-use malleable_ctld::config::{
-    check_core_placing, check_core_sharing, check_prolog_flags, check_scheduler_parameters, Config,
-};
+use malleable_ctld::config::{check_core_placing, check_core_sharing, check_scheduler_parameters, Config};
 use malleable_ctld::CONF_FILE;
 use slurm::ctld::{PluginContext, SchedPlugin, Slurmctld};
 
@@ -15,7 +13,6 @@ pub struct Malleable {
 }
 
 fn read_config(ctx: &PluginContext) -> Result<Config, String> {
-    check_prolog_flags(ctx.prolog_contain())?;
     let path = ctx.conf_path(CONF_FILE);
     let (config, found) = Config::load(&path)?;
     check_scheduler_parameters(ctx.scheduler_parameters().as_deref(), config.power_in_use().is_some())?;

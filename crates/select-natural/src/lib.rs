@@ -10,7 +10,7 @@
 //! own agent answers the questions, it only allocates.
 
 use malleable_ctld::agent::{AgentHandle, Role};
-use malleable_ctld::config::{check_answerer_parameters, check_prolog_flags, Config};
+use malleable_ctld::config::{check_answerer_parameters, Config};
 use malleable_ctld::CONF_FILE;
 use parking_lot::Mutex;
 use slurm::ctld::{PluginContext, Slurmctld};
@@ -21,7 +21,6 @@ static AGENT: Mutex<Option<AgentHandle>> = Mutex::new(None);
 /// malleable.conf, checked for answering (`Config::for_answering`), and
 /// slurm.conf's settings that growing and shrinking jobs need.
 fn read_config(ctx: &PluginContext) -> Result<Config, String> {
-    check_prolog_flags(ctx.prolog_contain())?;
     check_answerer_parameters(ctx.scheduler_parameters().as_deref())?;
     let path = ctx.conf_path(CONF_FILE);
     let config = Config::load(&path)?.0.for_answering().map_err(|e| format!("{}: {e}", path.display()))?;

@@ -27,6 +27,29 @@ pub mod macros {
     }
 }
 
+// Our C helpers, built from this crate's C files against the daemon's
+// internal headers.
+#[cfg(feature = "ctld")]
+extern "C" {
+    /// fairshare.c: take back from the job's QOS, its partition's QOS and
+    /// its association chain what `seconds` of an allocation of `tres`
+    /// (`tres_cnt` counts, billable `billable`) added to their fair-share
+    /// usage, decayed per second by `decay_factor`; with `limits`, also the
+    /// TRES usage and `run_secs` seconds per TRES unit of the running
+    /// TRES-seconds. Needs slurmctld's job write lock; takes the
+    /// association manager's.
+    pub fn malleable_fairshare_take_back(
+        job: *mut job_record_t,
+        seconds: f64,
+        decay_factor: f64,
+        billable: f64,
+        tres: *const u64,
+        tres_cnt: u32,
+        run_secs: u64,
+        limits: libc::c_int,
+    );
+}
+
 #[cfg(all(test, feature = "ctld"))]
 mod layout {
     //! bindgen checks its own layout; these compare it with gcc's, which is

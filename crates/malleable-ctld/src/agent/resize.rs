@@ -42,6 +42,7 @@ impl Agent {
         let mut asking = Vec::new();
         let usable = |name: &str| taken.usable.contains(name);
         let timeout = self.config.adapt_timeout;
+        guard.settle_fairshare();
         for job in taken.malleable.iter().filter(|j| j.running) {
             // Slurm resizes a --no-kill job itself when one of its nodes
             // fails, and then refuses every update of it (its runtime's

@@ -431,6 +431,7 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         }
         // SAFETY: the job's record is live under our write locks.
         unsafe { self.carry_steps_over(rec) };
+        self.fairshare_after_resize(job_id);
         // A second update, once the shrink has opened the job's new
         // accounting record: in the same one, the limit's change would send
         // that record again with the job's first start (set_time_limit).
@@ -563,6 +564,9 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
                 self.cancel(helper_id);
                 return Err(slurm_error("select_nodes for the expand helper", rc));
             }
+            // With PrologFlags=Contain the helper has an extern step, which
+            // the merge would refuse.
+            self.end_helper_steps(helper);
             // Each job's cores by node, which the merge mislays (merge_cores).
             let before = [merge_cores::read(job_ptr), merge_cores::read(helper)];
             // A helper with a resize time is not given a record of its own
@@ -586,6 +590,8 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
             }
             self.close_helper_record(helper);
             self.carry_steps_over(job_ptr);
+            self.prolog_on_added_nodes(job_ptr);
+            self.fairshare_after_resize(job_id);
             *self.ctld.last_job_update = libc::time(std::ptr::null_mut());
             Ok((self.find_job(job_id).map(|j| j.nodes()).unwrap_or_default(), helper_id))
         }

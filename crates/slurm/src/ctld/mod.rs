@@ -4,6 +4,8 @@
 
 pub mod accounting;
 pub mod alloc;
+pub mod extern_step;
+pub mod fairshare;
 pub mod features;
 pub mod gres;
 pub mod job;

@@ -49,14 +49,6 @@ impl PluginContext {
         unsafe { crate::common::cstr::cstr_to_string(std::ptr::addr_of!(sys::slurm_conf.sched_params).read()) }
     }
 
-    /// Whether slurm.conf's PrologFlags has Contain (every job then gets an
-    /// extern step on its nodes).
-    pub fn prolog_contain(&self) -> bool {
-        // SAFETY: slurm_conf is stable under the config lock our caller holds.
-        let flags = unsafe { std::ptr::addr_of!(sys::slurm_conf.prolog_flags).read() };
-        u32::from(flags) & sys::PROLOG_FLAG_CONTAIN != 0
-    }
-
     /// The path of a configuration file that sits beside slurm.conf.
     pub fn conf_path(&self, file: &str) -> PathBuf {
         let name = crate::common::cstr::c_text(file);

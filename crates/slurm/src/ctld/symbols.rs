@@ -50,6 +50,8 @@ type JobTestResvFn = unsafe extern "C" fn(
 type JobLimitsCheckFn = unsafe extern "C" fn(*mut *mut sys::job_record_t, bool) -> libc::c_int;
 type DeadlineOkFn = unsafe extern "C" fn(*mut sys::job_record_t, *mut libc::c_char) -> bool;
 type JobSignalIdFn = unsafe extern "C" fn(u32, u16, u16, libc::uid_t, bool) -> libc::c_int;
+type FreeFn = unsafe extern "C" fn(*mut libc::c_void);
+type BillableFn = unsafe extern "C" fn(*mut sys::job_record_t, libc::time_t, bool) -> f64;
 
 /// Handles on slurmctld's internals. Obtain it with [`Slurmctld::get`].
 pub struct Slurmctld {
@@ -77,6 +79,14 @@ pub struct Slurmctld {
     pub(crate) deadline_ok: DeadlineOkFn,
     pub(crate) job_array_start_test: JobTestFn,
     pub(crate) valid_feature_counts: ValidFeatureCountsFn,
+    /// AccountingStorageEnforce as flags (ACCOUNTING_ENFORCE_*).
+    pub(crate) accounting_enforce: *const u16,
+    /// How many TRES slurmctld counts (the length of tres_alloc_cnt).
+    pub(crate) tres_cnt: *const u32,
+    pub(crate) calc_job_billable_tres: BillableFn,
+    pub(crate) launch_prolog: JobFn,
+    pub(crate) delete_step_records: JobFn,
+    pub(crate) free_step_record: FreeFn,
 }
 
 // SAFETY: the pointers name process-wide globals of slurmctld that live as
@@ -150,6 +160,16 @@ impl Slurmctld {
                     valid_feature_counts: std::mem::transmute::<*mut libc::c_void, ValidFeatureCountsFn>(symbol(
                         c"valid_feature_counts",
                     )?),
+                    accounting_enforce: symbol(c"accounting_enforce")?.cast(),
+                    tres_cnt: symbol(c"slurmctld_tres_cnt")?.cast(),
+                    calc_job_billable_tres: std::mem::transmute::<*mut libc::c_void, BillableFn>(symbol(
+                        c"calc_job_billable_tres",
+                    )?),
+                    launch_prolog: std::mem::transmute::<*mut libc::c_void, JobFn>(symbol(c"launch_prolog")?),
+                    delete_step_records: std::mem::transmute::<*mut libc::c_void, JobFn>(symbol(
+                        c"delete_step_records",
+                    )?),
+                    free_step_record: std::mem::transmute::<*mut libc::c_void, FreeFn>(symbol(c"free_step_record")?),
                 })
             }
         })

@@ -56,6 +56,9 @@ const SITE_CONF: &[(&str, &str)] = &[
     ("DefMemPerCPU", "500"),
     ("ProctrackType", "proctrack/cgroup"),
     ("TaskPlugin", "task/cgroup,task/affinity"),
+    // Each job's extern step on every node it holds, the one it grew onto
+    // too: where pam_slurm_adopt puts a user's ssh session.
+    ("PrologFlags", "Contain"),
     ("JobAcctGatherType", "jobacct_gather/cgroup"),
     ("JobAcctGatherFrequency", "10"),
     ("AccountingStorageType", "accounting_storage/slurmdbd"),
