@@ -264,6 +264,7 @@ const CTLD: Allow = Allow {
         "part_record_t",
         "step_record_t",
         "acct_storage_info_t",
+        "slurm_persist_conn_t",
         "slurmctld_lock_t",
         "slurmctld_config_t",
         "diag_stats_t",

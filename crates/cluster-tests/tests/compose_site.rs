@@ -368,3 +368,50 @@ fn ipsched_places_gpu_jobs_on_the_sites_gpu_hosts() {
         assert_eq!(wait_finished(&site, id, Duration::from_secs(60)), "COMPLETED");
     }
 }
+
+/// A compute host killed just before a job grows onto it (slurmctld still
+/// counts it up: SlurmdTimeout has not passed): the job's worker cannot
+/// start there, the expand is rolled back, and the job completes on the
+/// hosts it had, with the application's result; its records tile its
+/// life, the expand's helper holds nothing, no record runs away.
+#[test]
+#[ignore = "needs Docker and a built site: cargo xtask test"]
+fn an_expand_onto_a_killed_host_is_rolled_back_and_the_job_completes() {
+    let site = up_site("t-kill", 4, |s| s);
+    let nodes = |state: &str| {
+        let mut cmd = vec!["scontrol", "update", "nodename=c3,c4", state];
+        if state == "state=drain" {
+            cmd.push("reason=test");
+        }
+        site.output(None, "slurmctld", &cmd).unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    };
+    nodes("state=drain");
+    let args = README_APP_ARGS.replace("--iterations 600", "--iterations 1500");
+    let long = README_ELASTIC_JOB.replace(README_APP_ARGS, &args);
+    let script = put_file(&site, "alice", "long.sh", &long);
+    let id = sbatch_as(&site, "alice", &[&script]);
+    wait::until(&format!("JobId={id} to run"), Duration::from_secs(60), || {
+        Ok((job_field(&site, id, "JobState") == "RUNNING").then_some(()))
+    })
+    .unwrap();
+    let st = std::process::Command::new("docker").args(["kill", &site.container("c4")]).status().unwrap();
+    assert!(st.success(), "docker kill");
+    nodes("state=resume");
+
+    let line =
+        wait_ctld_log(&site, &[&format!("JobId={id}: expand onto c3,c4 "), "rolled back"], Duration::from_secs(150));
+    assert!(line.contains("it now holds c[1-2]"), "{line}");
+    assert_eq!(wait_finished(&site, id, Duration::from_secs(300)), "COMPLETED");
+    let recs = records(&site, id);
+    assert_tiling(&recs);
+    let last = recs.last().unwrap();
+    assert_eq!((last.state.as_str(), last.node_list.as_str()), ("COMPLETED", "c[1-2]"), "{recs:#?}");
+    let out = std::fs::read_to_string(site.dir.join(format!("home/alice/elastic-{id}.out"))).unwrap();
+    let mut serial = vec!["mall-example", "--serial"];
+    serial.extend(args.split(' '));
+    let alone = checksum_in(&as_user(&site, "alice", &serial));
+    assert!(alone.is_some());
+    assert_eq!(checksum_in(&out), alone, "{out}");
+    let runaway = site.output(None, "slurmctld", &["sacctmgr", "-n", "show", "runawayjobs"]).unwrap();
+    assert!(runaway.contains("No runaway jobs found"), "{runaway}");
+}

@@ -47,4 +47,77 @@ impl<L: LockSet> LockGuard<L> {
         };
         !ok || active == 0 || queued > 0
     }
+
+    /// For a resize: have slurmctld's connection to slurmdbd send each
+    /// message at once and acknowledge each answer at once, until the
+    /// returned guard is dropped. A resize waits, under the write locks,
+    /// for slurmdbd's answers (the helper's start, then each job's new
+    /// record in job_post_resize_acctg), and Slurm writes each message as
+    /// two writes, its length then its body: with Nagle's algorithm the body
+    /// waits for the length's acknowledgement, which the receiver delays
+    /// (at least 40 ms on Linux), both ways. TCP_NODELAY ends that on our
+    /// side; slurmdbd's side stays, so our acknowledgements go out at once
+    /// instead: TCP_QUICKACK sends a delayed one when set, but does not
+    /// stay set, so a thread sets it again every 200 us while the guard
+    /// lives. Without slurmdbd, or with its connection closed, nothing.
+    pub(crate) fn slurmdbd_quick(&self) -> QuickAcks {
+        if !slurmdbd_in_use() {
+            return QuickAcks(None);
+        }
+        // SAFETY: under slurmdbd, acct_db_conn is slurmctld's persistent
+        // connection (slurm_persist_conn_t, its fd -1 while closed), read
+        // under our locks as slurmctld's callers read it.
+        let fd = unsafe {
+            let conn = (*self.ctld.acct_db_conn).cast::<sys::slurm_persist_conn_t>();
+            if conn.is_null() {
+                return QuickAcks(None);
+            }
+            (*conn).fd
+        };
+        if fd < 0 {
+            return QuickAcks(None);
+        }
+        set_tcp(fd, libc::TCP_NODELAY);
+        set_tcp(fd, libc::TCP_QUICKACK);
+        let run = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let running = run.clone();
+        let acks = std::thread::Builder::new().name("dbd-quickack".into()).spawn(move || {
+            while running.load(std::sync::atomic::Ordering::Relaxed) {
+                set_tcp(fd, libc::TCP_QUICKACK);
+                std::thread::sleep(std::time::Duration::from_micros(200));
+            }
+        });
+        QuickAcks(acks.ok().map(|t| (run, t)))
+    }
+}
+
+/// Set a TCP option to 1 on `fd`. On a socket slurmctld has closed and
+/// reused meanwhile (it reconnects only on this thread, or the agent's),
+/// at worst another TCP socket acknowledges at once; on anything else,
+/// setsockopt fails and nothing changes.
+fn set_tcp(fd: libc::c_int, opt: libc::c_int) {
+    let on: libc::c_int = 1;
+    // SAFETY: setsockopt only reads the int it is given.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            opt,
+            std::ptr::addr_of!(on).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+}
+
+/// While alive, slurmctld acknowledges slurmdbd's answers at once
+/// ([`LockGuard::slurmdbd_quick`]).
+pub(crate) struct QuickAcks(Option<(std::sync::Arc<std::sync::atomic::AtomicBool>, std::thread::JoinHandle<()>)>);
+
+impl Drop for QuickAcks {
+    fn drop(&mut self) {
+        if let Some((run, thread)) = self.0.take() {
+            run.store(false, std::sync::atomic::Ordering::Relaxed);
+            let _ = thread.join();
+        }
+    }
 }

@@ -416,6 +416,7 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         }
         let rec = job.as_ptr();
         let names = NodeNames::of(table, keep);
+        let _acks = self.slurmdbd_quick();
         // SAFETY: a request set up as update() requires; req_nodes points
         // into `names`, alive across the call, which only reads it.
         let rc = unsafe {
@@ -504,6 +505,8 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         let partition = c_text(&job.partition());
         let job_ptr = job.as_ptr();
         let mut helper: *mut sys::job_record_t = std::ptr::null_mut();
+        // The helper's start and the merge each wait for slurmdbd.
+        let _acks = self.slurmdbd_quick();
         // SAFETY: the request is set up with slurm_init_job_desc_msg and its
         // strings point into values alive across the calls, which copy them;
         // job_allocate, select_nodes and update_job need the job and node
