@@ -369,38 +369,48 @@ fn ipsched_places_gpu_jobs_on_the_sites_gpu_hosts() {
     }
 }
 
-/// A compute host killed just before a job grows onto it (slurmctld still
-/// counts it up: SlurmdTimeout has not passed): the job's worker cannot
-/// start there, the expand is rolled back, and the job completes on the
-/// hosts it had, with the application's result; its records tile its
-/// life, the expand's helper holds nothing, no record runs away.
+/// A compute host that stops answering just before a job grows onto it
+/// (`docker pause`: slurmctld still counts it up until its pings time
+/// out): the job's worker cannot start there, the expand is rolled back,
+/// and, the host killed, the job completes on the hosts it had, with the
+/// application's result; its records tile its life, no record runs away.
 #[test]
 #[ignore = "needs Docker and a built site: cargo xtask test"]
-fn an_expand_onto_a_killed_host_is_rolled_back_and_the_job_completes() {
+fn an_expand_onto_a_host_that_stopped_answering_is_rolled_back() {
     let site = up_site("t-kill", 4, |s| s);
-    let nodes = |state: &str| {
-        let mut cmd = vec!["scontrol", "update", "nodename=c3,c4", state];
-        if state == "state=drain" {
-            cmd.push("reason=test");
-        }
-        site.output(None, "slurmctld", &cmd).unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    // c3 and c4 are kept from the job by a reservation until c4 is paused
+    // (draining and resuming them would have slurmctld ping them first).
+    let resv = |args: &[&str]| {
+        site.output(None, "slurmctld", args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
     };
-    nodes("state=drain");
+    let docker = |args: &[&str]| {
+        let st = std::process::Command::new("docker").args(args).status().unwrap();
+        assert!(st.success(), "docker {args:?}");
+    };
+    resv(&[
+        "scontrol",
+        "create",
+        "reservation",
+        "reservationname=hold",
+        "nodes=c3,c4",
+        "users=root",
+        "starttime=now",
+        "duration=10",
+    ]);
     let args = README_APP_ARGS.replace("--iterations 600", "--iterations 1500");
     let long = README_ELASTIC_JOB.replace(README_APP_ARGS, &args);
     let script = put_file(&site, "alice", "long.sh", &long);
     let id = sbatch_as(&site, "alice", &[&script]);
-    wait::until(&format!("JobId={id} to run"), Duration::from_secs(60), || {
-        Ok((job_field(&site, id, "JobState") == "RUNNING").then_some(()))
-    })
-    .unwrap();
-    let st = std::process::Command::new("docker").args(["kill", &site.container("c4")]).status().unwrap();
-    assert!(st.success(), "docker kill");
-    nodes("state=resume");
+    // Its application's runtime is up: it may be resized.
+    wait_ctld_log(&site, &[&format!("HELLO job={id} for JobId={id}")], Duration::from_secs(60));
+    docker(&["pause", &site.container("c4")]);
+    resv(&["scontrol", "delete", "reservation=hold"]);
 
     let line =
         wait_ctld_log(&site, &[&format!("JobId={id}: expand onto c3,c4 "), "rolled back"], Duration::from_secs(150));
     assert!(line.contains("it now holds c[1-2]"), "{line}");
+    docker(&["unpause", &site.container("c4")]);
+    docker(&["kill", &site.container("c4")]);
     assert_eq!(wait_finished(&site, id, Duration::from_secs(300)), "COMPLETED");
     let recs = records(&site, id);
     assert_tiling(&recs);
