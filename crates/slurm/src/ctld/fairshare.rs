@@ -44,8 +44,36 @@ fn last_decay_ran() -> Option<i64> {
     // NULL or NUL-terminated and changes only on reconfigure, under the
     // config lock our guards exclude.
     let dir = unsafe { cstr_to_string(std::ptr::addr_of!(sys::slurm_conf.state_save_location).read()) }?;
-    let bytes = std::fs::read(std::path::Path::new(&dir).join("priority_last_decay_ran")).ok()?;
+    decode_time(&std::fs::read(std::path::Path::new(&dir).join("priority_last_decay_ran")).ok()?)
+}
+
+/// A time as Slurm's pack_time writes it: 8 bytes, big endian.
+fn decode_time(bytes: &[u8]) -> Option<i64> {
     Some(i64::from_be_bytes(bytes.get(..8)?.try_into().ok()?))
+}
+
+impl Pending {
+    /// Whether its second count has happened, given the last decay pass
+    /// (`last`) and whether the job's usage was counted to its end. A pass
+    /// recorded after the resize counted the window; one that began before
+    /// the resize but was recorded after it (this is read later) counted
+    /// the job at its old size up to its own start, so the window starts
+    /// there.
+    fn counted_twice(&mut self, last: i64, ended: bool) -> bool {
+        if ended || last > self.resize {
+            return true;
+        }
+        self.since = self.since.max(last);
+        false
+    }
+
+    /// The window to take back (seconds), and the seconds per TRES unit
+    /// the job's running TRES-seconds hold too many: its limit was
+    /// counted from its start at the new size, the passes after the
+    /// resize count down from `since`.
+    fn window(&self) -> (f64, u64) {
+        ((self.resize - self.since).max(0) as f64, (self.since - self.start).max(0) as u64)
+    }
 }
 
 /// The per-second decay factor the decay pass applies (PriorityDecayHalfLife).
@@ -126,10 +154,9 @@ impl<L: WritesJobs> LockGuard<L> {
             };
             // SAFETY: a live record under our job write lock.
             let ended = unsafe { (*job.as_ptr()).end_time_exp } == sys::NO_VAL as libc::time_t;
-            if ended || last > p.resize {
+            if p.counted_twice(last, ended) {
                 self.take_back(&p);
             } else {
-                p.since = p.since.max(last);
                 left.push(p);
             }
         }
@@ -139,10 +166,7 @@ impl<L: WritesJobs> LockGuard<L> {
     /// Take back `p`'s window from the job's QOS and associations.
     fn take_back(&mut self, p: &Pending) {
         let Some(job) = self.find_job(p.job_id) else { return };
-        let seconds = (p.resize - p.since) as f64;
-        // The job's limit was counted from its start at the new size; the
-        // decay passes after the resize count down from `since`.
-        let run_secs = (p.since - p.start).max(0) as u64;
+        let (seconds, run_secs) = p.window();
         // SAFETY: a live record under our job write lock; `tres` outlives
         // the call; the helper takes the association manager's locks.
         unsafe {
@@ -162,5 +186,51 @@ impl<L: WritesJobs> LockGuard<L> {
             p.job_id,
             seconds * p.billable
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pending(start: i64, since: i64, resize: i64) -> Pending {
+        Pending { job_id: 7, start, resize, since, billable: 4.0, tres: vec![4, 2000] }
+    }
+
+    #[test]
+    fn a_window_waits_for_a_decay_pass_after_the_resize_or_the_jobs_end() {
+        // Started at 100, last pass at 160, resized at 190.
+        let mut p = pending(100, 160, 190);
+        assert!(!p.counted_twice(160, false));
+        assert_eq!(p.window(), (30.0, 60));
+        assert!(p.counted_twice(220, false), "a pass after the resize counted it");
+        assert!(pending(100, 160, 190).counted_twice(160, true), "the job's end counted it");
+    }
+
+    #[test]
+    fn a_pass_recorded_only_after_the_resize_moves_the_windows_start() {
+        // The pass that began at 180 counted the job at its old size to
+        // 180; it was recorded after the resize at 190 was seen.
+        let mut p = pending(100, 160, 190);
+        assert!(!p.counted_twice(180, false));
+        assert_eq!(p.window(), (10.0, 80));
+        // Never back.
+        assert!(!p.counted_twice(170, false));
+        assert_eq!(p.window(), (10.0, 80));
+    }
+
+    #[test]
+    fn a_job_resized_before_any_pass_counts_from_its_start() {
+        let p = pending(100, 100, 130);
+        assert_eq!(p.window(), (30.0, 0));
+    }
+
+    #[test]
+    fn the_last_pass_reads_as_slurm_packs_it() {
+        let t: i64 = 1_795_788_039;
+        let mut bytes = t.to_be_bytes().to_vec();
+        bytes.extend(0i64.to_be_bytes()); // the last reset, after it
+        assert_eq!(decode_time(&bytes), Some(t));
+        assert_eq!(decode_time(&bytes[..5]), None);
     }
 }
