@@ -1,11 +1,11 @@
 //! A grown job's prolog and extern step on the nodes it grew onto, under
 //! PrologFlags=Alloc or Contain. slurmctld runs a job's prolog on its nodes
 //! when it starts (and with Contain makes its extern step, the cgroup that
-//! pam_slurm_adopt puts ssh sessions in), and slurmd launches no step of the
-//! job on a node before that prolog: on the nodes an expand added, the
-//! prolog that ran was the helper's, so the job's own workers would wait
-//! there and fail. And a merge refuses a helper with a step: Contain gives
-//! it one.
+//! pam_slurm_adopt puts ssh sessions in); on the nodes an expand added, the
+//! prolog that ran was the helper's: the job's own never ran there, it had
+//! no extern step there, and slurmd held its first step there about a
+//! second, waiting for the prolog's launch. And a merge refuses a helper
+//! with a step: Contain gives it one.
 
 use slurm_sys as sys;
 
