@@ -9,6 +9,7 @@
 //!   cargo xtask bench-scale [--nodes N] [--jobs N]   pass and lock-hold times with 5,000 nodes, 10,000 jobs
 //!   cargo xtask bench-resize [--nodes N] [--rounds R]   one-node resize latency, 1 to N nodes
 //!   cargo xtask bench-ipsched [--nodes N]   IPSCHED's pass in slurmctld, nodes of 8 CPUs and 2 GPUs
+//!   cargo xtask bench-site [--rounds R]     locks held by resizes on the compose site (slurmdbd)
 //!   cargo xtask test                        every test, with its own set-up
 //!   cargo xtask cluster up|down|status [--nodes N] [--name NAME]
 //!   cargo xtask compose up|down|exec ...   a whole site in docker-compose
@@ -19,6 +20,7 @@ mod architecture;
 mod bench_ipsched;
 mod bench_resize;
 mod bench_scale;
+mod bench_site;
 mod c_example;
 mod compose;
 mod demo;
@@ -65,6 +67,8 @@ const USAGE: &str = "usage: cargo xtask <command>
                                          CI's selection) under stock sched/backfill and sched/malleable at once,
                                          side by side; fails if one passes under stock only
   bench-resize [--nodes N] [--rounds R]  one-node resize latency 1 -> N -> 1, table and plot (32, 5)
+  bench-site [--rounds R]                how long resizes hold slurmctld's locks on a 4-host compose site,
+                                         where they wait for slurmdbd (R shrink-and-grow rounds, 5)
   bench-ipsched [--nodes N] [--keep]     IPSCHED's pass in slurmctld (and EASY's) on N nodes (16) of 8 CPUs and
                                          2 GPUs with the CPU-GPU ESP's 456 jobs scaled to them waiting
   test                                   formatting, lints, unit, property, symbol and real-cluster tests
@@ -217,6 +221,7 @@ fn main() -> ExitCode {
         Some("bench-scale") => parse_opts(&args[1..], "scale").and_then(|o| bench_scale::run(o.nodes, o.jobs, o.keep)),
         Some("bench-ipsched") => parse_opts(&args[1..], "ipsched").and_then(|o| bench_ipsched::run(o.nodes, o.keep)),
         Some("bench-resize") => parse_opts(&args[1..], "bench").and_then(|o| bench_resize::run(o.nodes, o.rounds)),
+        Some("bench-site") => parse_opts(&args[1..], "bench-site").and_then(|o| bench_site::run(o.rounds)),
         Some("slurm-tests") => slurm_tests_cmd(&args[1..]),
         Some("cluster") => cluster_cmd(&args[1..]),
         Some("compose") => compose::run(&args[1..]),

@@ -1,0 +1,131 @@
+//! `cargo xtask bench-site`: how long a resize holds slurmctld's job and node
+//! write locks on the compose site, where each resize waits under them for
+//! slurmdbd's answers (on MariaDB): alice's elastic job grows onto two hosts,
+//! bob's two-host job makes it shrink, it grows back, `--rounds` times. The
+//! figures are the plugin's own (`pass N: slurmctld's locks held`, logged at
+//! SlurmctldDebug=debug): for an expand, the locks held to apply in the pass
+//! that made it; for a shrink, held to read in the pass that committed it.
+
+use std::time::Duration;
+
+use testcluster::compose::{spec::USERS, Site, SiteSpec};
+use testcluster::wait;
+
+use crate::{repo_root, setup, Result};
+
+/// The elastic job: the README's, long enough for every round.
+const JOB: &str = "#!/bin/sh
+#SBATCH --nodes=2 --min-nodes-invasive=2 --max-nodes-invasive=4 --node-constraints=even
+#SBATCH --time=20 --output=bench-%j.out
+mall-run -- mall-example --cells 8192 --iterations 1000000 --unit-us 25
+";
+
+pub fn run(rounds: usize) -> Result<()> {
+    let staged = setup::build_plugins(&repo_root())?;
+    let cores = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
+    let spec = SiteSpec::new("bench-site", 4, cores).set("SlurmctldDebug", "debug");
+    let site = Site::up(spec, &repo_root().join("target/compose"), &staged)?;
+    let result = measure(&site, rounds.max(1));
+    site.down();
+    result
+}
+
+fn measure(site: &Site, rounds: usize) -> Result<()> {
+    let (_, uid, _) = USERS.iter().find(|u| u.0 == "alice").ok_or("no user alice on the site")?;
+    let script = site.dir.join("home/alice/bench.sh");
+    std::fs::write(&script, JOB).map_err(|e| format!("{}: {e}", script.display()))?;
+    std::os::unix::fs::chown(&script, Some(*uid), Some(*uid)).map_err(|e| e.to_string())?;
+    let out = site.output(Some("alice"), "login", &["sbatch", "--parsable", "/home/alice/bench.sh"])?;
+    let id: u32 = out.trim().parse().map_err(|_| format!("sbatch printed {out:?}"))?;
+    let expands = format!("JobId={id}: expand onto c3,c4 committed");
+    let shrinks = format!("JobId={id}: shrink off c3,c4 committed");
+    let count = |needle: &str| site.log("slurmctld", "slurmctld.log").matches(needle).count();
+    let until = |what: &str, needle: &str, n: usize| {
+        wait::until(what, Duration::from_secs(120), || Ok((count(needle) >= n).then_some(())))
+    };
+    until("the first expand", &expands, 1)?;
+    for round in 1..=rounds {
+        site.output(Some("bob"), "login", &["sbatch", "-N2", "-t", "1", "--wrap", "sleep 1"])?;
+        until(&format!("shrink {round}"), &shrinks, round)?;
+        until(&format!("expand {}", round + 1), &expands, round + 1)?;
+        println!("bench-site: round {round} of {rounds} done");
+    }
+    site.output(Some("alice"), "login", &["scancel", &id.to_string()])?;
+
+    let log = site.log("slurmctld", "slurmctld.log");
+    let (expand_ms, shrink_ms) = held_by_resizes(&log, id);
+    let say = |what: &str, ms: &[f64]| match summary(ms) {
+        Some((median, max)) => {
+            println!("bench-site: {what}: locks held median {median:.1} ms, max {max:.1} ms ({} resizes)", ms.len())
+        }
+        None => println!("bench-site: {what}: none seen"),
+    };
+    println!(
+        "bench-site: 4 hosts, slurmdbd on MariaDB, {} cores",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    say("expand (the helper's start and two records: 3 answers from slurmdbd)", &expand_ms);
+    say("shrink (one record: 1 answer)", &shrink_ms);
+    Ok(())
+}
+
+/// The locks held by the passes that resized job `id`: for each expand,
+/// "to apply" of the first pass line after its decision; for each shrink,
+/// "to read" of the first pass line after its commit.
+fn held_by_resizes(log: &str, id: u32) -> (Vec<f64>, Vec<f64>) {
+    let expand = format!("JobId={id}: expand onto c3,c4 (");
+    let shrink = format!("JobId={id}: shrink off c3,c4 committed");
+    let (mut expands, mut shrinks) = (Vec::new(), Vec::new());
+    let mut waiting: Option<bool> = None;
+    for line in log.lines() {
+        if line.contains(&expand) {
+            waiting = Some(true);
+        } else if line.contains(&shrink) {
+            waiting = Some(false);
+        } else if let (Some(is_expand), Some((read, apply))) = (waiting, locks_held(line)) {
+            if is_expand {
+                expands.push(apply);
+            } else {
+                shrinks.push(read);
+            }
+            waiting = None;
+        }
+    }
+    (expands, shrinks)
+}
+
+/// `pass N: slurmctld's locks held R ms to read, A ms to apply ...`: (R, A).
+fn locks_held(line: &str) -> Option<(f64, f64)> {
+    let rest = line.split_once("slurmctld's locks held ")?.1;
+    let (read, rest) = rest.split_once(" ms to read, ")?;
+    let apply = rest.split_once(" ms to apply")?.0;
+    Some((read.parse().ok()?, apply.parse().ok()?))
+}
+
+/// Median and max.
+fn summary(ms: &[f64]) -> Option<(f64, f64)> {
+    let mut v = ms.to_vec();
+    v.sort_by(f64::total_cmp);
+    Some((*v.get(v.len() / 2)?, *v.last()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_resize_takes_the_pass_line_after_it() {
+        let log = "\
+[t] sched/malleable: JobId=1: expand onto c3,c4 (resize 1, through JobId=2); it now holds c[1-4]
+[t] debug:  sched/malleable: pass 8: slurmctld's locks held 0.1 ms to read, 226.9 ms to apply (none while deciding, 0.0 ms)
+[t] debug:  sched/malleable: pass 9: slurmctld's locks held 0.3 ms to read, 0.2 ms to apply (none while deciding, 0.0 ms)
+[t] sched/malleable: JobId=1: shrink off c3,c4 committed 0.12 s after the decision; it now holds c[1-2]
+[t] debug:  sched/malleable: pass 23: slurmctld's locks held 93.1 ms to read, 2.3 ms to apply (none while deciding, 0.0 ms)
+[t] sched/malleable: JobId=7: expand onto c3,c4 (resize 3, through JobId=8); it now holds c[1-4]
+[t] debug:  sched/malleable: pass 30: slurmctld's locks held 0.3 ms to read, 50.0 ms to apply (none while deciding, 0.0 ms)
+";
+        assert_eq!(held_by_resizes(log, 1), (vec![226.9], vec![93.1]));
+        assert_eq!(summary(&[3.0, 1.0, 2.0]), Some((2.0, 3.0)));
+        assert_eq!(summary(&[]), None);
+    }
+}
