@@ -19,14 +19,12 @@ static void _usage_take_back(double *grp_used_wall, long double *usage_raw,
 			     uint64_t *grp_used_tres_run_secs,
 			     uint32_t usage_tres_cnt, double wall,
 			     double billable, const uint64_t *tres,
-			     uint32_t tres_cnt, uint64_t run_secs, int limits)
+			     uint32_t tres_cnt, uint64_t run_secs)
 {
 	uint32_t i;
 
 	*grp_used_wall -= wall;
 	*usage_raw -= (long double) wall * billable;
-	if (!limits)
-		return;
 	for (i = 0; i < tres_cnt && i < usage_tres_cnt; i++) {
 		if (_skip(i) || !tres[i] || tres[i] == NO_CONSUME_VAL64)
 			continue;
@@ -41,7 +39,7 @@ static void _usage_take_back(double *grp_used_wall, long double *usage_raw,
 static void _qos_take_back(slurmdb_qos_rec_t *qos, double wall_decay,
 			   double wall_nodecay, double billable,
 			   const uint64_t *tres, uint32_t tres_cnt,
-			   uint64_t run_secs, int limits)
+			   uint64_t run_secs)
 {
 	slurmdb_qos_usage_t *u;
 
@@ -51,21 +49,23 @@ static void _qos_take_back(slurmdb_qos_rec_t *qos, double wall_decay,
 			 u->grp_used_tres_run_secs, u->tres_cnt,
 			 (qos->flags & QOS_FLAG_NO_DECAY) ? wall_nodecay :
 							    wall_decay,
-			 billable, tres, tres_cnt, run_secs, limits);
+			 billable, tres, tres_cnt, run_secs);
 }
 
 /* Take back from the job's QOS, its partition's QOS (when another) and its
  * association up to the root what `seconds` of an allocation of `tres`
  * (billable `billable`) added, decayed by `decay_factor` per second as the
- * decay pass does; with `limits` (AccountingStorageEnforce=limits) also
- * each TRES's usage and `run_secs` seconds per TRES unit from the running
- * TRES-seconds GrpTRESRunMins is checked against. The QOS's UsageFactor
+ * decay pass does: the usage, each TRES's usage, and `run_secs` seconds per
+ * TRES unit from the running TRES-seconds GrpTRESRunMins is checked
+ * against. Slurm counts the TRES parts only with
+ * AccountingStorageEnforce=limits, the only case where it counts a resized
+ * job twice, so the only one this is called in. The QOS's UsageFactor
  * scales all of it, as it scaled the counting. The caller holds slurmctld's
  * job write lock; the association manager's locks are taken here. */
 void malleable_fairshare_take_back(job_record_t *job, double seconds,
 				   double decay_factor, double billable,
 				   const uint64_t *tres, uint32_t tres_cnt,
-				   uint64_t run_secs, int limits)
+				   uint64_t run_secs)
 {
 	assoc_mgr_lock_t locks = { .assoc = WRITE_LOCK, .qos = WRITE_LOCK,
 				   .tres = READ_LOCK };
@@ -85,16 +85,16 @@ void malleable_fairshare_take_back(job_record_t *job, double seconds,
 	if (job->part_ptr && job->part_ptr->qos_ptr != qos)
 		part_qos = job->part_ptr->qos_ptr;
 	_qos_take_back(qos, wall_decay, wall_nodecay, billable, tres,
-		       tres_cnt, run_secs, limits);
+		       tres_cnt, run_secs);
 	_qos_take_back(part_qos, wall_decay, wall_nodecay, billable, tres,
-		       tres_cnt, run_secs, limits);
+		       tres_cnt, run_secs);
 	for (assoc = job->assoc_ptr; assoc && assoc->usage;
 	     assoc = assoc->usage->parent_assoc_ptr) {
 		slurmdb_assoc_usage_t *u = assoc->usage;
 		_usage_take_back(&u->grp_used_wall, &u->usage_raw,
 				 u->usage_tres_raw, u->grp_used_tres_run_secs,
 				 u->tres_cnt, wall_decay, billable, tres,
-				 tres_cnt, run_secs, limits);
+				 tres_cnt, run_secs);
 	}
 	assoc_mgr_unlock(&locks);
 }

@@ -34,7 +34,7 @@ extern "C" {
     /// fairshare.c: take back from the job's QOS, its partition's QOS and
     /// its association chain what `seconds` of an allocation of `tres`
     /// (`tres_cnt` counts, billable `billable`) added to their fair-share
-    /// usage, decayed per second by `decay_factor`; with `limits`, also the
+    /// usage, decayed per second by `decay_factor`, and the
     /// TRES usage and `run_secs` seconds per TRES unit of the running
     /// TRES-seconds. Needs slurmctld's job write lock; takes the
     /// association manager's.
@@ -46,7 +46,6 @@ extern "C" {
         tres: *const u64,
         tres_cnt: u32,
         run_secs: u64,
-        limits: libc::c_int,
     );
 }
 

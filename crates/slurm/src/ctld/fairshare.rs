@@ -178,7 +178,6 @@ impl<L: WritesJobs> LockGuard<L> {
                 p.tres.as_ptr(),
                 p.tres.len() as u32,
                 run_secs,
-                1,
             );
         }
         log::info!(
