@@ -1,4 +1,5 @@
-//! Generates the bindings at build time, by daemon:
+//! Generates the bindings at build time, by daemon, for the Slurm release
+//! the headers are of (22.05, 24.11 or later; see docs/slurm-versions.md):
 //! - always: the installed public headers (slurm.h, slurm_errno.h, spank.h),
 //!   enough for a SPANK plugin (feature `spank`), from /usr/include or
 //!   SLURM_INCLUDE_DIR;
@@ -29,6 +30,10 @@ fn main() {
     let installed = PathBuf::from(env::var(INCLUDE_VAR).unwrap_or_else(|_| "/usr/include".into()));
     let installed_version = read_installed_version(&installed);
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
+    // For the version test: where the installed headers are.
+    println!("cargo:rustc-env=SLURM_INSTALLED_INCLUDE={}", installed.display());
+    let release = Release::of(&installed_version);
+    release.emit();
 
     if ctld || stepd {
         let src = source_tree();
@@ -81,12 +86,52 @@ fn link_libslurmfull() {
     println!("cargo:lib_dir={dir}");
 }
 
+/// The Slurm release the bindings are for, from SLURM_VERSION_NUMBER.
+/// What differs between releases is decided by cfgs this emits for this
+/// crate and, through `DEP_SLURMFULL_RELEASE`, for the safe layer's build
+/// script: `slurm_since_24_11` (24.11 or later).
+struct Release {
+    major: u32,
+    minor: u32,
+}
+
+/// The releases whose internals the bindings and the safe layer know.
+const KNOWN_RELEASES: &[(u32, u32)] = &[(22, 5), (24, 11)];
+
+impl Release {
+    fn of(slurm_version_h: &str) -> Release {
+        let number = slurm_version_h
+            .lines()
+            .find_map(|l| l.strip_prefix("#define SLURM_VERSION_NUMBER"))
+            .and_then(|v| u32::from_str_radix(v.trim().trim_start_matches("0x"), 16).ok())
+            .unwrap_or_else(|| panic!("slurm_version.h has no SLURM_VERSION_NUMBER 0x...: not a Slurm header"));
+        let r = Release { major: number >> 16, minor: (number >> 8) & 0xff };
+        if !KNOWN_RELEASES.contains(&(r.major, r.minor)) {
+            panic!(
+                "Slurm {}.{:02} is not one these bindings know (22.05, 24.11): its internal structs and \
+                 plugin interfaces must be compared first (docs/slurm-versions.md)",
+                r.major, r.minor
+            );
+        }
+        r
+    }
+
+    fn emit(&self) {
+        println!("cargo::rustc-check-cfg=cfg(slurm_since_24_11)");
+        if (self.major, self.minor) >= (24, 11) {
+            println!("cargo:rustc-cfg=slurm_since_24_11");
+        }
+        // Exported to dependents' build scripts as DEP_SLURMFULL_RELEASE.
+        println!("cargo:release={}.{:02}", self.major, self.minor);
+    }
+}
+
 fn source_tree() -> PathBuf {
     let Some(dir) = env::var_os(SRC_VAR) else {
         panic!(
-            "{SRC_VAR} is not set: the ctld and stepd features need a configured Slurm 22.05.8 source tree \
-             (Debian's slurm-wlm 22.05.8-4+deb12u3) for the daemons' internal headers. `cargo xtask slurm-src` \
-             fetches and configures one and prints its path. (A SPANK-only build, --no-default-features \
+            "{SRC_VAR} is not set: the ctld and stepd features need the configured source tree of the \
+             installed Slurm (Debian's slurm-wlm) for the daemons' internal headers. `cargo xtask slurm-src \
+             [--slurm 24.11]` fetches and configures one and prints its path. (A SPANK-only build, --no-default-features \
              --features spank, needs none.)"
         );
     };
@@ -221,7 +266,7 @@ const SPANK: Allow = Allow {
         "spank_opt_cb_f",
         "slurm_conf_t",
     ],
-    functions: &["spank_.*", "slurm_load_ctl_conf", "slurm_free_ctl_conf", "slurm_get_errno"],
+    functions: &["spank_.*", "slurm_load_ctl_conf", "slurm_free_ctl_conf"],
     vars: &["ESPANK_.*", "SPANK_.*"],
 };
 
@@ -236,6 +281,7 @@ const CLIENT: Allow = Allow {
         "node_info_t",
     ],
     functions: &[
+        "slurm_init",
         "slurm_load_job",
         "slurm_load_node_single",
         "slurm_free_node_info_msg",
@@ -244,7 +290,6 @@ const CLIENT: Allow = Allow {
         "slurm_init_job_desc_msg",
         "slurm_submit_batch_job",
         "slurm_free_submit_response_response_msg",
-        "slurm_get_errno",
         "slurm_hostlist_create",
         "slurm_hostlist_shift",
         "slurm_hostlist_destroy",
@@ -259,12 +304,19 @@ const CTLD: Allow = Allow {
     types: &[
         "job_record_t",
         "job_desc_msg_t",
+        // 22.05's `struct job_details`, 24.11's typedef.
         "job_details",
+        "job_details_t",
         "node_record_t",
         "part_record_t",
         "step_record_t",
         "acct_storage_info_t",
+        // 22.05's name and 24.11's.
         "slurm_persist_conn_t",
+        "persist_conn_t",
+        // 24.11: select_nodes' argument and job_test_resv's exclusions.
+        "job_node_select_t",
+        "resv_exc_t",
         "slurmctld_lock_t",
         "slurmctld_config_t",
         "diag_stats_t",
@@ -283,6 +335,8 @@ const CTLD: Allow = Allow {
         "srun_allocate",
         "job_independent",
         "job_test_resv",
+        // 24.11: frees what job_test_resv put in a resv_exc_t.
+        "reservation_delete_resv_exc_parts",
         "job_limits_check",
         "deadline_ok",
         "job_array_start_test",
@@ -353,7 +407,9 @@ const DAEMONS: Allow = Allow {
         "bit_alloc",
         "bit_set",
         "bit_clear",
+        // A function in 22.05, a macro for slurm_bit_test in 24.11.
         "bit_test",
+        "slurm_bit_test",
         "bit_size",
         "bit_set_count",
         "bit_not",

@@ -2,6 +2,7 @@
  * resized job (slurm::ctld::fairshare says when and how much). In C because
  * the usage lives in `long double`s, which Rust cannot do arithmetic on.
  * The sums mirror _apply_new_usage in priority_multifactor.c, negated. */
+#include <dlfcn.h>
 #include <math.h>
 #include "wrapper.h"
 #include "src/common/assoc_mgr.h"
@@ -11,6 +12,56 @@ static int _skip(uint32_t i)
 {
 	return i == TRES_ARRAY_ENERGY;
 }
+
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 11, 0)
+/* 24.11's multifactor also counts a QOS's running TRES-seconds per account
+ * and per user. The functions that find those counts are slurmctld's, not
+ * libslurmfull's: looked up at run time, so that this library loads outside
+ * slurmctld too (the symbol check). */
+typedef slurmdb_used_limits_t *(*acct_used_fn)(list_t **, char *);
+typedef slurmdb_used_limits_t *(*user_used_fn)(list_t **, uint32_t);
+
+static void _run_secs_take_back(uint64_t *run, const uint64_t *tres,
+				uint32_t tres_cnt, uint64_t run_secs)
+{
+	uint32_t i;
+
+	for (i = 0; i < tres_cnt; i++) {
+		if (_skip(i) || !tres[i] || tres[i] == NO_CONSUME_VAL64)
+			continue;
+		if (run[i] >= run_secs * tres[i])
+			run[i] -= run_secs * tres[i];
+		else
+			run[i] = 0;
+	}
+}
+
+static void _qos_used_limits_take_back(slurmdb_qos_rec_t *qos,
+				       job_record_t *job, const uint64_t *tres,
+				       uint32_t tres_cnt, uint64_t run_secs)
+{
+	static acct_used_fn acct_used;
+	static user_used_fn user_used;
+	slurmdb_used_limits_t *used;
+
+	if (!acct_used)
+		acct_used = (acct_used_fn) dlsym(
+			RTLD_DEFAULT, "acct_policy_get_acct_used_limits");
+	if (!user_used)
+		user_used = (user_used_fn) dlsym(
+			RTLD_DEFAULT, "acct_policy_get_user_used_limits");
+	if (!acct_used || !user_used || !job->assoc_ptr)
+		return;
+	if ((used = acct_used(&qos->usage->acct_limit_list,
+			      job->assoc_ptr->acct)) && used->tres_run_secs)
+		_run_secs_take_back(used->tres_run_secs, tres, tres_cnt,
+				    run_secs);
+	if ((used = user_used(&qos->usage->user_limit_list, job->user_id)) &&
+	    used->tres_run_secs)
+		_run_secs_take_back(used->tres_run_secs, tres, tres_cnt,
+				    run_secs);
+}
+#endif
 
 /* One QOS's or association's usage (their structs differ, their fields
  * agree): `wall` seconds of the allocation taken back. */
@@ -36,7 +87,8 @@ static void _usage_take_back(double *grp_used_wall, long double *usage_raw,
 	}
 }
 
-static void _qos_take_back(slurmdb_qos_rec_t *qos, double wall_decay,
+static void _qos_take_back(slurmdb_qos_rec_t *qos, job_record_t *job,
+			   double wall_decay,
 			   double wall_nodecay, double billable,
 			   const uint64_t *tres, uint32_t tres_cnt,
 			   uint64_t run_secs)
@@ -50,6 +102,11 @@ static void _qos_take_back(slurmdb_qos_rec_t *qos, double wall_decay,
 			 (qos->flags & QOS_FLAG_NO_DECAY) ? wall_nodecay :
 							    wall_decay,
 			 billable, tres, tres_cnt, run_secs);
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 11, 0)
+	_qos_used_limits_take_back(qos, job, tres, tres_cnt, run_secs);
+#else
+	(void) job;
+#endif
 }
 
 /* Take back from the job's QOS, its partition's QOS (when another) and its
@@ -84,9 +141,9 @@ void malleable_fairshare_take_back(job_record_t *job, double seconds,
 	}
 	if (job->part_ptr && job->part_ptr->qos_ptr != qos)
 		part_qos = job->part_ptr->qos_ptr;
-	_qos_take_back(qos, wall_decay, wall_nodecay, billable, tres,
+	_qos_take_back(qos, job, wall_decay, wall_nodecay, billable, tres,
 		       tres_cnt, run_secs);
-	_qos_take_back(part_qos, wall_decay, wall_nodecay, billable, tres,
+	_qos_take_back(part_qos, job, wall_decay, wall_nodecay, billable, tres,
 		       tres_cnt, run_secs);
 	for (assoc = job->assoc_ptr; assoc && assoc->usage;
 	     assoc = assoc->usage->parent_assoc_ptr) {

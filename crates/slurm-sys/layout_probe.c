@@ -3,6 +3,11 @@
 #include <stddef.h>
 #include "wrapper.h"
 
+#if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(24, 11, 0)
+/* 24.11 named it; 22.05 had the struct only. */
+typedef struct job_details job_details_t;
+#endif
+
 #define PROBE(name, expr) const size_t name = (expr);
 PROBE(malleable_probe_sizeof_job_record, sizeof(job_record_t))
 PROBE(malleable_probe_offsetof_job_state, offsetof(job_record_t, job_state))
@@ -10,9 +15,9 @@ PROBE(malleable_probe_offsetof_job_details, offsetof(job_record_t, details))
 PROBE(malleable_probe_offsetof_node_bitmap, offsetof(job_record_t, node_bitmap))
 PROBE(malleable_probe_offsetof_spank_job_env, offsetof(job_record_t, spank_job_env))
 PROBE(malleable_probe_offsetof_time_limit, offsetof(job_record_t, time_limit))
-PROBE(malleable_probe_sizeof_job_details, sizeof(struct job_details))
-PROBE(malleable_probe_offsetof_min_nodes, offsetof(struct job_details, min_nodes))
-PROBE(malleable_probe_offsetof_exc_node_bitmap, offsetof(struct job_details, exc_node_bitmap))
+PROBE(malleable_probe_sizeof_job_details, sizeof(job_details_t))
+PROBE(malleable_probe_offsetof_min_nodes, offsetof(job_details_t, min_nodes))
+PROBE(malleable_probe_offsetof_exc_node_bitmap, offsetof(job_details_t, exc_node_bitmap))
 PROBE(malleable_probe_sizeof_node_record, sizeof(node_record_t))
 PROBE(malleable_probe_offsetof_node_state, offsetof(node_record_t, node_state))
 PROBE(malleable_probe_sizeof_slurm_conf, sizeof(slurm_conf_t))
@@ -27,8 +32,8 @@ PROBE(malleable_probe_sizeof_job_resources, sizeof(job_resources_t))
 PROBE(malleable_probe_offsetof_res_cpus, offsetof(job_resources_t, cpus))
 PROBE(malleable_probe_offsetof_res_nhosts, offsetof(job_resources_t, nhosts))
 PROBE(malleable_probe_offsetof_res_node_bitmap, offsetof(job_resources_t, node_bitmap))
-PROBE(malleable_probe_offsetof_whole_node, offsetof(struct job_details, whole_node))
-PROBE(malleable_probe_offsetof_max_nodes, offsetof(struct job_details, max_nodes))
+PROBE(malleable_probe_offsetof_whole_node, offsetof(job_details_t, whole_node))
+PROBE(malleable_probe_offsetof_max_nodes, offsetof(job_details_t, max_nodes))
 PROBE(malleable_probe_offsetof_node_gres, offsetof(node_record_t, gres))
 PROBE(malleable_probe_offsetof_max_share, offsetof(part_record_t, max_share))
 

@@ -21,10 +21,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use cluster_eval::resize_latency::{self, Event, Kind};
-use testcluster::plugins::{self, tool_dir};
+use testcluster::plugins;
 use testcluster::{wait, Cluster, ClusterSpec};
 
-use crate::{repo_root, setup, Result};
+use crate::{repo_root, Result};
 
 /// Longest wait for one step: AdaptTimeout (60 s) ends a stuck one before.
 const STEP_WITHIN: Duration = Duration::from_secs(120);
@@ -91,13 +91,13 @@ pub fn run(nodes: usize, rounds: usize) -> Result<()> {
     if nodes < 2 {
         return Err(format!("bench-resize --nodes {nodes}: a one-node step needs at least 2 nodes"));
     }
-    let staged = setup::build_plugins(&repo_root())?;
+    let staged = crate::evaluate::staged_plugins()?;
     // rfc5424_ms: slurmctld's times carry their UTC offset, to set beside mall-run's.
     let spec = plugins::sched_malleable(ClusterSpec::new("bench", nodes), &staged)
         .set("LogTimeFormat", "rfc5424_ms")
         .file("malleable.conf", "Strategy=mtct\nSchedulerTick=5\n");
     let cluster = Cluster::up(spec)?;
-    let bin = tool_dir(&repo_root());
+    let bin = staged.join("bin");
     let script = cluster.dir.join("bench.sh");
     // About 20 ms an iteration on one node, so a probe is never far.
     let app = format!("--cells {} --iterations 100000000 --unit-us 10 --report-every 50", 64 * nodes);

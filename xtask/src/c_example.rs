@@ -17,20 +17,25 @@ const CFLAGS: &[&str] = &["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"
 /// Stage the library and the header, then compile and stage the example.
 /// Needs target/release/libmalleable_rt.so (`cargo build --release -p malleable-rt`).
 pub fn build(root: &Path) -> Result<()> {
+    build_into(&root.join("target/release"), &tool_dir(root), root, Command::new("cc"))
+}
+
+/// As [`build`], from the cargo output dir `release` into `bin`, with `cc`
+/// the compiler command to add the arguments to (plain `cc`, or `docker
+/// run ... cc` in another release's build image: the paths are the same there).
+pub fn build_into(release: &Path, bin: &Path, root: &Path, mut cc: Command) -> Result<()> {
     let crate_dir = root.join("crates/malleable-rt");
-    let bin = tool_dir(root);
-    std::fs::create_dir_all(&bin).map_err(|e| format!("cannot create {}: {e}", bin.display()))?;
-    stage(&root.join("target/release/libmalleable_rt.so"), &bin.join("libmalleable_rt.so"))?;
+    std::fs::create_dir_all(bin).map_err(|e| format!("cannot create {}: {e}", bin.display()))?;
+    stage(&release.join("libmalleable_rt.so"), &bin.join("libmalleable_rt.so"))?;
     stage(&crate_dir.join("include/malleable_rt.h"), &bin.join("malleable_rt.h"))?;
     // Built under a temporary name and renamed, as `stage` does.
     let tmp = bin.join(".mall-stencil-c.tmp");
-    let mut cc = Command::new("cc");
     cc.args(CFLAGS)
         .arg("-I")
-        .arg(&bin)
+        .arg(bin)
         .arg(crate_dir.join("examples/c/mall_stencil.c"))
         .arg("-L")
-        .arg(&bin)
+        .arg(bin)
         .arg("-lmalleable_rt")
         // $ORIGIN is the binary's own directory, whatever the working one.
         .arg("-Wl,-rpath,$ORIGIN")
@@ -42,7 +47,7 @@ pub fn build(root: &Path) -> Result<()> {
 
 /// Copy to a temporary name and rename, so that a job running the old
 /// file is not disturbed.
-fn stage(from: &Path, to: &Path) -> Result<()> {
+pub fn stage(from: &Path, to: &Path) -> Result<()> {
     let name = to.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = to.with_file_name(format!(".{name}.tmp"));
     std::fs::copy(from, &tmp).map_err(|e| format!("cannot copy {}: {e}", from.display()))?;

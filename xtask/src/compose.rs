@@ -5,14 +5,19 @@
 use std::path::PathBuf;
 use testcluster::compose::{site, Site, SiteSpec};
 
-use crate::{repo_root, setup, Result};
+use testcluster::plugins::plugin_dir_for;
+use testcluster::slurm_release::HOST_RELEASE;
+
+use crate::{build_release, repo_root, setup, Result};
 
 pub const USAGE: &str = "usage: cargo xtask compose <command>
-  up [--name NAME] [--nodes N] [--slurm VERSION] [--strategy S] [--set KEY=VALUE]... [--malleable KEY=VALUE]...
+  up [--name NAME] [--nodes N] [--slurm VERSION] [--stock] [--strategy S] [--set KEY=VALUE]...
+     [--malleable KEY=VALUE]...
                        build the images (cached), start the site NAME (malleable) with N compute
-                       hosts (8), Slurm VERSION (22.05), malleable.conf's Strategy=S (mtct-backfill);
-                       --set: a slurm.conf key (PartitionName= replaces the partition line);
-                       --malleable: a malleable.conf key (e.g. PowerCorridor=300-600)
+                       hosts (8), Slurm VERSION (22.05 on bookworm, 24.11 on trixie), malleable.conf's
+                       Strategy=S (mtct-backfill); --stock: none of our plugins (sched/backfill, no
+                       job_submit, nothing built); --set: a slurm.conf key (PartitionName= replaces
+                       the partition line); --malleable: a malleable.conf key (e.g. PowerCorridor=300-600)
   down [--name NAME]   stop it and remove its containers and network
   exec [--name NAME] [--user USER] HOST -- CMD...
                        run CMD on HOST (login, slurmctld, c1, ...) as USER (root), passing its
@@ -58,7 +63,8 @@ pub fn run(args: &[String]) -> Result<()> {
 fn up(args: &[String]) -> Result<()> {
     let mut name = "malleable".to_string();
     let mut nodes = 8;
-    let mut slurm = "22.05".to_string();
+    let mut slurm = HOST_RELEASE.to_string();
+    let mut stock = false;
     let mut strategy = None;
     let mut set = Vec::new();
     let mut malleable = Vec::new();
@@ -67,7 +73,8 @@ fn up(args: &[String]) -> Result<()> {
         match a.as_str() {
             "--name" => name = name_value("--name", it.next())?,
             "--nodes" => nodes = crate::whole("--nodes", it.next(), 1, 32)?,
-            "--slurm" => slurm = it.next().ok_or("--slurm needs a version, e.g. 22.05")?.clone(),
+            "--slurm" => slurm = it.next().ok_or("--slurm needs a version, e.g. 24.11")?.clone(),
+            "--stock" => stock = true,
             "--strategy" => {
                 let v = it.next().ok_or("--strategy needs a value")?;
                 malleable_core::StrategyChoice::parse(v).map_err(|e| format!("--strategy {v}: {e}"))?;
@@ -88,6 +95,9 @@ fn up(args: &[String]) -> Result<()> {
     }
     let cores = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
     let mut spec = SiteSpec::new(&name, nodes, cores).slurm(&slurm)?;
+    if stock {
+        spec = spec.stock();
+    }
     if let Some(s) = strategy {
         spec = spec.malleable("Strategy", &s);
     }
@@ -97,11 +107,16 @@ fn up(args: &[String]) -> Result<()> {
     for (k, v) in &malleable {
         spec = spec.malleable(k, v);
     }
-    let staged = setup::build_plugins(&repo_root())?;
     setup::ensure(&["debootstrap", "docker-compose"])?;
+    // A stock site's image has none of our files: nothing to build.
+    let staged = if stock { plugin_dir_for(&repo_root(), &slurm) } else { build_release::build(&repo_root(), &slurm)? };
     let mut site = Site::up(spec, &root(), &staged)?;
     site.keep = true;
-    println!("site '{name}' is up: {nodes} compute hosts c1..c{nodes}, files in {}", site.dir.display());
+    let what = if stock { "stock " } else { "" };
+    println!(
+        "site '{name}' is up: {what}Slurm {slurm}, {nodes} compute hosts c1..c{nodes}, files in {}",
+        site.dir.display()
+    );
     println!("  cargo xtask compose exec --name {name} --user alice login -- sinfo");
     println!("  docker-compose -p {name} -f {}/docker-compose.yml ps", site.dir.display());
     Ok(())

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use cluster_eval::replay::{app_args, RealRun};
 use cluster_eval::{gantt, workloads};
-use testcluster::plugins::tool_dir;
 use testcluster::process::output;
 
 use crate::evaluate::{self, Setup};
@@ -18,11 +17,14 @@ use crate::{repo_root, Result};
 pub fn run(nodes: usize, keep: bool, strategies: &[String]) -> Result<()> {
     let w = workloads::demo(nodes);
     let elastic = w.jobs.iter().filter(|j| j.malleable.is_some()).count();
+    // The Slurm it runs on, as its commands name it ("slurm-wlm 24.11.5").
+    let slurm = output(std::process::Command::new("sinfo").arg("--version")).unwrap_or_default();
     println!(
-        "demo: {} jobs ({elastic} elastic) over {:.0} s on {nodes} nodes, once under each of: {}",
+        "demo: {} jobs ({elastic} elastic) over {:.0} s on {nodes} nodes, once under each of: {}; {}",
         w.jobs.len(),
         w.jobs.last().map_or(0.0, |j| j.submit),
-        strategies.join(", ")
+        strategies.join(", "),
+        slurm.trim()
     );
     let setup = Setup {
         name: "demo".into(),
@@ -52,7 +54,7 @@ pub fn run(nodes: usize, keep: bool, strategies: &[String]) -> Result<()> {
     println!("node occupancy of each run (a row per node, a colour per job, elastic jobs outlined): {}", png.display());
     println!("summaries as malleable-sim compare writes them: {}", json.display());
     let mut wrong: Vec<String> = runs.iter().flat_map(evaluate::failures).collect();
-    wrong.extend(check_elastic(&runs, &tool_dir(&repo_root()))?);
+    wrong.extend(check_elastic(&runs, &evaluate::staged_plugins()?.join("bin"))?);
     if wrong.is_empty() {
         Ok(())
     } else {

@@ -11,7 +11,7 @@ use malleable_sim::app_model::{AppModel, ResizeCost};
 use malleable_sim::metrics::median;
 use malleable_sim::workload::Workload;
 use malleable_sim::{simulate, summarize, SimOptions, SimResult, Summary};
-use testcluster::plugins::{self, tool_dir};
+use testcluster::plugins;
 use testcluster::{Cluster, ClusterSpec};
 
 use crate::{repo_root, setup, Result};
@@ -34,10 +34,19 @@ pub struct Setup {
     pub beside_backfill: bool,
 }
 
+/// The plugins a run takes: those `plugins::PLUGIN_DIR_VAR` names (another
+/// release's, inside its build container), else the host's, built first.
+pub fn staged_plugins() -> Result<PathBuf> {
+    match plugins::plugin_dir_override() {
+        Some(dir) => Ok(dir),
+        None => setup::build_plugins(&repo_root()),
+    }
+}
+
 /// Run `w` under each strategy, each on its own fresh cluster.
 pub fn real_runs(w: &Workload, strategies: &[String], s: &Setup) -> Result<Vec<RealRun>> {
-    let staged = setup::build_plugins(&repo_root())?;
-    let bin = tool_dir(&repo_root());
+    let staged = staged_plugins()?;
+    let bin = staged.join("bin");
     let mut runs = Vec::new();
     for (k, strategy) in strategies.iter().enumerate() {
         let base = ClusterSpec::new(&format!("{}-{}", s.name, k + 1), s.nodes);

@@ -1,33 +1,39 @@
 //! cargo xtask: the developer commands of this workspace.
 //!
-//!   cargo xtask demo [--nodes N] [--keep] [--strategies A,B]   easy against mtct-backfill on a local cluster
+//!   cargo xtask demo [--nodes N] [--keep] [--strategies A,B] [--slurm V]   easy against mtct-backfill on a local cluster
 //!   cargo xtask esp [--scale F] [--fraction X] [--strategies A,B] [--seed S]   ESP on a 32-node cluster
 //!   cargo xtask fidelity [--workload demo|esp] ...   the same workload real and simulated
 //!   cargo xtask mpdata [--scale F] [--seed S]   Iserte et al. 2025's MPDATA, static against natural, on 31 nodes
 //!   cargo xtask soak [--jobs N]   many jobs, a third elastic, resizing often
 //!   cargo xtask versus-stock [--jobs N]   srun latency and a burst of short jobs, ours against stock Slurm
 //!   cargo xtask bench-scale [--nodes N] [--jobs N]   pass and lock-hold times with 5,000 nodes, 10,000 jobs
-//!   cargo xtask bench-resize [--nodes N] [--rounds R]   one-node resize latency, 1 to N nodes
+//!   cargo xtask bench-resize [--nodes N] [--rounds R] [--slurm V]   one-node resize latency, 1 to N nodes
 //!   cargo xtask bench-ipsched [--nodes N]   IPSCHED's pass in slurmctld, nodes of 8 CPUs and 2 GPUs
 //!   cargo xtask bench-site [--rounds R]     locks held by resizes on the compose site (slurmdbd)
 //!   cargo xtask test                        every test, with its own set-up
 //!   cargo xtask cluster up|down|status [--nodes N] [--name NAME]
 //!   cargo xtask compose up|down|exec ...   a whole site in docker-compose
-//!   cargo xtask build                       packages, Slurm source tree, plugins
-//!   cargo xtask slurm-src                   prints the configured source tree
+//!   cargo xtask build [--slurm V]           packages, Slurm source tree, plugins (V: 22.05 on the host, 24.11 in trixie)
+//!   cargo xtask slurm-src [--slurm V]       prints the configured source tree
+//!   cargo xtask cargo --slurm V ARGS...     cargo ARGS in release V's build image
 
+mod apt_private;
 mod architecture;
 mod bench_ipsched;
 mod bench_resize;
 mod bench_scale;
 mod bench_site;
+mod build_release;
 mod c_example;
 mod compose;
+mod container;
 mod demo;
 mod esp;
 mod evaluate;
 mod mpdata;
+mod release_tests;
 mod setup;
+mod slurm_src;
 mod slurm_tests;
 mod soak;
 mod test;
@@ -38,12 +44,13 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use testcluster::cluster::{self, Cluster};
+use testcluster::slurm_release::HOST_RELEASE;
 use testcluster::{plugins, ClusterSpec};
 
 pub type Result<T> = std::result::Result<T, String>;
 
 const USAGE: &str = "usage: cargo xtask <command>
-  demo [--nodes N] [--keep] [--strategies A,B]
+  demo [--nodes N] [--keep] [--strategies A,B] [--slurm V]
                                          the demo workload once per strategy (16; easy,mtct-backfill):
                                          jobs, summaries with ratios, node-occupancy PNG
   esp [--scale F] [--fraction X] [--strategies A,B] [--seed S] [--nodes N]
@@ -66,7 +73,8 @@ const USAGE: &str = "usage: cargo xtask <command>
                                          Slurm's own python and expect tests (xtask/slurm-tests.list; --short:
                                          CI's selection) under stock sched/backfill and sched/malleable at once,
                                          side by side; fails if one passes under stock only
-  bench-resize [--nodes N] [--rounds R]  one-node resize latency 1 -> N -> 1, table and plot (32, 5)
+  bench-resize [--nodes N] [--rounds R] [--slurm V]
+                                         one-node resize latency 1 -> N -> 1, table and plot (32, 5)
   bench-site [--rounds R]                how long resizes hold slurmctld's locks on a 4-host compose site,
                                          where they wait for slurmdbd (R shrink-and-grow rounds, 5)
   bench-ipsched [--nodes N] [--keep]     IPSCHED's pass in slurmctld (and EASY's) on N nodes (16) of 8 CPUs and
@@ -79,8 +87,12 @@ const USAGE: &str = "usage: cargo xtask <command>
   compose up|down|exec ...               a whole site in docker-compose (target/compose/NAME): mariadb,
                                          slurmdbd, slurmctld, login, c1..cN; `cargo xtask compose` says more
   cluster status [--name NAME]           which of its daemons run
-  build                                  install Slurm, prepare its source tree, build the plugins
-  slurm-src                              prepare the source tree and print its path";
+  build [--slurm V]                      install Slurm, prepare its source tree, build the plugins (target/plugins,
+                                         and target/plugins/22.05); --slurm 24.11: in trixie's build image, its
+                                         source tree in .cache/slurm-src-24.11, staged in target/plugins/24.11
+  slurm-src [--slurm V]                  prepare the source tree (of release V: 22.05, 24.11) and print its path
+  cargo --slurm V ARGS...                cargo ARGS in release V's build image (SLURM_SRC_DIR its tree,
+                                         CARGO_TARGET_DIR target/slurm-V), e.g. cargo --slurm 24.11 check -p slurm";
 
 /// The workspace root (xtask sits one level below it).
 pub fn repo_root() -> PathBuf {
@@ -104,6 +116,13 @@ struct Opts {
     jobs: usize,
     /// `cluster up --networked`: each slurmd in its own network namespace.
     networked: bool,
+    /// `demo --slurm V`: the Slurm release to run on (the host's if none).
+    slurm: Option<String>,
+}
+
+/// Whether release `v` is the host's (built and run on this machine).
+fn is_host(v: &str) -> bool {
+    testcluster::SlurmRelease::buildable(v).is_ok_and(|r| r.is_host())
 }
 
 /// A whole-number option's value from `lo` to `hi`.
@@ -136,6 +155,7 @@ fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
         workload: "esp".into(),
         jobs: if default_name == "scale" { 10_000 } else { 1000 },
         networked: false,
+        slurm: None,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -152,6 +172,11 @@ fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
                 o.name = v.clone();
             }
             "--keep" => o.keep = true,
+            "--slurm" if default_name == "demo" || default_name == "bench" => {
+                let v = it.next().ok_or("--slurm needs a version, e.g. 24.11")?;
+                testcluster::SlurmRelease::buildable(v).map_err(|e| format!("--slurm {v}: {e}"))?;
+                o.slurm = Some(v.clone());
+            }
             "--networked" => o.networked = true,
             "--set" => {
                 let v = it.next().ok_or("--set needs KEY=VALUE")?;
@@ -211,7 +236,10 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let started = Instant::now();
     let result = match args.first().map(String::as_str) {
-        Some("demo") => parse_opts(&args[1..], "demo").and_then(|o| demo::run(o.nodes, o.keep, &o.strategies)),
+        Some("demo") => parse_opts(&args[1..], "demo").and_then(|o| match &o.slurm {
+            Some(v) if !is_host(v) => release_tests::in_release(&repo_root(), v, "demo", &args[1..]),
+            _ => demo::run(o.nodes, o.keep, &o.strategies),
+        }),
         Some("esp") => parse_opts(&args[1..], "esp").and_then(|o| esp::run(&o.into(), false)),
         Some("fidelity") => parse_opts(&args[1..], "fidelity").and_then(|o| esp::run(&o.into(), true)),
         Some("mpdata") => parse_opts(&args[1..], "mpdata").and_then(|o| mpdata::run(o.nodes, o.scale, o.seed, o.keep)),
@@ -220,15 +248,22 @@ fn main() -> ExitCode {
         Some("test") => test::run_all(&repo_root()),
         Some("bench-scale") => parse_opts(&args[1..], "scale").and_then(|o| bench_scale::run(o.nodes, o.jobs, o.keep)),
         Some("bench-ipsched") => parse_opts(&args[1..], "ipsched").and_then(|o| bench_ipsched::run(o.nodes, o.keep)),
-        Some("bench-resize") => parse_opts(&args[1..], "bench").and_then(|o| bench_resize::run(o.nodes, o.rounds)),
+        Some("bench-resize") => parse_opts(&args[1..], "bench").and_then(|o| match &o.slurm {
+            Some(v) if !is_host(v) => release_tests::in_release(&repo_root(), v, "bench-resize", &args[1..]),
+            _ => bench_resize::run(o.nodes, o.rounds),
+        }),
         Some("bench-site") => parse_opts(&args[1..], "bench-site").and_then(|o| bench_site::run(o.rounds)),
         Some("slurm-tests") => slurm_tests_cmd(&args[1..]),
         Some("cluster") => cluster_cmd(&args[1..]),
         Some("compose") => compose::run(&args[1..]),
-        Some("build") => setup::build_plugins(&repo_root()).map(|d| println!("plugins in {}", d.display())),
-        Some("slurm-src") => setup::ensure_packages()
-            .and_then(|()| setup::ensure_source_tree(&repo_root()))
-            .map(|t| println!("{}", t.display())),
+        Some("build") => slurm_flag(&args[1..])
+            .and_then(|v| match v {
+                None => setup::build_plugins(&repo_root()),
+                Some(v) => build_release::build(&repo_root(), &v),
+            })
+            .map(|d| println!("plugins in {}", d.display())),
+        Some("slurm-src") => slurm_src_cmd(&args[1..]).map(|t| println!("{}", t.display())),
+        Some("cargo") => cargo_cmd(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())
@@ -246,6 +281,42 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `--slurm VERSION` as the only option, if given.
+fn slurm_flag(args: &[String]) -> Result<Option<String>> {
+    match args {
+        [] => Ok(None),
+        [flag, v] if flag == "--slurm" => Ok(Some(v.clone())),
+        _ => Err(format!("expected nothing or --slurm VERSION (22.05, 24.11), not '{}'", args.join(" "))),
+    }
+}
+
+fn slurm_src_cmd(args: &[String]) -> Result<PathBuf> {
+    let root = repo_root();
+    let r = testcluster::SlurmRelease::buildable(slurm_flag(args)?.as_deref().unwrap_or(HOST_RELEASE))?;
+    if r.is_host() {
+        setup::ensure_packages()?;
+        setup::ensure_source_tree(&root)
+    } else {
+        slurm_src::ensure_release_tree(&root, r)
+    }
+}
+
+/// `cargo --slurm V ARGS...`: ARGS as cargo's, in V's build image.
+fn cargo_cmd(args: &[String]) -> Result<()> {
+    let [flag, v, rest @ ..] = args else {
+        return Err("cargo: expected --slurm VERSION ARGS... (e.g. --slurm 24.11 check -p slurm)".into());
+    };
+    if flag != "--slurm" || rest.is_empty() {
+        return Err("cargo: expected --slurm VERSION ARGS... (e.g. --slurm 24.11 check -p slurm)".into());
+    }
+    let r = testcluster::SlurmRelease::buildable(v)?;
+    if r.is_host() {
+        return Err(format!("cargo --slurm {v}: that is the host's release; run cargo itself"));
+    }
+    let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
+    build_release::cargo_in(&repo_root(), r, &rest, &[])
 }
 
 fn slurm_tests_cmd(args: &[String]) -> Result<()> {

@@ -6,13 +6,16 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use testcluster::plugins::{plugin_dir, tool_dir, PLUGINS, TOOLS};
+use testcluster::plugins::{plugin_dir, plugin_dir_for, tool_dir, tool_dir_for, PLUGINS, TOOLS};
 use testcluster::process::run;
+use testcluster::slurm_release::HOST_RELEASE;
 
+use crate::apt_private::PrivateApt;
 use crate::Result;
 
-/// The Slurm we build against: exactly what Debian bookworm ships.
-pub const SLURM_DEB_VERSION: &str = "22.05.8-4+deb12u3";
+/// The Slurm we build against on the host: exactly what Debian bookworm
+/// ships (the first row of testcluster's release table).
+pub const SLURM_DEB_VERSION: &str = testcluster::slurm_release::RELEASES[0].deb_version;
 pub const SLURM_SRC_NAME: &str = "slurm-wlm-22.05.8";
 
 const PACKAGES: &[&str] = &[
@@ -76,11 +79,14 @@ pub fn ensure_packages() -> Result<()> {
 }
 
 pub fn source_cache(root: &Path) -> PathBuf {
-    root.join(".cache/slurm-src")
+    crate::slurm_src::cache_dir(root).join("slurm-src")
 }
 
 /// The configured source tree of the installed Slurm, fetched and configured
-/// on first use (about 20 s), then cached under .cache/slurm-src.
+/// on first use (about 20 s), then cached under .cache/slurm-src. The
+/// source comes through a private apt configuration (deb-src of bookworm
+/// and its security suite, lists under .cache/slurm-src/apt-bookworm): the
+/// host's /etc/apt is not touched.
 pub fn ensure_source_tree(root: &Path) -> Result<PathBuf> {
     let cache = source_cache(root);
     let tree = cache.join(SLURM_SRC_NAME);
@@ -89,21 +95,16 @@ pub fn ensure_source_tree(root: &Path) -> Result<PathBuf> {
     }
     let t = Instant::now();
     std::fs::create_dir_all(&cache).map_err(|e| format!("cannot create {}: {e}", cache.display()))?;
-    let sources = Path::new("/etc/apt/sources.list.d/malleable-slurm-src.sources");
-    if !sources.exists() {
-        std::fs::write(
-            sources,
-            "Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm\nComponents: main\n\
-             Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n\n\
-             Types: deb-src\nURIs: http://deb.debian.org/debian-security\nSuites: bookworm-security\n\
-             Components: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n",
-        )
-        .map_err(|e| format!("cannot write {}: {e}", sources.display()))?;
-    }
-    run(apt_get().args(["update", "-qq"]))?;
+    let release = testcluster::SlurmRelease::find(HOST_RELEASE)?;
+    let apt = PrivateApt::deb_src(&cache.join(format!("apt-{}", release.suite)), release.suite)?;
+    apt.update()?;
     if !tree.is_dir() {
         eprintln!("xtask: fetching the source of slurm-wlm {SLURM_DEB_VERSION}");
-        run(apt_get().current_dir(&cache).args(["source", "-qq", &format!("slurm-wlm={SLURM_DEB_VERSION}")]))?;
+        run(apt.command("apt-get").current_dir(&cache).args([
+            "source",
+            "-qq",
+            &format!("slurm-wlm={SLURM_DEB_VERSION}"),
+        ]))?;
     }
     eprintln!("xtask: configuring {} (once)", tree.display());
     let log = cache.join("configure.log");
@@ -118,7 +119,8 @@ pub fn ensure_source_tree(root: &Path) -> Result<PathBuf> {
 }
 
 /// Packages, source tree, release build, and each .so copied under the file
-/// name Slurm looks for (sched/malleable -> sched_malleable.so).
+/// name Slurm looks for (sched/malleable -> sched_malleable.so), into
+/// target/plugins and (a copy) target/plugins/22.05.
 pub fn build_plugins(root: &Path) -> Result<PathBuf> {
     ensure_packages()?;
     let tree = ensure_source_tree(root)?;
@@ -144,13 +146,35 @@ pub fn build_plugins(root: &Path) -> Result<PathBuf> {
         stage(&release.join(name), &bin.join(name))?;
     }
     crate::c_example::build(root)?;
+    copy_for_release(&dir, &bin, &plugin_dir_for(root, HOST_RELEASE), &tool_dir_for(root, HOST_RELEASE))?;
     Ok(dir)
+}
+
+/// The host's build also staged as target/plugins/22.05 (and its bin/), so
+/// that every release's plugins are found the same way.
+fn copy_for_release(dir: &Path, bin: &Path, to: &Path, to_bin: &Path) -> Result<()> {
+    std::fs::create_dir_all(to_bin).map_err(|e| format!("cannot create {}: {e}", to_bin.display()))?;
+    for (_, _, slurm_name) in PLUGINS {
+        stage(&dir.join(slurm_name), &to.join(slurm_name))?;
+    }
+    for name in staged_tools() {
+        stage(&bin.join(name), &to_bin.join(name))?;
+    }
+    Ok(())
+}
+
+/// What a plugin dir's bin/ holds: our commands, the runtime's C library
+/// and header, and the C example.
+pub fn staged_tools() -> Vec<&'static str> {
+    let mut t: Vec<&str> = TOOLS.iter().map(|t| t.1).collect();
+    t.extend(["libmalleable_rt.so", "malleable_rt.h", "mall-stencil-c"]);
+    t
 }
 
 /// Copy to a temporary name and rename, so that a running slurmctld that
 /// has the old file mapped, or a job running the old command, is not
 /// disturbed.
-fn stage(from: &Path, to: &Path) -> Result<()> {
+pub fn stage(from: &Path, to: &Path) -> Result<()> {
     let name = to.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = to.with_file_name(format!(".{name}.tmp"));
     std::fs::copy(from, &tmp).map_err(|e| format!("cannot copy {}: {e}", from.display()))?;
@@ -160,6 +184,12 @@ fn stage(from: &Path, to: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_host_release_is_the_tables_first_row() {
+        let r = testcluster::SlurmRelease::find(HOST_RELEASE).unwrap();
+        assert_eq!((r.deb_version, r.src_name()), (SLURM_DEB_VERSION, SLURM_SRC_NAME.to_string()));
+    }
 
     #[test]
     fn only_an_installed_package_has_a_version() {

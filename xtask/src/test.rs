@@ -3,7 +3,7 @@
 //! SPANK-only build without the Slurm source tree, unit and property tests,
 //! then the symbol check, the real-cluster tests and the compose site's
 //! (marked #[ignore] so that a plain `cargo test` never needs root, Docker
-//! or a cluster), then the
+//! or a cluster), the same for Slurm 24.11 (release_tests), then the
 //! evaluation commands' short forms. It ends with one line that counts every test.
 
 use std::path::Path;
@@ -13,6 +13,14 @@ use std::time::Instant;
 use testcluster::process::run;
 
 use crate::{architecture, setup, Result};
+
+/// cargo on this machine, in the workspace, built against the host's
+/// Slurm source tree.
+pub(crate) fn cargo_command(root: &Path) -> Command {
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    c.current_dir(root).env("SLURM_SRC_DIR", setup::source_cache(root).join(setup::SLURM_SRC_NAME));
+    c
+}
 
 pub fn run_all(root: &Path) -> Result<()> {
     let t = Instant::now();
@@ -67,6 +75,11 @@ pub fn run_all(root: &Path) -> Result<()> {
     ]));
     eprintln!("xtask: symbol check and cluster tests took {:.1?}", t.elapsed());
     total.add(cluster?);
+    // The other supported release: built and tested in its own root.
+    let t = Instant::now();
+    let other = crate::release_tests::run(root, "24.11");
+    eprintln!("xtask: Slurm 24.11's tests took {:.1?}", t.elapsed());
+    total.add(other?);
     let t = Instant::now();
     let evaluations = run_evaluations();
     eprintln!("xtask: the evaluation commands' short forms took {:.1?}", t.elapsed());
@@ -125,13 +138,13 @@ fn run_evaluations() -> Result<TestCounts> {
 }
 
 #[derive(Default)]
-struct TestCounts {
+pub(crate) struct TestCounts {
     passed: u64,
     failed: u64,
 }
 
 impl TestCounts {
-    fn add(&mut self, other: TestCounts) {
+    pub(crate) fn add(&mut self, other: TestCounts) {
         self.passed += other.passed;
         self.failed += other.failed;
     }
@@ -139,7 +152,7 @@ impl TestCounts {
 
 /// Run `cargo test`, echoing its output, and add up its "test result:" lines
 /// (with `--no-fail-fast`, so that one run names every failing test).
-fn run_tests(cmd: &mut Command) -> Result<TestCounts> {
+pub(crate) fn run_tests(cmd: &mut Command) -> Result<TestCounts> {
     use std::io::{BufRead, BufReader};
     let mut child = cmd.stdout(std::process::Stdio::piped()).spawn().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
     let mut counts = TestCounts::default();

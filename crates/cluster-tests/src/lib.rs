@@ -20,9 +20,12 @@ pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The staged plugins; `cargo xtask test` builds them before running us.
+/// The staged plugins; `cargo xtask test` builds them before running us:
+/// the host's, or another release's when `plugins::PLUGIN_DIR_VAR` names
+/// them (the tests run in that release's build container). Their commands
+/// are in its `bin/`.
 pub fn plugin_dir() -> PathBuf {
-    let dir = plugins::plugin_dir(&repo_root());
+    let dir = plugins::plugin_dir_override().unwrap_or_else(|| plugins::plugin_dir(&repo_root()));
     for (_, _, name) in PLUGINS {
         assert!(
             dir.join(name).is_file(),

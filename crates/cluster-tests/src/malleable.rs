@@ -5,15 +5,15 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use testcluster::plugins;
 use testcluster::process::output;
 use testcluster::{wait, Cluster, ClusterSpec};
 
-use crate::{repo_root, spec};
+use crate::spec;
 
 /// A staged command (mall-run, mall-example, mall-stencil-c).
 pub fn tool(name: &str) -> PathBuf {
-    let path = plugins::tool_dir(&repo_root()).join(name);
+    // tool_dir is plugin_dir's bin/, for every release's staging.
+    let path = crate::plugin_dir().join("bin").join(name);
     assert!(path.is_file(), "{} missing: run these tests through `cargo xtask test`", path.display());
     path
 }

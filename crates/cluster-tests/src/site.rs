@@ -22,11 +22,20 @@ mall-run -- mall-example --cells 8192 --iterations 600 --unit-us 25
 /// The example application's options in [`README_ELASTIC_JOB`].
 pub const README_APP_ARGS: &str = "--cells 8192 --iterations 600 --unit-us 25";
 
+/// Names the Slurm release the compose tests' sites run (24.11), with
+/// `testcluster::plugins::PLUGIN_DIR_VAR` naming its plugins; unset, the
+/// host's release.
+pub const SITE_SLURM_VAR: &str = "MALLEABLE_SITE_SLURM";
+
 /// Bring up site `name` with `nodes` compute hosts (cores as this machine
-/// has), as `spec` changes it.
+/// has), as `spec` changes it, of the release [`SITE_SLURM_VAR`] names.
 pub fn up_site(name: &str, nodes: usize, spec: impl FnOnce(SiteSpec) -> SiteSpec) -> Site {
     let cores = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
-    let spec = spec(SiteSpec::new(name, nodes, cores));
+    let mut base = SiteSpec::new(name, nodes, cores);
+    if let Some(release) = std::env::var_os(SITE_SLURM_VAR) {
+        base = base.slurm(&release.to_string_lossy()).unwrap_or_else(|e| panic!("{SITE_SLURM_VAR}: {e}"));
+    }
+    let spec = spec(base);
     Site::up(spec, &repo_root().join("target/compose"), &plugin_dir())
         .unwrap_or_else(|e| panic!("site {name} did not come up: {e}"))
 }

@@ -43,17 +43,31 @@ fn required_symbols(file: &Path) -> Vec<String> {
 /// require init and fini); a SPANK plugin needs at least one callback, and
 /// ours registers its options in slurm_spank_init.
 fn required_of(plugin_type: &str) -> Vec<String> {
-    let loader = match plugin_type.split('/').next().unwrap() {
-        "sched" => "src/slurmctld/sched_plugin.c",
-        "job_submit" => "src/slurmctld/job_submit.c",
-        "select" => "src/common/select.c",
-        "task" => "src/slurmd/common/task_plugin.c",
-        "spank" => return vec!["slurm_spank_init".to_string(), "slurm_spank_init_post_opt".to_string()],
+    let kind = plugin_type.split('/').next().unwrap();
+    if kind == "spank" {
+        return vec!["slurm_spank_init".to_string(), "slurm_spank_init_post_opt".to_string()];
+    }
+    let mut required = vec!["init".to_string(), "fini".to_string()];
+    required.extend(required_symbols(&loader(kind)));
+    required
+}
+
+/// The loader of a plugin kind in the source tree: 22.05 keeps them with
+/// their daemon or in src/common, 24.11 in src/interfaces.
+fn loader(kind: &str) -> PathBuf {
+    let places: &[&str] = match kind {
+        "sched" => &["src/slurmctld/sched_plugin.c", "src/interfaces/sched_plugin.c"],
+        "job_submit" => &["src/slurmctld/job_submit.c", "src/interfaces/job_submit.c"],
+        "select" => &["src/common/select.c", "src/interfaces/select.c"],
+        "task" => &["src/slurmd/common/task_plugin.c", "src/interfaces/task.c"],
         other => panic!("no symbol list known for {other} plugins"),
     };
-    let mut required = vec!["init".to_string(), "fini".to_string()];
-    required.extend(required_symbols(&source_tree().join(loader)));
-    required
+    let tree = source_tree();
+    places
+        .iter()
+        .map(|p| tree.join(p))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("none of {places:?} in {}", tree.display()))
 }
 
 #[test]
@@ -90,17 +104,21 @@ fn every_plugin_loads_and_exports_what_slurm_requires() {
 #[ignore = "needs the Slurm source tree: cargo xtask test"]
 fn the_symbol_list_is_read_from_slurm() {
     // Guards the check itself: the parser finds each kind's operations.
-    let syms = required_symbols(&source_tree().join("src/slurmctld/sched_plugin.c"));
+    let syms = required_symbols(&loader("sched"));
     assert_eq!(syms, vec!["sched_p_reconfig".to_string()]);
-    let syms = required_symbols(&source_tree().join("src/slurmctld/job_submit.c"));
+    let syms = required_symbols(&loader("job_submit"));
     assert_eq!(syms, vec!["job_submit".to_string(), "job_modify".to_string()]);
-    // The select plugins': plugin_id, then 36 operations.
-    let syms = required_symbols(&source_tree().join("src/common/select.c"));
-    assert_eq!((syms.len(), syms[0].as_str(), syms[5].as_str()), (37, "plugin_id", "select_p_job_test"));
-    // The task plugins': twelve hooks, slurmd's four first.
-    let syms = required_symbols(&source_tree().join("src/slurmd/common/task_plugin.c"));
+    // The select plugins': plugin_id, then 36 operations (31 in 24.11).
+    let (select_ops, task_hooks) = match slurm::SLURM_RELEASE {
+        "22.05" => (36, 12),
+        _ => (31, 8),
+    };
+    let syms = required_symbols(&loader("select"));
+    assert_eq!((syms.len(), syms[0].as_str(), syms[5].as_str()), (select_ops + 1, "plugin_id", "select_p_job_test"));
+    // The task plugins': slurmd's hooks first, add_pid last.
+    let syms = required_symbols(&loader("task"));
     assert_eq!(
-        (syms.len(), syms[0].as_str(), syms[11].as_str()),
-        (12, "task_p_slurmd_batch_request", "task_p_add_pid")
+        (syms.len(), syms[0].as_str(), syms[task_hooks - 1].as_str()),
+        (task_hooks, "task_p_slurmd_batch_request", "task_p_add_pid")
     );
 }

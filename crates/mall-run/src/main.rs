@@ -35,6 +35,7 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    slurm::client::init();
     match start(args) {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
         Err(e) => {

@@ -36,3 +36,9 @@ pub const SLURM_ERROR: i32 = slurm_sys::SLURM_ERROR;
 /// The Slurm version the bindings were generated from; `plugin_version` of
 /// every plugin must equal it (src/common/plugin.c compares all 24 bits).
 pub const SLURM_VERSION_NUMBER: u32 = slurm_sys::SLURM_VERSION_NUMBER;
+
+/// That version as a site names its release: "22.05", "24.11".
+#[cfg(not(slurm_since_24_11))]
+pub const SLURM_RELEASE: &str = "22.05";
+#[cfg(slurm_since_24_11)]
+pub const SLURM_RELEASE: &str = "24.11";

@@ -13,7 +13,7 @@
 //! a client without this plugin could send anything.
 //!
 //! A heterogeneous job is refused here, in sbatch or salloc, with why, when
-//! slurmctld runs sched/malleable: slurmctld 22.05 takes one only under
+//! slurmctld runs sched/malleable: slurmctld (22.05, 24.11) takes one only under
 //! sched/backfill and would refuse it with a bare "Requested operation not
 //! supported". Beside sched/backfill (select/natural) it goes on, unless
 //! it is given malleable options.
@@ -60,7 +60,7 @@ struct Given {
 
 /// Why a heterogeneous job is refused before it is sent.
 const HETEROGENEOUS: &str = "heterogeneous jobs (components separated by ':' or '#SBATCH hetjob') are not \
-                             supported under sched/malleable: slurmctld 22.05 accepts them only under \
+                             supported under sched/malleable: slurmctld accepts them only under \
                              sched/backfill; submit the components as separate jobs";
 
 /// Why a heterogeneous job may not be elastic, under any scheduler.

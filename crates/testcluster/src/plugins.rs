@@ -1,6 +1,6 @@
 //! This workspace's plugins as a cluster loads them: which are built, the
-//! names Slurm looks for, where `cargo xtask build` stages them, and the
-//! settings a cluster needs to run sched/malleable.
+//! names Slurm looks for, where `cargo xtask build` stages them (per Slurm
+//! release too), and the settings a cluster needs to run sched/malleable.
 
 use std::path::{Path, PathBuf};
 
@@ -28,6 +28,30 @@ pub const TOOLS: &[(&str, &str)] = &[("mall-run", "mall-run"), ("mall-example", 
 /// and the C example built against them).
 pub fn tool_dir(root: &Path) -> PathBuf {
     root.join("target/plugins/bin")
+}
+
+/// Names the staged plugins to use instead of the host's (a release's
+/// target/plugins/VERSION), for what runs inside that release's build
+/// container: the tests, the demo. Their commands are in its `bin/`.
+pub const PLUGIN_DIR_VAR: &str = "MALLEABLE_PLUGIN_DIR";
+
+/// The plugin directory [`PLUGIN_DIR_VAR`] names, if set.
+pub fn plugin_dir_override() -> Option<PathBuf> {
+    std::env::var_os(PLUGIN_DIR_VAR).map(PathBuf::from)
+}
+
+/// Where `cargo xtask build --slurm VERSION` stages the plugins built for
+/// that release: target/plugins/VERSION (the host's 22.05 build keeps
+/// [`plugin_dir`] as well and copies itself here).
+pub fn plugin_dir_for(root: &Path, version: &str) -> PathBuf {
+    plugin_dir(root).join(version)
+}
+
+/// Where the commands built for `version` go: `bin/` in its plugin dir,
+/// as [`tool_dir`] is in [`plugin_dir`] (the compose site image takes
+/// them from there).
+pub fn tool_dir_for(root: &Path, version: &str) -> PathBuf {
+    plugin_dir_for(root, version).join("bin")
 }
 
 /// What sched/malleable needs in SchedulerParameters: slurmctld's periodic

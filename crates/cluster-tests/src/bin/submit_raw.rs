@@ -8,6 +8,7 @@
 //! Prints the job id; on refusal exits 1 (Slurm prints its message).
 
 fn main() {
+    slurm::client::init();
     let mut args = std::env::args().skip(1);
     let nodes = args.next().and_then(|n| n.parse::<u32>().ok()).unwrap_or_else(|| {
         eprintln!("usage: submit_raw NODES [NAME=VALUE ...]");

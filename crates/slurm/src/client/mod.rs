@@ -26,8 +26,7 @@ pub struct JobRecord {
 
 /// The error of the last call, as Slurm says it.
 fn last_error(what: &str) -> String {
-    // SAFETY: slurm_get_errno reads this thread's errno.
-    let code = unsafe { sys::slurm_get_errno() };
+    let code = crate::common::cstr::last_slurm_errno();
     format!("{what}: {} ({code})", crate::common::cstr::strerror(code))
 }
 
@@ -49,6 +48,17 @@ fn state_name(state: u32) -> String {
     ];
     let base = state & sys::JOB_STATE_BASE;
     NAMES.get(base as usize).map_or_else(|| format!("state {base}"), |n| n.to_string())
+}
+
+/// Set up Slurm's API in a command, once, before any other call here:
+/// 24.11's calls fail ("No hash plugins loaded") without `slurm_init`;
+/// 22.05 has it too and would otherwise do the same work lazily. Not in a
+/// plugin: its daemon has done it (and slurm_init's failures are fatal).
+pub fn init() {
+    static INIT: std::sync::Once = std::sync::Once::new();
+    // SAFETY: slurm_init(NULL) reads the default slurm.conf and loads the
+    // client's plugins; Once keeps it to one call per process.
+    INIT.call_once(|| unsafe { sys::slurm_init(std::ptr::null()) });
 }
 
 /// Read job `id`'s record.

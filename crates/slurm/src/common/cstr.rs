@@ -29,6 +29,13 @@ pub fn strerror(code: i32) -> String {
     unsafe { cstr_to_string(slurm_sys::slurm_strerror(code)) }.unwrap_or_else(|| format!("error {code}"))
 }
 
+/// The error code the last Slurm call left in this thread's errno, where
+/// Slurm's API leaves it (22.05's `slurm_get_errno()` only returned errno;
+/// 24.11 dropped it).
+pub(crate) fn last_slurm_errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -60,8 +60,10 @@ impl<L: LockSet> LockGuard<L> {
     /// instead: TCP_QUICKACK sends a delayed one when set, but does not
     /// stay set, so a thread sets it again every 200 us while the guard
     /// lives. Without slurmdbd, or with its connection closed, nothing.
+    /// 24.11 sends a resize's records to slurmdbd through its agent, not
+    /// under the locks: nothing to hasten there.
     pub(crate) fn slurmdbd_quick(&self) -> QuickAcks {
-        if !slurmdbd_in_use() {
+        if cfg!(slurm_since_24_11) || !slurmdbd_in_use() {
             return QuickAcks(None);
         }
         // SAFETY: under slurmdbd, acct_db_conn is slurmctld's persistent

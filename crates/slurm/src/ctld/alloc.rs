@@ -243,20 +243,43 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
                 chosen.or(orig);
             }
             (*details).exc_node_bitmap = chosen.into_raw();
-            let rc = (self.ctld.select_nodes)(
-                job_ptr,
-                false,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                false,
-                sys::SLURMDB_JOB_FLAG_SCHED,
-            );
+            let rc = self.call_select_nodes(job_ptr);
             // select_nodes may have replaced the bitmap: free whatever is
             // there now and put the job's own exclusions back.
             drop(Bitmap::from_raw((*details).exc_node_bitmap));
             (*details).exc_node_bitmap = original.map_or(std::ptr::null_mut(), Bitmap::into_raw);
             rc
         }
+    }
+
+    /// slurmctld's select_nodes for a start now, not a test, as the
+    /// scheduler (SLURMDB_JOB_FLAG_SCHED).
+    ///
+    /// # Safety
+    /// As [`Self::select_on`].
+    #[cfg(not(slurm_since_24_11))]
+    unsafe fn call_select_nodes(&self, job_ptr: *mut sys::job_record_t) -> i32 {
+        // SAFETY: by the caller's contract; no bitmap or message asked back.
+        unsafe {
+            (self.ctld.select_nodes)(
+                job_ptr,
+                false,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                false,
+                sys::SLURMDB_JOB_FLAG_SCHED,
+            )
+        }
+    }
+
+    /// 24.11 takes the job (and where to put a message) in a
+    /// job_node_select_t, as its backfill passes it.
+    #[cfg(slurm_since_24_11)]
+    unsafe fn call_select_nodes(&self, job_ptr: *mut sys::job_record_t) -> i32 {
+        let mut select = sys::job_node_select_t { job_ptr, ..Default::default() };
+        // SAFETY: by the caller's contract; err_msg is NULL (no message
+        // asked back), the struct lives across the call.
+        unsafe { (self.ctld.select_nodes)(&mut select, false, false, sys::SLURMDB_JOB_FLAG_SCHED) }
     }
 
     /// Start a pending job on exactly these nodes (node-table indices), the
@@ -418,13 +441,28 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         let names = NodeNames::of(table, keep);
         let _acks = self.slurmdbd_quick();
         // SAFETY: a request set up as update() requires; req_nodes points
-        // into `names`, alive across the call, which only reads it.
+        // into `names`, alive across the call, which only reads it; the
+        // job's details are live under our write lock and get their own
+        // pointer back. 24.11's update_job does nothing, and says success, when the new
+        // NodeList is the very text the job was submitted with (`-w c1`,
+        // grown to c[1-2], kept to c1): its submitted list is set aside for
+        // the call (the running job's branch does not read it).
         let rc = unsafe {
             let mut desc: sys::job_desc_msg_t = std::mem::zeroed();
             sys::slurm_init_job_desc_msg(&mut desc);
             desc.job_id = job_id;
             desc.req_nodes = names.0;
-            self.update(&mut desc)
+            let details = (*rec).details;
+            let submitted = if details.is_null() {
+                std::ptr::null_mut()
+            } else {
+                std::mem::replace(&mut (*details).req_nodes, std::ptr::null_mut())
+            };
+            let rc = self.update(&mut desc);
+            if !details.is_null() {
+                (*details).req_nodes = submitted;
+            }
+            rc
         };
         self.settle_db_index(job_id);
         if rc != sys::SLURM_SUCCESS as i32 {
@@ -520,6 +558,14 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
             desc.name = name.as_ptr().cast_mut();
             desc.partition = partition.as_ptr().cast_mut();
             desc.dependency = depend.as_ptr().cast_mut();
+            // 24.11 refuses a job without a working directory (22.05 took
+            // one): the job's own, which job_allocate copies.
+            let details = (*job_ptr).details;
+            desc.work_dir = if details.is_null() || (*details).work_dir.is_null() {
+                c"/".as_ptr().cast_mut()
+            } else {
+                (*details).work_dir
+            };
             desc.req_nodes = names.0;
             desc.min_nodes = add.len() as u32;
             desc.max_nodes = add.len() as u32;

@@ -202,8 +202,10 @@ impl<P: JobSubmitPlugin> Instance<P> {
     /// The arguments are those slurmctld passes to `job_submit`.
     pub unsafe fn submit(&self, raw: *mut sys::job_desc_msg_t, uid: u32, err_msg: *mut *mut libc::c_char) -> i32 {
         guard("job_submit", SLURM_ERROR, || {
-            // slurmctld calls its job_submit plugins one at a time (under
-            // its g_context_lock), so holding ours for the call blocks nobody.
+            // 22.05 calls its job_submit plugins one at a time (under its
+            // g_context_lock), so holding ours blocks nobody; 24.11 holds a
+            // read lock there, and several RPC threads may be here at once:
+            // ours makes them take turns, as before.
             let plugin = self.0.lock();
             let (Ok(ctld), Some(p)) = (Slurmctld::get(), plugin.as_ref()) else {
                 return SLURM_ERROR;
@@ -211,13 +213,20 @@ impl<P: JobSubmitPlugin> Instance<P> {
             let mut job = JobDesc { raw, _call: PhantomData };
             let result = p.submit(&SubmitContext { ctld }, &mut job, uid);
             // SAFETY: err_msg is slurmctld's out parameter for this call.
-            unsafe { refused(result, err_msg) }
+            unsafe { refused("submission", result, err_msg) }
         })
     }
 
     /// # Safety
-    /// The arguments are those slurmctld passes to `job_modify`.
-    pub unsafe fn modify(&self, raw: *mut sys::job_desc_msg_t, job: *mut sys::job_record_t, uid: u32) -> i32 {
+    /// The arguments are those slurmctld passes to `job_modify`; `err_msg`
+    /// is NULL before 24.11, which added it.
+    pub unsafe fn modify(
+        &self,
+        raw: *mut sys::job_desc_msg_t,
+        job: *mut sys::job_record_t,
+        uid: u32,
+        err_msg: *mut *mut libc::c_char,
+    ) -> i32 {
         guard("job_modify", SLURM_ERROR, || {
             let plugin = self.0.lock();
             let (Ok(ctld), Some(p)) = (Slurmctld::get(), plugin.as_ref()) else {
@@ -229,13 +238,8 @@ impl<P: JobSubmitPlugin> Instance<P> {
                 Some(view) => p.modify(&SubmitContext { ctld }, &mut update, &view, uid),
                 None => Ok(()),
             };
-            match result {
-                Ok(()) => SLURM_SUCCESS,
-                Err(e) => {
-                    log::info!("update refused: {e}");
-                    SLURM_ERROR
-                }
-            }
+            // SAFETY: err_msg is NULL or slurmctld's out parameter for this call.
+            unsafe { refused("update", result, err_msg) }
         })
     }
 }
@@ -252,11 +256,11 @@ impl<P: JobSubmitPlugin> Default for Instance<P> {
 /// # Safety
 /// `err_msg` is NULL or slurmctld's `char **` out parameter, whose old value
 /// (NULL or xmalloc'd) slurmctld owns.
-unsafe fn refused(result: Result<(), String>, err_msg: *mut *mut libc::c_char) -> i32 {
+unsafe fn refused(what: &str, result: Result<(), String>, err_msg: *mut *mut libc::c_char) -> i32 {
     match result {
         Ok(()) => SLURM_SUCCESS,
         Err(e) => {
-            log::info!("submission refused: {e}");
+            log::info!("{what} refused: {e}");
             if !err_msg.is_null() {
                 let text = c_text(&e);
                 // SAFETY: xstrdup copies into xmalloc'd memory, which
@@ -308,18 +312,49 @@ macro_rules! job_submit_plugin {
                 unsafe { INSTANCE.submit(job_desc, submit_uid, err_msg) }
             }
 
-            /// # Safety
-            /// Called by slurmctld only, as its job_submit plugin interface says.
-            #[no_mangle]
-            pub unsafe extern "C" fn job_modify(
-                job_desc: *mut $crate::ctld::job_submit::RawJobDesc,
-                job_ptr: *mut $crate::ctld::job_submit::RawJobRecord,
-                submit_uid: u32,
-            ) -> ::std::os::raw::c_int {
-                // SAFETY: slurmctld's own arguments, passed on.
-                unsafe { INSTANCE.modify(job_desc, job_ptr, submit_uid) }
-            }
+            $crate::__job_modify_export!(INSTANCE);
         };
+    };
+}
+
+/// `job_modify` as this Slurm calls it: 22.05 passes no err_msg.
+#[cfg(not(slurm_since_24_11))]
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __job_modify_export {
+    ($instance:ident) => {
+        /// # Safety
+        /// Called by slurmctld only, as its job_submit plugin interface says.
+        #[no_mangle]
+        pub unsafe extern "C" fn job_modify(
+            job_desc: *mut $crate::ctld::job_submit::RawJobDesc,
+            job_ptr: *mut $crate::ctld::job_submit::RawJobRecord,
+            submit_uid: u32,
+        ) -> ::std::os::raw::c_int {
+            // SAFETY: slurmctld's own arguments, passed on.
+            unsafe { $instance.modify(job_desc, job_ptr, submit_uid, ::std::ptr::null_mut()) }
+        }
+    };
+}
+
+/// 24.11's job_modify tells the user why, as job_submit does.
+#[cfg(slurm_since_24_11)]
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __job_modify_export {
+    ($instance:ident) => {
+        /// # Safety
+        /// Called by slurmctld only, as its job_submit plugin interface says.
+        #[no_mangle]
+        pub unsafe extern "C" fn job_modify(
+            job_desc: *mut $crate::ctld::job_submit::RawJobDesc,
+            job_ptr: *mut $crate::ctld::job_submit::RawJobRecord,
+            submit_uid: u32,
+            err_msg: *mut *mut ::std::os::raw::c_char,
+        ) -> ::std::os::raw::c_int {
+            // SAFETY: slurmctld's own arguments, passed on.
+            unsafe { $instance.modify(job_desc, job_ptr, submit_uid, err_msg) }
+        }
     };
 }
 

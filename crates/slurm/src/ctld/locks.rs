@@ -226,7 +226,7 @@ impl<L: WritesJobs> LockGuard<L> {
             // Slurm's backfill stamps it; a moved estimate alone does not
             // (a booking at "now" moves every second, and the stamp would
             // wake a pass each time).
-            let reason_changed = self.set_reason(ptr, w.code.reason(), w.text);
+            let reason_changed = self.set_reason(ptr, w.code.reason(), w.shown_text());
             if (*ptr).start_time != w.start || reason_changed {
                 (*ptr).start_time = w.start;
                 return true;
@@ -337,17 +337,36 @@ impl WaitCode {
         match self {
             WaitCode::Priority => sys::job_state_reason_WAIT_PRIORITY,
             WaitCode::Resources => sys::job_state_reason_WAIT_RESOURCES,
+            #[cfg(not(slurm_since_24_11))]
             WaitCode::Power => sys::job_state_reason_WAIT_POWER_NOT_AVAIL,
+            // 24.11 dropped the power reasons with its power plugin: the
+            // job waits for Resources, its text saying which.
+            #[cfg(slurm_since_24_11)]
+            WaitCode::Power => sys::job_state_reason_WAIT_RESOURCES,
+        }
+    }
+
+    /// The text shown when the scheduler gives none: where the code alone
+    /// no longer says it (24.11's power wait), 22.05's reason name.
+    fn default_text(self) -> Option<&'static str> {
+        match self {
+            WaitCode::Power if cfg!(slurm_since_24_11) => Some("PowerNotAvail"),
+            _ => None,
         }
     }
 }
 
 impl Wait<'_> {
+    /// The Reason text the job shows for this wait.
+    fn shown_text(&self) -> Option<&str> {
+        self.text.or(self.code.default_text())
+    }
+
     /// Whether the job already shows this wait (read with
     /// [`JobView::shown_wait`]): then [`LockGuard::set_waiting`] has
     /// nothing to change.
     pub fn is_shown(&self, shown: &ShownWait) -> bool {
-        shown.reason == self.code.reason() && shown.start == self.start && shown.text.as_deref() == self.text
+        shown.reason == self.code.reason() && shown.start == self.start && shown.text.as_deref() == self.shown_text()
     }
 }
 
@@ -373,6 +392,13 @@ mod tests {
         assert!(!wait.is_shown(&shown(resources, None, 1_001)));
         assert!(!wait.is_shown(&shown(resources, Some("shrinking"), 1_000)));
         let power = Wait { code: WaitCode::Power, text: Some("held back by the power budget"), ..wait };
-        assert!(power.is_shown(&shown(sys::job_state_reason_WAIT_POWER_NOT_AVAIL, power.text, 1_000)));
+        assert!(power.is_shown(&shown(WaitCode::Power.reason(), power.text, 1_000)));
+        // Without a text, 24.11 (no power reason of its own) names it.
+        let bare = Wait { text: None, ..power };
+        assert_eq!(bare.is_shown(&shown(WaitCode::Power.reason(), None, 1_000)), !cfg!(slurm_since_24_11));
+        assert_eq!(
+            bare.is_shown(&shown(sys::job_state_reason_WAIT_RESOURCES, Some("PowerNotAvail"), 1_000)),
+            cfg!(slurm_since_24_11)
+        );
     }
 }

@@ -16,6 +16,7 @@ pub mod node;
 pub mod resv;
 pub mod sched_plugin;
 pub mod select;
+mod select_ops;
 pub mod symbols;
 
 pub use alloc::AllocError;

@@ -37,17 +37,10 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         }
         let mut when: libc::time_t = now;
         let mut nodes: *mut sys::bitstr_t = std::ptr::null_mut();
-        let mut cores: *mut sys::bitstr_t = std::ptr::null_mut();
-        let mut overlap = false;
         // SAFETY: a live record under our job write lock (job_test_resv may
         // set its resv_ptr) and the node lock it reads node bitmaps under;
-        // the out bitmaps are ours to free, taken into owners at once.
-        let rc = unsafe {
-            let rc =
-                (self.ctld.job_test_resv)(job.as_ptr(), &mut when, false, &mut nodes, &mut cores, &mut overlap, false);
-            drop(Bitmap::from_raw(cores));
-            rc
-        };
+        // the node bitmap is ours to free, taken into an owner at once.
+        let rc = unsafe { self.test_resv(job.as_ptr(), &mut when, &mut nodes) };
         // SAFETY: NULL or a bitmap job_test_resv made for us.
         let nodes = unsafe { Bitmap::from_raw(nodes) };
         if rc != sys::SLURM_SUCCESS as i32 {
@@ -63,6 +56,49 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         } else {
             // SAFETY: as above.
             Reserved::Only(unsafe { set_bits(nodes.as_raw()) })
+        }
+    }
+
+    /// job_test_resv, freeing what it excludes within the nodes (cores;
+    /// in 24.11 GRES too), which we do not use.
+    ///
+    /// # Safety
+    /// As job_test_resv: a live record, the job write and node locks held.
+    #[cfg(not(slurm_since_24_11))]
+    unsafe fn test_resv(
+        &self,
+        job: *mut sys::job_record_t,
+        when: &mut libc::time_t,
+        nodes: &mut *mut sys::bitstr_t,
+    ) -> i32 {
+        let mut cores: *mut sys::bitstr_t = std::ptr::null_mut();
+        let mut overlap = false;
+        // SAFETY: by the caller's contract; `cores` is NULL or a bitmap
+        // made for us.
+        unsafe {
+            let rc = (self.ctld.job_test_resv)(job, when, false, nodes, &mut cores, &mut overlap, false);
+            drop(Bitmap::from_raw(cores));
+            rc
+        }
+    }
+
+    /// 24.11: the exclusions come in a resv_exc_t, freed by slurmctld's
+    /// own function as its callers do.
+    #[cfg(slurm_since_24_11)]
+    unsafe fn test_resv(
+        &self,
+        job: *mut sys::job_record_t,
+        when: &mut libc::time_t,
+        nodes: &mut *mut sys::bitstr_t,
+    ) -> i32 {
+        let mut exc = sys::resv_exc_t::default();
+        let mut overlap = false;
+        // SAFETY: by the caller's contract; `exc` starts empty and lives
+        // across both calls.
+        unsafe {
+            let rc = (self.ctld.job_test_resv)(job, when, false, nodes, &mut exc, &mut overlap, false);
+            (self.ctld.delete_resv_exc_parts)(&mut exc);
+            rc
         }
     }
 

@@ -1,6 +1,7 @@
 //! A select plugin built on select/linear, as Iserte et al. 2025 built
 //! select/natural: Slurm's own `select_linear.so`, opened from PluginDir,
-//! gets each of the 36 node-selection calls unchanged, and the plugin does
+//! gets each of the node-selection calls unchanged (36 in 22.05, 31 in
+//! 24.11: select_ops), and the plugin does
 //! its own work beside them ([`select_plugin!`](crate::select_plugin)).
 //!
 //! Every process that sets up node selection loads every select plugin in
@@ -44,123 +45,6 @@ impl<T> Failed for *mut T {
     }
 }
 
-/// The select plugin operations of Slurm 22.05 (`node_select_syms` in
-/// src/common/select.c, typed as `slurm_select_ops_t` in select.h), each as
-/// `field = symbol(arguments) -> result;`. Pointers to Slurm's records are
-/// passed through untouched, so they are `*mut c_void` here; C enums are
-/// `c_int`-sized.
-#[macro_export]
-#[doc(hidden)]
-macro_rules! __select_ops {
-    ($callback:ident) => {
-        $crate::$callback! {
-            state_save = select_p_state_save(dir_name: *mut ::std::ffi::c_char) -> ::std::ffi::c_int;
-            state_restore = select_p_state_restore(dir_name: *mut ::std::ffi::c_char) -> ::std::ffi::c_int;
-            job_init = select_p_job_init(job_list: *mut ::std::ffi::c_void) -> ::std::ffi::c_int;
-            node_init = select_p_node_init() -> ::std::ffi::c_int;
-            job_test = select_p_job_test(
-                job_ptr: *mut ::std::ffi::c_void,
-                bitmap: *mut ::std::ffi::c_void,
-                min_nodes: u32,
-                max_nodes: u32,
-                req_nodes: u32,
-                mode: u16,
-                preemptee_candidates: *mut ::std::ffi::c_void,
-                preemptee_job_list: *mut *mut ::std::ffi::c_void,
-                exc_core_bitmap: *mut ::std::ffi::c_void
-            ) -> ::std::ffi::c_int;
-            job_begin = select_p_job_begin(job_ptr: *mut ::std::ffi::c_void) -> ::std::ffi::c_int;
-            job_ready = select_p_job_ready(job_ptr: *mut ::std::ffi::c_void) -> ::std::ffi::c_int;
-            job_expand = select_p_job_expand(
-                from_job_ptr: *mut ::std::ffi::c_void,
-                to_job_ptr: *mut ::std::ffi::c_void
-            ) -> ::std::ffi::c_int;
-            job_resized = select_p_job_resized(
-                job_ptr: *mut ::std::ffi::c_void,
-                node_ptr: *mut ::std::ffi::c_void
-            ) -> ::std::ffi::c_int;
-            job_signal = select_p_job_signal(job_ptr: *mut ::std::ffi::c_void, signal: ::std::ffi::c_int)
-                -> ::std::ffi::c_int;
-            job_fini = select_p_job_fini(job_ptr: *mut ::std::ffi::c_void) -> ::std::ffi::c_int;
-            job_suspend = select_p_job_suspend(job_ptr: *mut ::std::ffi::c_void, indf_susp: bool) -> ::std::ffi::c_int;
-            job_resume = select_p_job_resume(job_ptr: *mut ::std::ffi::c_void, indf_susp: bool) -> ::std::ffi::c_int;
-            step_pick_nodes = select_p_step_pick_nodes(
-                job_ptr: *mut ::std::ffi::c_void,
-                step_jobinfo: *mut ::std::ffi::c_void,
-                node_count: u32,
-                avail_nodes: *mut *mut ::std::ffi::c_void
-            ) -> *mut ::std::ffi::c_void;
-            step_start = select_p_step_start(step_ptr: *mut ::std::ffi::c_void) -> ::std::ffi::c_int;
-            step_finish = select_p_step_finish(step_ptr: *mut ::std::ffi::c_void, killing_step: bool)
-                -> ::std::ffi::c_int;
-            nodeinfo_pack = select_p_select_nodeinfo_pack(
-                nodeinfo: *mut ::std::ffi::c_void,
-                buffer: *mut ::std::ffi::c_void,
-                protocol_version: u16
-            ) -> ::std::ffi::c_int;
-            nodeinfo_unpack = select_p_select_nodeinfo_unpack(
-                nodeinfo: *mut *mut ::std::ffi::c_void,
-                buffer: *mut ::std::ffi::c_void,
-                protocol_version: u16
-            ) -> ::std::ffi::c_int;
-            nodeinfo_alloc = select_p_select_nodeinfo_alloc() -> *mut ::std::ffi::c_void;
-            nodeinfo_free = select_p_select_nodeinfo_free(nodeinfo: *mut ::std::ffi::c_void) -> ::std::ffi::c_int;
-            nodeinfo_set_all = select_p_select_nodeinfo_set_all() -> ::std::ffi::c_int;
-            nodeinfo_set = select_p_select_nodeinfo_set(job_ptr: *mut ::std::ffi::c_void) -> ::std::ffi::c_int;
-            nodeinfo_get = select_p_select_nodeinfo_get(
-                nodeinfo: *mut ::std::ffi::c_void,
-                dinfo: ::std::ffi::c_uint,
-                state: ::std::ffi::c_uint,
-                data: *mut ::std::ffi::c_void
-            ) -> ::std::ffi::c_int;
-            jobinfo_alloc = select_p_select_jobinfo_alloc() -> *mut ::std::ffi::c_void;
-            jobinfo_free = select_p_select_jobinfo_free(jobinfo: *mut ::std::ffi::c_void) -> ::std::ffi::c_int;
-            jobinfo_set = select_p_select_jobinfo_set(
-                jobinfo: *mut ::std::ffi::c_void,
-                data_type: ::std::ffi::c_uint,
-                data: *mut ::std::ffi::c_void
-            ) -> ::std::ffi::c_int;
-            jobinfo_get = select_p_select_jobinfo_get(
-                jobinfo: *mut ::std::ffi::c_void,
-                data_type: ::std::ffi::c_uint,
-                data: *mut ::std::ffi::c_void
-            ) -> ::std::ffi::c_int;
-            jobinfo_copy = select_p_select_jobinfo_copy(jobinfo: *mut ::std::ffi::c_void) -> *mut ::std::ffi::c_void;
-            jobinfo_pack = select_p_select_jobinfo_pack(
-                jobinfo: *mut ::std::ffi::c_void,
-                buffer: *mut ::std::ffi::c_void,
-                protocol_version: u16
-            ) -> ::std::ffi::c_int;
-            jobinfo_unpack = select_p_select_jobinfo_unpack(
-                jobinfo: *mut *mut ::std::ffi::c_void,
-                buffer: *mut ::std::ffi::c_void,
-                protocol_version: u16
-            ) -> ::std::ffi::c_int;
-            jobinfo_sprint = select_p_select_jobinfo_sprint(
-                jobinfo: *mut ::std::ffi::c_void,
-                buf: *mut ::std::ffi::c_char,
-                size: usize,
-                mode: ::std::ffi::c_int
-            ) -> *mut ::std::ffi::c_char;
-            jobinfo_xstrdup = select_p_select_jobinfo_xstrdup(jobinfo: *mut ::std::ffi::c_void, mode: ::std::ffi::c_int)
-                -> *mut ::std::ffi::c_char;
-            get_info_from_plugin = select_p_get_info_from_plugin(
-                dinfo: ::std::ffi::c_uint,
-                job_ptr: *mut ::std::ffi::c_void,
-                data: *mut ::std::ffi::c_void
-            ) -> ::std::ffi::c_int;
-            update_node_config = select_p_update_node_config(index: ::std::ffi::c_int) -> ::std::ffi::c_int;
-            reconfigure = select_p_reconfigure() -> ::std::ffi::c_int;
-            resv_test = select_p_resv_test(
-                resv_desc_ptr: *mut ::std::ffi::c_void,
-                node_cnt: u32,
-                avail_bitmap: *mut ::std::ffi::c_void,
-                core_bitmap: *mut *mut ::std::ffi::c_void
-            ) -> *mut ::std::ffi::c_void;
-        }
-    };
-}
-
 /// The names of the operations, in `node_select_syms`' order.
 macro_rules! __select_names {
     ($( $field:ident = $sym:ident ( $( $arg:ident : $ty:ty ),* ) -> $ret:ty ; )*) => {
@@ -186,7 +70,7 @@ macro_rules! __select_linear {
                         let p = symbol(handle, stringify!($sym))?;
                         // SAFETY: select_linear.so defines this symbol as a
                         // function of exactly this C signature (Slurm's
-                        // slurm_select_ops_t, checked against 22.05's select.h).
+                        // slurm_select_ops_t, checked against the release's select.c).
                         unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn($($ty),*) -> $ret>(p) }
                     }, )*
                 })
@@ -379,7 +263,7 @@ pub fn fini() -> c_int {
 
 /// Emit a select plugin on select/linear: the plugin header, `plugin_id`
 /// (unique among select plugins, 100 or more; Slurm's own use 101-110),
-/// `init` and `fini`, and the 36 `select_p_*` calls, passed to
+/// `init` and `fini`, and the `select_p_*` calls of this Slurm, passed to
 /// select/linear. In slurmctld, `configure(ctx, first)` runs at each
 /// `select_p_job_init` (first: start) and `stop` at `fini`.
 ///
@@ -444,11 +328,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_operations_are_slurm_s_36_in_order() {
+    #[cfg(not(slurm_since_24_11))]
+    fn the_operations_are_slurm_22_05_s_36_in_order() {
         assert_eq!(SELECT_SYMBOLS.len(), 36);
         assert_eq!(SELECT_SYMBOLS[0], "select_p_state_save");
         assert_eq!(SELECT_SYMBOLS[4], "select_p_job_test");
         assert_eq!(SELECT_SYMBOLS[35], "select_p_resv_test");
+    }
+
+    #[test]
+    #[cfg(slurm_since_24_11)]
+    fn the_operations_are_slurm_24_11_s_31_in_order() {
+        assert_eq!(SELECT_SYMBOLS.len(), 31);
+        assert_eq!(SELECT_SYMBOLS[0], "select_p_state_save");
+        assert_eq!(SELECT_SYMBOLS[4], "select_p_job_test");
+        assert_eq!(SELECT_SYMBOLS[30], "select_p_reconfigure");
+        assert!(!SELECT_SYMBOLS.contains(&"select_p_resv_test"));
     }
 
     #[test]
@@ -458,7 +353,7 @@ mod tests {
         assert_eq!(linear_path(&dirs).unwrap(), debian.join(LINEAR_FILE));
         let e = linear_path(&[PathBuf::from("/nonexistent")]).unwrap_err();
         assert!(e.contains("select_linear.so") && e.contains("/nonexistent"), "{e}");
-        // Each of its 36 operations resolves in the real select/linear.
+        // Each of its operations resolves in the real select/linear.
         let handle = open(&debian.join(LINEAR_FILE)).unwrap();
         assert!(Linear::resolve(handle).is_ok());
     }

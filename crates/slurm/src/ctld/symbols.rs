@@ -11,6 +11,8 @@ use once_cell::sync::OnceCell;
 use slurm_sys as sys;
 
 type LockFn = unsafe extern "C" fn(sys::slurmctld_lock_t);
+/// 22.05: (job, test_only, select_node_bitmap, err_msg, submission, flags).
+#[cfg(not(slurm_since_24_11))]
 type SelectNodesFn = unsafe extern "C" fn(
     *mut sys::job_record_t,
     bool,
@@ -19,6 +21,9 @@ type SelectNodesFn = unsafe extern "C" fn(
     bool,
     u32,
 ) -> libc::c_int;
+/// 24.11: the job and err_msg went into a job_node_select_t.
+#[cfg(slurm_since_24_11)]
+type SelectNodesFn = unsafe extern "C" fn(*mut sys::job_node_select_t, bool, bool, u32) -> libc::c_int;
 type JobFn = unsafe extern "C" fn(*mut sys::job_record_t);
 type JobTestFn = unsafe extern "C" fn(*mut sys::job_record_t) -> bool;
 type FindJobFn = unsafe extern "C" fn(u32) -> *mut sys::job_record_t;
@@ -38,15 +43,23 @@ type JobAllocateFn = unsafe extern "C" fn(
 ) -> libc::c_int;
 type ValidFeatureCountsFn =
     unsafe extern "C" fn(*mut sys::job_record_t, bool, *mut sys::bitstr_t, *mut bool) -> libc::c_int;
+/// (job, when, move_time, node_bitmap, exclusions, overlap, reboot); the
+/// exclusions were a core bitmap in 22.05 and are a resv_exc_t in 24.11.
+#[cfg(not(slurm_since_24_11))]
+type ResvExclusions = *mut *mut sys::bitstr_t;
+#[cfg(slurm_since_24_11)]
+type ResvExclusions = *mut sys::resv_exc_t;
 type JobTestResvFn = unsafe extern "C" fn(
     *mut sys::job_record_t,
     *mut libc::time_t,
     bool,
     *mut *mut sys::bitstr_t,
-    *mut *mut sys::bitstr_t,
+    ResvExclusions,
     *mut bool,
     bool,
 ) -> libc::c_int;
+#[cfg(slurm_since_24_11)]
+type ResvExcFreeFn = unsafe extern "C" fn(*mut sys::resv_exc_t);
 type JobLimitsCheckFn = unsafe extern "C" fn(*mut *mut sys::job_record_t, bool) -> libc::c_int;
 type DeadlineOkFn = unsafe extern "C" fn(*mut sys::job_record_t, *mut libc::c_char) -> bool;
 type JobSignalIdFn = unsafe extern "C" fn(u32, u16, u16, libc::uid_t, bool) -> libc::c_int;
@@ -75,6 +88,9 @@ pub struct Slurmctld {
     pub(crate) job_allocate: JobAllocateFn,
     pub(crate) job_signal_id: JobSignalIdFn,
     pub(crate) job_test_resv: JobTestResvFn,
+    /// 24.11: frees what job_test_resv put in its resv_exc_t.
+    #[cfg(slurm_since_24_11)]
+    pub(crate) delete_resv_exc_parts: ResvExcFreeFn,
     pub(crate) job_limits_check: JobLimitsCheckFn,
     pub(crate) deadline_ok: DeadlineOkFn,
     pub(crate) job_array_start_test: JobTestFn,
@@ -114,7 +130,11 @@ fn symbol(name: &CStr) -> Result<*mut libc::c_void, String> {
     // process; `name` is NUL-terminated.
     let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
     if p.is_null() {
-        Err(format!("symbol {} not found: this plugin must be loaded by slurmctld 22.05", name.to_string_lossy()))
+        Err(format!(
+            "symbol {} not found: this plugin must be loaded by slurmctld {}",
+            name.to_string_lossy(),
+            crate::SLURM_RELEASE
+        ))
     } else {
         Ok(p)
     }
@@ -150,6 +170,10 @@ impl Slurmctld {
                     job_allocate: std::mem::transmute::<*mut libc::c_void, JobAllocateFn>(symbol(c"job_allocate")?),
                     job_signal_id: std::mem::transmute::<*mut libc::c_void, JobSignalIdFn>(symbol(c"job_signal_id")?),
                     job_test_resv: std::mem::transmute::<*mut libc::c_void, JobTestResvFn>(symbol(c"job_test_resv")?),
+                    #[cfg(slurm_since_24_11)]
+                    delete_resv_exc_parts: std::mem::transmute::<*mut libc::c_void, ResvExcFreeFn>(symbol(
+                        c"reservation_delete_resv_exc_parts",
+                    )?),
                     job_limits_check: std::mem::transmute::<*mut libc::c_void, JobLimitsCheckFn>(symbol(
                         c"job_limits_check",
                     )?),

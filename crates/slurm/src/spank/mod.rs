@@ -26,12 +26,10 @@ use crate::{SLURM_ERROR, SLURM_SUCCESS};
 pub fn controller_scheduler_type() -> Result<String, String> {
     let mut conf: *mut sys::slurm_conf_t = std::ptr::null_mut();
     // SAFETY: slurm_load_ctl_conf fills `conf` with a message it allocates
-    // (or leaves it NULL on failure); slurm_get_errno reads this thread's
-    // errno after it.
+    // (or leaves it NULL on failure) and sets errno.
     let rc = unsafe { sys::slurm_load_ctl_conf(0, &mut conf) };
     if rc != SLURM_SUCCESS || conf.is_null() {
-        // SAFETY: as above.
-        let code = unsafe { sys::slurm_get_errno() };
+        let code = crate::common::cstr::last_slurm_errno();
         return Err(format!("asking slurmctld for its configuration: {}", crate::strerror(code)));
     }
     // SAFETY: a message slurm_load_ctl_conf returned: schedtype is NULL or

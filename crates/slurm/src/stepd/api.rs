@@ -107,6 +107,10 @@ impl StepState {
             sys::slurmstepd_state_t_SLURMSTEPD_STEP_STARTING => StepState::Starting,
             sys::slurmstepd_state_t_SLURMSTEPD_STEP_RUNNING => StepState::Running,
             sys::slurmstepd_state_t_SLURMSTEPD_STEP_ENDING => StepState::Ending,
+            // 24.11 numbers a cancelled step's state apart: its tasks are
+            // being killed.
+            #[cfg(slurm_since_24_11)]
+            sys::slurmstepd_state_t_SLURMSTEPD_STEP_CANCELLED => StepState::Ending,
             _ => StepState::NotRunning,
         }
     }
@@ -198,7 +202,12 @@ mod tests {
         assert_eq!(StepState::from_raw(0), StepState::NotRunning);
         assert_eq!(StepState::from_raw(1), StepState::Starting);
         assert_eq!(StepState::from_raw(2), StepState::Running);
+        // 22.05: 3 ending; 24.11: 3 cancelled, 4 ending.
         assert_eq!(StepState::from_raw(3), StepState::Ending);
+        assert_eq!(
+            StepState::from_raw(4),
+            if cfg!(slurm_since_24_11) { StepState::Ending } else { StepState::NotRunning }
+        );
         assert_eq!(StepState::from_raw(7), StepState::NotRunning);
     }
 

@@ -42,7 +42,12 @@ impl StepId {
     }
 
     pub(crate) fn to_raw(self) -> sys::slurm_step_id_t {
-        sys::slurm_step_id_t { job_id: self.job, step_id: self.step, step_het_comp: self.het_comp }
+        #[cfg(not(slurm_since_24_11))]
+        let id = sys::slurm_step_id_t { job_id: self.job, step_id: self.step, step_het_comp: self.het_comp };
+        // 24.11 added a sluid (a cluster-unique id), which 0 leaves unset.
+        #[cfg(slurm_since_24_11)]
+        let id = sys::slurm_step_id_t { job_id: self.job, step_id: self.step, step_het_comp: self.het_comp, sluid: 0 };
+        id
     }
 }
 

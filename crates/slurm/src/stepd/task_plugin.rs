@@ -1,6 +1,8 @@
 //! What a task plugin is to Slurm: the plugin header, `init`, `fini` and
 //! the twelve `task_p_*` hooks of 22.05 (`syms[]` in
-//! src/slurmd/common/task_plugin.c). A plugin crate implements
+//! src/slurmd/common/task_plugin.c) and 24.11's `pre_launch_priv`, which
+//! replaced the three affinity hooks (24.11 no longer calls those three
+//! nor the suspend and resume ones; each release calls only its own). A plugin crate implements
 //! [`TaskPlugin`] (every hook has a do-nothing default) and writes one
 //! `task_plugin!` line; the macro emits every symbol, each entry point
 //! behind the panic guard.
@@ -268,6 +270,24 @@ impl<P: TaskPlugin> Instance<P> {
         unsafe { self.on_step("task_p_post_set_affinity", step, |p, s| p.post_set_affinity(s, node_tid)) }
     }
 
+    /// 24.11's `task_p_pre_launch_priv`: the three affinity hooks in
+    /// 22.05's order, each stopping the rest on failure as slurmstepd did.
+    ///
+    /// # Safety
+    /// As [`Self::set_affinity`].
+    pub unsafe fn pre_launch_priv(&self, step: *mut RawStep, node_tid: u32) -> c_int {
+        // SAFETY: slurmstepd's own arguments, passed on.
+        unsafe {
+            for hook in [Self::pre_set_affinity, Self::set_affinity, Self::post_set_affinity] {
+                let rc = hook(self, step, node_tid);
+                if rc != SLURM_SUCCESS {
+                    return rc;
+                }
+            }
+        }
+        SLURM_SUCCESS
+    }
+
     /// # Safety
     /// As for `pre_setuid` (in the forked task, the stepd's copy).
     pub unsafe fn pre_launch(&self, step: *mut RawStep) -> c_int {
@@ -308,7 +328,7 @@ impl<P: TaskPlugin> Default for Instance<P> {
 }
 
 /// Emit the symbols of a `task/...` plugin for type `$plugin`: the plugin
-/// header, `init`, `fini` and every `task_p_*` hook of Slurm 22.05.
+/// header, `init`, `fini` and every `task_p_*` hook of Slurm 22.05 and 24.11.
 ///
 /// ```ignore
 /// slurm::task_plugin!(Drom, name: "task DROM", type: "task/drom");
@@ -407,6 +427,22 @@ macro_rules! task_plugin {
                 unsafe { INSTANCE.post_set_affinity(step, node_tid) }
             }
 
+            /// 24.11's one hook where 22.05 had the three affinity hooks,
+            /// called at the same point (after proctrack and jobacct took the
+            /// task); 22.05 never calls it, 24.11 none of those three.
+            ///
+            /// # Safety
+            /// Called by slurmstepd only, as its task plugin interface says.
+            #[no_mangle]
+            pub unsafe extern "C" fn task_p_pre_launch_priv(
+                step: *mut $crate::stepd::task_plugin::RawStep,
+                node_tid: u32,
+                _global_tid: u32,
+            ) -> ::std::os::raw::c_int {
+                // SAFETY: slurmstepd's own arguments, passed on.
+                unsafe { INSTANCE.pre_launch_priv(step, node_tid) }
+            }
+
             /// # Safety
             /// Called by slurmstepd's forked task only, as the interface says.
             #[no_mangle]
@@ -488,6 +524,9 @@ mod tests {
             assert_eq!(plugin.post_term(step, std::ptr::null_mut()), SLURM_SUCCESS);
             assert_eq!(plugin.set_affinity(step, 0), SLURM_SUCCESS);
             assert_eq!(plugin.set_affinity(step, 1), SLURM_ERROR);
+            // 24.11's hook runs the same three, and fails as set_affinity does.
+            assert_eq!(plugin.pre_launch_priv(step, 0), SLURM_SUCCESS);
+            assert_eq!(plugin.pre_launch_priv(step, 1), SLURM_ERROR);
             let prev = std::panic::take_hook();
             std::panic::set_hook(Box::new(|_| {}));
             let rc = plugin.set_affinity(step, 2);

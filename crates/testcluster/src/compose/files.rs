@@ -50,7 +50,7 @@ pub fn write_all(spec: &SiteSpec, dir: &Path, image: &str) -> Result<()> {
     write(&dir.join("etc/slurm.conf"), slurm_conf(spec))?;
     write(&dir.join("etc/cgroup.conf"), CGROUP_CONF)?;
     write(&dir.join("etc/gres.conf"), gres_conf(spec))?;
-    write(&dir.join("etc/plugstack.conf"), format!("required {PLUGIN_DIR}/spank_malleable.so\n"))?;
+    write(&dir.join("etc/plugstack.conf"), plugstack_conf(spec))?;
     write(&dir.join("etc/malleable.conf"), malleable_conf(spec))?;
     write(&dir.join("etc/accounts.sh"), accounts_sh(spec))?;
     write(&dir.join("dbd/slurmdbd.conf"), slurmdbd_conf(&password))?;
@@ -61,6 +61,15 @@ pub fn write_all(spec: &SiteSpec, dir: &Path, image: &str) -> Result<()> {
     }
     std::fs::create_dir_all(dir.join("home")).map_err(|e| format!("cannot create home: {e}"))?;
     write(&dir.join("docker-compose.yml"), compose_yml(spec, dir, image))
+}
+
+/// Our SPANK plugin, required (srun and sbatch fail without it); none on a stock site.
+fn plugstack_conf(spec: &SiteSpec) -> String {
+    if spec.ours {
+        format!("required {PLUGIN_DIR}/spank_malleable.so\n")
+    } else {
+        String::new()
+    }
 }
 
 /// Every host of the site, in the order they come up.
@@ -156,9 +165,15 @@ fn slurmdbd_conf(password: &str) -> String {
     )
 }
 
+/// Slurm's user, and its database made here: slurmdbd makes a missing one
+/// itself and connects again on the same handle, which trixie's MariaDB
+/// client library (11.8) leaves broken; its first query then fails with
+/// "Number of columns in result (=1) set execeeds maxmimum allowed number
+/// of columns (=0)" and slurmdbd exits (24.11's mysql_common.c:901-911).
 fn mariadb_init(password: &str) -> String {
     format!(
         "CREATE USER IF NOT EXISTS 'slurm'@'%' IDENTIFIED BY '{password}';\n\
+         CREATE DATABASE IF NOT EXISTS slurm_acct_db;\n\
          GRANT ALL ON slurm_acct_db.* TO 'slurm'@'%';\nFLUSH PRIVILEGES;\n"
     )
 }
@@ -242,6 +257,9 @@ mod tests {
             ),
             "{over}"
         );
+        assert_eq!(plugstack_conf(&SiteSpec::new("m", 2, 2)), format!("required {PLUGIN_DIR}/spank_malleable.so\n"));
+        assert_eq!(plugstack_conf(&SiteSpec::new("m", 2, 2).stock()), "");
+        assert!(mariadb_init("p").contains("CREATE DATABASE IF NOT EXISTS slurm_acct_db;"));
         let g = gres_conf(&SiteSpec::new("malleable", 4, 2));
         assert_eq!(g, "NodeName=c3 Name=gpu File=/dev/nvidia[0-1]\nNodeName=c4 Name=gpu File=/dev/nvidia[0-1]\n");
     }

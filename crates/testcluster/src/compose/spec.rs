@@ -1,10 +1,15 @@
 //! What compose site to run: its name, its compute hosts and what each has,
-//! the Slurm it runs, slurm.conf's keys (a production site's by default,
+//! the Slurm it runs (a release of [`crate::slurm_release`]), with our
+//! plugins or stock, slurm.conf's keys (a production site's by default,
 //! any of them may be set) and malleable.conf's.
 
-/// Slurm releases a site can run. Only Debian bookworm's 22.05.8 for now:
-/// the plugins are built against that version's internals.
-pub const SLURM_VERSIONS: &[&str] = &["22.05"];
+use crate::slurm_release::{SlurmRelease, HOST_RELEASE};
+
+/// Slurm releases a site can run: those with a source tree to build our
+/// plugins against (26.05's source cannot be had).
+pub fn slurm_versions() -> Vec<&'static str> {
+    crate::slurm_release::RELEASES.iter().filter(|r| r.unavailable.is_none()).map(|r| r.version).collect()
+}
 
 /// The test users on every host: name, uid (also their group's gid), account.
 pub const USERS: &[(&str, u32, &str)] = &[("alice", 2001, "physics"), ("bob", 2002, "chemistry")];
@@ -23,7 +28,10 @@ pub struct SiteSpec {
     pub memory_mb: u32,
     /// GPUs on each of the last two compute hosts (the `gpu` GRES).
     pub gpus: u32,
+    /// The Slurm release, as `--slurm` takes it ("22.05", "24.11").
     pub slurm: String,
+    /// Our plugins installed and configured; false: a stock site (see [`SiteSpec::stock`]).
+    pub ours: bool,
     /// slurm.conf's keys in order; a key is set once.
     conf: Vec<(String, String)>,
     /// malleable.conf's keys in order.
@@ -99,7 +107,8 @@ impl SiteSpec {
             cores,
             memory_mb: 2000,
             gpus: 2,
-            slurm: SLURM_VERSIONS[0].to_string(),
+            slurm: HOST_RELEASE.to_string(),
+            ours: true,
             conf: SITE_CONF.iter().map(|&(k, v)| (k.to_string(), v.to_string())).collect(),
             malleable: vec![("Strategy".into(), "mtct-backfill".into()), ("SchedulerTick".into(), "5".into())],
         }
@@ -122,16 +131,29 @@ impl SiteSpec {
         self
     }
 
+    /// Run Slurm `version` ("24.11"): a release of the table that can be
+    /// built; an error naming it and the reason otherwise.
     pub fn slurm(mut self, version: &str) -> Result<SiteSpec, String> {
-        if !SLURM_VERSIONS.contains(&version) {
-            return Err(format!(
-                "--slurm {version}: expected one of {} (the plugins are built against Debian bookworm's \
-                 Slurm 22.05.8; other versions are issue 31's work)",
-                SLURM_VERSIONS.join(", ")
-            ));
-        }
+        SlurmRelease::buildable(version).map_err(|e| format!("--slurm {version}: {e}"))?;
         self.slurm = version.to_string();
         Ok(self)
+    }
+
+    /// The site's release (checked by [`SiteSpec::slurm`]).
+    pub fn release(&self) -> Result<&'static SlurmRelease, String> {
+        SlurmRelease::buildable(&self.slurm)
+    }
+
+    /// Stock Slurm only: none of our plugins in the image or in the
+    /// configs, sched/backfill as the scheduler with its default
+    /// parameters, no job_submit plugin. A release whose plugins are not
+    /// built yet can still be brought up and checked this way.
+    pub fn stock(mut self) -> SiteSpec {
+        self.ours = false;
+        self.conf.retain(|(k, _)| {
+            !k.eq_ignore_ascii_case("JobSubmitPlugins") && !k.eq_ignore_ascii_case("SchedulerParameters")
+        });
+        self.set("SchedulerType", "sched/backfill")
     }
 
     /// The cluster's name: the site's name without its non-alphanumerics,
@@ -208,7 +230,14 @@ mod tests {
         assert_eq!(s.conf_keys().iter().filter(|(k, _)| k.eq_ignore_ascii_case("SchedulerType")).count(), 1);
         assert_eq!(s.malleable_keys()[0], ("Strategy".to_string(), "easy".to_string()));
         assert_eq!(s.cluster_name(), "mysite");
-        let e = SiteSpec::new("x", 2, 2).slurm("24.11").unwrap_err();
-        assert!(e.starts_with("--slurm 24.11: expected one of 22.05"), "{e}");
+        assert_eq!(SiteSpec::new("x", 2, 2).slurm("24.11").unwrap().slurm, "24.11");
+        let e = SiteSpec::new("x", 2, 2).slurm("26.05").unwrap_err();
+        assert!(e.starts_with("--slurm 26.05: Slurm 26.05 (Debian sid 26.05.5-1): its source cannot be had"), "{e}");
+        let e = SiteSpec::new("x", 2, 2).slurm("23.02").unwrap_err();
+        assert!(e.contains("unknown release; expected one of 22.05, 24.11, 26.05"), "{e}");
+        assert_eq!(slurm_versions(), ["22.05", "24.11"]);
+        let stock = SiteSpec::new("x", 2, 2).stock();
+        assert_eq!((stock.ours, stock.get("SchedulerType")), (false, Some("sched/backfill")));
+        assert_eq!((stock.get("JobSubmitPlugins"), stock.get("SchedulerParameters")), (None, None));
     }
 }

@@ -1,0 +1,104 @@
+//! Running a command in a Slurm release's build image, as if on this
+//! machine: the repository at its own path, the host's Rust toolchain,
+//! cargo's registry shared; the container named and removed even on failure.
+
+use std::path::Path;
+use std::process::Command;
+
+use testcluster::process::output;
+
+use crate::Result;
+
+/// The toolchain's homes on the host, mounted at the same paths.
+const CARGO_HOME: &str = "/root/.cargo";
+const RUSTUP_HOME: &str = "/root/.rustup";
+
+/// A container by name, removed (`docker rm -f`) when dropped: after
+/// `docker run --rm` it is gone already; when the run failed to start or
+/// was cut short, this removes what is left.
+pub struct Container {
+    pub name: String,
+    /// A test container: its own network (none outside it) and the
+    /// capabilities a test cluster needs to give each slurmd a network
+    /// namespace, instead of the host's network.
+    tests: bool,
+}
+
+impl Container {
+    /// The container `name`; an error if one of that name is running
+    /// (another build of the same release), a stopped one removed.
+    pub fn claim(name: &str) -> Result<Container> {
+        let state = Command::new("docker").args(["inspect", "-f", "{{.State.Running}}", name]).output();
+        if let Ok(o) = state {
+            if String::from_utf8_lossy(&o.stdout).trim() == "true" {
+                return Err(format!("container {name} is running (another build?); `docker rm -f {name}` ends it"));
+            }
+        }
+        let _ = Command::new("docker").args(["rm", "-f", name]).output();
+        Ok(Container { name: name.to_string(), tests: false })
+    }
+
+    /// As [`Container::claim`], for the real-cluster tests: the test
+    /// clusters' bridges and namespaces are made inside the container's own
+    /// network, which ends with it; no network outside, so cargo runs
+    /// `--offline` (the host's build fetched every crate). A slurmd in a
+    /// namespace of the container's default network waited on its DNS
+    /// (docker's resolver is not reachable there) past slurmctld's message
+    /// timeout; with none, the lookups fail at once, as on the host.
+    pub fn claim_for_tests(name: &str) -> Result<Container> {
+        let mut c = Container::claim(name)?;
+        c.tests = true;
+        Ok(c)
+    }
+
+    /// `docker run` of `args` in `image`, in `workdir`, with `env`:
+    /// - the repository `root` (and `extra` paths, e.g. a cache outside it)
+    ///   at their own paths, read-write: the target and source trees are there;
+    /// - /root/.rustup read-only: the toolchain is only read;
+    /// - /root/.cargo read-write: cargo keeps its registry index, its crate
+    ///   cache and the lock on both (`.package-cache`) directly in
+    ///   CARGO_HOME, so a read-only one fails, and sharing it means a crate
+    ///   downloaded once serves both builds (the flock is honoured across the
+    ///   bind mount, so a host cargo and this one never write it at once);
+    /// - host networking: cargo reaches the registry as the host does (a
+    ///   test container: see [`Container::claim_for_tests`]).
+    pub fn command(
+        &self,
+        image: &str,
+        root: &Path,
+        extra: &[&Path],
+        workdir: &Path,
+        env: &[(&str, String)],
+    ) -> Command {
+        let mut c = Command::new("docker");
+        c.args(["run", "--rm", "--name", &self.name]);
+        if self.tests {
+            c.args(["--network", "none", "--cap-add", "NET_ADMIN", "--cap-add", "SYS_ADMIN"]);
+            c.args(["--security-opt", "seccomp=unconfined", "--security-opt", "apparmor=unconfined"]);
+        } else {
+            c.args(["--network", "host"]);
+        }
+        let mut mount = |p: &Path, mode: &str| {
+            c.arg("-v").arg(format!("{0}:{0}:{mode}", p.display()));
+        };
+        mount(root, "rw");
+        for p in extra.iter().filter(|p| !p.starts_with(root)) {
+            mount(p, "rw");
+        }
+        mount(Path::new(CARGO_HOME), "rw");
+        mount(Path::new(RUSTUP_HOME), "ro");
+        c.args(["-e", &format!("CARGO_HOME={CARGO_HOME}"), "-e", &format!("RUSTUP_HOME={RUSTUP_HOME}")]);
+        c.args(["-e", &format!("PATH={CARGO_HOME}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")]);
+        for (k, v) in env {
+            c.arg("-e").arg(format!("{k}={v}"));
+        }
+        c.arg("-w").arg(workdir).arg(image);
+        c
+    }
+}
+
+impl Drop for Container {
+    fn drop(&mut self) {
+        let _ = output(Command::new("docker").args(["rm", "-f", &self.name]));
+    }
+}

@@ -1,0 +1,150 @@
+//! The tests of a Slurm release other than the host's (24.11), part of
+//! `cargo xtask test`: its plugins built in its build image, then there the
+//! bindings' and plugins' unit tests (the layout probe among them), the
+//! symbol check and the real-cluster tests that resize jobs; on the host, a
+//! compose site of that release running the README's elastic job. And
+//! `cargo xtask demo|bench-resize --slurm 24.11`: those, in that image.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use testcluster::plugins::{plugin_dir_for, PLUGIN_DIR_VAR};
+use testcluster::SlurmRelease;
+
+use crate::build_release::{self, target_dir};
+use crate::container::Container;
+use crate::slurm_src::{ensure_release_tree, image_work, release_cache};
+use crate::test::{run_tests, TestCounts};
+use crate::Result;
+
+/// The crates whose unit tests depend on the release: the bindings, the
+/// safe layer and the plugins.
+const UNIT: &[&str] = &[
+    "-p",
+    "slurm-sys",
+    "--features",
+    "slurm-sys/ctld,slurm-sys/stepd",
+    "-p",
+    "slurm",
+    "--features",
+    "slurm/ctld,slurm/stepd,slurm/spank,slurm/client",
+    "-p",
+    "sched-malleable",
+    "-p",
+    "select-natural",
+    "-p",
+    "task-drom",
+    "-p",
+    "job-submit-malleable",
+    "-p",
+    "spank-malleable",
+];
+
+/// The real-cluster tests run on every release, by file: the symbol
+/// check, an elastic job that grows and shrinks under mall-run through the
+/// Rust and through the C API, select/natural beside sched/backfill, and
+/// task/drom's core sharing.
+const CLUSTER: &[&str] = &["symbols", "cluster_malleable", "cluster_select_natural", "cluster_core_sharing"];
+
+/// ... and by name within those files. The rest of the host's tier
+/// (options, reasons, strategies, failures...) exercises the core and the
+/// controller, which do not change with the release; run on 24.11 too,
+/// they would take CI past its hour. (All five of cluster_malleable's,
+/// select/natural's two and cluster_scheduling's two passed on 24.11 when
+/// run by hand: docs/slurm-versions.md.)
+const CLUSTER_TESTS: &[&str] = &[
+    "every_plugin_loads_and_exports_what_slurm_requires",
+    "the_symbol_list_is_read_from_slurm",
+    "an_elastic_job_grows_shrinks_for_a_waiting_job_and_finishes_its_work",
+    "the_c_example_grows_and_shrinks_through_the_c_abi",
+    "beside_sched_backfill_a_job_that_asks_is_resized",
+    "a_job_started_on_mates_cores_and_its_mate_each_run_on_their_own_cpus",
+];
+
+/// The compose tests run on every release: the README's elastic job under
+/// slurmdbd, multifactor, cgroups and PrologFlags=Contain.
+const SITE: &[&str] = &["the_readme_elastic_job_grows_shrinks_and_completes_on_the_compose_site"];
+
+/// cluster_tests' `site::SITE_SLURM_VAR` (xtask does not depend on that
+/// crate): the release a compose test's site runs.
+const SITE_SLURM_VAR: &str = "MALLEABLE_SITE_SLURM";
+
+pub fn run(root: &Path, version: &str) -> Result<TestCounts> {
+    let r = SlurmRelease::buildable(version)?;
+    let t = Instant::now();
+    build_release::build(root, version)?;
+    eprintln!("xtask: Slurm {version}'s plugins built in {:.1?}", t.elapsed());
+    let plugins = plugin_dir_for(root, version);
+    let mut total = TestCounts::default();
+
+    let t = Instant::now();
+    let mut unit = vec!["test", "--offline", "--no-fail-fast"];
+    unit.extend(UNIT);
+    total.add(in_image(root, r, &unit, &plugins)?);
+    eprintln!("xtask: Slurm {version}'s unit tests took {:.1?}", t.elapsed());
+
+    let t = Instant::now();
+    let mut cluster = vec!["test", "--offline", "--no-fail-fast", "-p", "cluster-tests"];
+    for test in CLUSTER {
+        cluster.extend(["--test", test]);
+    }
+    cluster.push("--");
+    cluster.extend(CLUSTER_TESTS);
+    cluster.extend(["--ignored", "--exact", "--test-threads=1"]);
+    total.add(in_image(root, r, &cluster, &plugins)?);
+    eprintln!("xtask: Slurm {version}'s symbol check and cluster tests took {:.1?}", t.elapsed());
+
+    let t = Instant::now();
+    let mut site = crate::test::cargo_command(root);
+    site.env(SITE_SLURM_VAR, version).env(PLUGIN_DIR_VAR, &plugins);
+    site.args(["test", "-p", "cluster-tests", "--no-fail-fast", "--test", "compose_site", "--"]);
+    site.args(SITE).args(["--ignored", "--exact", "--test-threads=1"]);
+    total.add(run_tests(&mut site)?);
+    eprintln!("xtask: Slurm {version}'s compose site test took {:.1?}", t.elapsed());
+    Ok(total)
+}
+
+/// `cargo xtask COMMAND --slurm V ARGS` (demo, bench-resize): V's plugins
+/// built, then COMMAND ARGS (less `--slurm V`) run in V's build image on
+/// V's own daemons.
+pub fn in_release(root: &Path, version: &str, command: &str, args: &[String]) -> Result<()> {
+    let r = SlurmRelease::buildable(version)?;
+    let plugins = build_release::build(root, version)?;
+    let mut rest: Vec<&str> = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--slurm" {
+            it.next();
+        } else {
+            rest.push(a);
+        }
+    }
+    let mut cargo = vec!["run", "--offline", "--quiet", "-p", "xtask", "--", command];
+    cargo.extend(rest);
+    let (_box, mut cmd) = image_cargo(root, r, &cargo, &plugins)?;
+    testcluster::process::run(&mut cmd).map_err(|e| format!("{command} on Slurm {version}: {e}"))
+}
+
+/// `cargo ARGS` in the release's build image, as a test container, with
+/// the release's source tree, target dir and staged plugins; its counts.
+fn in_image(root: &Path, r: &SlurmRelease, args: &[&str], plugins: &Path) -> Result<TestCounts> {
+    let (_box, mut cargo) = image_cargo(root, r, args, plugins)?;
+    run_tests(&mut cargo)
+}
+
+/// The command `cargo ARGS` in the release's build image, and its test
+/// container (named after the release), removed when that is dropped.
+fn image_cargo(root: &Path, r: &SlurmRelease, args: &[&str], plugins: &Path) -> Result<(Container, Command)> {
+    let tree = ensure_release_tree(root, r)?;
+    let image = testcluster::build_image::build_image(&image_work(root), r)?;
+    let env = [
+        ("SLURM_SRC_DIR", tree.display().to_string()),
+        ("CARGO_TARGET_DIR", target_dir(root, r).display().to_string()),
+        (PLUGIN_DIR_VAR, plugins.display().to_string()),
+    ];
+    let box_ = Container::claim_for_tests(&format!("malleable-test-{}", r.version))?;
+    let mut cargo = box_.command(&image, root, &[&release_cache(root, r)], root, &env);
+    cargo.arg("cargo").args(args);
+    Ok((box_, cargo))
+}
