@@ -13,6 +13,9 @@ use crate::Result;
 const CARGO_HOME: &str = "/root/.cargo";
 const RUSTUP_HOME: &str = "/root/.rustup";
 
+/// A test container's host name (see [`Container::claim_for_tests`]).
+const TEST_HOST: &str = "malleable-test";
+
 /// A container by name, removed (`docker rm -f`) when dropped: after
 /// `docker run --rm` it is gone already; when the run failed to start or
 /// was cut short, this removes what is left.
@@ -41,10 +44,15 @@ impl Container {
     /// As [`Container::claim`], for the real-cluster tests: the test
     /// clusters' bridges and namespaces are made inside the container's own
     /// network, which ends with it; no network outside, so cargo runs
-    /// `--offline` (the host's build fetched every crate). A slurmd in a
-    /// namespace of the container's default network waited on its DNS
-    /// (docker's resolver is not reachable there) past slurmctld's message
-    /// timeout; with none, the lookups fail at once, as on the host.
+    /// `--offline` (the host's build fetched every crate). Names must
+    /// resolve at once, as on the host: in a namespace made inside a
+    /// container on Docker's default network, a slurmd waited on Docker's
+    /// resolver (unreachable there) past slurmctld's message timeout; and
+    /// when munged cannot resolve its host's name, 24.11's auth/munge looks
+    /// the credentials' origin 0.0.0.0 up in DNS on every message, 5 s each
+    /// (seen: a step launched 5 to 15 s late, an expand committed after
+    /// 21 s instead of 1). So the host's name is in /etc/hosts and the
+    /// resolver is loopback's, which refuses at once.
     pub fn claim_for_tests(name: &str) -> Result<Container> {
         let mut c = Container::claim(name)?;
         c.tests = true;
@@ -74,6 +82,7 @@ impl Container {
         c.args(["run", "--rm", "--name", &self.name]);
         if self.tests {
             c.args(["--network", "none", "--cap-add", "NET_ADMIN", "--cap-add", "SYS_ADMIN"]);
+            c.args(["--hostname", TEST_HOST, "--add-host", &format!("{TEST_HOST}:127.0.1.1"), "--dns", "127.0.0.1"]);
             c.args(["--security-opt", "seccomp=unconfined", "--security-opt", "apparmor=unconfined"]);
         } else {
             c.args(["--network", "host"]);
