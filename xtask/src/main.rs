@@ -79,7 +79,8 @@ const USAGE: &str = "usage: cargo xtask <command>
                                          where they wait for slurmdbd (R shrink-and-grow rounds, 5)
   bench-ipsched [--nodes N] [--keep]     IPSCHED's pass in slurmctld (and EASY's) on N nodes (16) of 8 CPUs and
                                          2 GPUs with the CPU-GPU ESP's 456 jobs scaled to them waiting
-  test                                   formatting, lints, unit, property, symbol and real-cluster tests
+  test [--slurm V]                       formatting, lints, unit, property, symbol and real-cluster tests
+                                         (--slurm 24.11: that release's tier only)
   cluster up [--nodes N] [--name NAME] [--set KEY=VALUE]... [--networked]
                                          start a cluster and leave it running (KEY=VALUE in slurm.conf;
                                          --networked: each slurmd in its own network namespace)
@@ -245,7 +246,16 @@ fn main() -> ExitCode {
         Some("mpdata") => parse_opts(&args[1..], "mpdata").and_then(|o| mpdata::run(o.nodes, o.scale, o.seed, o.keep)),
         Some("soak") => parse_opts(&args[1..], "soak").and_then(|o| soak::run(o.jobs, o.nodes)),
         Some("versus-stock") => parse_opts(&args[1..], "versus").and_then(|o| versus::run(o.jobs, o.nodes)),
-        Some("test") => test::run_all(&repo_root()),
+        Some("test") => match args.get(1).map(String::as_str) {
+            None => test::run_all(&repo_root()),
+            // One release's tier alone (after the host's set-up).
+            Some("--slurm") => match args.get(2) {
+                Some(v) if !is_host(v) => test::run_release(&repo_root(), v),
+                Some(v) => Err(format!("test --slurm {v}: the host's release; `cargo xtask test` runs its tiers")),
+                None => Err("test --slurm needs a version, e.g. 24.11".into()),
+            },
+            Some(other) => Err(format!("test: unknown option '{other}'\n{USAGE}")),
+        },
         Some("bench-scale") => parse_opts(&args[1..], "scale").and_then(|o| bench_scale::run(o.nodes, o.jobs, o.keep)),
         Some("bench-ipsched") => parse_opts(&args[1..], "ipsched").and_then(|o| bench_ipsched::run(o.nodes, o.keep)),
         Some("bench-resize") => parse_opts(&args[1..], "bench").and_then(|o| match &o.slurm {

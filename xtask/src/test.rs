@@ -90,6 +90,16 @@ pub fn run_all(root: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `cargo xtask test --slurm V`: release V's tier alone, after the host's
+/// set-up (its compose test runs from the host).
+pub fn run_release(root: &Path, version: &str) -> Result<()> {
+    setup::build_plugins(root)?;
+    setup::ensure(&["debootstrap", "docker-compose"])?;
+    let counts = crate::release_tests::run(root, version)?;
+    println!("tests: {} passed, {} failed", counts.passed, counts.failed);
+    Ok(())
+}
+
 /// The evaluation commands in their short forms, each a test: the demo
 /// as the README runs it, ESP 60 times faster with a fifth malleable, a soak
 /// of 100 jobs, CI's selection of Slurm's own tests under both schedulers. Each checks that every job completed through sched/malleable

@@ -277,7 +277,7 @@ impl Agent {
                 self.corridor_in_force = corridor;
                 self.force_next = true;
             }
-            if self.ctld.scheduling_disabled() {
+            if self.ctld.scheduling_disabled() || self.ctld.shutting_down() {
                 continue;
             }
             if self.force_next || self.pass_due() {
@@ -372,6 +372,13 @@ impl Agent {
         };
 
         let mut guard = LockGuard::<Scheduling>::acquire(self.ctld);
+        // Told to stop while the strategy decided: nothing is started or
+        // resized now (seen: a job started 30 ms after SIGTERM was never
+        // launched, and timed out after the restart).
+        if self.ctld.shutting_down() {
+            log::info!("pass {}: slurmctld is stopping, {} decisions not applied", self.passes, decisions.len());
+            return;
+        }
         let held = Instant::now();
         // What changed while the strategy decided (a job ended, another was
         // submitted, a node went down) may undo a decision: those are

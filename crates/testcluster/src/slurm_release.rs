@@ -52,7 +52,7 @@ pub const RELEASES: &[SlurmRelease] = &[
         unavailable: Some(
             "its source cannot be had: sid's Sources index lists slurm-wlm 26.05.5-1, but \
              deb.debian.org answers 404 for its .dsc, .orig.tar.gz and .debian.tar.xz \
-             (docs/slurm-versions-survey.md §1.1)",
+             (docs/slurm-versions.md, 26.05)",
         ),
     },
 ];

@@ -32,6 +32,7 @@ pub fn strerror(code: i32) -> String {
 /// The error code the last Slurm call left in this thread's errno, where
 /// Slurm's API leaves it (22.05's `slurm_get_errno()` only returned errno;
 /// 24.11 dropped it).
+#[cfg(any(feature = "client", feature = "spank"))]
 pub(crate) fn last_slurm_errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }

@@ -227,6 +227,16 @@ impl Slurmctld {
         }
     }
 
+    /// True once slurmctld has been told to stop (SIGTERM, `scontrol
+    /// shutdown`): what starts then may never reach its nodes (a batch
+    /// launch queued as slurmctld stops is lost, and the job, recovered as
+    /// running, times out).
+    pub fn shutting_down(&self) -> bool {
+        // SAFETY: a time_t field of a live global, set once by slurmctld's
+        // signal thread without a lock; read like the counters.
+        unsafe { std::ptr::read_volatile(std::ptr::addr_of!((*self.config).shutdown_time)) != 0 }
+    }
+
     /// True while slurmctld has scheduling switched off (for instance while
     /// it is shutting down or is not the primary controller).
     pub fn scheduling_disabled(&self) -> bool {
