@@ -133,6 +133,12 @@ fn image_cargo(root: &Path, r: &SlurmRelease, args: &[&str], plugins: &Path) -> 
     ];
     let box_ = Container::claim_for_tests(&format!("malleable-test-{}", r.version))?;
     let mut cargo = box_.command(&image, root, &[&release_cache(root, r)], root, &env);
-    cargo.arg("cargo").args(args);
+    // An address besides loopback's: 24.11's slurmctld looks up its
+    // listening address with AI_ADDRCONFIG, which finds none in a container
+    // with no network ("Unable to resolve (null)", then it exits), where a
+    // cluster on loopback (the demo's, the benches') would have nothing else.
+    const ADDRESS: &str = "ip link add mall0 type veth peer name mall1 && ip addr add 10.254.254.1/32 dev mall0 \
+         && ip link set mall0 up && ip link set mall1 up && exec \"$@\"";
+    cargo.args(["sh", "-c", ADDRESS, "sh", "cargo"]).args(args);
     Ok((box_, cargo))
 }
