@@ -17,8 +17,9 @@ use crate::{repo_root, Result};
 pub fn run(nodes: usize, keep: bool, strategies: &[String]) -> Result<()> {
     let w = workloads::demo(nodes);
     let elastic = w.jobs.iter().filter(|j| j.malleable.is_some()).count();
-    // The Slurm it runs on, as its commands name it ("slurm-wlm 24.11.5").
-    let slurm = output(std::process::Command::new("sinfo").arg("--version")).unwrap_or_default();
+    // The Slurm it runs on, as its daemon names it ("slurm-wlm 24.11.5";
+    // the client commands need a configuration even for --version).
+    let slurm = output(std::process::Command::new("slurmctld").arg("-V")).unwrap_or_default();
     println!(
         "demo: {} jobs ({elastic} elastic) over {:.0} s on {nodes} nodes, once under each of: {}; {}",
         w.jobs.len(),
