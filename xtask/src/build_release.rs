@@ -3,6 +3,7 @@
 //! that release's build image, staged in target/plugins/VERSION.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::Instant;
 
 use testcluster::build_image::build_image;
@@ -33,15 +34,9 @@ fn packages() -> Vec<&'static str> {
 /// SLURM_SRC_DIR = its configured source tree and its own target dir;
 /// `packages` as `-p` arguments after `args`.
 pub fn cargo_in(root: &Path, r: &SlurmRelease, args: &[&str], packages: &[&str]) -> Result<()> {
-    let tree = ensure_release_tree(root, r)?;
-    let image = build_image(&image_work(root), r)?;
-    let env = [
-        ("SLURM_SRC_DIR", tree.display().to_string()),
-        ("CARGO_TARGET_DIR", target_dir(root, r).display().to_string()),
-    ];
     let box_ = Container::claim(&format!("malleable-build-{}", r.version))?;
-    let mut cargo = box_.command(&image, root, &[&release_cache(root, r)], root, &env);
-    cargo.arg("cargo").args(args);
+    let mut cargo = image_cargo(root, r, &box_, &[])?;
+    cargo.args(args);
     for p in packages {
         cargo.args(["-p", p]);
     }
@@ -49,6 +44,22 @@ pub fn cargo_in(root: &Path, r: &SlurmRelease, args: &[&str], packages: &[&str])
     run(&mut cargo).map_err(|e| format!("cargo in the Slurm {} build image: {e}", r.version))?;
     eprintln!("xtask: cargo {} for Slurm {} in {:.1?}", args.join(" "), r.version, t.elapsed());
     Ok(())
+}
+
+/// `cargo` in `r`'s build image (made when missing), run as `box_`, with
+/// SLURM_SRC_DIR = its configured source tree, its own target dir and
+/// `env`; the caller adds cargo's arguments.
+pub fn image_cargo(root: &Path, r: &SlurmRelease, box_: &Container, env: &[(&str, String)]) -> Result<Command> {
+    let tree = ensure_release_tree(root, r)?;
+    let image = build_image(&image_work(root), r)?;
+    let mut all = vec![
+        ("SLURM_SRC_DIR", tree.display().to_string()),
+        ("CARGO_TARGET_DIR", target_dir(root, r).display().to_string()),
+    ];
+    all.extend(env.iter().cloned());
+    let mut cargo = box_.command(&image, root, &[&release_cache(root, r)], root, &all);
+    cargo.arg("cargo");
+    Ok(cargo)
 }
 
 /// Build and stage everything for Slurm `version`: the plugins under their

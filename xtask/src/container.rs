@@ -16,6 +16,10 @@ const RUSTUP_HOME: &str = "/root/.rustup";
 /// A test container's host name (see [`Container::claim_for_tests`]).
 const TEST_HOST: &str = "malleable-test";
 
+/// What a test container runs first (see [`Container::command`]).
+const TEST_ADDRESS: &str = "ip link add mall0 type veth peer name mall1 && ip addr add 10.254.254.1/32 dev mall0 \
+                            && ip link set mall0 up && ip link set mall1 up && exec \"$@\"";
+
 /// A container by name, removed (`docker rm -f`) when dropped: after
 /// `docker run --rm` it is gone already; when the run failed to start or
 /// was cut short, this removes what is left.
@@ -102,6 +106,14 @@ impl Container {
             c.arg("-e").arg(format!("{k}={v}"));
         }
         c.arg("-w").arg(workdir).arg(image);
+        if self.tests {
+            // An address besides loopback's: 24.11's slurmctld looks up its
+            // listening address with AI_ADDRCONFIG, which finds none in a
+            // container with no network ("Unable to resolve (null)", then it
+            // exits), where a cluster on loopback (the demo's, the benches')
+            // has nothing else. The caller's command runs after it.
+            c.args(["sh", "-c", TEST_ADDRESS, "sh"]);
+        }
         c
     }
 }

@@ -12,9 +12,8 @@ use std::time::Instant;
 use testcluster::plugins::{plugin_dir_for, PLUGIN_DIR_VAR};
 use testcluster::SlurmRelease;
 
-use crate::build_release::{self, target_dir};
+use crate::build_release;
 use crate::container::Container;
-use crate::slurm_src::{ensure_release_tree, image_work, release_cache};
 use crate::test::{run_tests, TestCounts};
 use crate::Result;
 
@@ -124,21 +123,8 @@ fn in_image(root: &Path, r: &SlurmRelease, args: &[&str], plugins: &Path) -> Res
 /// The command `cargo ARGS` in the release's build image, and its test
 /// container (named after the release), removed when that is dropped.
 fn image_cargo(root: &Path, r: &SlurmRelease, args: &[&str], plugins: &Path) -> Result<(Container, Command)> {
-    let tree = ensure_release_tree(root, r)?;
-    let image = testcluster::build_image::build_image(&image_work(root), r)?;
-    let env = [
-        ("SLURM_SRC_DIR", tree.display().to_string()),
-        ("CARGO_TARGET_DIR", target_dir(root, r).display().to_string()),
-        (PLUGIN_DIR_VAR, plugins.display().to_string()),
-    ];
     let box_ = Container::claim_for_tests(&format!("malleable-test-{}", r.version))?;
-    let mut cargo = box_.command(&image, root, &[&release_cache(root, r)], root, &env);
-    // An address besides loopback's: 24.11's slurmctld looks up its
-    // listening address with AI_ADDRCONFIG, which finds none in a container
-    // with no network ("Unable to resolve (null)", then it exits), where a
-    // cluster on loopback (the demo's, the benches') would have nothing else.
-    const ADDRESS: &str = "ip link add mall0 type veth peer name mall1 && ip addr add 10.254.254.1/32 dev mall0 \
-         && ip link set mall0 up && ip link set mall1 up && exec \"$@\"";
-    cargo.args(["sh", "-c", ADDRESS, "sh", "cargo"]).args(args);
+    let mut cargo = build_release::image_cargo(root, r, &box_, &[(PLUGIN_DIR_VAR, plugins.display().to_string())])?;
+    cargo.args(args);
     Ok((box_, cargo))
 }
