@@ -6,14 +6,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use testcluster::build_image::build_image;
 use testcluster::plugins::{plugin_dir_for, tool_dir_for, PLUGINS, TOOLS};
 use testcluster::process::run;
 use testcluster::SlurmRelease;
 
 use crate::container::Container;
 use crate::setup::{self, stage};
-use crate::slurm_src::{ensure_release_tree, image_work, release_cache};
+use crate::slurm_src::{ensure_release_tree, release_cache, release_image};
 use crate::Result;
 
 /// Cargo's target dir for `r`: `<repo>/target/slurm-24.11`, apart from the
@@ -51,7 +50,7 @@ pub fn cargo_in(root: &Path, r: &SlurmRelease, args: &[&str], packages: &[&str])
 /// `env`; the caller adds cargo's arguments.
 pub fn image_cargo(root: &Path, r: &SlurmRelease, box_: &Container, env: &[(&str, String)]) -> Result<Command> {
     let tree = ensure_release_tree(root, r)?;
-    let image = build_image(&image_work(root), r)?;
+    let image = release_image(root, r)?;
     let mut all = vec![
         ("SLURM_SRC_DIR", tree.display().to_string()),
         ("CARGO_TARGET_DIR", target_dir(root, r).display().to_string()),
@@ -83,7 +82,7 @@ pub fn build(root: &Path, version: &str) -> Result<PathBuf> {
     for (_, name) in TOOLS {
         stage(&release.join(name), &bin.join(name))?;
     }
-    let image = build_image(&image_work(root), r)?;
+    let image = release_image(root, r)?;
     let box_ = Container::claim(&format!("malleable-cc-{}", r.version))?;
     let mut cc = box_.command(&image, root, &[], root, &[]);
     cc.arg("cc");

@@ -69,8 +69,8 @@ const USAGE: &str = "usage: cargo xtask <command>
   bench-scale [--nodes N] [--jobs N] [--keep]
                                          every strategy's pass and lock-hold times in a slurmctld of N nodes
                                          (5000, 4 with a slurmd) and N waiting jobs (10000), squeue meanwhile
-  slurm-tests [--short] [--only TEXT,...]
-                                         Slurm's own python and expect tests (xtask/slurm-tests.list; --short:
+  slurm-tests [--short] [--only TEXT,...] [--slurm V]
+                                         Slurm's own python and expect tests (xtask/slurm-tests/V.list; --short:
                                          CI's selection) under stock sched/backfill and sched/malleable at once,
                                          side by side; fails if one passes under stock only
   bench-resize [--nodes N] [--rounds R] [--slurm V]
@@ -329,9 +329,13 @@ fn cargo_cmd(args: &[String]) -> Result<()> {
     build_release::cargo_in(&repo_root(), r, &rest, &[])
 }
 
+/// `slurm-tests [--short] [--only TEXT,...] [--slurm V]`: here, or for a
+/// release other than the host's in its build image (the same command
+/// there, where that release is the installed one).
 fn slurm_tests_cmd(args: &[String]) -> Result<()> {
     let mut short = false;
     let mut only = Vec::new();
+    let mut slurm = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -340,10 +344,18 @@ fn slurm_tests_cmd(args: &[String]) -> Result<()> {
                 let v = it.next().ok_or("--only needs TEXT (part of a test's name), or several with commas")?;
                 only.extend(v.split(',').filter(|s| !s.is_empty()).map(str::to_string));
             }
-            other => return Err(format!("slurm-tests: unknown option '{other}': expected --short or --only TEXT")),
+            "--slurm" => slurm = Some(it.next().ok_or("--slurm needs a version, e.g. 24.11")?.clone()),
+            other => {
+                return Err(format!(
+                    "slurm-tests: unknown option '{other}': expected --short, --only TEXT or --slurm VERSION"
+                ))
+            }
         }
     }
-    slurm_tests::run(short, &only)
+    match slurm {
+        Some(v) if !is_host(&v) => release_tests::in_release(&repo_root(), &v, "slurm-tests", args),
+        _ => slurm_tests::run(short, &only),
+    }
 }
 
 fn cluster_cmd(args: &[String]) -> Result<()> {

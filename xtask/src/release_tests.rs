@@ -2,8 +2,9 @@
 //! `cargo xtask test`: its plugins built in its build image, then there the
 //! bindings' and plugins' unit tests (the layout probe among them), the
 //! symbol check and the real-cluster tests that resize jobs; on the host, a
-//! compose site of that release running the README's elastic job. And
-//! `cargo xtask demo|bench-resize --slurm 24.11`: those, in that image.
+//! compose site of that release running the README's elastic job; then CI's
+//! selection of the release's own test suites, in the image. And `cargo
+//! xtask demo|bench-resize|slurm-tests --slurm 24.11`: those, in that image.
 
 use std::path::Path;
 use std::process::Command;
@@ -43,13 +44,21 @@ const UNIT: &[&str] = &[
 /// The real-cluster tests run on every release: the symbol check, every
 /// elastic job that grows and shrinks under mall-run (through the Rust and
 /// the C API), starts only through the plugin and EASY's backfill,
-/// select/natural beside sched/backfill, and task/drom's core sharing. The
+/// select/natural beside sched/backfill, task/drom's core sharing, and the
+/// options taken or refused (SPANK, job_submit and job_modify, whose
+/// interfaces changed: 24.11's job_modify says why to the user). The
 /// rest of the host's tier (options, reasons, the other strategies,
 /// failures...) exercises the model, the core and the controller, which do
 /// not change with the release; run on 24.11 too, it would take CI past
 /// its hour.
-const CLUSTER: &[&str] =
-    &["symbols", "cluster_malleable", "cluster_scheduling", "cluster_select_natural", "cluster_core_sharing"];
+const CLUSTER: &[&str] = &[
+    "symbols",
+    "cluster_malleable",
+    "cluster_scheduling",
+    "cluster_select_natural",
+    "cluster_core_sharing",
+    "cluster_options",
+];
 
 /// The compose tests run on every release: the README's elastic job under
 /// slurmdbd, multifactor, cgroups and PrologFlags=Contain.
@@ -89,10 +98,20 @@ pub fn run(root: &Path, version: &str) -> Result<TestCounts> {
     site.args(SITE).args(["--ignored", "--exact", "--test-threads=1"]);
     total.add(run_tests(&mut site)?);
     eprintln!("xtask: Slurm {version}'s compose site test took {:.1?}", t.elapsed());
+
+    // The release's own test suites, CI's selection, under its stock
+    // scheduler and ours (one test, as the host's is among the evaluations).
+    let t = Instant::now();
+    let name = format!("cargo xtask slurm-tests --short --slurm {version}");
+    println!("evaluation {name}:");
+    in_release(root, version, "slurm-tests", &["--short".to_string()])?;
+    println!("evaluation {name} ... ok");
+    total.add(TestCounts { passed: 1, failed: 0 });
+    eprintln!("xtask: Slurm {version}'s own tests (CI's selection) took {:.1?}", t.elapsed());
     Ok(total)
 }
 
-/// `cargo xtask COMMAND --slurm V ARGS` (demo, bench-resize): V's plugins
+/// `cargo xtask COMMAND --slurm V ARGS` (demo, bench-resize, slurm-tests): V's plugins
 /// built, then COMMAND ARGS (less `--slurm V`) run in V's build image on
 /// V's own daemons.
 pub fn in_release(root: &Path, version: &str, command: &str, args: &[String]) -> Result<()> {

@@ -38,6 +38,13 @@ pub fn image_work(root: &Path) -> PathBuf {
     root.join("target/compose/.image")
 }
 
+/// `r`'s build image, made when missing; debootstrap installed first (its
+/// base is debootstrapped), which a fresh machine has not.
+pub fn release_image(root: &Path, r: &SlurmRelease) -> Result<String> {
+    crate::setup::ensure(&["debootstrap"])?;
+    build_image(&image_work(root), r)
+}
+
 /// Left in a tree while this code makes it; a tree without config.h and
 /// without it was made by someone else and is not touched.
 const INCOMPLETE: &str = ".xtask-incomplete";
@@ -203,7 +210,7 @@ pub fn ensure_release_tree(root: &Path, r: &SlurmRelease) -> Result<PathBuf> {
     unpack(&orig, &debian, &tree)?;
     // configure in the release's own build image: config.h then matches its
     // libraries (and libmunge-dev there is what 24.11's configure wants).
-    let image = build_image(&image_work(root), r)?;
+    let image = release_image(root, r)?;
     let log = cache.join("configure.log");
     eprintln!("xtask: configuring {} in {image} (log: {})", tree.display(), log.display());
     let f = std::fs::File::create(&log).map_err(|e| format!("cannot write {}: {e}", log.display()))?;

@@ -149,8 +149,8 @@ fn run_evaluations() -> Result<TestCounts> {
 
 #[derive(Default)]
 pub(crate) struct TestCounts {
-    passed: u64,
-    failed: u64,
+    pub(crate) passed: u64,
+    pub(crate) failed: u64,
 }
 
 impl TestCounts {

@@ -170,6 +170,29 @@ fn the_c_example_grows_and_shrinks_through_the_c_abi() {
     assert_eq!(checksum_in(&out), alone, "{out}");
 }
 
+/// A job submitted with `-w n1` that grew onto n2 shrinks back to n1: on
+/// 24.11, update_job takes a NodeList equal to the submitted text as no
+/// change at all (and says success), so without the safe layer setting
+/// that text aside the shrink was "committed" with n2 still the job's and
+/// the waiting job never started.
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn a_job_submitted_with_a_node_list_shrinks_back_to_it() {
+    let c = up_with(malleable_spec("t-nodelist", 2, MTCT));
+    let app = "--cells 4096 --iterations 100000 --unit-us 10";
+    let script = example_script(&c, "listed", app);
+    let id = submit(&c, &script, "listed.out", &["-w", "n1", "--min-nodes-invasive=1", "--max-nodes-invasive=2"]);
+    wait_log(&c, 0, &[&format!("JobId={id}: expand onto n2 committed")], Duration::from_secs(60));
+    let from = c.ctld_log().len();
+    let rigid = c.sbatch(&["-N1", "-t", "1", "--wrap", "sleep 2"]).unwrap();
+    wait_log(&c, from, &[&format!("JobId={id}: shrink off n2 committed")], Duration::from_secs(30));
+    assert_eq!(job_field(&c, id, "NodeList"), "n1");
+    let r = c.wait_job(rigid, "running", Duration::from_secs(30), |j| j.has_started()).unwrap();
+    assert_eq!(r.node_list, "n2");
+    let _ = c.cmd("scancel").arg(id.to_string()).status();
+    c.wait_job(id, "ended", Duration::from_secs(60), |j| j.is_finished()).unwrap();
+}
+
 /// A job that started on the last node and grew onto lower ones still
 /// keeps its batch host when it shrinks: slurmctld lists its nodes in table
 /// order, where the batch host is not first (found by the resize bench,

@@ -196,3 +196,37 @@ fn the_controller_refuses_a_bad_spec_from_a_client_without_the_spank_plugin() {
         "mall1 range=1..2 constraint=none state=steady ack=0 runtime=off"
     );
 }
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn an_update_that_takes_a_waiting_elastic_job_out_of_its_range_is_refused_and_said() {
+    let c = up("t-modify", 4);
+    let (ok, out) = sbatch(&c, &["--hold", "-N2", "--min-nodes-invasive=1", "--max-nodes-invasive=2"]);
+    assert!(ok, "{out}");
+    let id = id_of(&out);
+    // A waiting job shows NumNodes=MIN-MAX.
+    let num_nodes = || {
+        let text = output(c.cmd("scontrol").args(["show", "job", &id.to_string()])).unwrap();
+        let at = text.find("NumNodes=").unwrap_or_else(|| panic!("{text}"));
+        let field = text[at + "NumNodes=".len()..].split_whitespace().next().unwrap();
+        field.split('-').next().unwrap().parse::<u32>().unwrap_or_else(|_| panic!("{text}"))
+    };
+    let update = |n: &str| {
+        let o = c.cmd("scontrol").args(["update", &format!("JobId={id}"), &format!("NumNodes={n}")]).output().unwrap();
+        (o.status.success(), String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr))
+    };
+    let (ok, said) = update("3");
+    assert!(!ok, "NumNodes=3 was taken: {said}");
+    assert_eq!(num_nodes(), 2);
+    let want = "--nodes=3 is outside --min-nodes-invasive=1 .. --max-nodes-invasive=2";
+    assert!(c.ctld_log().contains(&format!("update refused: {want}")), "{}", c.log_tail("slurmctld.log", 30));
+    // 24.11 gave job_modify the err_msg job_submit has, which scontrol
+    // prints; 22.05's user sees only that it failed.
+    let release = testcluster::SlurmRelease::installed().unwrap();
+    if release.version != "22.05" {
+        assert!(said.contains(want), "Slurm {}: {want:?} not in: {said}", release.version);
+    }
+    let (ok, said) = update("1");
+    assert!(ok, "NumNodes=1 was refused: {said}");
+    assert_eq!(num_nodes(), 1);
+}

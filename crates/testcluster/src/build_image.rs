@@ -20,7 +20,10 @@ use crate::Result;
 /// coin_cbc_sys links CBC with `pkg-config --static`'s list (-lz; trixie's
 /// coinor-libcbc-dev does not pull it in), patch and xz for Debian's
 /// patches, file for libtool's checks in configure, CA certificates for
-/// cargo's registry.
+/// cargo's registry; and what the release's own test suites need (`cargo
+/// xtask slurm-tests --slurm 24.11` runs them in this image, which has no
+/// network to install them then): expect, pytest with pexpect,
+/// pytest-timeout and requests (24.11's atf imports it), sudo.
 pub const BUILD_PACKAGES: &[&str] = &[
     "libslurm-dev",
     "libclang-dev",
@@ -35,6 +38,12 @@ pub const BUILD_PACKAGES: &[&str] = &[
     "xz-utils",
     "file",
     "ca-certificates",
+    "expect",
+    "python3-pytest",
+    "python3-pexpect",
+    "python3-pytest-timeout",
+    "python3-requests",
+    "sudo",
 ];
 
 /// Bump to rebuild every build image (a change of how it is made).

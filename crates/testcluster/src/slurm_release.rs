@@ -75,6 +75,25 @@ impl SlurmRelease {
         }
     }
 
+    /// The release whose slurmctld is installed here (on the host, or in a
+    /// release's build image), from `slurmctld -V` ("slurm-wlm 24.11.5").
+    pub fn installed() -> Result<&'static SlurmRelease, String> {
+        let out = std::process::Command::new("slurmctld")
+            .arg("-V")
+            .output()
+            .map_err(|e| format!("cannot run slurmctld -V: {e}"))?;
+        Self::of_version_line(&String::from_utf8_lossy(&out.stdout))
+    }
+
+    /// The release a `slurmctld -V` line names.
+    fn of_version_line(line: &str) -> Result<&'static SlurmRelease, String> {
+        let upstream = line.split_whitespace().nth(1).unwrap_or("");
+        RELEASES
+            .iter()
+            .find(|r| r.upstream() == upstream)
+            .ok_or_else(|| format!("slurmctld -V says {:?}: not a release of testcluster's table", line.trim()))
+    }
+
     /// Built and run on this machine itself, not in a container.
     pub fn is_host(&self) -> bool {
         self.version == HOST_RELEASE
@@ -102,6 +121,9 @@ mod tests {
         assert!(SlurmRelease::buildable("22.05").unwrap().is_host());
         let e = SlurmRelease::buildable("26.05").unwrap_err();
         assert!(e.starts_with("Slurm 26.05 (Debian sid 26.05.5-1): its source cannot be had"), "{e}");
+        assert_eq!(SlurmRelease::of_version_line("slurm-wlm 24.11.5\n").unwrap().version, "24.11");
+        assert_eq!(SlurmRelease::of_version_line("slurm 22.05.8").unwrap().version, "22.05");
+        assert!(SlurmRelease::of_version_line("slurm 24.11.6").unwrap_err().contains("\"slurm 24.11.6\""));
         let e = SlurmRelease::find("23.02").unwrap_err();
         assert_eq!(e, "Slurm 23.02: unknown release; expected one of 22.05, 24.11, 26.05");
     }

@@ -1,5 +1,5 @@
 //! The list of Slurm's own tests `cargo xtask slurm-tests` runs
-//! (`xtask/slurm-tests.list`): each test's kind, whether CI runs it, and why
+//! (`xtask/slurm-tests/VERSION.list`, one a release): each test's kind, whether CI runs it, and why
 //! any test left out is left out.
 
 use crate::Result;
@@ -142,10 +142,12 @@ mod tests {
     }
 
     #[test]
-    fn the_repository_list_reads() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/slurm-tests.list");
-        let e = parse(&std::fs::read_to_string(path).unwrap(), path).unwrap();
-        assert!(e.iter().any(|e| e.runs(true) && e.kind == Kind::Expect));
-        assert!(e.iter().any(|e| e.runs(true) && e.kind == Kind::Python));
+    fn each_buildable_release_has_a_list_that_reads() {
+        for r in testcluster::slurm_release::RELEASES.iter().filter(|r| r.unavailable.is_none()) {
+            let path = format!("{}/slurm-tests/{}.list", env!("CARGO_MANIFEST_DIR"), r.version);
+            let e = parse(&std::fs::read_to_string(&path).unwrap(), &path).unwrap();
+            assert!(e.iter().any(|e| e.runs(true) && e.kind == Kind::Expect), "{path}");
+            assert!(e.iter().any(|e| e.runs(true) && e.kind == Kind::Python), "{path}");
+        }
     }
 }

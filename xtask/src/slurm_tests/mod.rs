@@ -1,26 +1,28 @@
-//! `cargo xtask slurm-tests [--short] [--only TEXT,...]`: Slurm's own python
-//! and expect tests, as `xtask/slurm-tests.list` chooses them, against a
-//! cluster under sched/malleable (Strategy=easy) and the same cluster under
-//! stock sched/backfill, both at once, printed side by side. It fails when
-//! a test that passes under stock does not pass under sched/malleable.
+//! `cargo xtask slurm-tests [--short] [--only TEXT,...]`: the installed Slurm
+//! release's own python and expect tests, as `xtask/slurm-tests/VERSION.list`
+//! chooses them, against a cluster under sched/malleable (Strategy=easy) and
+//! the same cluster under stock sched/backfill, both at once, printed side by
+//! side. It fails when a test that passes under stock does not pass under
+//! sched/malleable. (`--slurm 24.11` runs it in that release's build image.)
 
 mod list;
 mod suite;
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use testcluster::{plugins, Cluster, ClusterSpec};
+use testcluster::{plugins, Cluster, ClusterSpec, SlurmRelease};
 
-use crate::{repo_root, setup, Result};
+use crate::{evaluate, repo_root, setup, slurm_src, Result};
 use list::{Entry, Kind, Mark};
 use suite::{Outcome, Side, Status};
 
 /// The nodes of both clusters: the list's results were taken on four.
 const NODES: usize = 4;
-const LIST: &str = "xtask/slurm-tests.list";
+/// The lists, one a release: `xtask/slurm-tests/24.11.list`.
+const LISTS: &str = "xtask/slurm-tests";
 /// Where the sides' copies of the testsuite live (tests write into them).
 const WORK: &str = "/tmp/malleable-slurm-tests";
 
@@ -33,16 +35,41 @@ fn limit(kind: Kind) -> Duration {
     }
 }
 
+/// The list of release `version`, as the repository names it.
+fn list_path(version: &str) -> String {
+    format!("{LISTS}/{version}.list")
+}
+
+/// The configured source tree of `r` (its testsuite is run): the host's
+/// fetched when missing; another release's must be made outside its build
+/// image, where `--slurm` made it.
+fn source_tree(root: &Path, r: &SlurmRelease) -> Result<PathBuf> {
+    if r.is_host() {
+        return setup::ensure_source_tree(root);
+    }
+    let tree = slurm_src::release_tree(root, r);
+    if !tree.join("config.h").is_file() {
+        return Err(format!(
+            "{} is not a configured source tree: `cargo xtask slurm-src --slurm {}` makes it",
+            tree.display(),
+            r.version
+        ));
+    }
+    Ok(tree)
+}
+
 pub fn run(short: bool, only: &[String]) -> Result<()> {
     let root = repo_root();
-    let text = fs::read_to_string(root.join(LIST)).map_err(|e| format!("cannot read {LIST}: {e}"))?;
-    let entries = list::parse(&text, LIST)?;
-    let source = setup::ensure_source_tree(&root)?;
+    let release = SlurmRelease::installed()?;
+    let list = list_path(release.version);
+    let text = fs::read_to_string(root.join(&list)).map_err(|e| format!("cannot read {list}: {e}"))?;
+    let entries = list::parse(&text, &list)?;
+    let source = source_tree(&root, release)?;
     for kind in [Kind::Python, Kind::Expect] {
         let missing = list::unlisted(&entries, kind, &suite_tests(&source, kind)?);
         if !missing.is_empty() {
             return Err(format!(
-                "{LIST} names no line for these {} tests (each is run or out with a reason): {}",
+                "{list} names no line for these {} tests (each is run or out with a reason): {}",
                 kind.name(),
                 missing.join(" ")
             ));
@@ -55,21 +82,22 @@ pub fn run(short: bool, only: &[String]) -> Result<()> {
         )
         .collect();
     if chosen.is_empty() {
-        return Err(format!("no test of {LIST} is run or short and matches --only {}", only.join(",")));
+        return Err(format!("no test of {list} is run or short and matches --only {}", only.join(",")));
     }
-    let out = root.join("target/slurm-tests");
+    let out = root.join("target/slurm-tests").join(release.version);
     fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let left_out = entries.iter().filter(|e| matches!(e.mark, Mark::Out(_))).count();
     println!(
-        "slurm-tests: {} of Slurm's own tests ({} python files, {} expect tests; {left_out} lines of {LIST} left out), \
+        "slurm-tests: {} of Slurm {}'s own tests ({} python files, {} expect tests; {left_out} lines of {list} left out), \
          under stock sched/backfill and sched/malleable (easy) at once, {NODES} nodes each",
         chosen.len(),
+        release.upstream(),
         chosen.iter().filter(|e| e.kind == Kind::Python).count(),
         chosen.iter().filter(|e| e.kind == Kind::Expect).count(),
     );
 
-    suite::prepare_host()?;
-    let staged = setup::build_plugins(&root)?;
+    suite::prepare_host(release)?;
+    let staged = evaluate::staged_plugins()?;
     let ours = plugins::sched_malleable(ClusterSpec::new("st-malleable", NODES), &staged)
         .file("malleable.conf", "Strategy=easy\nSchedulerTick=5\n");
     // Stock Slurm with nothing of ours loaded, its backfill every second
@@ -207,19 +235,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_test_of_the_cached_tree_is_listed() {
-        let source = setup::source_cache(&repo_root()).join(setup::SLURM_SRC_NAME);
-        if !source.join("testsuite").is_dir() {
-            // A machine that has not fetched the tree yet: `cargo xtask
-            // slurm-tests` checks the same before it runs anything.
-            return;
-        }
-        let text = fs::read_to_string(repo_root().join(LIST)).unwrap();
-        let entries = list::parse(&text, LIST).unwrap();
-        for kind in [Kind::Python, Kind::Expect] {
-            let all = suite_tests(&source, kind).unwrap();
-            assert!(!all.is_empty());
-            assert_eq!(list::unlisted(&entries, kind, &all), Vec::<String>::new(), "{kind:?}");
+    fn every_test_of_each_cached_tree_is_listed() {
+        let root = repo_root();
+        for r in testcluster::slurm_release::RELEASES.iter().filter(|r| r.unavailable.is_none()) {
+            let source = match r.is_host() {
+                true => setup::source_cache(&root).join(setup::SLURM_SRC_NAME),
+                false => slurm_src::release_tree(&root, r),
+            };
+            if !source.join("testsuite").is_dir() {
+                // A machine that has not fetched that tree yet: `cargo
+                // xtask slurm-tests` checks the same before it runs anything.
+                continue;
+            }
+            let list = list_path(r.version);
+            let text = fs::read_to_string(root.join(&list)).unwrap();
+            let entries = list::parse(&text, &list).unwrap();
+            for kind in [Kind::Python, Kind::Expect] {
+                let all = suite_tests(&source, kind).unwrap();
+                assert!(!all.is_empty());
+                assert_eq!(list::unlisted(&entries, kind, &all), Vec::<String>::new(), "{} {kind:?}", r.version);
+            }
         }
     }
 }

@@ -12,17 +12,22 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use testcluster::process::run;
-use testcluster::{wait, Cluster};
+use testcluster::{wait, Cluster, SlurmRelease};
 
 use super::list::Kind;
 use crate::Result;
 
-/// What the suites need beyond Slurm: expect; pytest 7 with `py` (conftest
-/// imports `py.io`), pexpect (eight test files) and pytest-timeout; sudo
-/// (a test runs `sudo -u SlurmUser`). All Debian's, so the python is
-/// /usr/bin/python3 whatever else is first in PATH.
+/// What the suites of every release need beyond Slurm: expect; pytest with
+/// pexpect (eight test files), pytest-timeout and requests (24.11's atf
+/// imports it); sudo (a test runs `sudo -u SlurmUser`). All Debian's, so
+/// the python is /usr/bin/python3 whatever else is first in PATH. Another
+/// release's build image has them already (`BUILD_PACKAGES`).
 pub const PACKAGES: &[&str] =
-    &["expect", "python3-pytest", "python3-py", "python3-pexpect", "python3-pytest-timeout", "sudo"];
+    &["expect", "python3-pytest", "python3-pexpect", "python3-pytest-timeout", "python3-requests", "sudo"];
+
+/// What 22.05's python suite needs besides: `py` (its conftest imports
+/// `py.io`; trixie has no such package, and 24.11 does not use it).
+const PACKAGES_22_05: &[&str] = &["python3-py"];
 
 /// Where the tests find "Slurm's install": Debian's binaries, with its
 /// libraries where a `make install` would put them (tests compile against
@@ -58,8 +63,11 @@ pub struct Outcome {
 
 /// The host's part, once: packages, the install prefix, and sudo keeping
 /// the variables that point the clients at a test cluster.
-pub fn prepare_host() -> Result<()> {
+pub fn prepare_host(release: &SlurmRelease) -> Result<()> {
     crate::setup::ensure(PACKAGES)?;
+    if release.version == "22.05" {
+        crate::setup::ensure(PACKAGES_22_05)?;
+    }
     let sudoers = Path::new("/etc/sudoers.d/malleable-slurm-tests");
     let keep = "Defaults env_keep += \"SLURM_CONF SLURM_TESTSUITE_CONF SLURM_LOCAL_GLOBALS_FILE\"\n";
     if fs::read_to_string(sudoers).ok().as_deref() != Some(keep) {
@@ -135,10 +143,20 @@ impl Side {
         let mut cmd = match kind {
             Kind::Python => {
                 let mut c = Command::new("/usr/bin/python3");
+                // Each side its own pytest temporary root: both sides' pytests
+                // run as root at once, and each removes all but the newest
+                // three of /tmp/pytest-of-root's numbered directories, the
+                // other side's running test's among them (seen: a fixture's
+                // FileNotFoundError under one side only).
+                let basetemp = format!("--basetemp={}", self.dir.join("pytest").display());
                 c.current_dir(suite.join("python")).args([
                     "./run-tests-python",
                     "--local-config",
                     "--timeout=300",
+                    // The short summary of skips, failures and errors, each
+                    // with its whole message (24.11's runner asks for none).
+                    "-rsfE",
+                    &basetemp,
                     test,
                 ]);
                 c
@@ -279,6 +297,13 @@ pub fn expect_outcome(code: i32, log: &str) -> (Status, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn build_images_hold_what_the_suites_need() {
+        for p in PACKAGES {
+            assert!(testcluster::build_image::BUILD_PACKAGES.contains(p), "{p}");
+        }
+    }
 
     #[test]
     fn pytest_closing_lines_read_as_outcomes() {

@@ -468,6 +468,19 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         if rc != sys::SLURM_SUCCESS as i32 {
             return Err(slurm_error("update_job NodeList=", rc));
         }
+        // A success that changed nothing (as 24.11's did for the submitted
+        // list) must not pass for a shrink: the caller would say it committed.
+        let job = self.find_job(job_id).ok_or(AllocError::NoSuchJob(job_id))?;
+        let (mut held, mut wanted) = (job.node_indices(), keep.to_vec());
+        held.sort_unstable();
+        wanted.sort_unstable();
+        if held != wanted {
+            return Err(AllocError::Slurm {
+                what: "update_job NodeList=",
+                code: rc,
+                text: format!("Slurm said success, but the job still holds {}", job.nodes()),
+            });
+        }
         // SAFETY: the job's record is live under our write locks.
         unsafe { self.carry_steps_over(rec) };
         self.fairshare_after_resize(job_id);
