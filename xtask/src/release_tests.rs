@@ -104,7 +104,7 @@ pub fn run(root: &Path, version: &str) -> Result<TestCounts> {
     let t = Instant::now();
     let name = format!("cargo xtask slurm-tests --short --slurm {version}");
     println!("evaluation {name}:");
-    in_release(root, version, "slurm-tests", &["--short".to_string()])?;
+    xtask_in_image(root, r, &plugins, "slurm-tests", &["--short"])?;
     println!("evaluation {name} ... ok");
     total.add(TestCounts { passed: 1, failed: 0 });
     eprintln!("xtask: Slurm {version}'s own tests (CI's selection) took {:.1?}", t.elapsed());
@@ -126,10 +126,16 @@ pub fn in_release(root: &Path, version: &str, command: &str, args: &[String]) ->
             rest.push(a);
         }
     }
+    xtask_in_image(root, r, &plugins, command, &rest)
+}
+
+/// `cargo xtask COMMAND ARGS` in the release's build image, as a test
+/// container, with the plugins already staged in `plugins`.
+fn xtask_in_image(root: &Path, r: &SlurmRelease, plugins: &Path, command: &str, args: &[&str]) -> Result<()> {
     let mut cargo = vec!["run", "--offline", "--quiet", "-p", "xtask", "--", command];
-    cargo.extend(rest);
-    let (_box, mut cmd) = image_cargo(root, r, &cargo, &plugins)?;
-    testcluster::process::run(&mut cmd).map_err(|e| format!("{command} on Slurm {version}: {e}"))
+    cargo.extend(args);
+    let (_box, mut cmd) = image_cargo(root, r, &cargo, plugins)?;
+    testcluster::process::run(&mut cmd).map_err(|e| format!("{command} on Slurm {}: {e}", r.version))
 }
 
 /// `cargo ARGS` in the release's build image, as a test container, with

@@ -7,6 +7,7 @@
 use std::process::Command;
 use std::time::Duration;
 
+use cluster_tests::malleable::job_field;
 use cluster_tests::up;
 use testcluster::process::output;
 use testcluster::{wait, Cluster};
@@ -206,10 +207,8 @@ fn an_update_that_takes_a_waiting_elastic_job_out_of_its_range_is_refused_and_sa
     let id = id_of(&out);
     // A waiting job shows NumNodes=MIN-MAX.
     let num_nodes = || {
-        let text = output(c.cmd("scontrol").args(["show", "job", &id.to_string()])).unwrap();
-        let at = text.find("NumNodes=").unwrap_or_else(|| panic!("{text}"));
-        let field = text[at + "NumNodes=".len()..].split_whitespace().next().unwrap();
-        field.split('-').next().unwrap().parse::<u32>().unwrap_or_else(|_| panic!("{text}"))
+        let field = job_field(&c, id, "NumNodes");
+        field.split('-').next().unwrap().parse::<u32>().unwrap_or_else(|_| panic!("NumNodes={field}"))
     };
     let update = |n: &str| {
         let o = c.cmd("scontrol").args(["update", &format!("JobId={id}"), &format!("NumNodes={n}")]).output().unwrap();

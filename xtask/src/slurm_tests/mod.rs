@@ -40,6 +40,14 @@ fn list_path(version: &str) -> String {
     format!("{LISTS}/{version}.list")
 }
 
+/// Where `r`'s configured source tree is kept, made or not.
+fn cached_tree(root: &Path, r: &SlurmRelease) -> PathBuf {
+    match r.is_host() {
+        true => setup::source_cache(root).join(setup::SLURM_SRC_NAME),
+        false => slurm_src::release_tree(root, r),
+    }
+}
+
 /// The configured source tree of `r` (its testsuite is run): the host's
 /// fetched when missing; another release's must be made outside its build
 /// image, where `--slurm` made it.
@@ -47,7 +55,7 @@ fn source_tree(root: &Path, r: &SlurmRelease) -> Result<PathBuf> {
     if r.is_host() {
         return setup::ensure_source_tree(root);
     }
-    let tree = slurm_src::release_tree(root, r);
+    let tree = cached_tree(root, r);
     if !tree.join("config.h").is_file() {
         return Err(format!(
             "{} is not a configured source tree: `cargo xtask slurm-src --slurm {}` makes it",
@@ -238,10 +246,7 @@ mod tests {
     fn every_test_of_each_cached_tree_is_listed() {
         let root = repo_root();
         for r in testcluster::slurm_release::RELEASES.iter().filter(|r| r.unavailable.is_none()) {
-            let source = match r.is_host() {
-                true => setup::source_cache(&root).join(setup::SLURM_SRC_NAME),
-                false => slurm_src::release_tree(&root, r),
-            };
+            let source = cached_tree(&root, r);
             if !source.join("testsuite").is_dir() {
                 // A machine that has not fetched that tree yet: `cargo
                 // xtask slurm-tests` checks the same before it runs anything.
