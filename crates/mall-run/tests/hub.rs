@@ -174,6 +174,33 @@ fn an_expand_starts_workers_on_the_new_nodes_and_commits_once_everyone_has() {
 }
 
 #[test]
+fn a_resize_decided_while_the_last_commit_is_unanswered_is_taken_up_once_it_is() {
+    // The plugin may commit an expand and decide a shrink in its next pass,
+    // 20 ms later: the channel reads both in one status, before the commit's
+    // answer, and reads it only once (it passes changes on).
+    let mut h = running(2);
+    h.handle(status(Phase::Expanding { resize: 7, nodes: nodes(&["n3"]), since: 1 }));
+    hello(&mut h, 3);
+    frame(&mut h, 3, Frame::new("BEGIN").with("resize", 7));
+    all(&mut h, &[1, 2], &Frame::new("CHECKPOINT").with("iteration", 20).with("item", 1));
+    all(&mut h, &[1, 2], &Frame::new("PROBE"));
+    all(&mut h, &[1, 2], &Frame::new("BEGIN").with("resize", 7));
+    frame(&mut h, 1, Frame::new("REDIST").with("item", 1).with_payload(b"abc".to_vec()));
+    frame(&mut h, 3, Frame::new("REDIST").with("item", 1));
+    frame(&mut h, 2, Frame::new("REDIST").with("item", 1).with_payload(b"def".to_vec()));
+    let out = all(&mut h, &[1, 2, 3], &Frame::new("COMMIT"));
+    assert_eq!(told(&out), vec![Request::Commit { job: JOB, resize: 7 }]);
+    assert!(h.handle(status(Phase::Shrinking { resize: 8, nodes: nodes(&["n3"]), since: 2 })).is_empty());
+    let out = h.handle(Input::Answered { request: Request::Commit { job: JOB, resize: 7 }, result: Ok(()) });
+    assert!(
+        out.iter().any(|o| matches!(o, Output::Log(l) if l.starts_with("shrink 8: workers leave n3"))),
+        "the shrink is taken up: {out:?}"
+    );
+    let out = all(&mut h, &[1, 2, 3], &Frame::new("PROBE"));
+    assert_eq!(replies(&out)[0].1, Frame::new("SHRINK").with("resize", 8).with("nodes", "n3").with("size", 2));
+}
+
+#[test]
 fn a_shrink_commits_only_once_the_leaving_worker_has_said_bye_and_its_step_ended() {
     let mut h = running(3);
     h.handle(status(Phase::Shrinking { resize: 9, nodes: nodes(&["n2"]), since: 1 }));

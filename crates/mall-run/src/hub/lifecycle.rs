@@ -181,6 +181,11 @@ impl Hub {
                     }
                 }
                 self.check_finished(out);
+                // The next resize may have been decided while this commit
+                // was unanswered: its status came then and was set aside,
+                // and the channel passes a status on only when it changes.
+                let (status, nodes) = (self.status.clone(), self.job_nodes.clone());
+                self.on_job(status, &nodes, out);
             }
             (Request::Bye { .. }, _) if self.finishing => {}
             (_, Err(e)) => out.push(Output::Log(format!("the scheduler refused {request:?}: {e}"))),
