@@ -372,6 +372,8 @@ const CTLD: Allow = Allow {
         "list_iterator_destroy",
         "list_remove",
         "list_count",
+        // slurmctld's: the list slurm_find_preemptable_jobs returns is ours to free.
+        "list_destroy",
         "slurm_list_for_each",
         "list_for_each",
         "running_in_slurmctld",

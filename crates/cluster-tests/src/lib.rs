@@ -16,6 +16,27 @@ use testcluster::plugins::{self, PLUGINS};
 use testcluster::{wait, Cluster, ClusterSpec};
 
 /// The workspace root (this crate sits two levels below it).
+/// One field of what `scontrol show job` prints: `Key=value`, the value
+/// up to the next space, but a comment's (`SystemComment`, `Comment`),
+/// which holds spaces, to the end of its line.
+pub fn show_field(text: &str, key: &str) -> String {
+    let prefix = format!("{key}=");
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(v) = line.strip_prefix(&prefix) {
+            if key.ends_with("Comment") {
+                return v.trim().to_string();
+            }
+        }
+        for word in line.split(' ') {
+            if let Some(v) = word.strip_prefix(&prefix) {
+                return v.to_string();
+            }
+        }
+    }
+    String::new()
+}
+
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }

@@ -52,25 +52,9 @@ pub fn submit(c: &Cluster, script: &std::path::Path, out: &str, options: &[&str]
     text.trim().parse().unwrap_or_else(|_| panic!("sbatch printed {text:?}"))
 }
 
-/// One field of `scontrol show job` (values with spaces run to the end of
-/// their line: SystemComment, Comment).
+/// One field of `scontrol show job` ([`crate::show_field`]).
 pub fn job_field(c: &Cluster, id: u32, key: &str) -> String {
-    let text = output(c.cmd("scontrol").args(["show", "job", &id.to_string()])).unwrap_or_default();
-    let prefix = format!("{key}=");
-    for line in text.lines() {
-        let line = line.trim();
-        if let Some(v) = line.strip_prefix(&prefix) {
-            if key.ends_with("Comment") {
-                return v.trim().to_string();
-            }
-        }
-        for word in line.split(' ') {
-            if let Some(v) = word.strip_prefix(&prefix) {
-                return v.to_string();
-            }
-        }
-    }
-    String::new()
+    crate::show_field(&output(c.cmd("scontrol").args(["show", "job", &id.to_string()])).unwrap_or_default(), key)
 }
 
 /// The job's status, as the plugin publishes it.

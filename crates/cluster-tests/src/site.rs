@@ -76,11 +76,13 @@ pub fn wait_ctld_log(site: &Site, needles: &[&str], timeout: Duration) -> String
     })
 }
 
-/// A job's field as `scontrol show job` prints it (`JobState`, `NodeList`).
+/// A job's field as `scontrol show job` prints it (`JobState`, `NodeList`,
+/// `SystemComment`: [`crate::show_field`]).
 pub fn job_field(site: &Site, id: u32, key: &str) -> String {
-    let text = site.output(None, "login", &["scontrol", "show", "job", &id.to_string()]).unwrap_or_default();
-    let prefix = format!("{key}=");
-    text.split_whitespace().find_map(|w| w.strip_prefix(&prefix)).unwrap_or_default().to_string()
+    crate::show_field(
+        &site.output(None, "login", &["scontrol", "show", "job", &id.to_string()]).unwrap_or_default(),
+        key,
+    )
 }
 
 /// Wait until the job has ended; its final state.

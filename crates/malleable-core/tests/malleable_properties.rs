@@ -160,6 +160,7 @@ fn check(kind: &str, s: &Snapshot, ds: &[Decision]) -> Result<(), TestCaseError>
             }
             Decision::Share { .. } => prop_assert!(false, "{} shared cores on whole-node jobs", kind),
             Decision::Place { .. } => prop_assert!(false, "{} placed a whole-node job on part of nodes", kind),
+            Decision::Preempt { .. } => prop_assert!(false, "{} preempted: only the preemption block does", kind),
         }
     }
     Ok(())
@@ -173,6 +174,34 @@ proptest! {
         for info in REGISTRY {
             let ds = (info.build)(&malleable_core::Params::defaults(info.params)).schedule(&s).decisions;
             check(info.name, &s, &ds)?;
+        }
+    }
+
+    /// Preemption after any strategy's pass, with or without shrinking
+    /// first, on jobs confined or not, breaks none of the model's rules
+    /// together with the pass's own decisions, and never touches a job the
+    /// pass decided on.
+    #[test]
+    fn preemption_after_any_pass_keeps_the_rules(s in placed_snapshot(), who in prop::collection::vec(any::<u8>(), 6), first in any::<bool>()) {
+        let mut s = s;
+        let ids: Vec<u32> = s.running.iter().map(|r| r.id.0).collect();
+        for (p, w) in s.pending.iter_mut().zip(&who) {
+            // Some of the running jobs, in an order of their own.
+            let mut victims: Vec<u32> = ids.iter().copied().filter(|id| (w >> (id % 8)) & 1 == 1).collect();
+            if w & 0x80 != 0 {
+                victims.reverse();
+            }
+            *p = p.clone().preempting(victims);
+        }
+        for info in REGISTRY {
+            let mut ds = (info.build)(&malleable_core::Params::defaults(info.params)).schedule(&s).decisions;
+            let decided: HashSet<JobId> = ds.iter().map(Decision::job).collect();
+            let extra = malleable_core::blocks::preemption::preempt(&s, &ds, first).decisions;
+            for d in &extra {
+                prop_assert!(!decided.contains(&d.job()), "{}: preemption decided {} again", info.name, d.job());
+            }
+            ds.extend(extra);
+            prop_assert_eq!(validate(&s, &ds), Ok(()), "{}", info.name);
         }
     }
 
@@ -221,7 +250,10 @@ proptest! {
                     Decision::Start { nodes, .. } => nodes.len(),
                     Decision::Expand { add_nodes, .. } => add_nodes.len(),
                     // On busy nodes only.
-                    Decision::Shrink { .. } | Decision::Share { .. } | Decision::Place { .. } => 0,
+                    Decision::Shrink { .. }
+                    | Decision::Share { .. }
+                    | Decision::Place { .. }
+                    | Decision::Preempt { .. } => 0,
                 })
                 .sum();
             let left = (s.free_nodes().len() - used) as u32;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use malleable_core::blocks::preemption;
 use malleable_core::{Note, PassReport, Strategy, WaitReason};
 use malleable_model::runtime_msg::{Phase, Status};
 use malleable_model::{rejections, Corridor, Decision, JobId, Snapshot};
@@ -351,6 +352,13 @@ impl Agent {
             Role::Scheduler => self.strategy.schedule(&view),
             Role::Answerer => PassReport::default(),
         };
+        // As slurmctld's scheduler, it preempts for the jobs the strategy
+        // left waiting, as stock Slurm's does (shrinking first, if so set).
+        if self.role == Role::Scheduler {
+            let more = preemption::preempt(&view, &report.decisions, self.config.shrink_before_preempt);
+            report.decisions.extend(more.decisions);
+            report.notes.extend(more.notes);
+        }
         let decide_ms = deciding.elapsed().as_secs_f64() * 1e3;
         report.decisions.splice(0..0, answers);
         // The model's rules first: a decision that breaks one is a strategy

@@ -32,6 +32,11 @@ pub struct Config {
     pub other_strategy_keys: Vec<(String, String)>,
     /// Whether the file says `Strategy=` (else the default is in force).
     pub strategy_given: bool,
+    /// A job that may preempt gets nodes from preemptable elastic jobs by
+    /// shrinking them (down to their minimum), when that gives it enough,
+    /// rather than by preempting them (`ShrinkBeforePreempt=`, yes by
+    /// default).
+    pub shrink_before_preempt: bool,
 }
 
 /// `PowerCorridor=`, `PowerCorridorSchedule=`, `IdleNodeWatts=` and
@@ -106,6 +111,7 @@ impl Default for Config {
             adapt_timeout: DEFAULT_ADAPT_TIMEOUT,
             other_strategy_keys: Vec::new(),
             strategy_given: false,
+            shrink_before_preempt: true,
         }
     }
 }
@@ -132,6 +138,9 @@ impl std::fmt::Display for Config {
         if self.adapt_timeout != DEFAULT_ADAPT_TIMEOUT {
             write!(f, " AdaptTimeout={}", self.adapt_timeout.as_secs())?;
         }
+        if !self.shrink_before_preempt {
+            write!(f, " ShrinkBeforePreempt=no")?;
+        }
         let p = &self.power;
         if let Some(s) = &p.corridor {
             write!(f, " PowerCorridor={}", s.initial)?;
@@ -154,6 +163,7 @@ const KEYS: &[&str] = &[
     "Strategy",
     "SchedulerTick",
     "AdaptTimeout",
+    "ShrinkBeforePreempt",
     "PowerCorridor",
     "PowerCorridorSchedule",
     "IdleNodeWatts",
@@ -349,6 +359,12 @@ impl Config {
                     ))
                 })?;
                 config.adapt_timeout = Duration::from_secs(secs);
+            } else if key.eq_ignore_ascii_case("ShrinkBeforePreempt") {
+                config.shrink_before_preempt = match value.to_ascii_lowercase().as_str() {
+                    "yes" => true,
+                    "no" => false,
+                    _ => return Err(at(format!("ShrinkBeforePreempt={value} is not valid: expected yes or no"))),
+                };
             } else if key.eq_ignore_ascii_case("SchedulerTick") {
                 let secs = value.parse::<u64>().ok().filter(|s| TICK_RANGE.contains(s)).ok_or_else(|| {
                     at(format!(
@@ -633,12 +649,26 @@ mod tests {
     }
 
     #[test]
+    fn shrink_before_preempt_is_yes_unless_the_file_says_no() {
+        assert!(Config::parse("").unwrap().shrink_before_preempt);
+        let c = Config::parse("ShrinkBeforePreempt=No").unwrap();
+        assert!(!c.shrink_before_preempt);
+        assert_eq!(c.to_string(), "Strategy=easy SchedulerTick=10 ShrinkBeforePreempt=no");
+        assert!(Config::parse("shrinkbeforepreempt=YES").unwrap().shrink_before_preempt);
+        let e = Config::parse("ShrinkBeforePreempt=maybe").unwrap_err();
+        assert_eq!(e, "line 1: ShrinkBeforePreempt=maybe is not valid: expected yes or no");
+    }
+
+    #[test]
     fn unknown_key_is_named_with_the_allowed_ones() {
         let e = Config::parse("Strategy=easy\nStrategi=easy\n").unwrap_err();
         assert!(e.contains("line 2"), "{e}");
         assert!(e.contains("'Strategi'"), "{e}");
         assert!(
-            e.contains("Strategy, SchedulerTick, AdaptTimeout, PowerCorridor, PowerCorridorSchedule, IdleNodeWatts, DefaultJobWatts"),
+            e.contains(
+                "Strategy, SchedulerTick, AdaptTimeout, ShrinkBeforePreempt, PowerCorridor, PowerCorridorSchedule, \
+                 IdleNodeWatts, DefaultJobWatts"
+            ),
             "{e}"
         );
     }

@@ -248,10 +248,14 @@ pub fn take(
                 placement,
                 share_cores,
                 cores: if cores { core_request(&job, nodes.len()) } else { None },
+                preempts: Vec::new(),
             });
         }
     }
     known.end_walk();
+    if guard.preemption_enabled() {
+        who_may_preempt(guard, &mut pending);
+    }
     sharing_as_recorded(&mut running, &nodes, &shared_cores);
     let power = power.and_then(|p| p.state_at(now));
     Taken {
@@ -263,6 +267,23 @@ pub fn take(
         shown,
         shared_cores,
         slurmdbd_behind: db_behind,
+    }
+}
+
+/// How many waiting jobs, from the head of the queue, are asked whom they
+/// may preempt: Slurm walks every job to answer, so a pass asks no more
+/// than its own scheduler tries by default (`default_queue_depth`).
+const PREEMPT_DEPTH: usize = 100;
+
+/// Fill in, for the first [`PREEMPT_DEPTH`] waiting jobs in queue order,
+/// the running jobs slurmctld lets each preempt.
+fn who_may_preempt(guard: &LockGuard<Scheduling>, pending: &mut [PendingJob]) {
+    let mut order: Vec<usize> = (0..pending.len()).collect();
+    order.sort_by(|&a, &b| PendingJob::queue_cmp(&pending[a], &pending[b]));
+    for &k in order.iter().take(PREEMPT_DEPTH) {
+        if let Some(job) = guard.find_job(pending[k].id.0) {
+            pending[k].preempts = guard.preemptable_by(&job).into_iter().map(JobId).collect();
+        }
     }
 }
 

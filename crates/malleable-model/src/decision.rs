@@ -24,6 +24,12 @@ pub enum Decision {
     /// part of nodes: `layout` gives each node it uses and its cores there
     /// (IPSCHED's x_ij); it gets its GPUs per node on each.
     Place { job: JobId, layout: Vec<(NodeIndex, u32)> },
+    /// Start this waiting job on `nodes` by preempting `victims` (running
+    /// jobs slurmctld lets it preempt, `PendingJob::preempts`): the nodes
+    /// are free or theirs. Slurm preempts them as its PreemptMode says
+    /// (requeue, cancel, suspend) and the job starts once their nodes are
+    /// back.
+    Preempt { job: JobId, nodes: Vec<NodeIndex>, victims: Vec<JobId> },
 }
 
 impl Decision {
@@ -33,7 +39,8 @@ impl Decision {
             | Decision::Expand { job, .. }
             | Decision::Shrink { job, .. }
             | Decision::Share { job, .. }
-            | Decision::Place { job, .. } => *job,
+            | Decision::Place { job, .. }
+            | Decision::Preempt { job, .. } => *job,
         }
     }
 }
@@ -50,6 +57,9 @@ impl std::fmt::Display for Decision {
             Decision::Place { layout, .. } => {
                 let cores: u32 = layout.iter().map(|&(_, c)| c).sum();
                 write!(f, "start on {cores} cores of {} nodes", layout.len())
+            }
+            Decision::Preempt { nodes, victims, .. } => {
+                write!(f, "start on {} nodes by preempting {} jobs", nodes.len(), victims.len())
             }
         }
     }

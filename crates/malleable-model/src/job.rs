@@ -147,6 +147,10 @@ pub struct PendingJob {
     /// whole nodes that hold them, which is what a strategy that knows only
     /// whole nodes gives it.
     pub cores: Option<CoreRequest>,
+    /// The running jobs slurmctld would let it preempt (its PreemptType:
+    /// QOS or partition PriorityTier), in the order Slurm preempts them;
+    /// empty where preemption is off.
+    pub preempts: Vec<JobId>,
 }
 
 /// A request for cores rather than nodes (IPSCHED's r_j, g_j, Nmin_j, Nmax_j).
@@ -199,6 +203,7 @@ impl PendingJob {
             placement: Placement::anywhere(),
             share_cores: false,
             cores: None,
+            preempts: Vec::new(),
         }
     }
 
@@ -254,6 +259,18 @@ impl PendingJob {
         self
     }
 
+    /// It may preempt these running jobs, in this order.
+    pub fn preempting(mut self, victims: impl IntoIterator<Item = u32>) -> PendingJob {
+        self.preempts = victims.into_iter().map(JobId).collect();
+        self
+    }
+
+    /// Which of two waiting jobs the queue serves first
+    /// ([`Snapshot::queue_order`](crate::Snapshot::queue_order)).
+    pub fn queue_cmp(a: &PendingJob, b: &PendingJob) -> std::cmp::Ordering {
+        b.tier.cmp(&a.tier).then(b.priority.cmp(&a.priority)).then(a.submit.cmp(&b.submit)).then(a.id.cmp(&b.id))
+    }
+
     /// Nodes it starts on when rigid: what it asks for, but at least one
     /// (a job asking for 0 nodes still needs somewhere to run).
     pub fn size(&self) -> usize {
@@ -285,8 +302,10 @@ mod tests {
                 placement: Placement::anywhere(),
                 share_cores: false,
                 cores: None,
+                preempts: Vec::new(),
             }
         );
+        assert_eq!(PendingJob::new(1, 1).preempting([4, 2]).preempts, [JobId(4), JobId(2)]);
         let r = RunningJob::new(9, [2, 3]).start(4).end_limit(Some(100)).malleable(spec).adapting(true);
         assert_eq!((r.nodes.clone(), r.start, r.end_limit, r.adapting), (vec![2, 3], 4, Some(100), true));
         assert_eq!(r.resizable(), None, "an adapting job is not resizable");

@@ -28,9 +28,7 @@ impl Snapshot {
     /// earlier submission, then the lower id (so the order is total).
     pub fn queue_order(&self) -> Vec<&PendingJob> {
         let mut q: Vec<&PendingJob> = self.pending.iter().collect();
-        q.sort_by(|a, b| {
-            b.tier.cmp(&a.tier).then(b.priority.cmp(&a.priority)).then(a.submit.cmp(&b.submit)).then(a.id.cmp(&b.id))
-        });
+        q.sort_by(|a, b| PendingJob::queue_cmp(a, b));
         q
     }
 }

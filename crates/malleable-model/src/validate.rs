@@ -32,7 +32,13 @@
 //!   node the cores and the job's GPUs per node are within what the node
 //!   has available ([`Node::cores_available`](crate::Node::cores_available))
 //!   less what earlier places of the pass took, and no `Start` or `Expand`
-//!   hands out a node that a `Place` took part of, nor the other way round.
+//!   hands out a node that a `Place` took part of, nor the other way round;
+//! - `Preempt`: the job is waiting; it names at least one victim, each
+//!   distinct, one the job may preempt (`PendingJob::preempts`), running and
+//!   decided nowhere else in the pass; it gets as many nodes as it asks
+//!   for, each one it may use (those it requires included), each either free
+//!   and handed out once or held by one of its victims; every victim holds
+//!   at least one of them.
 
 use std::collections::{HashMap, HashSet};
 
@@ -90,7 +96,7 @@ pub fn rejections(s: &Snapshot, decisions: &[Decision]) -> Vec<Rejection> {
         let verdict = if seen_jobs.contains(&d.job()) {
             Err("the job is decided twice in one pass".to_string())
         } else if let Some(m) = mates_of(d).find(|m| seen_jobs.contains(m) || *m == d.job()) {
-            Err(format!("its mate {m} is decided elsewhere in this pass"))
+            Err(format!("{m}, which it names, is decided elsewhere in this pass"))
         } else {
             check(s, d, &pending, &running, &handed_out, &parted)
         };
@@ -215,6 +221,10 @@ fn check(
             let p = pending.get(job).ok_or("the job is not waiting")?;
             check_place(s, p, layout, &taken)
         }
+        Decision::Preempt { job, nodes, victims } => {
+            let p = pending.get(job).ok_or("the job is not waiting")?;
+            check_preempt(s, p, nodes, victims, running, &taken).map(Claim::from)
+        }
     }
 }
 
@@ -256,13 +266,54 @@ fn check_place(s: &Snapshot, p: &PendingJob, layout: &[(NodeIndex, u32)], taken:
     Ok(Claim { whole: Vec::new(), part })
 }
 
-/// The mates a decision names (only a `Share` has any).
-fn mates_of(d: &Decision) -> impl Iterator<Item = JobId> + '_ {
-    let mates: &[MateShare] = match d {
-        Decision::Share { mates, .. } => mates,
-        _ => &[],
-    };
-    mates.iter().map(|m| m.job)
+/// The running jobs a decision names besides its own: a `Share`'s mates, a
+/// `Preempt`'s victims.
+fn mates_of(d: &Decision) -> Box<dyn Iterator<Item = JobId> + '_> {
+    match d {
+        Decision::Share { mates, .. } => Box::new(mates.iter().map(|m: &MateShare| m.job)),
+        Decision::Preempt { victims, .. } => Box::new(victims.iter().copied()),
+        _ => Box::new(std::iter::empty()),
+    }
+}
+
+/// A `Preempt`'s rules (module docs), with its pending job; the free nodes
+/// it takes.
+fn check_preempt(
+    s: &Snapshot,
+    p: &PendingJob,
+    nodes: &[NodeIndex],
+    victims: &[JobId],
+    running: &HashMap<JobId, &RunningJob>,
+    taken: &Taken,
+) -> Result<Vec<NodeIndex>, String> {
+    if victims.is_empty() {
+        return Err("it names no job to preempt".into());
+    }
+    let mut held = HashMap::new();
+    for (k, v) in victims.iter().enumerate() {
+        if victims[..k].contains(v) {
+            return Err(format!("it names {v} twice"));
+        }
+        if !p.preempts.contains(v) {
+            return Err(format!("{v} is not a job it may preempt"));
+        }
+        let r = running.get(v).ok_or_else(|| format!("{v}, to be preempted, is not running"))?;
+        held.extend(r.nodes.iter().map(|&i| (i, *v)));
+    }
+    if nodes.len() != p.size() {
+        return Err(format!("it would start on {} nodes: it asks for {}", nodes.len(), p.size()));
+    }
+    let (theirs, free): (Vec<NodeIndex>, Vec<NodeIndex>) = nodes.iter().partition(|i| held.contains_key(i));
+    let mut distinct = HashSet::new();
+    if let Some(i) = theirs.iter().find(|&&i| !distinct.insert(i)) {
+        return Err(format!("node {} is handed out twice", node_name(s, *i)));
+    }
+    free_and_unclaimed(s, &free, taken)?;
+    if let Some(v) = victims.iter().find(|v| !theirs.iter().any(|i| held[i] == **v)) {
+        return Err(format!("it would preempt {v} and use none of its nodes"));
+    }
+    starts_placed(s, p, nodes)?;
+    Ok(free)
 }
 
 /// A `Share`'s rules (module docs), with its pending job.
@@ -537,6 +588,45 @@ mod tests {
         assert_eq!(r.to_string(), "JobId=1: start on 1 nodes rejected: node n3 is not free");
     }
 
+    fn preempt(job: u32, nodes: &[usize], victims: &[u32]) -> Decision {
+        Decision::Preempt {
+            job: JobId(job),
+            nodes: nodes.to_vec(),
+            victims: victims.iter().map(|&v| JobId(v)).collect(),
+        }
+    }
+
+    #[test]
+    fn a_preempt_takes_free_nodes_and_its_victims_nodes_only() {
+        let mut s = cluster();
+        // Waiting 3 (3 nodes) may preempt 10 and 11.
+        s.pending.push(PendingJob::new(3, 3).preempting([10, 11]));
+        assert!(why(&s, &[preempt(3, &[4, 0, 1], &[10])]).is_empty());
+        assert!(why(&s, &[preempt(3, &[0, 2, 3], &[10, 11])]).is_empty());
+        let cases: [(Decision, &str); 8] = [
+            (preempt(3, &[4, 5, 0], &[]), "it names no job to preempt"),
+            (preempt(3, &[4, 5, 0], &[10, 10]), "it names 10 twice"),
+            (preempt(1, &[0], &[10]), "10 is not a job it may preempt"),
+            (preempt(3, &[4, 0], &[10]), "it would start on 2 nodes: it asks for 3"),
+            (preempt(3, &[4, 0, 2], &[10]), "node n2 is not free"),
+            (preempt(3, &[4, 0, 0], &[10]), "node n0 is handed out twice"),
+            (preempt(3, &[4, 5, 0], &[10, 11]), "it would preempt 11 and use none of its nodes"),
+            (preempt(9, &[4, 5, 0], &[10]), "the job is not waiting"),
+        ];
+        for (d, expected) in cases {
+            assert_eq!(why(&s, std::slice::from_ref(&d)), vec![(0, expected.to_string())], "{d:?}");
+        }
+        // A victim is decided once, and a free node handed out once.
+        assert_eq!(
+            why(&s, &[expand(11, &[4, 5]), preempt(3, &[0, 1, 2], &[10, 11])]),
+            vec![(1, "11, which it names, is decided elsewhere in this pass".to_string())]
+        );
+        assert_eq!(
+            why(&s, &[start(1, &[4]), preempt(3, &[4, 0, 1], &[10])]),
+            vec![(1, "node n4 is handed out twice".to_string())]
+        );
+    }
+
     /// 4 nodes of 4 cores: opted-in 10 on 0-1 (limit 1000), opted-in 11 on
     /// 2, 12 on 3 (not opted in). Waiting: 1 (3 nodes, opted in, 100 s), 2
     /// (1 node, not opted in).
@@ -616,7 +706,7 @@ mod tests {
         assert_eq!(
             why(&s2, &ds),
             vec![
-                (1, "its mate 11 is decided elsewhere in this pass".to_string()),
+                (1, "11, which it names, is decided elsewhere in this pass".to_string()),
                 (2, "the job is decided twice in one pass".to_string())
             ]
         );

@@ -465,6 +465,8 @@ impl Engine<'_> {
                     power: s.power.map(|p| JobPower { measured_per_node: None, ..p }),
                     placement: Placement::anywhere(),
                     cores: s.cores,
+                    // The simulated site has no QOS nor partition tiers to preempt by.
+                    preempts: Vec::new(),
                 });
                 true
             }
@@ -611,6 +613,9 @@ impl Engine<'_> {
                     self.jobs[i].record.as_mut().unwrap().alone_run = Some(self.specs[i].run_time);
                     started.push(job);
                 }
+                // No simulated job may preempt (their `preempts` are empty),
+                // so validate() has refused this already.
+                Decision::Preempt { job, .. } => unreachable!("{strategy} preempted for {job}: no simulated job may"),
                 Decision::Place { job, layout } => {
                     let i = job.0 as usize;
                     let gpus = self.specs[i].cores.map_or(0, |r| r.gpus_per_node);

@@ -11,6 +11,7 @@ pub mod booking;
 pub mod mates;
 pub mod node_plan;
 pub mod pool;
+pub mod preemption;
 pub mod queue;
 pub mod reservation;
 pub mod returns;

@@ -64,6 +64,12 @@ pub fn waiting(s: &Snapshot, decisions: &[Decision]) -> Vec<Waiting> {
                 pool.commit(&was_free);
                 started.push((decided_end(s, *job, nodes.len(), None), nodes));
             }
+            // Its free nodes are taken; the rest come back when its victims leave.
+            Decision::Preempt { nodes, .. } => {
+                let was_free: Vec<NodeIndex> =
+                    nodes.iter().copied().filter(|&i| s.nodes.get(i).is_some_and(|n| n.free)).collect();
+                pool.commit(&was_free);
+            }
         }
     }
     let mut out = Vec::new();

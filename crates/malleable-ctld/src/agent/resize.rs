@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use malleable_model::runtime_msg::{Phase, Status};
 use malleable_model::{Decision, JobId, SharedCores};
-use slurm::ctld::{LockGuard, Scheduling};
+use slurm::ctld::{LockGuard, Preempting, Scheduling};
 
 use super::share::ShareOrder;
 use super::Agent;
@@ -190,6 +190,26 @@ impl Agent {
                         }
                     }
                     Err(e) => self.refused_start(*job, nodes.len(), &e.to_string()),
+                }
+            }
+            Decision::Preempt { job, nodes, victims } => {
+                let ids: Vec<u32> = victims.iter().map(|v| v.0).collect();
+                let named = |ids: &[u32]| ids.iter().map(|v| format!("JobId={v}")).collect::<Vec<_>>().join(",");
+                match guard.preempt_for(job.0, &table(nodes), &ids) {
+                    Ok(Preempting::Victims(preempted)) => {
+                        self.refused.remove(job);
+                        log::info!(
+                            "JobId={job}: preempting {} for its start on {} (slurm.conf's PreemptType and \
+                             PreemptMode); it starts once their nodes are back",
+                            if preempted.is_empty() { named(&ids) } else { named(&preempted) },
+                            names(nodes).join(",")
+                        );
+                    }
+                    Ok(Preempting::Started(started, list)) => {
+                        self.refused.remove(job);
+                        log::info!("started JobId={started} on {list} by preempting {}", named(&ids));
+                    }
+                    Err(e) => self.refused_start(*job, nodes.len(), &format!("preempting {}: {e}", named(&ids))),
                 }
             }
             Decision::Expand { job, add_nodes } => {

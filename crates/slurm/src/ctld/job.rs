@@ -106,6 +106,11 @@ impl<'g> JobView<'g> {
             || self.rec().job_state & sys::JOB_COMPLETING != 0
     }
 
+    /// Its nodes are being given back (it ended, or was requeued).
+    pub fn is_completing(&self) -> bool {
+        self.rec().job_state & sys::JOB_COMPLETING != 0
+    }
+
     /// Scheduling priority; 0 means held.
     pub fn priority(&self) -> u32 {
         self.rec().priority

@@ -266,13 +266,18 @@ impl<L: WritesJobs> LockGuard<L> {
     /// its main scheduler makes them: its partition's state and limits
     /// (MaxTime, MaxNodes, MinNodes) and its QOS (job_limits_check; the
     /// job's Reason becomes what fails), a job array's `%N` throttle
-    /// (job_array_start_test), then its deadline (deadline_ok,
+    /// (job_array_start_test), its association's and QOS's limits when
+    /// they are enforced (acct_policy_job_runnable_pre_select and
+    /// _post_select), then its deadline (deadline_ok,
     /// which ends a job that can no longer meet it, state DEADLINE).
     /// Whether it may start now.
     pub fn may_start_now(&self, job: &JobView<'_>) -> bool {
         let mut ptr = job.as_ptr();
-        // SAFETY: a live record under our job write lock, which both
-        // functions need (they may set its reason or end it); job_limits_check
+        // SAFETY: a live record under our job write lock, which these
+        // functions need (they may set its reason or end it; the accounting
+        // checks take the association manager's locks themselves, as in
+        // Slurm's own schedulers; tres_req_cnt is NULL or the record's
+        // array of slurmctld_tres_cnt counts); job_limits_check
         // aborts slurmctld on a record without details or partition, so those
         // are checked first. The function name is a NUL-terminated literal
         // deadline_ok only prints.
@@ -291,6 +296,23 @@ impl<L: WritesJobs> LockGuard<L> {
             // not yet (true for any other job).
             if !(self.ctld.job_array_start_test)(ptr) {
                 return false;
+            }
+            // Its association's and QOS's limits (AccountingStorageEnforce=
+            // limits), as Slurm's schedulers check them before they place a
+            // job: the job counts (MaxJobs, GrpJobs...) and wall limits, then
+            // its TRES as it asks them (GrpTRES, MaxTRESPerUser...). Each
+            // sets the job's Reason when it says no (AssocMaxJobsLimit,
+            // QOSMaxCpuPerUserLimit...). Left in the queue, such a job would
+            // take free nodes in the strategy's plan that select_nodes then
+            // refuses it, at every pass, and the jobs behind it would wait.
+            if u32::from(*self.ctld.accounting_enforce) & sys::ACCOUNTING_ENFORCE_LIMITS != 0 {
+                if !(self.ctld.runnable_pre_select)(ptr, false) {
+                    return false;
+                }
+                let tres = (*ptr).tres_req_cnt;
+                if !tres.is_null() && !(self.ctld.runnable_post_select)(ptr, tres, false) {
+                    return false;
+                }
             }
             let deadline = (*ptr).deadline;
             if deadline != 0 && deadline != sys::NO_VAL as libc::time_t {

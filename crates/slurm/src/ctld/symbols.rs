@@ -64,6 +64,13 @@ type JobLimitsCheckFn = unsafe extern "C" fn(*mut *mut sys::job_record_t, bool) 
 type DeadlineOkFn = unsafe extern "C" fn(*mut sys::job_record_t, *mut libc::c_char) -> bool;
 type JobSignalIdFn = unsafe extern "C" fn(u32, u16, u16, libc::uid_t, bool) -> libc::c_int;
 type FreeFn = unsafe extern "C" fn(*mut libc::c_void);
+/// slurm_find_preemptable_jobs: a List (list_t * in 24.11) of job records, or NULL.
+type FindPreemptableFn = unsafe extern "C" fn(*mut sys::job_record_t) -> sys::List;
+type FlagFn = unsafe extern "C" fn() -> bool;
+/// acct_policy_job_runnable_pre_select(job, assoc_mgr_locked).
+type PreSelectFn = unsafe extern "C" fn(*mut sys::job_record_t, bool) -> bool;
+/// acct_policy_job_runnable_post_select(job, tres_req_cnt, assoc_mgr_locked).
+type PostSelectFn = unsafe extern "C" fn(*mut sys::job_record_t, *mut u64, bool) -> bool;
 type BillableFn = unsafe extern "C" fn(*mut sys::job_record_t, libc::time_t, bool) -> f64;
 
 /// Handles on slurmctld's internals. Obtain it with [`Slurmctld::get`].
@@ -103,6 +110,10 @@ pub struct Slurmctld {
     pub(crate) launch_prolog: JobFn,
     pub(crate) delete_step_records: JobFn,
     pub(crate) free_step_record: FreeFn,
+    pub(crate) find_preemptable_jobs: FindPreemptableFn,
+    pub(crate) preemption_enabled: FlagFn,
+    pub(crate) runnable_pre_select: PreSelectFn,
+    pub(crate) runnable_post_select: PostSelectFn,
 }
 
 // SAFETY: the pointers name process-wide globals of slurmctld that live as
@@ -194,6 +205,18 @@ impl Slurmctld {
                         c"delete_step_records",
                     )?),
                     free_step_record: std::mem::transmute::<*mut libc::c_void, FreeFn>(symbol(c"free_step_record")?),
+                    find_preemptable_jobs: std::mem::transmute::<*mut libc::c_void, FindPreemptableFn>(symbol(
+                        c"slurm_find_preemptable_jobs",
+                    )?),
+                    preemption_enabled: std::mem::transmute::<*mut libc::c_void, FlagFn>(symbol(
+                        c"slurm_preemption_enabled",
+                    )?),
+                    runnable_pre_select: std::mem::transmute::<*mut libc::c_void, PreSelectFn>(symbol(
+                        c"acct_policy_job_runnable_pre_select",
+                    )?),
+                    runnable_post_select: std::mem::transmute::<*mut libc::c_void, PostSelectFn>(symbol(
+                        c"acct_policy_job_runnable_post_select",
+                    )?),
                 })
             }
         })

@@ -636,6 +636,7 @@ mod tests {
                 Decision::Shrink { job, remove_nodes } => (job.0, "shrink", remove_nodes.len()),
                 Decision::Share { job, nodes, .. } => (job.0, "share", nodes.len()),
                 Decision::Place { job, layout } => (job.0, "place", layout.len()),
+                Decision::Preempt { job, nodes, .. } => (job.0, "preempt", nodes.len()),
             })
             .collect()
     }

@@ -1,0 +1,84 @@
+//! The site's policies under sched/malleable, on the compose site
+//! (slurmdbd with limits enforced, multifactor priority, QOS `high` that
+//! preempts `normal` by requeue): an association limit holds a job with the
+//! Reason stock Slurm gives, without holding up the jobs behind it; a
+//! `--qos=high` job gets its hosts from an elastic job by shrinking it
+//! rather than requeueing it.
+
+use std::time::Duration;
+
+use cluster_tests::site::{job_field, put_file, sbatch_as, up_site, wait_ctld_log};
+use testcluster::compose::Site;
+use testcluster::wait;
+
+/// Run a command as root on slurmctld's host; panics with its error.
+fn admin(site: &Site, cmd: &[&str]) -> String {
+    site.output(None, "slurmctld", cmd).unwrap_or_else(|e| panic!("{cmd:?}: {e}"))
+}
+
+fn wait_field(site: &Site, id: u32, key: &str, want: &str, timeout: Duration) {
+    wait::until(&format!("JobId={id} {key}={want}"), timeout, || {
+        let got = job_field(site, id, key);
+        if got == want {
+            Ok(Some(()))
+        } else {
+            Err(format!("{key}={got}"))
+        }
+    })
+    .unwrap_or_else(|e| {
+        site.print_logs();
+        panic!("{e}")
+    })
+}
+
+#[test]
+#[ignore = "needs Docker and a built site: cargo xtask test"]
+fn a_limit_holds_a_job_with_stocks_reason_and_a_high_qos_job_shrinks_an_elastic_one_instead_of_requeueing_it() {
+    // EASY resizes nothing itself: every resize here is preemption's.
+    let site = up_site("t-policies", 4, |s| s.malleable("Strategy", "easy"));
+
+    // Alice may run one job at a time. Her second, though first in the
+    // queue, waits with stock's Reason, and bob's job behind it starts on
+    // the hosts it would take.
+    admin(&site, &["sacctmgr", "-i", "modify", "user", "alice", "set", "MaxJobs=1"]);
+    wait::until("slurmctld to have alice's MaxJobs", Duration::from_secs(30), || {
+        let out = admin(&site, &["scontrol", "show", "assoc_mgr", "users=alice", "flags=assoc"]);
+        Ok(out.contains("MaxJobs=1(").then_some(()))
+    })
+    .unwrap();
+    let first = sbatch_as(&site, "alice", &["-N1", "-t", "5", "--wrap", "sleep 300"]);
+    wait_field(&site, first, "JobState", "RUNNING", Duration::from_secs(30));
+    let second = sbatch_as(&site, "alice", &["-N3", "-t", "5", "--wrap", "sleep 300"]);
+    admin(&site, &["scontrol", "update", &format!("JobId={second}"), "Priority=1000000"]);
+    let bobs = sbatch_as(&site, "bob", &["-N3", "-t", "5", "--wrap", "sleep 300"]);
+    wait_field(&site, bobs, "JobState", "RUNNING", Duration::from_secs(30));
+    wait_field(&site, second, "Reason", "AssocMaxJobsLimit", Duration::from_secs(30));
+    admin(&site, &["scancel", &first.to_string(), &second.to_string(), &bobs.to_string()]);
+    admin(&site, &["sacctmgr", "-i", "modify", "user", "alice", "set", "MaxJobs=-1"]);
+
+    // Alice's elastic job holds every host; bob's high-QOS job for two
+    // takes them by shrinking it, which runs on and is not requeued.
+    let script = "#!/bin/sh\n#SBATCH --nodes=4 --min-nodes-invasive=1 --max-nodes-invasive=4 --exclusive\n\
+                  #SBATCH --time=5 --output=policies-%j.out\n\
+                  mall-run -- mall-example --cells 4096 --iterations 100000 --unit-us 10\n";
+    let path = put_file(&site, "alice", "long-elastic.sh", script);
+    let elastic = sbatch_as(&site, "alice", &[&path]);
+    wait_field(&site, elastic, "JobState", "RUNNING", Duration::from_secs(60));
+    wait::until("its runtime", Duration::from_secs(30), || {
+        let st = job_field(&site, elastic, "SystemComment");
+        Ok(st.contains("runtime=on").then_some(()))
+    })
+    .unwrap();
+    let high = sbatch_as(&site, "bob", &["--qos=high", "-N2", "-t", "5", "--wrap", "sleep 300"]);
+    let line = wait_ctld_log(
+        &site,
+        &[&format!("JobId={elastic}: shrinking off "), &format!("for JobId={high} instead of preempting it")],
+        Duration::from_secs(60),
+    );
+    assert!(line.contains("node-seconds it has run"), "{line}");
+    wait_field(&site, high, "JobState", "RUNNING", Duration::from_secs(60));
+    assert_eq!(job_field(&site, elastic, "JobState"), "RUNNING");
+    assert_eq!(job_field(&site, elastic, "NumNodes"), "2");
+    assert_eq!(job_field(&site, elastic, "Restarts"), "0", "the elastic job was not requeued");
+    admin(&site, &["scancel", &elastic.to_string(), &high.to_string()]);
+}
