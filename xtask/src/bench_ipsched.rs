@@ -55,7 +55,7 @@ pub fn queue(nodes: usize) -> Vec<Vec<String>> {
 pub fn run(nodes: usize, keep: bool) -> Result<()> {
     let staged = setup::build_plugins(&repo_root())?;
     let spec = plugins::sched_malleable(ClusterSpec::new("bench-ipsched", nodes), &staged)
-        .shape(NodeShape { cores: CORES, gpus: GPUS })
+        .shape(NodeShape { cores: CORES, gpus: GPUS, memory_mb: 0 })
         .set("SelectType", "select/cons_tres")
         .set("SelectTypeParameters", "CR_Core")
         .set("MaxJobCount", "10000")

@@ -95,7 +95,7 @@ fn stop(c: &Cluster, name: &str, id: u32) {
 #[ignore = "needs a real cluster: cargo xtask test"]
 fn a_job_started_on_mates_cores_and_its_mate_each_run_on_their_own_cpus() {
     let spec = malleable_spec("t-drom", 2, "Strategy=sd-policy\nSchedulerTick=2\n")
-        .shape(NodeShape { cores: 2, gpus: 0 })
+        .shape(NodeShape { cores: 2, gpus: 0, memory_mb: 0 })
         .set("TaskPlugin", "task/drom")
         .set("SchedulerParameters", "sched_interval=-1,defer,permit_job_expansion")
         .partition(

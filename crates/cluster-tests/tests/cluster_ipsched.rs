@@ -100,7 +100,7 @@ fn submit_at_once(c: &Cluster, jobs: &[&[&str]]) -> Vec<u32> {
 #[ignore = "needs a real cluster: cargo xtask test"]
 fn jobs_start_on_the_cores_and_gpus_the_program_chose() {
     let spec = malleable_spec("t-ipsched", 3, "Strategy=ipsched\nSchedulerTick=2\n")
-        .shape(NodeShape { cores: 8, gpus: 2 })
+        .shape(NodeShape { cores: 8, gpus: 2, memory_mb: 0 })
         .set("SelectType", "select/cons_tres")
         .set("SelectTypeParameters", "CR_Core")
         .partition(Partition::new("batch", "ALL").default_partition().extra("MaxTime=INFINITE State=UP"))

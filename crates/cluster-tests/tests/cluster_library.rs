@@ -32,8 +32,8 @@ fn two_clusters_run_side_by_side_on_their_own_ports() {
 #[ignore = "needs a real cluster: cargo xtask test"]
 fn node_shapes_gpus_and_partitions_are_what_slurm_reports() {
     let spec = ClusterSpec::new("t-shapes", 2)
-        .shape(NodeShape { cores: 2, gpus: 0 })
-        .add_nodes(1, NodeShape { cores: 4, gpus: 2 })
+        .shape(NodeShape { cores: 2, gpus: 0, memory_mb: 0 })
+        .add_nodes(1, NodeShape { cores: 4, gpus: 2, memory_mb: 0 })
         .partition(Partition::new("cpu", "n[1-2]").default_partition())
         .partition(Partition::new("gpu", "n3"));
     let c = up_with(spec);

@@ -239,7 +239,7 @@ fn a_job_that_started_on_a_high_node_keeps_its_batch_host_when_it_shrinks() {
 #[ignore = "needs a real cluster: cargo xtask test"]
 fn a_grown_job_holds_cores_on_every_node_it_grew_onto() {
     use testcluster::NodeShape;
-    let c = up_with(malleable_spec("t-cores", 3, MTCT).shape(NodeShape { cores: 2, gpus: 0 }));
+    let c = up_with(malleable_spec("t-cores", 3, MTCT).shape(NodeShape { cores: 2, gpus: 0, memory_mb: 0 }));
     let app = "--cells 4096 --iterations 100000 --unit-us 10";
     let script = example_script(&c, "cores", app);
     let id = submit(&c, &script, "cores.out", &["-N1", "--min-nodes-invasive=1", "--max-nodes-invasive=3"]);

@@ -3,7 +3,10 @@
 //! partition's nodes, `--exclude` and `--nodelist` are kept, and a job whose
 //! required node is busy does not hold up a job that cannot delay it; a
 //! `--constraint` (counts and alternatives too) is met; a `--contiguous`
-//! job gets nodes in a row.
+//! job gets nodes in a row; a job asking more memory or GPUs a node than
+//! some nodes have waits for those that have them, and holds up no job
+//! that can use the others; one whose licenses are in use waits with
+//! Reason Licenses, holding up no one.
 
 use std::time::Duration;
 
@@ -11,7 +14,7 @@ use cluster_tests::malleable::hostnames;
 use cluster_tests::{spec, up_with};
 use testcluster::jobs::JobInfo;
 use testcluster::process::run;
-use testcluster::{Cluster, Partition};
+use testcluster::{Cluster, NodeShape, Partition};
 
 fn cancel(c: &Cluster, id: u32) {
     run(c.cmd("scancel").arg(id.to_string())).unwrap();
@@ -88,6 +91,53 @@ fn reservations_keep_their_nodes_for_their_jobs() {
     assert_eq!(c.job(big).unwrap().state, "PENDING");
     let log = c.ctld_log();
     assert!(!log.contains("could not start"), "a start Slurm refused:\n{log}");
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn a_job_waits_for_nodes_with_its_memory_and_gpus_and_the_jobs_behind_use_the_others() {
+    // n1-n2: 4000 MB; n3-n4: 1000 MB, n4 with 2 GPUs. Memory is a consumable.
+    let big = NodeShape { cores: 1, gpus: 0, memory_mb: 4000 };
+    let c = up_with(
+        spec("t-room", 2)
+            .shape(big)
+            .add_nodes(1, NodeShape { cores: 1, gpus: 0, memory_mb: 1000 })
+            .add_nodes(1, NodeShape { cores: 1, gpus: 2, memory_mb: 1000 })
+            .set("SelectTypeParameters", "CR_Core_Memory")
+            .set("GresTypes", "gpu"),
+    );
+    let a = c.sbatch(&["-N2", "--mem=3000", "-t", "5", "--wrap", "sleep 300"]).unwrap();
+    assert_eq!(running(&c, a).node_list, "n[1-2]");
+    // Ahead in the queue, and fitting no free node: it waits, with the
+    // head's Reason, and the two jobs behind it start on n3 and n4.
+    let wide = c.sbatch(&["-N1", "--mem=3000", "-t", "5", "--wrap", "sleep 300"]).unwrap();
+    let gpu = c.sbatch(&["-N1", "--mem=500", "--gres=gpu:1", "-t", "5", "--wrap", "sleep 300"]).unwrap();
+    let small = c.sbatch(&["-N1", "--mem=500", "-t", "5", "--wrap", "sleep 300"]).unwrap();
+    assert_eq!(running(&c, gpu).node_list, "n4");
+    assert_eq!(running(&c, small).node_list, "n3");
+    wait_reason(&c, wide, "Resources");
+    // Once A ends, it gets a node that holds it.
+    cancel(&c, a);
+    assert!(["n1", "n2"].contains(&running(&c, wide).node_list.as_str()));
+    for id in [wide, gpu, small] {
+        cancel(&c, id);
+    }
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn a_job_waits_for_its_licenses_and_holds_up_no_one() {
+    let c = up_with(spec("t-licenses", 2).set("Licenses", "matlab:1"));
+    let holder = c.sbatch(&["-N1", "-L", "matlab:1", "-t", "5", "--wrap", "sleep 300"]).unwrap();
+    running(&c, holder);
+    let waits = c.sbatch(&["-N1", "-L", "matlab", "-t", "5", "--wrap", "sleep 300"]).unwrap();
+    let other = c.sbatch(&["-N1", "-t", "5", "--wrap", "sleep 300"]).unwrap();
+    running(&c, other);
+    wait_reason(&c, waits, "Licenses");
+    cancel(&c, other);
+    cancel(&c, holder);
+    running(&c, waits);
+    cancel(&c, waits);
 }
 
 /// The job's Reason as squeue shows it.

@@ -85,8 +85,10 @@ pub fn take(
     // The largest node's CPUs, for the nodes a job's CPUs need, from this
     // walk rather than another over the whole table.
     let mut largest_cpus = 1;
+    let mut room = Room::default();
     for n in guard.nodes() {
         largest_cpus = largest_cpus.max(n.cpus());
+        room.add(n.memory_mb(), n.gpus());
         core_index[n.index()] = nodes.len();
         table_index.push(n.index());
         let name = n.name();
@@ -186,7 +188,16 @@ pub fn take(
                         None => Rc::new(Vec::new()),
                     };
                     let features = guard.feature_nodes(&job);
-                    let p = placement_of(&job, &part, &reserved, features.as_deref(), &core_index, nodes.len());
+                    let holding = room.holding(&job);
+                    let p = placement_of(
+                        &job,
+                        &part,
+                        &reserved,
+                        features.as_deref(),
+                        holding.as_ref(),
+                        &core_index,
+                        nodes.len(),
+                    );
                     // An elastic job cannot be contiguous (job_submit/malleable refuses it).
                     Placement {
                         required: Vec::new(),
@@ -215,11 +226,19 @@ pub fn take(
             // it could start in now, else in its first, as Slurm tries them.
             let reserved = guard.reserved_for(&job, now);
             let features = guard.feature_nodes(&job);
+            let holding = room.holding(&job);
             let mut options = Vec::new();
             for part in job.partitions() {
                 let nodes_of = partition_cached(&mut partitions, part.key(), || part.nodes(), &core_index);
-                if let Some(p) = placement_of(&job, &nodes_of, &reserved, features.as_deref(), &core_index, nodes.len())
-                {
+                if let Some(p) = placement_of(
+                    &job,
+                    &nodes_of,
+                    &reserved,
+                    features.as_deref(),
+                    holding.as_ref(),
+                    &core_index,
+                    nodes.len(),
+                ) {
                     options.push((p, part.tier));
                 }
             }
@@ -375,12 +394,46 @@ fn to_core(table: &[usize], core_index: &[usize]) -> Vec<usize> {
     table.iter().filter_map(|&i| core_index.get(i).copied()).filter(|&c| c != usize::MAX).collect()
 }
 
+/// What each node has for a job, in the strategies' indices: its memory
+/// and GPUs, and the least of each over the nodes, so that a job every node
+/// can hold (the usual case) costs no walk.
+#[derive(Default)]
+struct Room {
+    nodes: Vec<(u64, u32)>,
+    least: Option<(u64, u32)>,
+}
+
+impl Room {
+    fn add(&mut self, memory_mb: u64, gpus: u32) {
+        self.nodes.push((memory_mb, gpus));
+        let (m, g) = self.least.unwrap_or((memory_mb, gpus));
+        self.least = Some((m.min(memory_mb), g.min(gpus)));
+    }
+
+    /// The nodes with the memory and GPUs `job` asks for on each node it
+    /// uses; `None` when every node has them. A node without them can never
+    /// take the job (select_nodes would refuse it there at every pass).
+    fn holding(&self, job: &JobView) -> Option<HashSet<usize>> {
+        self.with(job.memory_per_node_mb().unwrap_or(0), job.gpus_per_node().unwrap_or(0))
+    }
+
+    /// The nodes with `memory` MB and `gpus` GPUs at least; `None` when all have.
+    fn with(&self, memory: u64, gpus: u32) -> Option<HashSet<usize>> {
+        let (least_memory, least_gpus) = self.least?;
+        if memory <= least_memory && gpus <= least_gpus {
+            return None;
+        }
+        Some((0..self.nodes.len()).filter(|&i| self.nodes[i].0 >= memory && self.nodes[i].1 >= gpus).collect())
+    }
+}
+
 /// Where `job` may run, in the strategies' node indices (`core_index` maps
 /// the node table to the `total` of them): the nodes of its partition
 /// (`partition`, strategies' indices) less those it excludes, those
-/// reservations keep from it (`reserved`) and those without the features
-/// its `--constraint` asks (`features`, when it has one), and the nodes it
-/// requires. A job
+/// reservations keep from it (`reserved`), those without the features
+/// its `--constraint` asks (`features`, when it has one) and those without
+/// the memory or GPUs it asks on a node (`holding`, strategies' indices,
+/// when some lack them), and the nodes it requires. A job
 /// free to use every node is `anywhere`, so the usual case stays
 /// count-only for the strategies. `None` when reservations keep it from
 /// starting now.
@@ -389,6 +442,7 @@ fn placement_of(
     partition: &[usize],
     reserved: &Reserved,
     features: Option<&[usize]>,
+    holding: Option<&HashSet<usize>>,
     core_index: &[usize],
     total: usize,
 ) -> Option<Placement> {
@@ -403,7 +457,7 @@ fn placement_of(
     // The usual case, and the one a long queue on a big machine is made
     // of: nothing narrows it, nothing to walk.
     let contiguous = job.contiguous();
-    if excluded.is_empty() && featured.is_none() && kept.is_none() && partition.len() == total {
+    if excluded.is_empty() && featured.is_none() && holding.is_none() && kept.is_none() && partition.len() == total {
         return Some(Placement::anywhere().requiring(required).contiguous_if(contiguous));
     }
     let allowed: Vec<usize> = partition
@@ -413,6 +467,7 @@ fn placement_of(
             !excluded.contains(i)
                 && kept.as_ref().is_none_or(|k| k.contains(i))
                 && featured.as_ref().is_none_or(|f| f.contains(i))
+                && holding.is_none_or(|h| h.contains(i))
         })
         .collect();
     let placement = if allowed.len() == total { Placement::anywhere() } else { Placement::only(allowed) };
@@ -440,6 +495,26 @@ fn fits_now(p: &Placement, nodes: &[Node], size: usize) -> bool {
 fn batch_host_first(held: &mut [NodeIndex], batch_host: &str, nodes: &[Node]) {
     if let Some(at) = held.iter().position(|&i| nodes.get(i).is_some_and(|n| n.name == batch_host)) {
         held[..=at].rotate_right(1);
+    }
+}
+
+#[cfg(test)]
+mod room_tests {
+    use super::*;
+
+    #[test]
+    fn only_nodes_with_the_memory_and_gpus_asked_hold_a_job_and_none_is_named_when_all_do() {
+        let mut room = Room::default();
+        for (memory, gpus) in [(4000, 0), (4000, 2), (1000, 0), (1000, 2)] {
+            room.add(memory, gpus);
+        }
+        assert_eq!(room.with(0, 0), None);
+        assert_eq!(room.with(1000, 0), None, "every node has 1000 MB");
+        assert_eq!(room.with(3000, 0), Some(HashSet::from([0, 1])));
+        assert_eq!(room.with(500, 1), Some(HashSet::from([1, 3])));
+        assert_eq!(room.with(3000, 2), Some(HashSet::from([1])));
+        assert_eq!(room.with(8000, 0), Some(HashSet::new()), "no node holds it");
+        assert_eq!(Room::default().with(1, 1), None, "no nodes, nothing to narrow");
     }
 }
 

@@ -23,11 +23,13 @@ pub struct NodeShape {
     /// are empty files in the cluster's directory (`dev/gpu0`, ...), shared
     /// by the nodes, as all of them are this one machine.
     pub gpus: u32,
+    /// Its `RealMemory=` in MB; 0 leaves it out (Slurm's default, 1 MB).
+    pub memory_mb: u32,
 }
 
 impl Default for NodeShape {
     fn default() -> Self {
-        NodeShape { cores: 1, gpus: 0 }
+        NodeShape { cores: 1, gpus: 0, memory_mb: 0 }
     }
 }
 
@@ -280,6 +282,9 @@ impl ClusterSpec {
                 if shape.gpus > 0 {
                     let _ = write!(text, " Gres=gpu:{}", shape.gpus);
                 }
+                if shape.memory_mb > 0 {
+                    let _ = write!(text, " RealMemory={}", shape.memory_mb);
+                }
                 text += " State=UNKNOWN\n";
             }
             first = last + 1;
@@ -376,16 +381,16 @@ mod tests {
     #[test]
     fn node_shapes_gpus_partitions_and_plugin_dirs() {
         let spec = ClusterSpec::new("t", 2)
-            .shape(NodeShape { cores: 4, gpus: 0 })
-            .add_nodes(1, NodeShape { cores: 8, gpus: 2 })
+            .shape(NodeShape { cores: 4, gpus: 0, memory_mb: 0 })
+            .add_nodes(1, NodeShape { cores: 8, gpus: 2, memory_mb: 4000 })
             .partition(Partition::new("cpu", "n[1-2]").default_partition())
             .partition(Partition::new("gpu", "n3").extra("MaxTime=10 State=UP"))
             .plugin_dir(Path::new("/ours"));
         let l = lines(&spec);
         assert!(l.iter().any(|x| x.starts_with("NodeName=n[1-2] ") && x.contains("Port=[20001-20002] CPUs=4 ")));
-        assert!(l
-            .iter()
-            .any(|x| x.starts_with("NodeName=n[3-3] ") && x.contains("CPUs=8 ") && x.contains(" Gres=gpu:2 ")));
+        assert!(l.iter().any(|x| x.starts_with("NodeName=n[3-3] ")
+            && x.contains("CPUs=8 ")
+            && x.contains(" Gres=gpu:2 RealMemory=4000 ")));
         assert!(l.contains(&"GresTypes=gpu".to_string()));
         assert!(l.contains(&"PartitionName=cpu Nodes=n[1-2] Default=YES MaxTime=INFINITE State=UP".to_string()));
         assert!(l.contains(&"PartitionName=gpu Nodes=n3 MaxTime=10 State=UP".to_string()));

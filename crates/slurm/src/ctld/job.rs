@@ -262,6 +262,26 @@ impl<'g> JobView<'g> {
         })
     }
 
+    /// The memory it needs on each node it uses, in MB: its `--mem`, or
+    /// its `--mem-per-cpu` (or DefMemPerCPU) times the fewest CPUs it takes
+    /// on a node; `None` when it asks none.
+    pub fn memory_per_node_mb(&self) -> Option<u64> {
+        // slurm.h's MEM_PER_CPU: the flag bit of a per-CPU request.
+        const MEM_PER_CPU: u64 = 0x8000_0000_0000_0000;
+        let d = self.details()?;
+        let m = d.pn_min_memory;
+        if m == 0 || m == u64::from(sys::NO_VAL) || m == super::alloc::NO_VAL64 {
+            return None;
+        }
+        if m & MEM_PER_CPU == 0 {
+            return Some(m);
+        }
+        let nodes = u64::from(d.min_nodes.max(1));
+        let spread = u64::from(self.min_cpus()).div_ceil(nodes);
+        let per_node = if d.pn_min_cpus != 0 && d.pn_min_cpus != sys::NO_VAL { u64::from(d.pn_min_cpus) } else { 0 };
+        Some((m & !MEM_PER_CPU) * spread.max(per_node).max(1))
+    }
+
     /// The GPUs it asks for on each node it uses (`--gres=gpu:N`,
     /// `--gpus-per-node=N`): `Some(0)` without any; `None` when it asks for
     /// GPUs some other way too (`--gpus`, `--gpus-per-task`,

@@ -268,7 +268,8 @@ impl<L: WritesJobs> LockGuard<L> {
     /// job's Reason becomes what fails), a job array's `%N` throttle
     /// (job_array_start_test), its association's and QOS's limits when
     /// they are enforced (acct_policy_job_runnable_pre_select and
-    /// _post_select), then its deadline (deadline_ok,
+    /// _post_select), its licenses (license_job_test; Reason Licenses),
+    /// then its deadline (deadline_ok,
     /// which ends a job that can no longer meet it, state DEADLINE).
     /// Whether it may start now.
     pub fn may_start_now(&self, job: &JobView<'_>) -> bool {
@@ -313,6 +314,17 @@ impl<L: WritesJobs> LockGuard<L> {
                 if !tres.is_null() && !(self.ctld.runnable_post_select)(ptr, tres, false) {
                     return false;
                 }
+            }
+            // Its licenses (`-L`), free now or not: a job waiting for them
+            // shows Licenses, as under Slurm's own scheduler.
+            if !(*ptr).license_list.is_null()
+                && (self.ctld.license_job_test)(ptr, libc::time(std::ptr::null_mut()), true)
+                    != sys::SLURM_SUCCESS as i32
+            {
+                if (*ptr).state_reason != sys::job_state_reason_WAIT_LICENSES {
+                    self.set_reason(ptr, sys::job_state_reason_WAIT_LICENSES, None);
+                }
+                return false;
             }
             let deadline = (*ptr).deadline;
             if deadline != 0 && deadline != sys::NO_VAL as libc::time_t {

@@ -36,6 +36,11 @@ impl<'g> NodeView<'g> {
         u32::from(self.rec.cpus)
     }
 
+    /// Its memory for jobs, in MB (`RealMemory=`, less `MemSpecLimit=`).
+    pub fn memory_mb(&self) -> u64 {
+        self.rec.real_memory.saturating_sub(self.rec.mem_spec_limit)
+    }
+
     /// Its GPUs, as its `Gres=` gives them (0 without, or when it does not read).
     pub fn gpus(&self) -> u32 {
         // SAFETY: NULL or a NUL-terminated string owned by the record.

@@ -67,6 +67,8 @@ type FreeFn = unsafe extern "C" fn(*mut libc::c_void);
 /// slurm_find_preemptable_jobs: a List (list_t * in 24.11) of job records, or NULL.
 type FindPreemptableFn = unsafe extern "C" fn(*mut sys::job_record_t) -> sys::List;
 type FlagFn = unsafe extern "C" fn() -> bool;
+/// license_job_test(job, when, reboot): SLURM_SUCCESS when its licenses are free.
+type LicenseTestFn = unsafe extern "C" fn(*mut sys::job_record_t, libc::time_t, bool) -> libc::c_int;
 /// acct_policy_job_runnable_pre_select(job, assoc_mgr_locked).
 type PreSelectFn = unsafe extern "C" fn(*mut sys::job_record_t, bool) -> bool;
 /// acct_policy_job_runnable_post_select(job, tres_req_cnt, assoc_mgr_locked).
@@ -114,6 +116,7 @@ pub struct Slurmctld {
     pub(crate) preemption_enabled: FlagFn,
     pub(crate) runnable_pre_select: PreSelectFn,
     pub(crate) runnable_post_select: PostSelectFn,
+    pub(crate) license_job_test: LicenseTestFn,
 }
 
 // SAFETY: the pointers name process-wide globals of slurmctld that live as
@@ -216,6 +219,9 @@ impl Slurmctld {
                     )?),
                     runnable_post_select: std::mem::transmute::<*mut libc::c_void, PostSelectFn>(symbol(
                         c"acct_policy_job_runnable_post_select",
+                    )?),
+                    license_job_test: std::mem::transmute::<*mut libc::c_void, LicenseTestFn>(symbol(
+                        c"license_job_test",
                     )?),
                 })
             }
