@@ -6,7 +6,9 @@
 //! job gets nodes in a row; a job asking more memory or GPUs a node than
 //! some nodes have waits for those that have them, and holds up no job
 //! that can use the others; one whose licenses are in use waits with
-//! Reason Licenses, holding up no one.
+//! Reason Licenses, holding up no one; in an `OverSubscribe=YES:2`
+//! partition, `--oversubscribe` jobs share busy nodes' cores as under
+//! stock Slurm, and others wait for a free node.
 
 use std::time::Duration;
 
@@ -138,6 +140,38 @@ fn a_job_waits_for_its_licenses_and_holds_up_no_one() {
     cancel(&c, holder);
     running(&c, waits);
     cancel(&c, waits);
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn oversubscribing_jobs_share_busy_nodes_as_their_partition_allows() {
+    let c = up_with(spec("t-oversubscribe", 2).partition(
+        Partition::new("shared", "ALL").default_partition().extra("MaxTime=INFINITE State=UP OverSubscribe=YES:2"),
+    ));
+    let job = |extra: &[&str]| {
+        let mut args = vec!["-N1", "-t", "5"];
+        args.extend(extra);
+        args.extend(["--wrap", "sleep 300"]);
+        c.sbatch(&args).unwrap()
+    };
+    let shared: Vec<u32> = (0..2).map(|_| job(&["--oversubscribe"])).collect();
+    for &id in &shared {
+        running(&c, id);
+    }
+    // No node is free: a third job that may share starts on a busy one,
+    // a job that may not waits.
+    let alone = job(&[]);
+    let third = job(&["--oversubscribe"]);
+    assert!(["n1", "n2"].contains(&running(&c, third).node_list.as_str()));
+    wait_reason(&c, alone, "Resources");
+    let log = c.ctld_log();
+    assert!(
+        log.lines().any(|l| l.contains(&format!("started JobId={third} on ")) && l.contains("sharing cores there")),
+        "the log says the start on shared cores"
+    );
+    for id in shared.into_iter().chain([alone, third]) {
+        cancel(&c, id);
+    }
 }
 
 /// The job's Reason as squeue shows it.

@@ -20,6 +20,7 @@ use crate::config::Config;
 use crate::job_options::OptionsCache;
 use crate::snapshot::{self, Taken};
 
+mod oversubscribe;
 mod resize;
 mod share;
 
@@ -423,6 +424,12 @@ impl Agent {
         let mut records = fresh.shared_cores.clone();
         for d in &decisions {
             self.apply(&mut guard, &fresh, d, &mut statuses, &mut records, now);
+        }
+        // Jobs that may share cores, on busy nodes, where the strategy does
+        // not place cores itself (sd-policy and ipsched do).
+        let info = self.config.strategy.info;
+        if self.role == Role::Scheduler && !info.shares_cores && !info.places_cores {
+            self.oversubscribe(&mut guard, &fresh, &decisions, &waits);
         }
         // Why the others wait, for squeue (a job started meanwhile is left):
         // only the waits that differ from what the jobs show.

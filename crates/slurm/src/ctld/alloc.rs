@@ -362,13 +362,51 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
                     }
                 }
             }
+            Ok(self.launch(job_ptr))
+        }
+    }
+
+    /// Start a pending job that may share cores (its partition's
+    /// OverSubscribe) on some of `busy` (node-table indices: nodes other
+    /// jobs run on), as Slurm's node selection chooses them for its own
+    /// request, which is left as it is. Returns the job's id and node list.
+    pub fn start_sharing(&mut self, job_id: u32, busy: &[usize]) -> Result<(u32, String), AllocError> {
+        let table = self.check_nodes(busy)?;
+        let job = self.find_job(job_id).ok_or(AllocError::NoSuchJob(job_id))?;
+        if !job.is_pending() || busy.is_empty() {
+            return Err(AllocError::NotPending(job_id));
+        }
+        let job_ptr = job.as_ptr();
+        // SAFETY: a live pending record (details checked) under the job and
+        // node write locks, as select_on and launch require.
+        unsafe {
+            if (*job_ptr).details.is_null() {
+                return Err(AllocError::NotPending(job_id));
+            }
+            let rc = self.select_on(job_ptr, busy, table);
+            if rc != sys::SLURM_SUCCESS as i32 {
+                return Err(slurm_error("select_nodes", rc));
+            }
+            Ok(self.launch(job_ptr))
+        }
+    }
+
+    /// Launch a job select_nodes has just started: its batch script, or the
+    /// answer its srun or salloc waits for. Its id and node list.
+    ///
+    /// # Safety
+    /// `job_ptr` is a live record select_nodes started, under the job and
+    /// node write locks.
+    unsafe fn launch(&mut self, job_ptr: *mut sys::job_record_t) -> (u32, String) {
+        // SAFETY: by the caller's contract.
+        unsafe {
             *self.ctld.last_job_update = libc::time(std::ptr::null_mut());
             if (*job_ptr).batch_flag == 0 {
                 (self.ctld.srun_allocate)(job_ptr);
             } else if (*job_ptr).job_state & sys::JOB_CONFIGURING == 0 {
                 (self.ctld.launch_job)(job_ptr);
             }
-            Ok((started, cstr_to_string((*job_ptr).nodes).unwrap_or_default()))
+            ((*job_ptr).job_id, cstr_to_string((*job_ptr).nodes).unwrap_or_default())
         }
     }
 

@@ -249,6 +249,18 @@ impl<'g> JobView<'g> {
         exclusive || part.is_some_and(|p| p.max_share == 0)
     }
 
+    /// Whether it may share cores with other jobs: its partition's
+    /// `OverSubscribe=FORCE`, or `YES` and its own `--oversubscribe`.
+    pub fn may_oversubscribe(&self) -> bool {
+        // slurm.h's SHARED_FORCE: the FORCE bit of a partition's max_share.
+        const SHARED_FORCE: u16 = 0x8000;
+        // SAFETY: part_ptr is NULL or a live partition record.
+        let Some(part) = (unsafe { self.rec().part_ptr.as_ref() }) else { return false };
+        let force = part.max_share & SHARED_FORCE != 0;
+        let per_core = part.max_share & !SHARED_FORCE;
+        per_core > 1 && (force || self.details().is_some_and(|d| d.share_res == 1))
+    }
+
     /// Whether it says how its CPUs go onto nodes beyond a count of them:
     /// `--cpus-per-task` above 1, `--ntasks-per-node`, `--overcommit`, or
     /// more CPUs a node than one (`--mincpus`).
