@@ -82,3 +82,30 @@ fn a_limit_holds_a_job_with_stocks_reason_and_a_high_qos_job_shrinks_an_elastic_
     assert_eq!(job_field(&site, elastic, "Restarts"), "0", "the elastic job was not requeued");
     admin(&site, &["scancel", &elastic.to_string(), &high.to_string()]);
 }
+
+#[test]
+#[ignore = "needs Docker and a built site: cargo xtask test"]
+fn an_elastic_job_grows_no_further_than_its_qos_allows() {
+    let site = up_site("t-qos-cap", 4, |s| s);
+    admin(&site, &["sacctmgr", "-i", "modify", "qos", "normal", "set", "MaxTRESPerJob=node=3"]);
+    wait::until("slurmctld to have the QOS limit", Duration::from_secs(30), || {
+        let out = admin(&site, &["scontrol", "show", "assoc_mgr", "qos=normal", "flags=qos"]);
+        Ok(out.contains("MaxTRESPJ=node=3").then_some(()))
+    })
+    .unwrap();
+    // Four idle hosts, an elastic job of up to four: it grows to three.
+    let script = "#!/bin/sh\n#SBATCH --nodes=1 --min-nodes-invasive=1 --max-nodes-invasive=4\n\
+                  #SBATCH --time=5 --output=capped-%j.out\n\
+                  mall-run -- mall-example --cells 4096 --iterations 100000 --unit-us 10\n";
+    let path = put_file(&site, "alice", "capped.sh", script);
+    let id = sbatch_as(&site, "alice", &[&path]);
+    wait_ctld_log(&site, &[&format!("JobId={id}: grows to 3 nodes at most")], Duration::from_secs(60));
+    wait_ctld_log(&site, &[&format!("JobId={id}: expand onto "), "committed"], Duration::from_secs(60));
+    wait_field(&site, id, "NumNodes", "3", Duration::from_secs(30));
+    // The fourth host stays idle: no other expand was decided.
+    let log = site.log("slurmctld", "slurmctld.log");
+    let expands =
+        log.lines().filter(|l| l.contains(&format!("JobId={id}: expand onto ")) && l.contains("resize")).count();
+    assert_eq!(expands, 1, "{log}");
+    admin(&site, &["scancel", &id.to_string()]);
+}

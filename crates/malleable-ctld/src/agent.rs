@@ -133,6 +133,8 @@ struct Agent {
     said: HashMap<JobId, String>,
     /// Jobs whose malleable options were said not to read.
     unreadable_said: HashSet<JobId>,
+    /// Elastic jobs said to be held below their maximum by their limits.
+    capped_said: HashSet<JobId>,
     /// Since when slurmdbd has been away or behind, and whether the log said so.
     slurmdbd_behind_since: Option<Instant>,
     slurmdbd_held_said: bool,
@@ -228,6 +230,7 @@ impl Agent {
             corridor_in_force: None,
             said: HashMap::new(),
             unreadable_said: HashSet::new(),
+            capped_said: HashSet::new(),
             slurmdbd_behind_since: None,
             slurmdbd_held_said: false,
             memory: Memory::default(),
@@ -482,6 +485,14 @@ impl Agent {
         );
         let live: HashSet<JobId> = fresh.malleable.iter().map(|j| j.id).collect();
         self.memory.keep_only(|id| live.contains(&id));
+        self.capped_said.retain(|id| live.contains(id));
+        for (id, most) in &fresh.capped {
+            if self.capped_said.insert(*id) {
+                log::info!(
+                    "JobId={id}: grows to {most} nodes at most: its QOS's and association's node limits allow no more"
+                );
+            }
+        }
         for (id, why) in &fresh.unreadable {
             if self.unreadable_said.insert(*id) {
                 log::warn!("JobId={id}: its malleable options do not read, so it is scheduled as rigid: {why}");

@@ -8,7 +8,8 @@ use std::time::Instant;
 use malleable_model::runtime_msg::{Phase, Status};
 use malleable_model::submit_options::Malleability;
 use malleable_model::{
-    tier_of, CoreRequest, CoreSharing, JobId, Node, NodeIndex, PendingJob, Placement, RunningJob, SharedCores, Snapshot,
+    tier_of, CoreRequest, CoreSharing, JobId, MalleableSpec, Node, NodeIndex, PendingJob, Placement, RunningJob,
+    SharedCores, Snapshot,
 };
 use slurm::ctld::{JobState, JobView, LockGuard, Reserved, Scheduling, ShownWait};
 
@@ -35,6 +36,9 @@ pub struct Taken {
     pub shared_cores: HashMap<JobId, SharedCores>,
     /// slurmdbd is away or behind: no job is resized.
     pub slurmdbd_behind: bool,
+    /// Running elastic jobs whose QOS's or association's node limits hold
+    /// them below their `--max-nodes-invasive`, and the most they may hold.
+    pub capped: Vec<(JobId, u32)>,
 }
 
 impl Taken {
@@ -116,6 +120,7 @@ pub fn take(
     let mut unreadable = Vec::new();
     let mut shown = HashMap::new();
     let mut shared_cores = HashMap::new();
+    let mut capped = Vec::new();
     known.begin_walk();
     for job in guard.jobs() {
         let JobOptions { options, submitted } = known.of(&job);
@@ -132,6 +137,7 @@ pub fn take(
         let live = job.holds_nodes() || job.is_pending();
         let mut adapting = false;
         let mut resizable = false;
+        let mut resize_held = false;
         if let Some(spec) = spec.filter(|_| live) {
             let status =
                 Status::decode(&job.system_comment()).and_then(Result::ok).unwrap_or_else(|| Status::new(spec));
@@ -141,8 +147,11 @@ pub fn take(
             // last adaptation failed waits a while (adapt.rs); with
             // slurmdbd, one whose accounting a resize now would spoil waits
             // for the next pass (JobView::accounting_holds_resize).
-            let accounting = db_behind || job.accounting_holds_resize(now);
+            let this_second = job.accounting_holds_resize(now);
+            let accounting = db_behind || this_second;
             resizable = (status.runtime && !measured.is_some_and(Measured::held) && !accounting) || adapting;
+            // Held for a moment only (not while slurmdbd is away).
+            resize_held = !resizable && status.runtime && this_second && !db_behind;
             let names =
                 job.node_indices().into_iter().filter_map(|i| core_index.get(i).copied()).filter(|&c| c != usize::MAX);
             malleable.push(MalleableJob {
@@ -166,6 +175,7 @@ pub fn take(
                 .filter_map(|i| core_index.get(i).copied().filter(|&c| c != usize::MAX))
                 .collect();
             batch_host_first(&mut held, &job.batch_host(), &nodes);
+            let holds = u32::try_from(held.len()).unwrap_or(u32::MAX);
             if let Some(Ok(rec)) = SharedCores::decode(&job.system_comment()) {
                 shared_cores.insert(JobId(job.id()), rec);
             }
@@ -175,7 +185,17 @@ pub fn take(
                 start: job.start_time(),
                 // A completing job's nodes come back as soon as its epilog ends.
                 end_limit: if completing { Some(now) } else { job.time_limit_minutes().map(|_| job.end_time()) },
-                malleable: spec.filter(|_| resizable),
+                malleable: spec.filter(|_| resizable).map(|sp| {
+                    // Its QOS's and association's node limits bound its growth.
+                    let Some(most) = guard.node_limit(&job) else { return sp };
+                    let cap = most.max(sp.min).max(holds);
+                    if cap < sp.max {
+                        capped.push((id, cap));
+                        MalleableSpec { max: cap, ..sp }
+                    } else {
+                        sp
+                    }
+                }),
                 adapting,
                 mtct_ratio: measured.and_then(|m| m.mtct_ratio),
                 power: job_power,
@@ -213,6 +233,7 @@ pub fn take(
                     wait: (job.start_time() - job.submit_time()).max(0),
                     ..CoreSharing::default()
                 },
+                resize_held,
             });
         } else if job.is_pending()
             && job.priority() > 0
@@ -286,6 +307,7 @@ pub fn take(
         shown,
         shared_cores,
         slurmdbd_behind: db_behind,
+        capped,
     }
 }
 

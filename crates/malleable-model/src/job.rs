@@ -37,6 +37,10 @@ pub struct RunningJob {
     pub asked: Option<u32>,
     /// Its cores and the jobs it shares nodes with (SD-Policy).
     pub sharing: CoreSharing,
+    /// An elastic job whose application can resize but that may not be
+    /// resized this pass (the accounting of its start is still being
+    /// written): `malleable` is `None` now, and may be set at the next pass.
+    pub resize_held: bool,
 }
 
 impl RunningJob {
@@ -54,6 +58,7 @@ impl RunningJob {
             placement: Placement::anywhere(),
             asked: None,
             sharing: CoreSharing::default(),
+            resize_held: false,
         }
     }
 

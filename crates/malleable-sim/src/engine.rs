@@ -811,6 +811,8 @@ impl Engine<'_> {
             placement: Placement::anywhere(),
             asked: Some(s.nodes),
             sharing,
+            // The simulator resizes any job at any pass.
+            resize_held: false,
         }
     }
 }

@@ -44,8 +44,9 @@ pub fn preempt(s: &Snapshot, decided: &[Decision], shrink_first: bool) -> PassRe
             continue;
         }
         // A shrink made for it (or any resize of a job it may preempt) is
-        // under way: wait for its nodes rather than take others' too.
-        if p.preempts.iter().any(|v| running.get(v).is_some_and(|r| r.adapting)) {
+        // under way, or an elastic job it may preempt can be resized from
+        // the next pass on: wait for it rather than preempt.
+        if p.preempts.iter().any(|v| running.get(v).is_some_and(|r| r.adapting || (shrink_first && r.resize_held))) {
             continue;
         }
         let need = p.size();
@@ -255,6 +256,13 @@ mod tests {
         let mut s = cluster(PendingJob::new(1, 3).preempting([10, 11]));
         s.running[0].adapting = true;
         assert!(preempt(&s, &[], true).decisions.is_empty());
+        // Its elastic victim may be resized from the next pass on: it waits
+        // for that, unless it would not shrink it anyway.
+        let mut s = cluster(PendingJob::new(1, 3).preempting([10, 11]));
+        s.running[0].malleable = None;
+        s.running[0].resize_held = true;
+        assert!(preempt(&s, &[], true).decisions.is_empty());
+        assert_eq!(preempt(&s, &[], false).decisions.len(), 1);
     }
 
     #[test]

@@ -334,6 +334,24 @@ impl<L: WritesJobs> LockGuard<L> {
         }
     }
 
+    /// The most nodes `job` may hold under its QOS's and association's
+    /// node limits (per job, user and account, and their group totals), when
+    /// they are enforced and set; `None` otherwise. A running job's expand
+    /// goes no further (the group totals are also checked, by Slurm, for
+    /// the nodes an expand adds).
+    pub fn node_limit(&self, job: &JobView<'_>) -> Option<u32> {
+        let mut reason = 0u32;
+        // SAFETY: a live record under our job lock; the function takes the
+        // association manager's read locks itself and only reads the job.
+        unsafe {
+            if u32::from(*self.ctld.accounting_enforce) & sys::ACCOUNTING_ENFORCE_LIMITS == 0 {
+                return None;
+            }
+            let most = (self.ctld.limits_max_nodes)(job.as_ptr(), &mut reason);
+            (most < sys::INFINITE - 1).then_some(most)
+        }
+    }
+
     /// True if the job's dependencies are met and nothing else holds it back
     /// (slurmctld's job_independent, which also updates the job's reason).
     pub fn job_is_independent(&self, job: &JobView<'_>) -> bool {

@@ -67,6 +67,8 @@ type FreeFn = unsafe extern "C" fn(*mut libc::c_void);
 /// slurm_find_preemptable_jobs: a List (list_t * in 24.11) of job records, or NULL.
 type FindPreemptableFn = unsafe extern "C" fn(*mut sys::job_record_t) -> sys::List;
 type FlagFn = unsafe extern "C" fn() -> bool;
+/// acct_policy_get_max_nodes(job, wait_reason): the most nodes its limits allow.
+type MaxNodesFn = unsafe extern "C" fn(*mut sys::job_record_t, *mut u32) -> u32;
 /// license_job_test(job, when, reboot): SLURM_SUCCESS when its licenses are free.
 type LicenseTestFn = unsafe extern "C" fn(*mut sys::job_record_t, libc::time_t, bool) -> libc::c_int;
 /// acct_policy_job_runnable_pre_select(job, assoc_mgr_locked).
@@ -117,6 +119,7 @@ pub struct Slurmctld {
     pub(crate) runnable_pre_select: PreSelectFn,
     pub(crate) runnable_post_select: PostSelectFn,
     pub(crate) license_job_test: LicenseTestFn,
+    pub(crate) limits_max_nodes: MaxNodesFn,
 }
 
 // SAFETY: the pointers name process-wide globals of slurmctld that live as
@@ -222,6 +225,9 @@ impl Slurmctld {
                     )?),
                     license_job_test: std::mem::transmute::<*mut libc::c_void, LicenseTestFn>(symbol(
                         c"license_job_test",
+                    )?),
+                    limits_max_nodes: std::mem::transmute::<*mut libc::c_void, MaxNodesFn>(symbol(
+                        c"acct_policy_get_max_nodes",
                     )?),
                 })
             }
