@@ -46,7 +46,9 @@ const UNIT: &[&str] = &[
 /// the C API), starts only through the plugin and EASY's backfill,
 /// select/natural beside sched/backfill, task/drom's core sharing, and the
 /// options taken or refused (SPANK, job_submit and job_modify, whose
-/// interfaces changed: 24.11's job_modify says why to the user). The
+/// interfaces changed: 24.11's job_modify says why to the user), the
+/// queue's order by slurmctld's priority and preemption (whose functions
+/// moved from slurmctld into libslurmfull in 24.11). The
 /// rest of the host's tier (options, reasons, the other strategies,
 /// failures...) exercises the model, the core and the controller, which do
 /// not change with the release; run on 24.11 too, it would take CI past
@@ -58,11 +60,17 @@ const CLUSTER: &[&str] = &[
     "cluster_select_natural",
     "cluster_core_sharing",
     "cluster_options",
+    "cluster_priority",
+    "cluster_preemption",
 ];
 
 /// The compose tests run on every release: the README's elastic job under
-/// slurmdbd, multifactor, cgroups and PrologFlags=Contain.
-const SITE: &[&str] = &["the_readme_elastic_job_grows_shrinks_and_completes_on_the_compose_site"];
+/// slurmdbd, multifactor, cgroups and PrologFlags=Contain; an association
+/// limit and a QOS preemption (slurmctld's accounting policy functions).
+const SITE: &[&str] = &[
+    "the_readme_elastic_job_grows_shrinks_and_completes_on_the_compose_site",
+    "a_limit_holds_a_job_with_stocks_reason_and_a_high_qos_job_shrinks_an_elastic_one_instead_of_requeueing_it",
+];
 
 /// cluster_tests' `site::SITE_SLURM_VAR` (xtask does not depend on that
 /// crate): the release a compose test's site runs.
@@ -94,7 +102,17 @@ pub fn run(root: &Path, version: &str) -> Result<TestCounts> {
     let t = Instant::now();
     let mut site = crate::test::cargo_command(root);
     site.env(SITE_SLURM_VAR, version).env(PLUGIN_DIR_VAR, &plugins);
-    site.args(["test", "-p", "cluster-tests", "--no-fail-fast", "--test", "compose_site", "--"]);
+    site.args([
+        "test",
+        "-p",
+        "cluster-tests",
+        "--no-fail-fast",
+        "--test",
+        "compose_site",
+        "--test",
+        "compose_policies",
+    ]);
+    site.arg("--");
     site.args(SITE).args(["--ignored", "--exact", "--test-threads=1"]);
     total.add(run_tests(&mut site)?);
     eprintln!("xtask: Slurm {version}'s compose site test took {:.1?}", t.elapsed());
