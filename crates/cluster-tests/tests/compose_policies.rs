@@ -3,7 +3,9 @@
 //! preempts `normal` by requeue): an association limit holds a job with the
 //! Reason stock Slurm gives, without holding up the jobs behind it; a
 //! `--qos=high` job gets its hosts from an elastic job by shrinking it
-//! rather than requeueing it.
+//! rather than requeueing it; an elastic job grows no further than its
+//! QOS's node limit; multifactor's priority, nice included, orders the
+//! queue.
 
 use std::time::Duration;
 
@@ -108,4 +110,29 @@ fn an_elastic_job_grows_no_further_than_its_qos_allows() {
         log.lines().filter(|l| l.contains(&format!("JobId={id}: expand onto ")) && l.contains("resize")).count();
     assert_eq!(expands, 1, "{log}");
     admin(&site, &["scancel", &id.to_string()]);
+}
+
+#[test]
+#[ignore = "needs Docker and a built site: cargo xtask test"]
+fn multifactor_priority_with_nice_orders_the_queue() {
+    let site = up_site("t-nice", 4, |s| s);
+    let hold = sbatch_as(&site, "alice", &["-N4", "-t", "5", "--wrap", "sleep 300"]);
+    wait_field(&site, hold, "JobState", "RUNNING", Duration::from_secs(30));
+    // Submitted first, but nice: multifactor puts it below the later one.
+    let nice = sbatch_as(&site, "alice", &["-N4", "-t", "5", "--nice=5000", "--wrap", "sleep 300"]);
+    let later = sbatch_as(&site, "alice", &["-N4", "-t", "5", "--wrap", "sleep 300"]);
+    let priority = |id: u32| job_field(&site, id, "Priority").parse::<u64>().unwrap_or(0);
+    wait::until("multifactor's priorities", Duration::from_secs(30), || {
+        let (n, l) = (priority(nice), priority(later));
+        if n > 0 && l > n {
+            Ok(Some(()))
+        } else {
+            Err(format!("nice {n}, later {l}"))
+        }
+    })
+    .unwrap();
+    admin(&site, &["scancel", &hold.to_string()]);
+    wait_field(&site, later, "JobState", "RUNNING", Duration::from_secs(60));
+    assert_eq!(job_field(&site, nice, "JobState"), "PENDING");
+    admin(&site, &["scancel", &nice.to_string(), &later.to_string()]);
 }
