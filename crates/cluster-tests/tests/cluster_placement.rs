@@ -8,7 +8,8 @@
 //! that can use the others; one whose licenses are in use waits with
 //! Reason Licenses, holding up no one; in an `OverSubscribe=YES:2`
 //! partition, `--oversubscribe` jobs share busy nodes' cores as under
-//! stock Slurm, and others wait for a free node.
+//! stock Slurm unless that would delay the head job, and others wait for
+//! a free node.
 
 use std::time::Duration;
 
@@ -148,28 +149,32 @@ fn oversubscribing_jobs_share_busy_nodes_as_their_partition_allows() {
     let c = up_with(spec("t-oversubscribe", 2).partition(
         Partition::new("shared", "ALL").default_partition().extra("MaxTime=INFINITE State=UP OverSubscribe=YES:2"),
     ));
-    let job = |extra: &[&str]| {
-        let mut args = vec!["-N1", "-t", "5"];
+    let job = |limit: &'static str, extra: &[&'static str]| {
+        let mut args = vec!["-N1", "-t", limit];
         args.extend(extra);
         args.extend(["--wrap", "sleep 300"]);
         c.sbatch(&args).unwrap()
     };
-    let shared: Vec<u32> = (0..2).map(|_| job(&["--oversubscribe"])).collect();
+    let shared: Vec<u32> = (0..2).map(|_| job("5", &["--oversubscribe"])).collect();
     for &id in &shared {
         running(&c, id);
     }
-    // No node is free: a third job that may share starts on a busy one,
-    // a job that may not waits.
-    let alone = job(&[]);
-    let third = job(&["--oversubscribe"]);
+    // No node is free. A job that may not share waits for one (its start
+    // is expected when the first of them ends); of two that may share, the
+    // one that would hold a busy node past that start waits too, and the
+    // one that ends before it starts on a busy node.
+    let alone = job("5", &[]);
+    let too_long = job("10", &["--oversubscribe"]);
+    let third = job("2", &["--oversubscribe"]);
     assert!(["n1", "n2"].contains(&running(&c, third).node_list.as_str()));
     wait_reason(&c, alone, "Resources");
+    assert_eq!(c.job(too_long).unwrap().state, "PENDING");
     let log = c.ctld_log();
     assert!(
         log.lines().any(|l| l.contains(&format!("started JobId={third} on ")) && l.contains("sharing cores there")),
         "the log says the start on shared cores"
     );
-    for id in shared.into_iter().chain([alone, third]) {
+    for id in shared.into_iter().chain([alone, too_long, third]) {
         cancel(&c, id);
     }
 }

@@ -39,6 +39,9 @@ pub struct Taken {
     /// Running elastic jobs whose QOS's or association's node limits hold
     /// them below their `--max-nodes-invasive`, and the most they may hold.
     pub capped: Vec<(JobId, u32)>,
+    /// Waiting rigid jobs that may share cores with others (their
+    /// partition's OverSubscribe), read on the walk the queue is read in.
+    pub oversubscribers: Vec<JobId>,
 }
 
 impl Taken {
@@ -121,6 +124,7 @@ pub fn take(
     let mut shown = HashMap::new();
     let mut shared_cores = HashMap::new();
     let mut capped = Vec::new();
+    let mut oversubscribers = Vec::new();
     known.begin_walk();
     for job in guard.jobs() {
         let JobOptions { options, submitted } = known.of(&job);
@@ -275,6 +279,9 @@ pub fn take(
             };
             let (placement, part_tier) = options.swap_remove(chosen);
             shown.insert(job.id(), job.shown_wait());
+            if spec.is_none() && job.may_oversubscribe() {
+                oversubscribers.push(JobId(job.id()));
+            }
             pending.push(PendingJob {
                 id: JobId(job.id()),
                 priority: job.priority(),
@@ -308,6 +315,7 @@ pub fn take(
         shared_cores,
         slurmdbd_behind: db_behind,
         capped,
+        oversubscribers,
     }
 }
 

@@ -10,7 +10,7 @@
 use std::collections::HashSet;
 
 use malleable_core::Waiting;
-use malleable_model::{Decision, JobId};
+use malleable_model::{Decision, JobId, PendingJob};
 use slurm::ctld::{LockGuard, Scheduling};
 
 use super::Agent;
@@ -30,6 +30,9 @@ impl Agent {
         decisions: &[Decision],
         waits: &[Waiting],
     ) {
+        if taken.oversubscribers.is_empty() {
+            return;
+        }
         let busy: Vec<usize> = (0..taken.snapshot.nodes.len())
             .filter(|&i| !taken.snapshot.nodes[i].free && taken.usable.contains(&taken.snapshot.nodes[i].name))
             .map(|i| taken.table_index[i])
@@ -40,19 +43,21 @@ impl Agent {
         let decided: HashSet<JobId> = decisions.iter().map(Decision::job).collect();
         let now = taken.snapshot.now;
         // Ends before every other waiting job's expected start, or none has one.
-        let delays_no_one = |p: &malleable_model::PendingJob| {
-            let first = waits.iter().filter(|w| w.job != p.id).filter_map(|w| w.start).min();
+        let mut starts: Vec<(i64, JobId)> = waits.iter().filter_map(|w| Some((w.start?, w.job))).collect();
+        starts.sort_unstable();
+        let delays_no_one = |p: &PendingJob| {
+            let first = starts.iter().find(|(_, j)| *j != p.id).map(|&(t, _)| t);
             first.is_none_or(|start| p.time_limit.is_some_and(|l| now.saturating_add(l) <= start))
         };
-        let sharing: Vec<JobId> = taken
+        let may: HashSet<JobId> = taken.oversubscribers.iter().copied().collect();
+        let mut sharing: Vec<&PendingJob> = taken
             .snapshot
-            .queue_order()
-            .into_iter()
-            .filter(|p| !decided.contains(&p.id) && p.malleable.is_none() && delays_no_one(p))
-            .filter(|p| guard.find_job(p.id.0).is_some_and(|j| j.is_pending() && j.may_oversubscribe()))
-            .map(|p| p.id)
-            .take(OFFERS)
+            .pending
+            .iter()
+            .filter(|p| may.contains(&p.id) && !decided.contains(&p.id) && delays_no_one(p))
             .collect();
+        sharing.sort_by(|a, b| PendingJob::queue_cmp(a, b));
+        let sharing: Vec<JobId> = sharing.into_iter().map(|p| p.id).take(OFFERS).collect();
         for job in sharing {
             if let Ok((started, list)) = guard.start_sharing(job.0, &busy) {
                 self.refused.remove(&job);
