@@ -524,7 +524,25 @@ impl Agent {
 
     fn snapshot(&mut self, guard: &LockGuard<Scheduling>, now: i64) -> Taken {
         let cores = self.config.strategy.info.places_cores;
-        snapshot::take(guard, now, self.config.power_in_use(), &self.memory, &self.suspects, &mut self.known, cores)
+        let mut taken = snapshot::take(
+            guard,
+            now,
+            self.config.power_in_use(),
+            &self.memory,
+            &self.suspects,
+            &mut self.known,
+            cores,
+        );
+        // slurmdbd away or behind for long: an elastic job's resize is held
+        // for as long, and a job that may preempt it no longer waits for it.
+        if taken.slurmdbd_behind
+            && self.slurmdbd_behind_since.is_some_and(|since| since.elapsed() >= SLURMDBD_BEHIND_SAID_AFTER)
+        {
+            for r in &mut taken.snapshot.running {
+                r.resize_held = false;
+            }
+        }
+        taken
     }
 
     /// The lines of this pass's notes to say: every note about no job; a note

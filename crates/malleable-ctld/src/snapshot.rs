@@ -151,11 +151,11 @@ pub fn take(
             // last adaptation failed waits a while (adapt.rs); with
             // slurmdbd, one whose accounting a resize now would spoil waits
             // for the next pass (JobView::accounting_holds_resize).
-            let this_second = job.accounting_holds_resize(now);
-            let accounting = db_behind || this_second;
+            let accounting = db_behind || job.accounting_holds_resize(now);
             resizable = (status.runtime && !measured.is_some_and(Measured::held) && !accounting) || adapting;
-            // Held for a moment only (not while slurmdbd is away).
-            resize_held = !resizable && status.runtime && this_second && !db_behind;
+            // Held for a moment (this second, or slurmdbd's queue not yet
+            // drained: the agent stops counting that once it lasts).
+            resize_held = !resizable && status.runtime && !measured.is_some_and(Measured::held) && accounting;
             let names =
                 job.node_indices().into_iter().filter_map(|i| core_index.get(i).copied()).filter(|&c| c != usize::MAX);
             malleable.push(MalleableJob {

@@ -38,8 +38,9 @@ pub struct RunningJob {
     /// Its cores and the jobs it shares nodes with (SD-Policy).
     pub sharing: CoreSharing,
     /// An elastic job whose application can resize but that may not be
-    /// resized this pass (the accounting of its start is still being
-    /// written): `malleable` is `None` now, and may be set at the next pass.
+    /// resized this pass, for a moment (its accounting record is still
+    /// being written, or slurmdbd's queue is not yet drained): `malleable`
+    /// is `None` now, and may be set at the next pass.
     pub resize_held: bool,
 }
 
