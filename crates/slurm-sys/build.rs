@@ -19,7 +19,7 @@ const INCLUDE_VAR: &str = "SLURM_INCLUDE_DIR";
 fn main() {
     println!("cargo:rerun-if-env-changed={SRC_VAR}");
     println!("cargo:rerun-if-env-changed={INCLUDE_VAR}");
-    for file in ["wrapper.h", "wrapper_public.h", "layout_probe.c", "fairshare.c"] {
+    for file in ["wrapper.h", "wrapper_public.h", "layout_probe.c", "fairshare.c", "job_checks.c"] {
         println!("cargo:rerun-if-changed={file}");
     }
 
@@ -455,10 +455,15 @@ const STEPD: Allow = Allow {
     vars: &["SLURM_EXTERN_CONT", "SLURM_BATCH_SCRIPT", "SLURM_INTERACTIVE_STEP", "SLURM_PENDING_STEP"],
 };
 
-/// Our C helpers for slurmctld (fairshare.c), compiled by gcc against the
-/// same headers as the bindings.
+/// Our C helpers for slurmctld (fairshare.c, job_checks.c), compiled by gcc
+/// against the same headers as the bindings.
 fn compile_helpers(src: &Path) {
-    cc::Build::new().file("fairshare.c").include(src).include(".").compile("slurm_malleable_helpers");
+    cc::Build::new()
+        .file("fairshare.c")
+        .file("job_checks.c")
+        .include(src)
+        .include(".")
+        .compile("slurm_malleable_helpers");
 }
 
 fn compile_layout_probe(src: &Path, stepd: bool) {

@@ -48,7 +48,9 @@ const UNIT: &[&str] = &[
 /// options taken or refused (SPANK, job_submit and job_modify, whose
 /// interfaces changed: 24.11's job_modify says why to the user), the
 /// queue's order by slurmctld's priority and preemption (whose functions
-/// moved from slurmctld into libslurmfull in 24.11). The
+/// moved from slurmctld into libslurmfull in 24.11), and what a node must
+/// have, partitions' limits and deadlines (24.11 refuses at submission a
+/// time limit past the deadline, which 22.05 takes and ends). The
 /// rest of the host's tier (options, reasons, the other strategies,
 /// failures...) exercises the model, the core and the controller, which do
 /// not change with the release; run on 24.11 too, it would take CI past
@@ -62,14 +64,18 @@ const CLUSTER: &[&str] = &[
     "cluster_options",
     "cluster_priority",
     "cluster_preemption",
+    "cluster_placement",
 ];
 
 /// The compose tests run on every release: the README's elastic job under
 /// slurmdbd, multifactor, cgroups and PrologFlags=Contain; an association
-/// limit and a QOS preemption (slurmctld's accounting policy functions).
+/// limit and a QOS preemption (slurmctld's accounting policy functions); a
+/// QOS taken from a waiting job's association (24.11 keeps a job's QOS as a
+/// pointer, 22.05 as an id: job_checks.c).
 const SITE: &[&str] = &[
     "the_readme_elastic_job_grows_shrinks_and_completes_on_the_compose_site",
     "a_limit_holds_a_job_with_stocks_reason_and_a_high_qos_job_shrinks_an_elastic_one_instead_of_requeueing_it",
+    "a_job_whose_qos_is_taken_from_its_association_waits_as_invalid_qos_until_it_is_given_back",
 ];
 
 /// cluster_tests' `site::SITE_SLURM_VAR` (xtask does not depend on that

@@ -55,14 +55,29 @@ fn apt_get() -> Command {
     c
 }
 
-/// Install whichever of these Debian packages is missing.
+/// Install whichever of these Debian packages is missing. No service is
+/// started meanwhile (Debian's policy-rc.d, there only while apt runs,
+/// unless an admin put one there): the clusters start their own daemons by
+/// pid, and mariadb-server or slurmdbd would otherwise leave a system
+/// daemon behind that nothing here stops.
 pub fn ensure(packages: &[&str]) -> Result<()> {
     let missing: Vec<&str> = packages.iter().copied().filter(|p| installed_version(p).is_none()).collect();
     if !missing.is_empty() {
         let t = Instant::now();
         eprintln!("xtask: installing {}", missing.join(" "));
-        run(apt_get().args(["update", "-qq"]))?;
-        run(apt_get().args(["install", "-y", "-qq", "--no-install-recommends"]).args(&missing))?;
+        let policy = std::path::Path::new("/usr/sbin/policy-rc.d");
+        let ours = !policy.exists();
+        if ours {
+            std::fs::write(policy, "#!/bin/sh\n# cargo xtask: no service starts while it installs\nexit 101\n")
+                .map_err(|e| format!("cannot write {}: {e}", policy.display()))?;
+            run(Command::new("chmod").arg("755").arg(policy))?;
+        }
+        let done = run(apt_get().args(["update", "-qq"]))
+            .and_then(|()| run(apt_get().args(["install", "-y", "-qq", "--no-install-recommends"]).args(&missing)));
+        if ours {
+            let _ = std::fs::remove_file(policy);
+        }
+        done?;
         eprintln!("xtask: installed in {:.1?}", t.elapsed());
     }
     Ok(())

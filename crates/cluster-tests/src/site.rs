@@ -85,6 +85,23 @@ pub fn job_field(site: &Site, id: u32, key: &str) -> String {
     )
 }
 
+/// Wait until the job's field has the value `want` (`JobState`,
+/// `RUNNING`), showing the site's logs if it never does.
+pub fn wait_field(site: &Site, id: u32, key: &str, want: &str, timeout: Duration) {
+    wait::until(&format!("JobId={id} {key}={want}"), timeout, || {
+        let got = job_field(site, id, key);
+        if got == want {
+            Ok(Some(()))
+        } else {
+            Err(format!("{key}={got}"))
+        }
+    })
+    .unwrap_or_else(|e| {
+        site.print_logs();
+        panic!("{e}")
+    })
+}
+
 /// Wait until the job has ended; its final state.
 pub fn wait_finished(site: &Site, id: u32, timeout: Duration) -> String {
     let state = wait::until(&format!("JobId={id} to end"), timeout, || {

@@ -218,10 +218,21 @@ fn partition_limits_state_and_deadlines_hold_as_in_slurm() {
     // Within the limit: it runs there.
     let fits = c.sbatch(&["-p", "short", "-t", "1", "--wrap", "sleep 300"]).unwrap();
     assert_eq!(running(&c, fits).node_list, "n3");
-    // A deadline its time limit cannot meet: ended, as Slurm ends it.
-    let late = c.sbatch(&["-t", "10", "--deadline=now+2minutes", "--wrap", "sleep 300"]).unwrap();
-    let j = c.wait_job(late, "ended", Duration::from_secs(30), |j| j.is_finished()).unwrap();
-    assert_eq!(j.state, "DEADLINE", "{j:?}");
+    // A deadline its time limit cannot meet, as Slurm treats it: 22.05
+    // takes the job and our pass ends it (deadline_ok, state DEADLINE);
+    // 24.11 refuses it at submission (_valid_job_part), whatever the
+    // scheduler.
+    let late = c.sbatch(&["-t", "10", "--deadline=now+2minutes", "--wrap", "sleep 300"]);
+    match testcluster::SlurmRelease::installed().unwrap().version {
+        "22.05" => {
+            let j = c.wait_job(late.unwrap(), "ended", Duration::from_secs(30), |j| j.is_finished()).unwrap();
+            assert_eq!(j.state, "DEADLINE", "{j:?}");
+        }
+        _ => {
+            let e = late.expect_err("24.11 refuses a time limit past the deadline");
+            assert!(e.contains("Requested time limit is invalid"), "{e}");
+        }
+    }
     assert!(c.job(too_long).unwrap().is_pending() && c.job(down).unwrap().is_pending());
 }
 

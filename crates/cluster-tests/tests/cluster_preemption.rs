@@ -3,7 +3,9 @@
 //! tier gets its nodes from an elastic job of the lower one by shrinking
 //! it (ShrinkBeforePreempt), which keeps running and loses nothing; when a
 //! shrink cannot give enough, or with `ShrinkBeforePreempt=no`, the job is
-//! preempted (requeued) as stock Slurm preempts it.
+//! preempted (requeued) as stock Slurm preempts it. With
+//! `PreemptMode=SUSPEND,GANG` a rigid job of the lower tier is suspended
+//! and resumed as under stock sched/backfill, checked on both.
 
 use std::time::Duration;
 
@@ -104,5 +106,58 @@ fn with_shrink_before_preempt_off_the_elastic_job_is_preempted_as_under_stock() 
     assert_ne!(job_field(&c, elastic, "Restarts"), "0", "the elastic job was requeued");
     for id in [elastic, high] {
         let _ = testcluster::process::output(c.cmd("scancel").arg(id.to_string()));
+    }
+}
+
+/// The two tiers with suspension: gang scheduling resumes a suspended job
+/// once the job that preempted it is gone.
+fn two_tiers_suspending(spec: ClusterSpec) -> ClusterSpec {
+    spec.set("PreemptType", "preempt/partition_prio")
+        .set("PreemptMode", "SUSPEND,GANG")
+        .partition(Partition::new("low", "ALL").default_partition().extra("MaxTime=INFINITE State=UP PriorityTier=1"))
+        .partition(Partition::new("high", "ALL").extra("MaxTime=INFINITE State=UP PriorityTier=2"))
+}
+
+fn state_becomes(c: &Cluster, id: u32, state: &str) {
+    c.wait_job(id, state, Duration::from_secs(60), |j| j.state == state).unwrap_or_else(|e| {
+        c.print_logs();
+        panic!("{}: JobId={id}: {e}", c.spec.name)
+    });
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn with_suspend_and_gang_a_lower_tier_job_is_suspended_and_resumed_as_under_stock() {
+    let stock = ClusterSpec::new("t-suspend-stock", 4)
+        .set("SelectType", "select/cons_tres")
+        .set("SelectTypeParameters", "CR_Core")
+        .set("SchedulerParameters", "bf_interval=1");
+    let ours = malleable_spec("t-suspend", 4, "Strategy=easy\nSchedulerTick=2\n");
+    assert_eq!(ours.get("SchedulerType"), Some("sched/malleable"));
+    for spec in [stock, ours] {
+        let c = up_with(two_tiers_suspending(spec));
+        let low = c.sbatch(&["-N4", "-t", "10", "--wrap", "sleep 600"]).unwrap();
+        state_becomes(&c, low, "RUNNING");
+        let high = c.sbatch(&["-p", "high", "-N2", "-t", "5", "--wrap", "sleep 600"]).unwrap();
+        state_becomes(&c, high, "RUNNING");
+        state_becomes(&c, low, "SUSPENDED");
+        assert_eq!(job_field(&c, low, "Restarts"), "0", "{}: suspended, not requeued", c.spec.name);
+        // The high job gone, gang scheduling gives the low job its nodes back.
+        testcluster::process::output(c.cmd("scancel").arg(high.to_string())).unwrap();
+        state_becomes(&c, low, "RUNNING");
+        assert_eq!(job_field(&c, low, "NumNodes"), "4");
+        if c.spec.get("SchedulerType") == Some("sched/malleable") {
+            let log = c.ctld_log();
+            // Suspension frees the nodes at once: select_nodes starts the job.
+            let (started, by) =
+                (format!("sched/malleable: started JobId={high} on "), format!("by preempting JobId={low}"));
+            assert!(
+                log.lines().any(|l| l.contains(&started) && l.ends_with(&by)),
+                "ours decided the preemption: {}",
+                c.log_tail("slurmctld.log", 30)
+            );
+            assert!(!log.contains("sched/malleable: error"), "{}", c.log_tail("slurmctld.log", 30));
+        }
+        let _ = testcluster::process::output(c.cmd("scancel").arg(low.to_string()));
     }
 }

@@ -5,32 +5,18 @@
 //! `--qos=high` job gets its hosts from an elastic job by shrinking it
 //! rather than requeueing it; an elastic job grows no further than its
 //! QOS's node limit; multifactor's priority, nice included, orders the
-//! queue.
+//! queue, and waiting jobs accrue age; a job whose QOS is taken from its
+//! association waits with Reason InvalidQOS until it is given back.
 
 use std::time::Duration;
 
-use cluster_tests::site::{job_field, put_file, sbatch_as, up_site, wait_ctld_log};
+use cluster_tests::site::{job_field, put_file, sbatch_as, up_site, wait_ctld_log, wait_field};
 use testcluster::compose::Site;
 use testcluster::wait;
 
 /// Run a command as root on slurmctld's host; panics with its error.
 fn admin(site: &Site, cmd: &[&str]) -> String {
     site.output(None, "slurmctld", cmd).unwrap_or_else(|e| panic!("{cmd:?}: {e}"))
-}
-
-fn wait_field(site: &Site, id: u32, key: &str, want: &str, timeout: Duration) {
-    wait::until(&format!("JobId={id} {key}={want}"), timeout, || {
-        let got = job_field(site, id, key);
-        if got == want {
-            Ok(Some(()))
-        } else {
-            Err(format!("{key}={got}"))
-        }
-    })
-    .unwrap_or_else(|e| {
-        site.print_logs();
-        panic!("{e}")
-    })
 }
 
 #[test]
@@ -131,8 +117,52 @@ fn multifactor_priority_with_nice_orders_the_queue() {
         }
     })
     .unwrap();
+    // Waiting for hosts, each accrues age for multifactor's age factor, as
+    // slurmctld's own queue building starts it (it never runs here).
+    for id in [nice, later] {
+        wait::until("its accrue time", Duration::from_secs(30), || {
+            let t = job_field(&site, id, "AccrueTime");
+            if t.is_empty() || t == "Unknown" {
+                Err(format!("JobId={id} AccrueTime={t}"))
+            } else {
+                Ok(Some(()))
+            }
+        })
+        .unwrap();
+    }
     admin(&site, &["scancel", &hold.to_string()]);
     wait_field(&site, later, "JobState", "RUNNING", Duration::from_secs(60));
     assert_eq!(job_field(&site, nice, "JobState"), "PENDING");
     admin(&site, &["scancel", &nice.to_string(), &later.to_string()]);
+}
+
+#[test]
+#[ignore = "needs Docker and a built site: cargo xtask test"]
+fn a_job_whose_qos_is_taken_from_its_association_waits_as_invalid_qos_until_it_is_given_back() {
+    let site = up_site("t-lost-qos", 4, |s| s.malleable("Strategy", "easy"));
+    admin(&site, &["sacctmgr", "-i", "add", "qos", "extra"]);
+    admin(&site, &["sacctmgr", "-i", "modify", "user", "alice", "set", "QOS+=extra"]);
+    // slurmctld's own view of alice's QOS, as it checks a submission.
+    let has_extra = |want: bool| {
+        wait::until("slurmctld to have alice's QOS", Duration::from_secs(30), || {
+            let probe = ["sbatch", "--test-only", "--qos=extra", "-N1", "-t", "5", "--wrap", "true"];
+            let allowed = site.output(Some("alice"), "login", &probe);
+            if allowed.is_ok() == want {
+                Ok(Some(()))
+            } else {
+                Err(format!("{allowed:?}"))
+            }
+        })
+        .unwrap()
+    };
+    has_extra(true);
+    // Eligible in a few seconds; by then the QOS is no longer alice's.
+    let id = sbatch_as(&site, "alice", &["--begin=now+3", "--qos=extra", "-N1", "-t", "5", "--wrap", "sleep 300"]);
+    admin(&site, &["sacctmgr", "-i", "modify", "user", "alice", "set", "QOS-=extra"]);
+    has_extra(false);
+    wait_field(&site, id, "Reason", "InvalidQOS", Duration::from_secs(30));
+    assert_eq!(job_field(&site, id, "JobState"), "PENDING");
+    admin(&site, &["sacctmgr", "-i", "modify", "user", "alice", "set", "QOS+=extra"]);
+    wait_field(&site, id, "JobState", "RUNNING", Duration::from_secs(30));
+    admin(&site, &["scancel", &id.to_string()]);
 }

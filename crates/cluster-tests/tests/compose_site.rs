@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use cluster_tests::malleable::checksum_in;
 use cluster_tests::site::{
-    as_user, assert_tiling, job_field, put_file, records, sbatch_as, timeline, up_site, wait_ctld_log, wait_finished,
-    README_APP_ARGS, README_ELASTIC_JOB,
+    as_user, assert_tiling, job_field, put_file, records, sbatch_as, timeline, up_site, wait_ctld_log, wait_field,
+    wait_finished, README_APP_ARGS, README_ELASTIC_JOB,
 };
 use testcluster::compose::Site;
 use testcluster::wait;
@@ -274,11 +274,8 @@ fn sd_policy_gives_each_job_its_own_cores_in_its_cpuset_cgroups_on_the_site() {
     })
     .unwrap();
     let b = sbatch_as(&site, "bob", &["--malleable-cores", "-N2", "-t", "2", "--wrap", &work(600)]);
-    wait::until("bob's job on alice's cores", Duration::from_secs(60), || {
-        let st = job_field(&site, b, "JobState");
-        Ok((st == "RUNNING").then_some(()))
-    })
-    .unwrap();
+    // On alice's cores: she holds both hosts' second core.
+    wait_field(&site, b, "JobState", "RUNNING", Duration::from_secs(60));
     // The host's CPUs (this machine's: 2 here, so each job gets one).
     let node = site.output(None, "c1", &["cat", "/sys/fs/cgroup/cpuset/cpuset.effective_cpus"]).unwrap();
     let node = vec![node.trim().to_string()];

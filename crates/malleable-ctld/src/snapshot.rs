@@ -127,6 +127,10 @@ pub fn take(
     let mut oversubscribers = Vec::new();
     known.begin_walk();
     for job in guard.jobs() {
+        if job.is_pending() {
+            // Held or not, as slurmctld's own queue building does it.
+            guard.tend_waiting(&job);
+        }
         let JobOptions { options, submitted } = known.of(&job);
         let submitted = *submitted;
         let (spec, own_power, share_cores) = match options {
@@ -328,8 +332,13 @@ const PREEMPT_DEPTH: usize = 100;
 /// the running jobs slurmctld lets each preempt.
 fn who_may_preempt(guard: &LockGuard<Scheduling>, pending: &mut [PendingJob]) {
     let mut order: Vec<usize> = (0..pending.len()).collect();
-    order.sort_by(|&a, &b| PendingJob::queue_cmp(&pending[a], &pending[b]));
-    for &k in order.iter().take(PREEMPT_DEPTH) {
+    // Under the locks: only which are the first, in linear time, not the
+    // whole queue sorted (their own order does not matter here).
+    if order.len() > PREEMPT_DEPTH {
+        order.select_nth_unstable_by(PREEMPT_DEPTH, |&a, &b| PendingJob::queue_cmp(&pending[a], &pending[b]));
+        order.truncate(PREEMPT_DEPTH);
+    }
+    for &k in &order {
         if let Some(job) = guard.find_job(pending[k].id.0) {
             pending[k].preempts = guard.preemptable_by(&job).into_iter().map(JobId).collect();
         }

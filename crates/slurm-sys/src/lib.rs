@@ -65,6 +65,15 @@ extern "C" {
         tres_cnt: u32,
         run_secs: u64,
     );
+    /// job_checks.c: 1 when QOS are enforced (`enforce`, slurmctld's
+    /// accounting_enforce) and the job's QOS is no longer one its
+    /// association may use, as slurmctld's schedulers test it. Needs the
+    /// job read lock; takes the association manager's.
+    pub fn malleable_job_qos_invalid(job: *mut job_record_t, enforce: u16) -> libc::c_int;
+    /// job_checks.c: 1 when the job's association is no longer valid
+    /// (assoc_mgr_validate_assoc_id on slurmctld's `db_conn`).
+    pub fn malleable_job_assoc_invalid(job: *mut job_record_t, db_conn: *mut libc::c_void, enforce: u16)
+        -> libc::c_int;
 }
 
 #[cfg(all(test, feature = "ctld"))]

@@ -23,7 +23,8 @@ use crate::Result;
 /// cargo's registry; and what the release's own test suites need (`cargo
 /// xtask slurm-tests --slurm 24.11` runs them in this image, which has no
 /// network to install them then): expect, pytest with pexpect,
-/// pytest-timeout and requests (24.11's atf imports it), sudo.
+/// pytest-timeout and requests (24.11's atf imports it), sudo; slurmdbd and
+/// MariaDB for the suites' tests that need accounting (`accounting::PACKAGES`).
 pub const BUILD_PACKAGES: &[&str] = &[
     "libslurm-dev",
     "libclang-dev",
@@ -44,6 +45,8 @@ pub const BUILD_PACKAGES: &[&str] = &[
     "python3-pytest-timeout",
     "python3-requests",
     "sudo",
+    "slurmdbd",
+    "mariadb-server",
 ];
 
 /// Bump to rebuild every build image (a change of how it is made).

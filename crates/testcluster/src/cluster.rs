@@ -80,6 +80,11 @@ impl Cluster {
         }
         cluster.write_conf()?;
         cluster.start_munge()?;
+        if let Some((dbd, db)) = cluster.spec.accounting_ports(cluster.ports.base) {
+            let name = cluster.spec.name.replace(|c: char| !c.is_ascii_alphanumeric(), "");
+            let conf = cluster.dir.join("etc/slurmdbd.conf");
+            crate::accounting::start(&cluster.dir, &conf, "127.0.0.1", dbd, db, &name)?;
+        }
         Ok(cluster)
     }
 
@@ -115,6 +120,11 @@ impl Cluster {
         for (name, text) in &self.spec.files {
             write(name, text)?;
         }
+        if let Some((dbd, db)) = self.spec.accounting_ports(self.ports.base) {
+            write("slurmdbd.conf", &crate::accounting::slurmdbd_conf(&self.dir, "127.0.0.1", dbd, db))?;
+            fs::set_permissions(etc.join("slurmdbd.conf"), fs::Permissions::from_mode(0o600))
+                .map_err(|e| e.to_string())?;
+        }
         if let Some(gres) = self.spec.gres_conf(&self.dir) {
             mkdir(&self.dir.join("dev"), 0o755)?;
             for i in 0..self.spec.gpus_most() {
@@ -126,7 +136,10 @@ impl Cluster {
         if let Ok(entries) = fs::read_dir(&etc) {
             for e in entries.flatten() {
                 let name = e.file_name().to_string_lossy().into_owned();
-                let known = name == "slurm.conf" || name == "gres.conf" || self.spec.file_contents(&name).is_some();
+                let known = name == "slurm.conf"
+                    || name == "gres.conf"
+                    || (name == "slurmdbd.conf" && self.spec.accounting)
+                    || self.spec.file_contents(&name).is_some();
                 if !known {
                     let _ = fs::remove_file(e.path());
                 }
@@ -345,6 +358,8 @@ pub fn stop_all_in(dir: &Path) {
     // want to report to.
     stop_stepds_in(dir);
     stop_by_pid_file(&run_dir.join("slurmctld.pid"), "slurmctld");
+    // After slurmctld, which sends its last records on the way out.
+    crate::accounting::stop(dir);
     stop_by_pid_file(&dir.join("munge/munged.pid"), "munged");
     Network::remove_recorded(dir);
     ports::release(dir);
@@ -354,6 +369,12 @@ pub fn stop_all_in(dir: &Path) {
 pub fn status_of(dir: &Path) -> Vec<(String, Option<i32>)> {
     let mut files: Vec<(String, PathBuf)> =
         vec![("munged".into(), dir.join("munge/munged.pid")), ("slurmctld".into(), dir.join("run/slurmctld.pid"))];
+    for daemon in ["slurmdbd", "mariadbd"] {
+        let file = dir.join("run").join(format!("{daemon}.pid"));
+        if file.exists() {
+            files.push((daemon.into(), file));
+        }
+    }
     if let Ok(entries) = fs::read_dir(dir.join("run")) {
         let mut nodes: Vec<_> = entries
             .flatten()

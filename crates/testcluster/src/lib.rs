@@ -1,6 +1,6 @@
 //! Whole Slurm clusters on this machine, as a library: the specification
 //! ([`ClusterSpec`]: slurm.conf as keys, nodes with cores and GPUs,
-//! partitions, extra files), leased ports so clusters never collide, the
+//! partitions, extra files, accounting), leased ports so clusters never collide, the
 //! running [`Cluster`] (its daemons stopped by pid on drop, their logs
 //! printed when a test fails), job records as scontrol shows them, and
 //! waiting on a condition with a deadline; and whole sites in docker-compose
@@ -8,6 +8,7 @@
 //! the image our crates are built in for a release not on this machine
 //! ([`build_image`]). `cargo xtask` and the real-cluster tests both build on it.
 
+pub mod accounting;
 pub mod build_image;
 pub mod cluster;
 pub mod compose;

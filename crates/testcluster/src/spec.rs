@@ -81,6 +81,8 @@ pub struct ClusterSpec {
     /// Each slurmd in its own network namespace with its own address
     /// ([`crate::network`]), instead of all on loopback.
     pub networked: bool,
+    /// slurmdbd and a MariaDB server of its own ([`crate::accounting`]).
+    pub accounting: bool,
 }
 
 /// The keys every cluster starts with: stock Slurm pieces that need no
@@ -124,7 +126,35 @@ impl ClusterSpec {
             plugin_dirs: Vec::new(),
             phantoms: 0,
             networked: false,
+            accounting: false,
         }
+    }
+
+    /// Accounting as a site has it: slurmdbd with a database of the
+    /// cluster's own, associations, QOS and limits enforced, and
+    /// multifactor priority with weights for each factor (all zero, its
+    /// default, would leave every job the same priority); jobs' usage
+    /// gathered from /proc, as sacct shows it.
+    pub fn with_accounting(mut self) -> ClusterSpec {
+        self.accounting = true;
+        self.set("AccountingStorageType", "accounting_storage/slurmdbd")
+            .set("AccountingStorageEnforce", "associations,limits,qos")
+            .set("JobAcctGatherType", "jobacct_gather/linux")
+            .set("PriorityType", "priority/multifactor")
+            .set("PriorityWeightAge", "1000")
+            .set("PriorityWeightFairshare", "10000")
+            .set("PriorityWeightJobSize", "1000")
+            .set("PriorityWeightPartition", "1000")
+            .set("PriorityWeightQOS", "1000")
+            // Its default, said: a test of the fair-share factor wants it set.
+            .set("FairShareDampeningFactor", "1")
+    }
+
+    /// slurmdbd's and MariaDB's ports, the last two of the lease, when the
+    /// cluster has accounting.
+    pub fn accounting_ports(&self, port_base: u16) -> Option<(u16, u16)> {
+        let n = self.ports_needed();
+        self.accounting.then(|| (port_base + n - 2, port_base + n - 1))
     }
 
     /// Give each slurmd its own network namespace and address (see `networked`).
@@ -217,10 +247,12 @@ impl ClusterSpec {
         (1..=self.node_count()).map(|i| format!("n{i}")).collect()
     }
 
-    /// The ports this cluster takes: slurmctld's, and one per slurmd.
+    /// The ports this cluster takes: slurmctld's, one per slurmd, one the
+    /// phantoms share (nothing listens on it), and slurmdbd's and MariaDB's
+    /// last.
     pub fn ports_needed(&self) -> u16 {
-        // The phantoms share one port nothing listens on, the last.
-        u16::try_from(self.node_count() + 1 + usize::from(self.phantoms > 0)).unwrap_or(u16::MAX)
+        let n = self.node_count() + 1 + usize::from(self.phantoms > 0) + 2 * usize::from(self.accounting);
+        u16::try_from(n).unwrap_or(u16::MAX)
     }
 
     /// slurm.conf for the cluster in `dir` on `host`, slurmctld on
@@ -249,6 +281,12 @@ impl ClusterSpec {
         ];
         if needs_gres {
             placed.push(("GresTypes", "gpu".into()));
+        }
+        if let Some((dbd, _)) = self.accounting_ports(port_base) {
+            placed.push(("AccountingStorageHost", "127.0.0.1".into()));
+            placed.push(("AccountingStoragePort", dbd.to_string()));
+            // For slurmdbd, Slurm takes munge's socket from here, not AuthInfo.
+            placed.push(("AccountingStoragePass", format!("socket={d}/munge/munge.socket")));
         }
         let mut text = format!("# Written by testcluster: a {}-node cluster on this machine.\n", self.node_count());
         for (k, v) in placed {

@@ -27,6 +27,9 @@ pub enum Mark {
     Short,
     /// Run by full runs only.
     Run,
+    /// Run by full runs only, on the clusters with accounting (slurmdbd,
+    /// enforced associations, QOS and limits, multifactor priority).
+    Dbd,
     /// Never run here, for this reason.
     Out(String),
 }
@@ -44,7 +47,7 @@ impl Entry {
     pub fn runs(&self, short: bool) -> bool {
         match self.mark {
             Mark::Short => true,
-            Mark::Run => !short,
+            Mark::Run | Mark::Dbd => !short,
             Mark::Out(_) => false,
         }
     }
@@ -73,12 +76,13 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Entry>> {
         let mark = match (mark, rest.is_empty()) {
             (Some("short"), true) => Mark::Short,
             (Some("run"), true) => Mark::Run,
+            (Some("dbd"), true) => Mark::Dbd,
             (Some("out"), false) => Mark::Out(rest),
             (Some("out"), true) => return Err(format!("{}: {test} is out without a reason", at())),
-            (Some(m @ ("short" | "run")), false) => {
+            (Some(m @ ("short" | "run" | "dbd")), false) => {
                 return Err(format!("{}: {test}: text after '{m}': only an out line has a reason", at()))
             }
-            (other, _) => return Err(format!("{}: {test}: mark {other:?}: expected short, run or out", at())),
+            (other, _) => return Err(format!("{}: {test}: mark {other:?}: expected short, run, dbd or out", at())),
         };
         if test.ends_with('*') && !matches!(mark, Mark::Out(_)) {
             return Err(format!("{}: {test}: only an out line may name every test a prefix begins", at()));
@@ -112,9 +116,12 @@ mod tests {
     #[test]
     fn lines_give_kind_test_mark_and_reason() {
         let text =
-            "# a comment\n\npython  tests/a.py  short\nexpect test1.2 run\nexpect  test2.*  out  needs   slurmdbd\n";
+            "# a comment\n\npython  tests/a.py  short\nexpect test1.2 run\nexpect  test2.*  out  needs   slurmdbd\n\
+             expect test21.1 dbd\n";
         let e = parse(text, "l").unwrap();
-        assert_eq!(e.len(), 3);
+        assert_eq!(e.len(), 4);
+        assert_eq!(e[3].mark, Mark::Dbd);
+        assert!(!e[3].runs(true) && e[3].runs(false));
         assert_eq!((e[0].kind, e[0].test.as_str(), &e[0].mark), (Kind::Python, "tests/a.py", &Mark::Short));
         assert_eq!(e[2].mark, Mark::Out("needs slurmdbd".into()));
         assert!(e[0].runs(true) && !e[1].runs(true) && e[1].runs(false) && !e[2].runs(false));
@@ -125,7 +132,10 @@ mod tests {
         let err = |t: &str| parse(t, "l").unwrap_err();
         assert_eq!(err("expect test1.1 out\n"), "l:1: test1.1 is out without a reason");
         assert_eq!(err("perl t.pl run\n"), "l:1: kind Some(\"perl\"): expected python or expect");
-        assert_eq!(err("expect test1.1 maybe\n"), "l:1: test1.1: mark Some(\"maybe\"): expected short, run or out");
+        assert_eq!(
+            err("expect test1.1 maybe\n"),
+            "l:1: test1.1: mark Some(\"maybe\"): expected short, run, dbd or out"
+        );
         assert_eq!(
             err("expect test1.1 run because\n"),
             "l:1: test1.1: text after 'run': only an out line has a reason"

@@ -104,32 +104,69 @@ pub fn run(short: bool, only: &[String]) -> Result<()> {
         chosen.iter().filter(|e| e.kind == Kind::Expect).count(),
     );
 
-    suite::prepare_host(release)?;
+    let (plain, dbd): (Vec<&Entry>, Vec<&Entry>) = chosen.iter().partition(|e| e.mark != Mark::Dbd);
+    suite::prepare_host(release, !dbd.is_empty())?;
     let staged = evaluate::staged_plugins()?;
-    let ours = plugins::sched_malleable(ClusterSpec::new("st-malleable", NODES), &staged)
+    let mut by_side = [BTreeMap::new(), BTreeMap::new()];
+    for (tests, accounting) in [(&plain, false), (&dbd, true)] {
+        if tests.is_empty() {
+            continue;
+        }
+        if accounting {
+            println!(
+                "slurm-tests: {} tests on the clusters with accounting (slurmdbd, limits, multifactor)",
+                tests.len()
+            );
+        }
+        for (all, side) in by_side.iter_mut().zip(run_pair(&staged, &source, accounting, tests, &out)?) {
+            all.extend(side);
+        }
+    }
+    report(&chosen, &by_side, &out)
+}
+
+/// The sides' labels, stock's first.
+const LABELS: [&str; 2] = ["stock sched/backfill", "sched/malleable (easy)"];
+
+/// Bring up a cluster under stock Slurm and one under ours, with
+/// accounting or without, and run `tests` on both at once; each side's
+/// outcomes, stock's first.
+fn run_pair(
+    staged: &Path,
+    source: &Path,
+    accounting: bool,
+    tests: &[&Entry],
+    out: &Path,
+) -> Result<[BTreeMap<String, Outcome>; 2]> {
+    let (names, clusters) = match accounting {
+        false => (["stock", "malleable"], ["st-stock", "st-malleable"]),
+        true => (["stock-dbd", "malleable-dbd"], ["st-stock-db", "st-mall-db"]),
+    };
+    let with = |spec: ClusterSpec| if accounting { spec.with_accounting() } else { spec };
+    let ours = with(plugins::sched_malleable(ClusterSpec::new(clusters[1], NODES), staged))
         .file("malleable.conf", "Strategy=easy\nSchedulerTick=5\n");
     // Stock Slurm with nothing of ours loaded, its backfill every second
     // as our agent's passes are.
-    let stock = ClusterSpec::new("st-stock", NODES)
+    let stock = with(ClusterSpec::new(clusters[0], NODES))
         .set("SchedulerType", "sched/backfill")
         .set("SchedulerParameters", "bf_interval=1")
         .set("SelectType", "select/cons_tres")
         .set("SelectTypeParameters", "CR_Core");
     let work = Path::new(WORK);
     let sides = [
-        Side::new("stock sched/backfill", "stock", Cluster::up(stock)?, &source, work)?,
-        Side::new("sched/malleable (easy)", "malleable", Cluster::up(ours)?, &source, work)?,
+        Side::new(LABELS[0], names[0], Cluster::up(stock)?, source, work)?,
+        Side::new(LABELS[1], names[1], Cluster::up(ours)?, source, work)?,
     ];
     let results: Vec<Result<BTreeMap<String, Outcome>>> = std::thread::scope(|scope| {
         let handles: Vec<_> =
-            sides.iter().map(|side| scope.spawn(|| run_side(side, &chosen, &out.join(side.name)))).collect();
+            sides.iter().map(|side| scope.spawn(|| run_side(side, tests, &out.join(side.name)))).collect();
         handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("a side's thread panicked".into()))).collect()
     });
-    let mut by_side = Vec::new();
-    for (side, r) in sides.iter().zip(results) {
-        by_side.push(r.map_err(|e| format!("{}: {e}", side.label))?);
+    let mut by_side = [BTreeMap::new(), BTreeMap::new()];
+    for ((side, r), all) in sides.iter().zip(results).zip(by_side.iter_mut()) {
+        *all = r.map_err(|e| format!("{}: {e}", side.label))?;
     }
-    report(&sides, &chosen, &by_side, &out)
+    Ok(by_side)
 }
 
 /// Every test of a kind in the tree: the python files holding tests, the
@@ -188,10 +225,10 @@ fn run_side(side: &Side, chosen: &[&Entry], dir: &Path) -> Result<BTreeMap<Strin
     Ok(results)
 }
 
-fn report(sides: &[Side; 2], chosen: &[&Entry], by_side: &[BTreeMap<String, Outcome>], out: &Path) -> Result<()> {
+fn report(chosen: &[&Entry], by_side: &[BTreeMap<String, Outcome>; 2], out: &Path) -> Result<()> {
     let (stock, ours) = (&by_side[0], &by_side[1]);
     println!();
-    println!("{:<58}{:>24}{:>26}", "", sides[0].label, sides[1].label);
+    println!("{:<58}{:>24}{:>26}", "", LABELS[0], LABELS[1]);
     for kind in [Kind::Python, Kind::Expect] {
         let of_kind: Vec<&&Entry> = chosen.iter().filter(|e| e.kind == kind).collect();
         if of_kind.is_empty() {

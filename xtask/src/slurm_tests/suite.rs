@@ -61,10 +61,14 @@ pub struct Outcome {
     pub why: String,
 }
 
-/// The host's part, once: packages, the install prefix, and sudo keeping
-/// the variables that point the clients at a test cluster.
-pub fn prepare_host(release: &SlurmRelease) -> Result<()> {
+/// The host's part, once: packages (slurmdbd and MariaDB too when tests
+/// need `accounting`), the install prefix, and sudo keeping the variables
+/// that point the clients at a test cluster.
+pub fn prepare_host(release: &SlurmRelease, accounting: bool) -> Result<()> {
     crate::setup::ensure(PACKAGES)?;
+    if accounting {
+        crate::setup::ensure(testcluster::accounting::PACKAGES)?;
+    }
     if release.version == "22.05" {
         crate::setup::ensure(PACKAGES_22_05)?;
     }
@@ -300,7 +304,7 @@ mod tests {
 
     #[test]
     fn build_images_hold_what_the_suites_need() {
-        for p in PACKAGES {
+        for p in PACKAGES.iter().chain(testcluster::accounting::PACKAGES) {
             assert!(testcluster::build_image::BUILD_PACKAGES.contains(p), "{p}");
         }
     }

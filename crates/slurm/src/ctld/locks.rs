@@ -266,9 +266,11 @@ impl<L: WritesJobs> LockGuard<L> {
     /// its main scheduler makes them: its partition's state and limits
     /// (MaxTime, MaxNodes, MinNodes) and its QOS (job_limits_check; the
     /// job's Reason becomes what fails), a job array's `%N` throttle
-    /// (job_array_start_test), its association's and QOS's limits when
+    /// (job_array_start_test), its QOS still allowed to its association
+    /// (Reason InvalidQOS), its association's and QOS's limits when
     /// they are enforced (acct_policy_job_runnable_pre_select and
     /// _post_select), its licenses (license_job_test; Reason Licenses),
+    /// its association still valid (Reason InvalidAccount),
     /// then its deadline (deadline_ok,
     /// which ends a job that can no longer meet it, state DEADLINE).
     /// Whether it may start now.
@@ -278,10 +280,12 @@ impl<L: WritesJobs> LockGuard<L> {
         // functions need (they may set its reason or end it; the accounting
         // checks take the association manager's locks themselves, as in
         // Slurm's own schedulers; tres_req_cnt is NULL or the record's
-        // array of slurmctld_tres_cnt counts); job_limits_check
+        // array of slurmctld_tres_cnt counts; the QOS and association tests
+        // of job_checks.c and job_fail_qos likewise, with slurmctld's own
+        // acct_db_conn); job_limits_check
         // aborts slurmctld on a record without details or partition, so those
-        // are checked first. The function name is a NUL-terminated literal
-        // deadline_ok only prints.
+        // are checked first. The function names are NUL-terminated literals
+        // deadline_ok and job_fail_qos only print.
         unsafe {
             if (*ptr).details.is_null() || (*ptr).part_ptr.is_null() {
                 return false;
@@ -297,6 +301,18 @@ impl<L: WritesJobs> LockGuard<L> {
             // not yet (true for any other job).
             if !(self.ctld.job_array_start_test)(ptr) {
                 return false;
+            }
+            // Its QOS, still one its association may use (an admin may take
+            // it away after submission): else Reason InvalidQOS, until it
+            // is given back, as slurmctld's schedulers test it each pass.
+            let enforce = *self.ctld.accounting_enforce;
+            if sys::malleable_job_qos_invalid(ptr, enforce) != 0 {
+                (self.ctld.job_fail_qos)(ptr, c"sched/malleable".as_ptr(), false);
+                *self.ctld.last_job_update = libc::time(std::ptr::null_mut());
+                return false;
+            }
+            if (*ptr).state_reason == sys::job_state_reason_FAIL_QOS {
+                self.set_reason(ptr, sys::job_state_reason_WAIT_NO_REASON, None);
             }
             // Its association's and QOS's limits (AccountingStorageEnforce=
             // limits), as Slurm's schedulers check them before they place a
@@ -326,6 +342,12 @@ impl<L: WritesJobs> LockGuard<L> {
                 }
                 return false;
             }
+            // Its association, still valid (its account or user not removed
+            // since): else Reason InvalidAccount.
+            if sys::malleable_job_assoc_invalid(ptr, *self.ctld.acct_db_conn, enforce) != 0 {
+                self.set_reason(ptr, sys::job_state_reason_FAIL_ACCOUNT, None);
+                return false;
+            }
             let deadline = (*ptr).deadline;
             if deadline != 0 && deadline != sys::NO_VAL as libc::time_t {
                 return (self.ctld.deadline_ok)(ptr, c"sched/malleable".as_ptr().cast_mut());
@@ -349,6 +371,38 @@ impl<L: WritesJobs> LockGuard<L> {
             }
             let most = (self.ctld.limits_max_nodes)(job.as_ptr(), &mut reason);
             (most < sys::INFINITE - 1).then_some(most)
+        }
+    }
+
+    /// What slurmctld's main scheduler does for every waiting job as it
+    /// builds its queue (build_job_queue), which it never does here
+    /// (`sched_interval=-1`): a job whose association or QOS was lost
+    /// (Reason InvalidAccount, InvalidQOS) gets it back once it is valid
+    /// again (set_job_failed_assoc_qos_ptr), and a job starts accruing age
+    /// for multifactor priority, within its accrue limits
+    /// (acct_policy_handle_accrue_time). That function does nothing more
+    /// for a job that accrues already and is no job array, but take the
+    /// association manager's write lock: such a job is passed by.
+    pub fn tend_waiting(&self, job: &JobView<'_>) {
+        let ptr = job.as_ptr();
+        // SAFETY: a live pending record under our job write lock, which both
+        // functions need (they set its reason, association and QOS pointers
+        // and accrue time); they take the association manager's locks
+        // themselves (assoc_mgr_locked false). details and array_recs are
+        // checked for NULL before they are read.
+        unsafe {
+            let reason = (*ptr).state_reason;
+            if reason == sys::job_state_reason_FAIL_QOS || reason == sys::job_state_reason_FAIL_ACCOUNT {
+                (self.ctld.set_job_failed_assoc_qos_ptr)(ptr);
+            }
+            let details = (*ptr).details;
+            if details.is_null() {
+                return;
+            }
+            let array_tasks = (*ptr).array_recs.as_ref().is_some_and(|a| a.task_cnt > 0);
+            if (*details).accrue_time == 0 || array_tasks {
+                (self.ctld.handle_accrue_time)(ptr, false);
+            }
         }
     }
 

@@ -64,6 +64,8 @@ type JobLimitsCheckFn = unsafe extern "C" fn(*mut *mut sys::job_record_t, bool) 
 type DeadlineOkFn = unsafe extern "C" fn(*mut sys::job_record_t, *mut libc::c_char) -> bool;
 type JobSignalIdFn = unsafe extern "C" fn(u32, u16, u16, libc::uid_t, bool) -> libc::c_int;
 type FreeFn = unsafe extern "C" fn(*mut libc::c_void);
+/// A void function of a job record (set_job_failed_assoc_qos_ptr).
+type FreeJobFn = unsafe extern "C" fn(*mut sys::job_record_t);
 /// slurm_find_preemptable_jobs: a List (list_t * in 24.11) of job records, or NULL.
 type FindPreemptableFn = unsafe extern "C" fn(*mut sys::job_record_t) -> sys::List;
 type FlagFn = unsafe extern "C" fn() -> bool;
@@ -76,6 +78,10 @@ type PreSelectFn = unsafe extern "C" fn(*mut sys::job_record_t, bool) -> bool;
 /// acct_policy_job_runnable_post_select(job, tres_req_cnt, assoc_mgr_locked).
 type PostSelectFn = unsafe extern "C" fn(*mut sys::job_record_t, *mut u64, bool) -> bool;
 type BillableFn = unsafe extern "C" fn(*mut sys::job_record_t, libc::time_t, bool) -> f64;
+/// acct_policy_handle_accrue_time(job, assoc_mgr_locked).
+type AccrueFn = unsafe extern "C" fn(*mut sys::job_record_t, bool) -> libc::c_int;
+/// job_fail_qos(job, func_name, assoc_locked): Reason InvalidQOS for a waiting job.
+type JobFailQosFn = unsafe extern "C" fn(*mut sys::job_record_t, *const libc::c_char, bool) -> libc::c_int;
 
 /// Handles on slurmctld's internals. Obtain it with [`Slurmctld::get`].
 pub struct Slurmctld {
@@ -118,6 +124,9 @@ pub struct Slurmctld {
     pub(crate) preemption_enabled: FlagFn,
     pub(crate) runnable_pre_select: PreSelectFn,
     pub(crate) runnable_post_select: PostSelectFn,
+    pub(crate) job_fail_qos: JobFailQosFn,
+    pub(crate) set_job_failed_assoc_qos_ptr: FreeJobFn,
+    pub(crate) handle_accrue_time: AccrueFn,
     pub(crate) license_job_test: LicenseTestFn,
     pub(crate) limits_max_nodes: MaxNodesFn,
 }
@@ -195,6 +204,13 @@ impl Slurmctld {
                         c"job_limits_check",
                     )?),
                     deadline_ok: std::mem::transmute::<*mut libc::c_void, DeadlineOkFn>(symbol(c"deadline_ok")?),
+                    job_fail_qos: std::mem::transmute::<*mut libc::c_void, JobFailQosFn>(symbol(c"job_fail_qos")?),
+                    set_job_failed_assoc_qos_ptr: std::mem::transmute::<*mut libc::c_void, FreeJobFn>(symbol(
+                        c"set_job_failed_assoc_qos_ptr",
+                    )?),
+                    handle_accrue_time: std::mem::transmute::<*mut libc::c_void, AccrueFn>(symbol(
+                        c"acct_policy_handle_accrue_time",
+                    )?),
                     job_array_start_test: std::mem::transmute::<*mut libc::c_void, JobTestFn>(symbol(
                         c"job_array_start_test",
                     )?),
