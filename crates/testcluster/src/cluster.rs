@@ -81,9 +81,8 @@ impl Cluster {
         cluster.write_conf()?;
         cluster.start_munge()?;
         if let Some((dbd, db)) = cluster.spec.accounting_ports(cluster.ports.base) {
-            let name = cluster.spec.name.replace(|c: char| !c.is_ascii_alphanumeric(), "");
             let conf = cluster.dir.join("etc/slurmdbd.conf");
-            crate::accounting::start(&cluster.dir, &conf, "127.0.0.1", dbd, db, &name)?;
+            crate::accounting::start(&cluster.dir, &conf, "127.0.0.1", dbd, db, &cluster.spec.cluster_name())?;
         }
         Ok(cluster)
     }

@@ -150,6 +150,12 @@ impl ClusterSpec {
             .set("FairShareDampeningFactor", "1")
     }
 
+    /// Its ClusterName: as set, else its name without its non-alphanumerics.
+    pub fn cluster_name(&self) -> String {
+        self.get("ClusterName")
+            .map_or_else(|| self.name.replace(|c: char| !c.is_ascii_alphanumeric(), ""), str::to_string)
+    }
+
     /// slurmdbd's and MariaDB's ports, the last two of the lease, when the
     /// cluster has accounting.
     pub fn accounting_ports(&self, port_base: u16) -> Option<(u16, u16)> {
@@ -266,7 +272,7 @@ impl ClusterSpec {
         let net = self.network(port_base);
         let host_addr = net.map_or_else(|| "127.0.0.1".to_string(), |n| n.host_addr());
         let mut placed: Vec<(&str, String)> = vec![
-            ("ClusterName", self.name.replace(|c: char| !c.is_ascii_alphanumeric(), "")),
+            ("ClusterName", self.cluster_name()),
             ("SlurmctldHost", format!("{host}({host_addr})")),
             ("SlurmctldPort", port_base.to_string()),
             ("AuthInfo", format!("socket={d}/munge/munge.socket")),

@@ -306,13 +306,12 @@ impl<L: WritesJobs> LockGuard<L> {
             // it away after submission): else Reason InvalidQOS, until it
             // is given back, as slurmctld's schedulers test it each pass.
             let enforce = *self.ctld.accounting_enforce;
+            // (A job already InvalidQOS is not asked: job_independent holds
+            // it until tend_waiting gives it its QOS back.)
             if sys::malleable_job_qos_invalid(ptr, enforce) != 0 {
                 (self.ctld.job_fail_qos)(ptr, c"sched/malleable".as_ptr(), false);
                 *self.ctld.last_job_update = libc::time(std::ptr::null_mut());
                 return false;
-            }
-            if (*ptr).state_reason == sys::job_state_reason_FAIL_QOS {
-                self.set_reason(ptr, sys::job_state_reason_WAIT_NO_REASON, None);
             }
             // Its association's and QOS's limits (AccountingStorageEnforce=
             // limits), as Slurm's schedulers check them before they place a
