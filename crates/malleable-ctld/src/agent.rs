@@ -152,6 +152,9 @@ struct Agent {
     /// many times it repeated: a strategy decides the same start again at
     /// every pass, and the log says it once (resize.rs).
     refused: HashMap<JobId, (String, u64)>,
+    /// When the first batch job held back by `BatchStartDelay=` comes of
+    /// age: a pass is due then, whatever else changed.
+    next_of_age: Option<Instant>,
 }
 
 /// The highest priority a job can be given (`NO_VAL` and `INFINITE` above
@@ -239,6 +242,7 @@ impl Agent {
             suspects: HashMap::new(),
             known: OptionsCache::default(),
             refused: HashMap::new(),
+            next_of_age: None,
         }
     }
 
@@ -317,6 +321,10 @@ impl Agent {
         {
             return true;
         }
+        // A batch job held back by BatchStartDelay comes of age.
+        if self.next_of_age.is_some_and(|at| Instant::now() >= at) {
+            return true;
+        }
         // While an adaptation waits for its application's commit, pass every
         // ADAPTING_POLL: a commit in the second of the last pass would
         // otherwise wait for the recheck, and a resize's latency with it.
@@ -378,10 +386,17 @@ impl Agent {
             .filter(|(i, _)| !rejected.iter().any(|r| r.index == *i))
             .map(|(_, d)| d.clone())
             .collect();
-        let waits = match self.role {
+        // A batch job not yet BatchStartDelay old is planned for but not
+        // started: the nodes the strategy chose for it stay free until the
+        // pass when it comes of age, and its Reason stays slurmctld's.
+        let young = &taken.young;
+        decisions.retain(|d| !(d.starts_a_job() && young.contains_key(&d.job())));
+        self.next_of_age = young.values().min().copied();
+        let mut waits = match self.role {
             Role::Scheduler => self.strategy.waiting(&view, &decisions),
             Role::Answerer => Vec::new(),
         };
+        waits.retain(|w| !young.contains_key(&w.job));
 
         let mut guard = LockGuard::<Scheduling>::acquire(self.ctld);
         // Told to stop while the strategy decided: nothing is started or
@@ -523,16 +538,7 @@ impl Agent {
     }
 
     fn snapshot(&mut self, guard: &LockGuard<Scheduling>, now: i64) -> Taken {
-        let cores = self.config.strategy.info.places_cores;
-        let mut taken = snapshot::take(
-            guard,
-            now,
-            self.config.power_in_use(),
-            &self.memory,
-            &self.suspects,
-            &mut self.known,
-            cores,
-        );
+        let mut taken = snapshot::take(guard, now, &self.config, &self.memory, &self.suspects, &mut self.known);
         // slurmdbd away or behind for long: an elastic job's resize is held
         // for as long, and a job that may preempt it no longer waits for it.
         if taken.slurmdbd_behind

@@ -37,6 +37,15 @@ pub struct Config {
     /// rather than by preempting them (`ShrinkBeforePreempt=`, yes by
     /// default).
     pub shrink_before_preempt: bool,
+    /// How old a batch job must be, since the controller first saw it
+    /// waiting, before a pass starts it (`BatchStartDelay=`, milliseconds).
+    /// Stock Slurm never starts a batch job in its submit RPC but in its
+    /// scheduler's next cycle (0 to `batch_sched_delay`, 3 s, later); a
+    /// user's `scancel --signal` sent right after sbatch then finds the job
+    /// waiting, and scancel sends it again once the job runs. Started within
+    /// a pass (20 ms), the job's first step does not exist yet, and such a
+    /// signal reached nothing (Slurm's srun/test_signal_forwarding).
+    pub batch_start_delay: Duration,
 }
 
 /// `PowerCorridor=`, `PowerCorridorSchedule=`, `IdleNodeWatts=` and
@@ -112,6 +121,7 @@ impl Default for Config {
             other_strategy_keys: Vec::new(),
             strategy_given: false,
             shrink_before_preempt: true,
+            batch_start_delay: DEFAULT_BATCH_START_DELAY,
         }
     }
 }
@@ -141,6 +151,9 @@ impl std::fmt::Display for Config {
         if !self.shrink_before_preempt {
             write!(f, " ShrinkBeforePreempt=no")?;
         }
+        if self.batch_start_delay != DEFAULT_BATCH_START_DELAY {
+            write!(f, " BatchStartDelay={}", self.batch_start_delay.as_millis())?;
+        }
         let p = &self.power;
         if let Some(s) = &p.corridor {
             write!(f, " PowerCorridor={}", s.initial)?;
@@ -164,6 +177,7 @@ const KEYS: &[&str] = &[
     "SchedulerTick",
     "AdaptTimeout",
     "ShrinkBeforePreempt",
+    "BatchStartDelay",
     "PowerCorridor",
     "PowerCorridorSchedule",
     "IdleNodeWatts",
@@ -185,6 +199,14 @@ const DAEMON_DEFAULTS: &[(&str, &str, &str)] = &[("ipsched", "SolverSeconds", "2
 /// workers (Chadha et al. 2020 measured at most 3.1 s at 32 nodes) and for
 /// an application to move its data.
 pub const DEFAULT_ADAPT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How old a batch job is before it may start unless `BatchStartDelay=`
+/// says otherwise: well past the time a client takes to act on sbatch's
+/// answer (6 ms measured for the test's scancel; a loaded machine takes
+/// more), and well inside stock's own delay (0.86 s measured, up to 3 s).
+pub const DEFAULT_BATCH_START_DELAY: Duration = Duration::from_millis(500);
+/// `BatchStartDelay=`'s range, milliseconds.
+const BATCH_DELAY_RANGE: std::ops::RangeInclusive<u64> = 0..=10_000;
 
 /// The first registered strategy that takes `key`, and the names of all
 /// that do (for a message); `None` when none does.
@@ -218,6 +240,14 @@ const JOB_WATTS_ALLOWED: &str =
 const SCHEDULE_ALLOWED: &str = "expected a comma-separated list of WHEN@LOW-HIGH, WHEN in slurmctld's local time as \
      YYYY-MM-DDTHH:MM[:SS] and 0 <= LOW < HIGH watts, e.g. \
      PowerCorridorSchedule=2026-06-01T18:00@1000-1700,2026-06-01T22:00@2500-3500";
+
+/// A whole number of `unit` in `range`, or the error that names the key as
+/// written, the value and what is allowed.
+fn whole(key: &str, value: &str, range: std::ops::RangeInclusive<u64>, unit: &str) -> Result<u64, String> {
+    value.parse::<u64>().ok().filter(|n| range.contains(n)).ok_or_else(|| {
+        format!("{key}={value} is not valid: expected whole {unit} from {} to {}", range.start(), range.end())
+    })
+}
 
 /// `LOW-HIGH` by the core's rules; Corridor::parse would read "-5-100" as
 /// an empty LOW, so a negative LOW is caught first.
@@ -351,13 +381,7 @@ impl Config {
                 other.set(key, value).map_err(at)?;
                 config.other_strategy_keys.push((key.to_string(), owners));
             } else if key.eq_ignore_ascii_case("AdaptTimeout") {
-                let secs = value.parse::<u64>().ok().filter(|s| TICK_RANGE.contains(s)).ok_or_else(|| {
-                    at(format!(
-                        "AdaptTimeout={value} is not valid: expected whole seconds from {} to {}",
-                        TICK_RANGE.start(),
-                        TICK_RANGE.end()
-                    ))
-                })?;
+                let secs = whole(key, value, TICK_RANGE, "seconds").map_err(at)?;
                 config.adapt_timeout = Duration::from_secs(secs);
             } else if key.eq_ignore_ascii_case("ShrinkBeforePreempt") {
                 config.shrink_before_preempt = match value.to_ascii_lowercase().as_str() {
@@ -365,14 +389,11 @@ impl Config {
                     "no" => false,
                     _ => return Err(at(format!("ShrinkBeforePreempt={value} is not valid: expected yes or no"))),
                 };
+            } else if key.eq_ignore_ascii_case("BatchStartDelay") {
+                let ms = whole(key, value, BATCH_DELAY_RANGE, "milliseconds").map_err(at)?;
+                config.batch_start_delay = Duration::from_millis(ms);
             } else if key.eq_ignore_ascii_case("SchedulerTick") {
-                let secs = value.parse::<u64>().ok().filter(|s| TICK_RANGE.contains(s)).ok_or_else(|| {
-                    at(format!(
-                        "SchedulerTick={value} is not valid: expected whole seconds from {} to {}",
-                        TICK_RANGE.start(),
-                        TICK_RANGE.end()
-                    ))
-                })?;
+                let secs = whole(key, value, TICK_RANGE, "seconds").map_err(at)?;
                 config.scheduler_tick = Duration::from_secs(secs);
             } else if key.eq_ignore_ascii_case("PowerCorridor") {
                 let c = parse_corridor(value)
@@ -660,14 +681,29 @@ mod tests {
     }
 
     #[test]
+    fn batch_start_delay_is_half_a_second_unless_the_file_says_otherwise() {
+        assert_eq!(Config::parse("").unwrap().batch_start_delay, Duration::from_millis(500));
+        let c = Config::parse("BatchStartDelay=0").unwrap();
+        assert_eq!(c.batch_start_delay, Duration::ZERO);
+        assert_eq!(c.to_string(), "Strategy=easy SchedulerTick=10 BatchStartDelay=0");
+        for bad in ["0.5", "-1", "10001", "500ms"] {
+            let e = Config::parse(&format!("BatchStartDelay={bad}")).unwrap_err();
+            assert_eq!(
+                e,
+                format!("line 1: BatchStartDelay={bad} is not valid: expected whole milliseconds from 0 to 10000")
+            );
+        }
+    }
+
+    #[test]
     fn unknown_key_is_named_with_the_allowed_ones() {
         let e = Config::parse("Strategy=easy\nStrategi=easy\n").unwrap_err();
         assert!(e.contains("line 2"), "{e}");
         assert!(e.contains("'Strategi'"), "{e}");
         assert!(
             e.contains(
-                "Strategy, SchedulerTick, AdaptTimeout, ShrinkBeforePreempt, PowerCorridor, PowerCorridorSchedule, \
-                 IdleNodeWatts, DefaultJobWatts"
+                "Strategy, SchedulerTick, AdaptTimeout, ShrinkBeforePreempt, BatchStartDelay, PowerCorridor, \
+                 PowerCorridorSchedule, IdleNodeWatts, DefaultJobWatts"
             ),
             "{e}"
         );

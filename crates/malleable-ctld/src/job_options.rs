@@ -6,6 +6,7 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 use malleable_model::submit_options::{Malleability, SubmitOptions};
 use slurm::ctld::JobView;
@@ -31,15 +32,26 @@ impl JobOptions {
 pub struct OptionsCache {
     jobs: HashMap<u32, Kept>,
     walk: u64,
+    /// When the jobs first seen lately were, as one (see [`COHORT`]).
+    cohort: Option<Instant>,
 }
+
+/// Jobs first seen within this of the first of them count as seen with it:
+/// jobs submitted together (an sbatch loop, a workflow's burst) then come
+/// of age together under `BatchStartDelay=` and are decided in one pass, as
+/// they were without it (IPSCHED places such a set by one program; seen: two
+/// jobs submitted at once, first seen a pass apart, were placed one after
+/// the other, the second on the first's node instead of a free one).
+const COHORT: Duration = Duration::from_millis(200);
 
 /// One job's options, with where its environment was when they were read
 /// (a rewritten environment, another array or another length, is read
-/// again) and the last walk that saw the job.
+/// again), the last walk that saw the job and when the first did.
 struct Kept {
     options: JobOptions,
     identity: (usize, u32),
     seen: u64,
+    seen_first: Instant,
 }
 
 impl OptionsCache {
@@ -55,11 +67,27 @@ impl OptionsCache {
             Entry::Occupied(e) if e.get().identity == identity => e.into_mut(),
             entry => {
                 let options = JobOptions::read(&job.spank_job_env_with(SubmitOptions::ENV_PREFIX));
-                entry.insert_entry(Kept { options, identity, seen: self.walk }).into_mut()
+                let seen_first = match &entry {
+                    Entry::Occupied(e) => e.get().seen_first,
+                    Entry::Vacant(_) => {
+                        let now = Instant::now();
+                        match self.cohort {
+                            Some(first) if now.duration_since(first) < COHORT => first,
+                            _ => *self.cohort.insert(now),
+                        }
+                    }
+                };
+                entry.insert_entry(Kept { options, identity, seen: self.walk, seen_first }).into_mut()
             }
         };
         kept.seen = self.walk;
         &kept.options
+    }
+
+    /// When a walk first saw job `id` (its options were read then), or the
+    /// first of the jobs first seen with it (see [`COHORT`]).
+    pub fn first_seen(&self, id: u32) -> Option<Instant> {
+        self.jobs.get(&id).map(|k| k.seen_first)
     }
 
     /// Forget the jobs this walk did not see (ended and purged).

@@ -14,7 +14,7 @@ use malleable_model::{
 use slurm::ctld::{JobState, JobView, LockGuard, Reserved, Scheduling, ShownWait};
 
 use crate::adapt::{measured_power, MalleableJob, Measured, Memory};
-use crate::config::PowerSettings;
+use crate::config::Config;
 use crate::job_options::{JobOptions, OptionsCache};
 
 /// A snapshot plus the node-table index of each of its nodes.
@@ -42,6 +42,10 @@ pub struct Taken {
     /// Waiting rigid jobs that may share cores with others (their
     /// partition's OverSubscribe), read on the walk the queue is read in.
     pub oversubscribers: Vec<JobId>,
+    /// Batch jobs in the queue younger than `BatchStartDelay=`, with the
+    /// instant each comes of age: the strategy plans with them, but they
+    /// are not started before then (see `Config::batch_start_delay`).
+    pub young: HashMap<JobId, Instant>,
 }
 
 impl Taken {
@@ -61,7 +65,7 @@ impl Taken {
 /// yet (held, unmet dependencies, heterogeneous, over their partition's or
 /// QOS's limits, their partition down, past their deadline, kept out by a
 /// reservation) are left out of the queue.
-/// Nodes in `suspects` are not free. With `power` (a power-aware strategy), the corridor in force now and
+/// Nodes in `suspects` are not free. With a power-aware strategy, the corridor in force now and
 /// every job's draw: its own `--min-power`/`--max-power`, else
 /// `DefaultJobWatts=`.
 ///
@@ -69,7 +73,7 @@ impl Taken {
 /// adapting (its status says so) and what its runtime measured (`memory`);
 /// a running one is rigid to the strategy until its runtime says HELLO.
 ///
-/// With `cores` (a strategy that places jobs on part of nodes, IPSCHED)
+/// With a strategy that places jobs on part of nodes (IPSCHED)
 /// each node carries its GPUs and what running jobs leave of its cores
 /// and GPUs, and each waiting job that may share a node asks for its CPUs
 /// and GPUs per node ([`core_request`]); otherwise every job asks for
@@ -77,12 +81,13 @@ impl Taken {
 pub fn take(
     guard: &LockGuard<Scheduling>,
     now: i64,
-    power: Option<&PowerSettings>,
+    config: &Config,
     memory: &Memory,
     suspects: &HashMap<String, Instant>,
     known: &mut OptionsCache,
-    cores: bool,
 ) -> Taken {
+    let power = config.power_in_use();
+    let cores = config.strategy.info.places_cores;
     // No resize while slurmdbd is away or behind (slurm::ctld::accounting).
     let db_behind = guard.slurmdbd_behind();
     let mut nodes = Vec::new();
@@ -125,6 +130,8 @@ pub fn take(
     let mut shared_cores = HashMap::new();
     let mut capped = Vec::new();
     let mut oversubscribers = Vec::new();
+    let mut young = HashMap::new();
+    let read_at = Instant::now();
     known.begin_walk();
     for job in guard.jobs() {
         if job.is_pending() {
@@ -283,8 +290,14 @@ pub fn take(
             };
             let (placement, part_tier) = options.swap_remove(chosen);
             shown.insert(job.id(), job.shown_wait());
-            if spec.is_none() && job.may_oversubscribe() {
-                oversubscribers.push(JobId(job.id()));
+            let held_back = job.is_batch() && !config.batch_start_delay.is_zero();
+            let of_age = held_back.then(|| known.first_seen(job.id())).flatten().map(|t| t + config.batch_start_delay);
+            match of_age {
+                Some(at) if at > read_at => {
+                    young.insert(JobId(job.id()), at);
+                }
+                _ if spec.is_none() && job.may_oversubscribe() => oversubscribers.push(JobId(job.id())),
+                _ => {}
             }
             pending.push(PendingJob {
                 id: JobId(job.id()),
@@ -320,6 +333,7 @@ pub fn take(
         slurmdbd_behind: db_behind,
         capped,
         oversubscribers,
+        young,
     }
 }
 

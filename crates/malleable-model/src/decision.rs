@@ -43,6 +43,14 @@ impl Decision {
             | Decision::Preempt { job, .. } => *job,
         }
     }
+
+    /// Whether it starts a waiting job (rather than resizing a running one).
+    pub fn starts_a_job(&self) -> bool {
+        match self {
+            Decision::Start { .. } | Decision::Share { .. } | Decision::Place { .. } | Decision::Preempt { .. } => true,
+            Decision::Expand { .. } | Decision::Shrink { .. } => false,
+        }
+    }
 }
 
 impl std::fmt::Display for Decision {

@@ -333,6 +333,15 @@ impl Cluster {
         run(cmd.arg("-N").arg(node).arg("-f").arg(self.conf_path()))
     }
 
+    /// Stop Slurm's daemons (slurmds and their slurmstepds, slurmctld,
+    /// slurmdbd) by their pid files, and leave munged, MariaDB, the ports
+    /// and the files as they are: for a test that starts Slurm itself on
+    /// this cluster's configuration (the python suite's auto-config mode).
+    pub fn stop_slurm(&self) {
+        stop_slurmds_and_ctld(&self.dir);
+        crate::accounting::stop_slurmdbd(&self.dir);
+    }
+
     /// Stop every daemon of this cluster by its pid file.
     pub fn down(mut self) {
         self.keep = false;
@@ -343,6 +352,16 @@ impl Cluster {
 /// Stop whatever daemons a cluster directory's pid files name, and the
 /// slurmstepd processes its slurmds started.
 pub fn stop_all_in(dir: &Path) {
+    stop_slurmds_and_ctld(dir);
+    // After slurmctld, which sends its last records on the way out.
+    crate::accounting::stop(dir);
+    stop_by_pid_file(&dir.join("munge/munged.pid"), "munged");
+    Network::remove_recorded(dir);
+    ports::release(dir);
+}
+
+/// The slurmds, their slurmstepds and slurmctld of the cluster in `dir`.
+fn stop_slurmds_and_ctld(dir: &Path) {
     let run_dir = dir.join("run");
     if let Ok(entries) = fs::read_dir(&run_dir) {
         for e in entries.flatten() {
@@ -357,11 +376,6 @@ pub fn stop_all_in(dir: &Path) {
     // want to report to.
     stop_stepds_in(dir);
     stop_by_pid_file(&run_dir.join("slurmctld.pid"), "slurmctld");
-    // After slurmctld, which sends its last records on the way out.
-    crate::accounting::stop(dir);
-    stop_by_pid_file(&dir.join("munge/munged.pid"), "munged");
-    Network::remove_recorded(dir);
-    ports::release(dir);
 }
 
 /// Which of a cluster's daemons are running, by pid file.

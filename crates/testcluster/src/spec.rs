@@ -78,6 +78,8 @@ pub struct ClusterSpec {
     /// machine's node table for scale runs. slurmctld finds them not
     /// responding, and marks them down after SlurmdTimeout, as it would.
     pub phantoms: usize,
+    /// Ports left free right after the slurmds' (see `spare_node_ports`).
+    pub spare_ports: u16,
     /// Each slurmd in its own network namespace with its own address
     /// ([`crate::network`]), instead of all on loopback.
     pub networked: bool,
@@ -125,6 +127,7 @@ impl ClusterSpec {
             files: Vec::new(),
             plugin_dirs: Vec::new(),
             phantoms: 0,
+            spare_ports: 0,
             networked: false,
             accounting: false,
         }
@@ -177,6 +180,15 @@ impl ClusterSpec {
     /// Add `count` nodes without a slurmd (see `phantoms`).
     pub fn phantoms(mut self, count: usize) -> ClusterSpec {
         self.phantoms = count;
+        self
+    }
+
+    /// Keep `count` ports free right after the last slurmd's, for nodes a
+    /// test adds to slurm.conf: Slurm's python suite in auto-config mode
+    /// gives an added node the port after the last (its n5 took slurmdbd's
+    /// port and never started).
+    pub fn spare_node_ports(mut self, count: u16) -> ClusterSpec {
+        self.spare_ports = count;
         self
     }
 
@@ -257,7 +269,11 @@ impl ClusterSpec {
     /// phantoms share (nothing listens on it), and slurmdbd's and MariaDB's
     /// last.
     pub fn ports_needed(&self) -> u16 {
-        let n = self.node_count() + 1 + usize::from(self.phantoms > 0) + 2 * usize::from(self.accounting);
+        let n = self.node_count()
+            + 1
+            + usize::from(self.spare_ports)
+            + usize::from(self.phantoms > 0)
+            + 2 * usize::from(self.accounting);
         u16::try_from(n).unwrap_or(u16::MAX)
     }
 
@@ -294,7 +310,10 @@ impl ClusterSpec {
             // For slurmdbd, Slurm takes munge's socket from here, not AuthInfo.
             placed.push(("AccountingStoragePass", format!("socket={d}/munge/munge.socket")));
         }
-        let mut text = format!("# Written by testcluster: a {}-node cluster on this machine.\n", self.node_count());
+        // No comment line: Slurm's python suite, when it changes a node's
+        // line (auto-config mode), reads every line's first word as
+        // Key=Value and fails on one without '='.
+        let mut text = String::new();
         for (k, v) in placed {
             if self.get(k).is_none() {
                 let _ = writeln!(text, "{k}={v}");
@@ -309,17 +328,18 @@ impl ClusterSpec {
                 continue;
             }
             let last = first + count - 1;
-            // On loopback, one line for the group; networked, a line a node
-            // for its own address.
-            let lines: Vec<(usize, usize, String)> = match net {
-                None => vec![(first, last, "127.0.0.1".to_string())],
-                Some(n) => (first..=last).map(|i| (i, i, n.node_addr(i))).collect(),
-            };
-            for (a, b, addr) in lines {
-                let (p0, p1) = (usize::from(port_base) + a, usize::from(port_base) + b);
+            // A line a node, with its own port (and address, networked):
+            // Slurm's python suite reads each node's Port as a number when
+            // it adds nodes like one of them (auto-config mode). No CPUs=:
+            // Slurm counts them from the cores, and a node the suite adds
+            // with more cores kept the template's CPUs= (slurmctld: "CPUs=1
+            // doesn't match ... CoresPerSocket(2)", fatal).
+            for i in first..=last {
+                let addr = net.map_or_else(|| "127.0.0.1".to_string(), |n| n.node_addr(i));
+                let port = usize::from(port_base) + i;
                 let _ = write!(
                     text,
-                    "NodeName=n[{a}-{b}] NodeHostname={host} NodeAddr={addr} Port=[{p0}-{p1}] CPUs={c} Sockets=1 \
+                    "NodeName=n{i} NodeHostname={host} NodeAddr={addr} Port={port} Sockets=1 \
                      CoresPerSocket={c} ThreadsPerCore=1",
                     c = shape.cores
                 );
@@ -334,7 +354,7 @@ impl ClusterSpec {
             first = last + 1;
         }
         if self.phantoms > 0 {
-            let port = usize::from(port_base) + first;
+            let port = usize::from(port_base) + first + usize::from(self.spare_ports);
             let _ = writeln!(
                 text,
                 "NodeName=p[1-{}] NodeHostname={host} NodeAddr=127.0.0.1 Port={port} CPUs=1 Sockets=1 \
@@ -398,7 +418,9 @@ mod tests {
             "SelectType=select/linear",
             "TaskPlugin=task/none",
             "SlurmdSpoolDir=/c/spool/%n",
-            "NodeName=n[1-3] NodeHostname=host NodeAddr=127.0.0.1 Port=[20001-20003] CPUs=1 Sockets=1 \
+            "NodeName=n1 NodeHostname=host NodeAddr=127.0.0.1 Port=20001 Sockets=1 \
+             CoresPerSocket=1 ThreadsPerCore=1 State=UNKNOWN",
+            "NodeName=n3 NodeHostname=host NodeAddr=127.0.0.1 Port=20003 Sockets=1 \
              CoresPerSocket=1 ThreadsPerCore=1 State=UNKNOWN",
             "PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
         ] {
@@ -431,9 +453,14 @@ mod tests {
             .partition(Partition::new("gpu", "n3").extra("MaxTime=10 State=UP"))
             .plugin_dir(Path::new("/ours"));
         let l = lines(&spec);
-        assert!(l.iter().any(|x| x.starts_with("NodeName=n[1-2] ") && x.contains("Port=[20001-20002] CPUs=4 ")));
-        assert!(l.iter().any(|x| x.starts_with("NodeName=n[3-3] ")
-            && x.contains("CPUs=8 ")
+        assert!(l
+            .iter()
+            .any(|x| x.starts_with("NodeName=n1 ") && x.contains("Port=20001 Sockets=1 CoresPerSocket=4 ")));
+        assert!(l
+            .iter()
+            .any(|x| x.starts_with("NodeName=n2 ") && x.contains("Port=20002 Sockets=1 CoresPerSocket=4 ")));
+        assert!(l.iter().any(|x| x.starts_with("NodeName=n3 ")
+            && x.contains("CoresPerSocket=8 ")
             && x.contains(" Gres=gpu:2 RealMemory=4000 ")));
         assert!(l.contains(&"GresTypes=gpu".to_string()));
         assert!(l.contains(&"PartitionName=cpu Nodes=n[1-2] Default=YES MaxTime=INFINITE State=UP".to_string()));
@@ -446,12 +473,22 @@ mod tests {
         // Networked: each node its own address, slurmctld on the bridge's.
         let net = ClusterSpec::new("t", 2).networked().slurm_conf(Path::new("/c"), "host", 20300);
         assert!(net.contains("SlurmctldHost=host(10.77.3.254)"), "{net}");
-        assert!(net.contains("NodeName=n[2-2] NodeHostname=host NodeAddr=10.77.3.2 Port=[20302-20302] "), "{net}");
+        assert!(net.contains("NodeName=n2 NodeHostname=host NodeAddr=10.77.3.2 Port=20302 "), "{net}");
         // Phantoms: one more port, theirs, after the slurmds'.
         let spec = spec.phantoms(100);
         assert_eq!((spec.node_count(), spec.ports_needed()), (3, 5));
         let conf = spec.slurm_conf(Path::new("/c"), "host", 20000);
         assert!(conf.contains("NodeName=p[1-100] NodeHostname=host NodeAddr=127.0.0.1 Port=20004 CPUs=1 "), "{conf}");
+    }
+
+    #[test]
+    fn spare_node_ports_lie_between_the_slurmds_and_the_rest() {
+        let spec = ClusterSpec::new("t", 2).spare_node_ports(8).with_accounting().phantoms(10);
+        assert_eq!(spec.ports_needed(), 2 + 1 + 8 + 1 + 2);
+        assert_eq!(spec.accounting_ports(20000), Some((20012, 20013)));
+        let conf = spec.slurm_conf(Path::new("/c"), "host", 20000);
+        assert!(conf.contains("NodeName=n2 NodeHostname=host NodeAddr=127.0.0.1 Port=20002 "), "{conf}");
+        assert!(conf.contains("NodeName=p[1-10] NodeHostname=host NodeAddr=127.0.0.1 Port=20011 "), "{conf}");
     }
 
     #[test]

@@ -30,6 +30,13 @@ pub enum Mark {
     /// Run by full runs only, on the clusters with accounting (slurmdbd,
     /// enforced associations, QOS and limits, multifactor priority).
     Dbd,
+    /// Run in the python suite's auto-config mode (the test rewrites the
+    /// configuration and starts and stops Slurm itself, so the two sides
+    /// take turns): by full runs, and by CI too when `true`
+    /// (`auto-short`).
+    Auto(bool),
+    /// As `Auto`, on the clusters with accounting.
+    AutoDbd,
     /// Never run here, for this reason.
     Out(String),
 }
@@ -46,10 +53,20 @@ impl Entry {
     /// Whether a run with or without `--short` runs it.
     pub fn runs(&self, short: bool) -> bool {
         match self.mark {
-            Mark::Short => true,
-            Mark::Run | Mark::Dbd => !short,
+            Mark::Short | Mark::Auto(true) => true,
+            Mark::Run | Mark::Dbd | Mark::Auto(false) | Mark::AutoDbd => !short,
             Mark::Out(_) => false,
         }
+    }
+
+    /// Whether it runs on the clusters with accounting.
+    pub fn accounting(&self) -> bool {
+        matches!(self.mark, Mark::Dbd | Mark::AutoDbd)
+    }
+
+    /// Whether it runs in the python suite's auto-config mode.
+    pub fn auto_config(&self) -> bool {
+        matches!(self.mark, Mark::Auto(_) | Mark::AutoDbd)
     }
 }
 
@@ -77,13 +94,24 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Entry>> {
             (Some("short"), true) => Mark::Short,
             (Some("run"), true) => Mark::Run,
             (Some("dbd"), true) => Mark::Dbd,
+            (Some("auto"), true) => Mark::Auto(false),
+            (Some("auto-short"), true) => Mark::Auto(true),
+            (Some("auto-dbd"), true) => Mark::AutoDbd,
             (Some("out"), false) => Mark::Out(rest),
             (Some("out"), true) => return Err(format!("{}: {test} is out without a reason", at())),
-            (Some(m @ ("short" | "run" | "dbd")), false) => {
+            (Some(m @ ("short" | "run" | "dbd" | "auto" | "auto-short" | "auto-dbd")), false) => {
                 return Err(format!("{}: {test}: text after '{m}': only an out line has a reason", at()))
             }
-            (other, _) => return Err(format!("{}: {test}: mark {other:?}: expected short, run, dbd or out", at())),
+            (other, _) => {
+                return Err(format!(
+                    "{}: {test}: mark {other:?}: expected short, run, dbd, auto, auto-short, auto-dbd or out",
+                    at()
+                ))
+            }
         };
+        if matches!(mark, Mark::Auto(_) | Mark::AutoDbd) && kind != Kind::Python {
+            return Err(format!("{}: {test}: only a python file runs in auto-config mode", at()));
+        }
         if test.ends_with('*') && !matches!(mark, Mark::Out(_)) {
             return Err(format!("{}: {test}: only an out line may name every test a prefix begins", at()));
         }
@@ -117,9 +145,13 @@ mod tests {
     fn lines_give_kind_test_mark_and_reason() {
         let text =
             "# a comment\n\npython  tests/a.py  short\nexpect test1.2 run\nexpect  test2.*  out  needs   slurmdbd\n\
-             expect test21.1 dbd\n";
+             expect test21.1 dbd\npython tests/b.py auto\npython tests/c.py auto-dbd\n\
+                    python tests/d.py auto-short\n";
         let e = parse(text, "l").unwrap();
-        assert_eq!(e.len(), 4);
+        assert_eq!(e.len(), 7);
+        assert!(e[6].auto_config() && !e[6].accounting() && e[6].runs(true));
+        assert!(e[4].auto_config() && !e[4].accounting() && !e[4].runs(true) && e[4].runs(false));
+        assert!(e[5].auto_config() && e[5].accounting() && e[3].accounting() && !e[3].auto_config());
         assert_eq!(e[3].mark, Mark::Dbd);
         assert!(!e[3].runs(true) && e[3].runs(false));
         assert_eq!((e[0].kind, e[0].test.as_str(), &e[0].mark), (Kind::Python, "tests/a.py", &Mark::Short));
@@ -134,7 +166,7 @@ mod tests {
         assert_eq!(err("perl t.pl run\n"), "l:1: kind Some(\"perl\"): expected python or expect");
         assert_eq!(
             err("expect test1.1 maybe\n"),
-            "l:1: test1.1: mark Some(\"maybe\"): expected short, run, dbd or out"
+            "l:1: test1.1: mark Some(\"maybe\"): expected short, run, dbd, auto, auto-short, auto-dbd or out"
         );
         assert_eq!(
             err("expect test1.1 run because\n"),
@@ -142,6 +174,7 @@ mod tests {
         );
         assert_eq!(err("expect test1.* run\n"), "l:1: test1.*: only an out line may name every test a prefix begins");
         assert_eq!(err("expect t run\n\nexpect t short\n"), "l:3: expect t is listed twice");
+        assert_eq!(err("expect test1.1 auto\n"), "l:1: test1.1: only a python file runs in auto-config mode");
     }
 
     #[test]

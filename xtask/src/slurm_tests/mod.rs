@@ -21,6 +21,9 @@ use suite::{Outcome, Side, Status};
 
 /// The nodes of both clusters: the list's results were taken on four.
 const NODES: usize = 4;
+/// Ports kept free after the slurmds' for the nodes a test of the python
+/// suite adds in auto-config mode (its most here: 2).
+const SPARE_PORTS: u16 = 8;
 /// The lists, one a release: `xtask/slurm-tests/24.11.list`.
 const LISTS: &str = "xtask/slurm-tests";
 /// Where the sides' copies of the testsuite live (tests write into them).
@@ -104,7 +107,7 @@ pub fn run(short: bool, only: &[String]) -> Result<()> {
         chosen.iter().filter(|e| e.kind == Kind::Expect).count(),
     );
 
-    let (plain, dbd): (Vec<&Entry>, Vec<&Entry>) = chosen.iter().partition(|e| e.mark != Mark::Dbd);
+    let (dbd, plain): (Vec<&Entry>, Vec<&Entry>) = chosen.iter().partition(|e| e.accounting());
     suite::prepare_host(release, !dbd.is_empty())?;
     let staged = evaluate::staged_plugins()?;
     let mut by_side = [BTreeMap::new(), BTreeMap::new()];
@@ -129,8 +132,11 @@ pub fn run(short: bool, only: &[String]) -> Result<()> {
 const LABELS: [&str; 2] = ["stock sched/backfill", "sched/malleable (easy)"];
 
 /// Bring up a cluster under stock Slurm and one under ours, with
-/// accounting or without, and run `tests` on both at once; each side's
-/// outcomes, stock's first.
+/// accounting or without, and run `tests` on both at once; then those in
+/// auto-config mode, which start Slurm themselves, on one side after the
+/// other (the suite knows a node's slurmd by `pgrep -f 'slurmd -N n1'`,
+/// which matches the other side's as well), both clusters' Slurm stopped.
+/// Each side's outcomes, stock's first.
 fn run_pair(
     staged: &Path,
     source: &Path,
@@ -142,7 +148,15 @@ fn run_pair(
         false => (["stock", "malleable"], ["st-stock", "st-malleable"]),
         true => (["stock-dbd", "malleable-dbd"], ["st-stock-db", "st-mall-db"]),
     };
-    let with = |spec: ClusterSpec| if accounting { spec.with_accounting() } else { spec };
+    // Room for the nodes the suite adds in auto-config mode.
+    let with = |spec: ClusterSpec| {
+        let spec = spec.spare_node_ports(SPARE_PORTS);
+        if accounting {
+            spec.with_accounting()
+        } else {
+            spec
+        }
+    };
     let ours = with(plugins::sched_malleable(ClusterSpec::new(clusters[1], NODES), staged))
         .file("malleable.conf", "Strategy=easy\nSchedulerTick=5\n");
     // Stock Slurm with nothing of ours loaded, its backfill every second
@@ -157,14 +171,26 @@ fn run_pair(
         Side::new(LABELS[0], names[0], Cluster::up(stock)?, source, work)?,
         Side::new(LABELS[1], names[1], Cluster::up(ours)?, source, work)?,
     ];
+    let (auto, local): (Vec<&Entry>, Vec<&Entry>) = tests.iter().partition(|e| e.auto_config());
     let results: Vec<Result<BTreeMap<String, Outcome>>> = std::thread::scope(|scope| {
         let handles: Vec<_> =
-            sides.iter().map(|side| scope.spawn(|| run_side(side, tests, &out.join(side.name)))).collect();
+            sides.iter().map(|side| scope.spawn(|| run_side(side, &local, &out.join(side.name)))).collect();
         handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("a side's thread panicked".into()))).collect()
     });
     let mut by_side = [BTreeMap::new(), BTreeMap::new()];
     for ((side, r), all) in sides.iter().zip(results).zip(by_side.iter_mut()) {
         *all = r.map_err(|e| format!("{}: {e}", side.label))?;
+    }
+    if !auto.is_empty() {
+        println!("slurm-tests: {} files in auto-config mode, one side after the other", auto.len());
+        for side in &sides {
+            side.cluster.stop_slurm();
+        }
+        for (side, all) in sides.iter().zip(by_side.iter_mut()) {
+            let mut dir = out.join(side.name).into_os_string();
+            dir.push("-auto");
+            all.extend(run_side(side, &auto, Path::new(&dir)).map_err(|e| format!("{}: {e}", side.label))?);
+        }
     }
     Ok(by_side)
 }
@@ -215,7 +241,7 @@ fn run_side(side: &Side, chosen: &[&Entry], dir: &Path) -> Result<BTreeMap<Strin
     let mut tsv = String::new();
     for e in chosen {
         let log = dir.join(format!("{}.log", e.test.replace('/', "%")));
-        let o = side.run(e.kind, &e.test, limit(e.kind), &log)?;
+        let o = side.run(e.kind, &e.test, e.auto_config(), limit(e.kind), &log)?;
         println!("  [{}] {} {} {} {:.0} s {}", side.name, e.kind.name(), e.test, o.status.word(), o.secs, o.why);
         tsv.push_str(&format!("{}\t{}\t{}\t{:.1}\t{}\n", e.kind.name(), e.test, o.status.word(), o.secs, o.why));
         results.insert(e.test.clone(), o);

@@ -73,7 +73,10 @@ pub fn prepare_host(release: &SlurmRelease, accounting: bool) -> Result<()> {
         crate::setup::ensure(PACKAGES_22_05)?;
     }
     let sudoers = Path::new("/etc/sudoers.d/malleable-slurm-tests");
-    let keep = "Defaults env_keep += \"SLURM_CONF SLURM_TESTSUITE_CONF SLURM_LOCAL_GLOBALS_FILE\"\n";
+    // 24.11's suite asks `sudo -ln` for "(ALL...) NOPASSWD: ALL" before it
+    // runs anything as another user (root may anyway, but says it otherwise).
+    let keep = "Defaults env_keep += \"SLURM_CONF SLURM_TESTSUITE_CONF SLURM_LOCAL_GLOBALS_FILE\"\n\
+                root ALL=(ALL:ALL) NOPASSWD: ALL\n";
     if fs::read_to_string(sudoers).ok().as_deref() != Some(keep) {
         fs::write(sudoers, keep).map_err(|e| format!("cannot write {}: {e}", sudoers.display()))?;
         run(Command::new("chmod").args(["440", &sudoers.display().to_string()]))?;
@@ -82,7 +85,6 @@ pub fn prepare_host(release: &SlurmRelease, accounting: bool) -> Result<()> {
     fs::create_dir_all(prefix.join("lib")).map_err(|e| format!("cannot create {PREFIX}/lib: {e}"))?;
     for (link, target) in [
         ("bin", "/usr/bin"),
-        ("sbin", "/usr/sbin"),
         ("include", "/usr/include"),
         ("lib/slurm", "/usr/lib/x86_64-linux-gnu/slurm-wlm"),
         ("lib/libslurm.so", "/usr/lib/x86_64-linux-gnu/libslurm.so"),
@@ -93,7 +95,78 @@ pub fn prepare_host(release: &SlurmRelease, accounting: bool) -> Result<()> {
             std::os::unix::fs::symlink(target, &at).map_err(|e| format!("cannot link {}: {e}", at.display()))?;
         }
     }
+    ensure_test_user()?;
+    copy_daemons(&prefix.join("sbin"))
+}
+
+/// The user, other than root, that the expect suite's tests of who may do
+/// what act as (`testsuite_user`): a system account without a home, made
+/// once.
+const TEST_USER: &str = "malleable-atf";
+
+fn ensure_test_user() -> Result<()> {
+    if Command::new("id")
+        .arg("-u")
+        .arg(TEST_USER)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        return Ok(());
+    }
+    run(Command::new("useradd").args(["--system", "--no-create-home", "--shell", "/bin/sh", TEST_USER]))
+}
+
+/// Slurm's daemons the python suite starts in auto-config mode.
+const DAEMONS: &[&str] = &["slurmctld", "slurmd", "slurmdbd", "slurmrestd", "sackd"];
+
+/// Copies of the daemons Debian installed, in `sbin`: the python suite's
+/// auto-config mode starts them from there and then knows them by
+/// /proc/PID/exe, which names a link's target (Debian's are links through
+/// /etc/alternatives), so with links it saw none running and started
+/// Slurm again over one that was still stopping. A copy is made anew only
+/// when Debian's differs (a running daemon's file cannot be rewritten).
+fn copy_daemons(sbin: &Path) -> Result<()> {
+    if fs::symlink_metadata(sbin).is_ok_and(|m| m.file_type().is_symlink()) {
+        fs::remove_file(sbin).map_err(|e| format!("cannot remove the link {}: {e}", sbin.display()))?;
+    }
+    fs::create_dir_all(sbin).map_err(|e| format!("cannot create {}: {e}", sbin.display()))?;
+    for daemon in DAEMONS {
+        let installed = Path::new("/usr/sbin").join(daemon);
+        let Ok(bytes) = fs::read(&installed) else { continue };
+        let copy = sbin.join(daemon);
+        if fs::read(&copy).ok().as_ref() != Some(&bytes) {
+            let _ = fs::remove_file(&copy);
+            fs::copy(&installed, &copy)
+                .map_err(|e| format!("cannot copy {} to {}: {e}", installed.display(), copy.display()))?;
+        }
+    }
     Ok(())
+}
+
+/// Stop every process running a daemon copied under the prefix (what an
+/// auto-config test started and left): SIGTERM, then SIGKILL after 15 s.
+fn stop_prefix_daemons() {
+    let sbin = Path::new(PREFIX).join("sbin");
+    let running = || -> Vec<String> {
+        fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| fs::read_link(e.path().join("exe")).is_ok_and(|exe| exe.starts_with(&sbin)))
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    for (sig, wait_for) in [("-TERM", Duration::from_secs(15)), ("-KILL", Duration::from_secs(5))] {
+        let pids = running();
+        if pids.is_empty() {
+            return;
+        }
+        let _ = Command::new("kill").arg(sig).args(&pids).stderr(Stdio::null()).status();
+        let _ =
+            wait::until("the auto-config test's daemons to exit", wait_for, || Ok(running().is_empty().then_some(())));
+    }
 }
 
 /// One cluster and its copy of the testsuite.
@@ -128,8 +201,12 @@ impl Side {
             t = tree.display()
         );
         write(&dir.join("testsuite.conf"), conf.as_bytes())?;
-        // Keep a failed test's files; no colours in the logs.
-        write(&dir.join("globals.local"), b"set testsuite_colorize false\nset testsuite_cleanup_on_failure false\n")?;
+        // Keep a failed test's files; no colours in the logs; the second
+        // user the tests of permissions act as.
+        let globals = format!(
+            "set testsuite_colorize false\nset testsuite_cleanup_on_failure false\nset testsuite_user \"{TEST_USER}\"\n"
+        );
+        write(&dir.join("globals.local"), globals.as_bytes())?;
         let mut pristine = BTreeMap::new();
         for f in fs::read_dir(&etc).map_err(|e| format!("cannot read {}: {e}", etc.display()))? {
             let path = f.map_err(|e| e.to_string())?.path();
@@ -141,9 +218,16 @@ impl Side {
         Ok(Side { label, name, cluster, tree, dir, etc, pristine })
     }
 
-    /// Run one test, its output in `log`, killed after `limit`; then tidy up.
-    pub fn run(&self, kind: Kind, test: &str, limit: Duration, log: &Path) -> Result<Outcome> {
+    /// Run one test, its output in `log`, killed after `limit`; then tidy
+    /// up. With `auto_config` (a python file only) the test starts Slurm
+    /// itself on the cluster's configuration: the cluster's daemons are
+    /// stopped before it, and whatever it leaves running after it.
+    pub fn run(&self, kind: Kind, test: &str, auto_config: bool, limit: Duration, log: &Path) -> Result<Outcome> {
         let suite = self.tree.join("testsuite");
+        if auto_config {
+            self.cluster.stop_slurm();
+            stop_prefix_daemons();
+        }
         let mut cmd = match kind {
             Kind::Python => {
                 let mut c = Command::new("/usr/bin/python3");
@@ -153,9 +237,10 @@ impl Side {
                 // other side's running test's among them (seen: a fixture's
                 // FileNotFoundError under one side only).
                 let basetemp = format!("--basetemp={}", self.dir.join("pytest").display());
+                let mode = if auto_config { "--auto-config" } else { "--local-config" };
                 c.current_dir(suite.join("python")).args([
                     "./run-tests-python",
-                    "--local-config",
+                    mode,
                     "--timeout=300",
                     // The short summary of skips, failures and errors, each
                     // with its whole message (24.11's runner asks for none).
@@ -163,6 +248,11 @@ impl Side {
                     &basetemp,
                     test,
                 ]);
+                // 24.11's suite asks leave to change slurmdbd's own
+                // configuration (22.05's has no such option).
+                if auto_config && self.suite_takes("--allow-slurmdbd-modify") {
+                    c.arg("--allow-slurmdbd-modify");
+                }
                 c
             }
             Kind::Expect => {
@@ -204,7 +294,14 @@ impl Side {
             },
         };
         let mut why = why;
-        if let Some(note) = self.tidy() {
+        let tidied = if auto_config {
+            stop_prefix_daemons();
+            self.cluster.stop_slurm();
+            self.put_back_files().then(|| "its configuration was put back".to_string())
+        } else {
+            self.tidy()
+        };
+        if let Some(note) = tidied {
             why = if why.is_empty() { note } else { format!("{why}; {note}") };
         }
         Ok(Outcome { status, secs, why })
@@ -224,6 +321,16 @@ impl Side {
         if empty.is_err() {
             notes.push("jobs left in the queue after 60 s".to_string());
         }
+        if self.put_back_files() {
+            let _ = self.cluster.cmd("scontrol").arg("reconfigure").status();
+            notes.push("its configuration was put back".to_string());
+        }
+        (!notes.is_empty()).then(|| notes.join(", "))
+    }
+
+    /// Put back the configuration files a test changed and remove those it
+    /// added; whether any it changed.
+    fn put_back_files(&self) -> bool {
         let mut changed = false;
         for (path, bytes) in &self.pristine {
             if fs::read(path).ok().as_ref() != Some(bytes) {
@@ -236,11 +343,12 @@ impl Side {
                 let _ = fs::remove_file(f.path());
             }
         }
-        if changed {
-            let _ = self.cluster.cmd("scontrol").arg("reconfigure").status();
-            notes.push("its configuration was put back".to_string());
-        }
-        (!notes.is_empty()).then(|| notes.join(", "))
+        changed
+    }
+
+    /// Whether the python suite's conftest defines `option`.
+    fn suite_takes(&self, option: &str) -> bool {
+        fs::read_to_string(self.tree.join("testsuite/python/conftest.py")).is_ok_and(|t| t.contains(option))
     }
 }
 

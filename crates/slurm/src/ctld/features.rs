@@ -9,10 +9,15 @@ use crate::ctld::job::JobView;
 use crate::ctld::locks::{LockGuard, WritesJobs, WritesNodes};
 
 impl<L: WritesJobs + WritesNodes> LockGuard<L> {
-    /// The nodes whose active features satisfy `job`'s `--constraint`
-    /// (node-table indices), as slurmctld's valid_feature_counts reads the
-    /// expression (counts and exclusive-or alternatives widen it, and
-    /// select_nodes has the last word); `None` for a job without one.
+    /// The nodes whose features satisfy `job`'s `--constraint` (node-table
+    /// indices), as slurmctld's valid_feature_counts reads the expression
+    /// (counts and exclusive-or alternatives widen it, and select_nodes has
+    /// the last word); `None` for a job without one. A node's features are
+    /// its active ones, and also its available ones that a node_features
+    /// plugin may change for the job's user, as select_nodes counts them
+    /// (it reboots such a node into them for the job: Slurm's
+    /// node_features/helpers test; with the active ones only, such a job
+    /// was never placed and waited for ever).
     pub fn feature_nodes(&self, job: &JobView<'_>) -> Option<Vec<usize>> {
         let d = job.details()?;
         if d.feature_list.is_null() && d.feature_list_use.is_null() {
@@ -26,7 +31,7 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         // and the node lock; `all` is a bitmap of the table's size we own,
         // cleared by it where a node does not qualify.
         unsafe {
-            (self.ctld.valid_feature_counts)(job.as_ptr(), true, all.as_raw(), &mut has_xor);
+            (self.ctld.valid_feature_counts)(job.as_ptr(), false, all.as_raw(), &mut has_xor);
             Some(set_bits(all.as_raw()))
         }
     }
