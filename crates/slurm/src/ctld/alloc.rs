@@ -290,10 +290,13 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
     /// node count the job's own request stands for
     /// ([`JobView::nodes_needed`](crate::ctld::JobView::nodes_needed); `None`:
     /// its min_nodes). A job whose `--constraint` is about the set of its
-    /// nodes (a count, `[a|b]`) that Slurm refuses on these nodes is tried
-    /// once more on any available nodes of that count, Slurm choosing
-    /// them. Returns the id of the job that started and the node list
-    /// Slurm recorded.
+    /// nodes (a count, `[a|b]`), or that asks for a generic resource other
+    /// than GPUs (`--gres=r1:1`, which the model does not count), that
+    /// Slurm refuses on these nodes is tried once more on any available
+    /// nodes of that count, Slurm choosing them (seen: a job array asking
+    /// for a GRES one node has was tried on another every pass and never
+    /// ran; Slurm's test_122_2). Returns the id of the job that started and
+    /// the node list Slurm recorded.
     ///
     /// A job array's pending record starts its next task: select_nodes
     /// splits the task off under a new id, and the record that stays
@@ -313,7 +316,7 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
             return Err(AllocError::NotPending(job_id));
         }
         let job_ptr = job.as_ptr();
-        let set_constraint = job.constraint_is_about_the_set();
+        let slurm_may_pick = job.constraint_is_about_the_set() || job.asks_other_gres();
         // A job of several partitions (`-p a,b`) runs in the first that
         // holds all its nodes, as Slurm's backfill points it there before
         // select_nodes (which then names it first in the list).
@@ -337,10 +340,11 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
                 (*job_ptr).part_ptr = p;
             }
             let mut rc = self.select_on(job_ptr, nodes, table);
-            if rc != sys::SLURM_SUCCESS as i32 && set_constraint {
-                // `-C "gpu*2"` or `-C "[a|b]"`: the strategy counted the
-                // job's nodes, Slurm's feature logic knows which set of
-                // that many satisfies it; any available node may be its.
+            if rc != sys::SLURM_SUCCESS as i32 && slurm_may_pick {
+                // `-C "gpu*2"`, `-C "[a|b]"` or `--gres=r1:1`: the strategy
+                // counted the job's nodes, Slurm's feature and GRES logic
+                // knows which set of that many satisfies it; any available
+                // node may be its.
                 let all: Vec<usize> = (0..table).collect();
                 rc = self.select_on(job_ptr, &all, table);
             }

@@ -32,9 +32,28 @@ pub fn gpus_in(text: &str) -> Option<u32> {
     Some(total)
 }
 
+/// Whether a GRES text names a resource other than GPUs ("gres:r1:1",
+/// "nic:2"), which the model does not count per node.
+pub fn names_other_than_gpus(text: &str) -> bool {
+    text.split(',').map(str::trim).filter(|e| !e.is_empty()).any(|entry| {
+        let entry = entry.strip_prefix("gres:").or_else(|| entry.strip_prefix("gres/")).unwrap_or(entry);
+        entry.split([':', '=', '(']).next().is_some_and(|name| name != "gpu")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn resources_other_than_gpus_are_told_apart() {
+        assert!(names_other_than_gpus("gres:r1:1"));
+        assert!(names_other_than_gpus("gres:gpu:1,gres:nic:2"));
+        assert!(names_other_than_gpus("gres/r1=1"));
+        assert!(!names_other_than_gpus("gres:gpu:tesla:2"));
+        assert!(!names_other_than_gpus("gres/gpu=4"));
+        assert!(!names_other_than_gpus(""));
+    }
 
     #[test]
     fn gpus_of_nodes_and_of_job_requests() {

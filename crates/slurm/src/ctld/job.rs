@@ -313,6 +313,18 @@ impl<'g> JobView<'g> {
         super::gres::gpus_in(&text(rec.tres_per_node))
     }
 
+    /// Whether it asks for a generic resource other than GPUs (`--gres=r1:1`),
+    /// which the model does not count: which nodes have it is Slurm's to
+    /// say when it starts the job.
+    pub fn asks_other_gres(&self) -> bool {
+        let rec = self.rec();
+        [rec.tres_per_node, rec.tres_per_job, rec.tres_per_task, rec.tres_per_socket].into_iter().any(|p| {
+            // SAFETY: NULL or a NUL-terminated string owned by the record.
+            let text = unsafe { crate::common::cstr::cstr_to_string(p) }.unwrap_or_default();
+            super::gres::names_other_than_gpus(&text)
+        })
+    }
+
     /// The partitions it may run in, in the order Slurm tries them (its
     /// `-p a,b` list, which slurmctld keeps sorted by PriorityTier), or its
     /// one partition.
