@@ -121,16 +121,22 @@ pub fn stop_stepds_in(dir: &Path) {
         doomed.extend(table.iter().filter(|(_, ppid, _)| *ppid == parent).map(|(pid, _, _)| *pid));
         i += 1;
     }
-    if doomed.is_empty() {
+    stop_processes(&doomed, "slurmstepd or job processes", Duration::from_secs(10));
+}
+
+/// Stop the processes `pids` (`what` names them in the log): SIGTERM, wait
+/// up to `grace`, SIGKILL those left.
+pub fn stop_processes(pids: &[i32], what: &str, grace: Duration) {
+    if pids.is_empty() {
         return;
     }
-    for &pid in &doomed {
+    for &pid in pids {
         send_signal(pid, "TERM");
     }
-    let all_gone = || Ok(doomed.iter().all(|&p| !pid_alive(p)).then_some(()));
-    if wait::until("slurmstepd and its job processes to exit", Duration::from_secs(10), all_gone).is_err() {
-        let left: Vec<i32> = doomed.iter().copied().filter(|&p| pid_alive(p)).collect();
-        eprintln!("xtask: slurmstepd or job processes {left:?} ignored SIGTERM, killing them");
+    let all_gone = || Ok(pids.iter().all(|&p| !pid_alive(p)).then_some(()));
+    if wait::until(&format!("{what} to exit"), grace, all_gone).is_err() {
+        let left: Vec<i32> = pids.iter().copied().filter(|&p| pid_alive(p)).collect();
+        eprintln!("xtask: {what} {left:?} ignored SIGTERM, killing them");
         for &pid in &left {
             send_signal(pid, "KILL");
         }

@@ -265,9 +265,9 @@ impl ClusterSpec {
         (1..=self.node_count()).map(|i| format!("n{i}")).collect()
     }
 
-    /// The ports this cluster takes: slurmctld's, one per slurmd, one the
-    /// phantoms share (nothing listens on it), and slurmdbd's and MariaDB's
-    /// last.
+    /// The ports this cluster takes: slurmctld's, one per slurmd, the spare
+    /// ones for nodes a test adds, one the phantoms share (nothing listens
+    /// on it), and slurmdbd's and MariaDB's last.
     pub fn ports_needed(&self) -> u16 {
         let n = self.node_count()
             + 1

@@ -149,24 +149,14 @@ fn copy_daemons(sbin: &Path) -> Result<()> {
 /// auto-config test started and left): SIGTERM, then SIGKILL after 15 s.
 fn stop_prefix_daemons() {
     let sbin = Path::new(PREFIX).join("sbin");
-    let running = || -> Vec<String> {
-        fs::read_dir("/proc")
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter(|e| fs::read_link(e.path().join("exe")).is_ok_and(|exe| exe.starts_with(&sbin)))
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect()
-    };
-    for (sig, wait_for) in [("-TERM", Duration::from_secs(15)), ("-KILL", Duration::from_secs(5))] {
-        let pids = running();
-        if pids.is_empty() {
-            return;
-        }
-        let _ = Command::new("kill").arg(sig).args(&pids).stderr(Stdio::null()).status();
-        let _ =
-            wait::until("the auto-config test's daemons to exit", wait_for, || Ok(running().is_empty().then_some(())));
-    }
+    let running: Vec<i32> = fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| fs::read_link(e.path().join("exe")).is_ok_and(|exe| exe.starts_with(&sbin)))
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    testcluster::process::stop_processes(&running, "the auto-config test's daemons", Duration::from_secs(15));
 }
 
 /// One cluster and its copy of the testsuite.

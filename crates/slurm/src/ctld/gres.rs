@@ -10,9 +10,7 @@
 /// does not read is taken as `None`: the caller cannot place such a job.
 pub fn gpus_in(text: &str) -> Option<u32> {
     let mut total: u32 = 0;
-    for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
-        // "gres:" (22.05's TRES prefix) or "gres/" (the TRES name) first.
-        let entry = entry.strip_prefix("gres:").or_else(|| entry.strip_prefix("gres/")).unwrap_or(entry);
+    for entry in entries(text) {
         // A node's entry may end with its sockets, "(S:0-1)".
         let entry = entry.split('(').next().unwrap_or(entry);
         let mut parts = entry.split([':', '=']);
@@ -35,10 +33,16 @@ pub fn gpus_in(text: &str) -> Option<u32> {
 /// Whether a GRES text names a resource other than GPUs ("gres:r1:1",
 /// "nic:2"), which the model does not count per node.
 pub fn names_other_than_gpus(text: &str) -> bool {
-    text.split(',').map(str::trim).filter(|e| !e.is_empty()).any(|entry| {
-        let entry = entry.strip_prefix("gres:").or_else(|| entry.strip_prefix("gres/")).unwrap_or(entry);
-        entry.split([':', '=', '(']).next().is_some_and(|name| name != "gpu")
-    })
+    entries(text).any(|entry| entry.split([':', '=', '(']).next().is_some_and(|name| name != "gpu"))
+}
+
+/// A GRES text's entries, each without its "gres:" (22.05's TRES prefix) or
+/// "gres/" (the TRES name).
+fn entries(text: &str) -> impl Iterator<Item = &str> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .map(|entry| entry.strip_prefix("gres:").or_else(|| entry.strip_prefix("gres/")).unwrap_or(entry))
 }
 
 #[cfg(test)]

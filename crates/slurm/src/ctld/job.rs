@@ -300,28 +300,27 @@ impl<'g> JobView<'g> {
     /// `--gpus-per-socket`) or in a form that does not read, which no
     /// per-node count stands for.
     pub fn gpus_per_node(&self) -> Option<u32> {
-        let text = |p: *mut libc::c_char| {
-            // SAFETY: NULL or a NUL-terminated string owned by the record.
-            unsafe { crate::common::cstr::cstr_to_string(p) }.unwrap_or_default()
-        };
-        let rec = self.rec();
-        for other in [rec.tres_per_job, rec.tres_per_task, rec.tres_per_socket] {
-            if super::gres::gpus_in(&text(other)) != Some(0) {
-                return None;
-            }
+        let [per_node, others @ ..] = self.tres_requests();
+        if others.iter().any(|t| super::gres::gpus_in(t) != Some(0)) {
+            return None;
         }
-        super::gres::gpus_in(&text(rec.tres_per_node))
+        super::gres::gpus_in(&per_node)
     }
 
     /// Whether it asks for a generic resource other than GPUs (`--gres=r1:1`),
     /// which the model does not count: which nodes have it is Slurm's to
     /// say when it starts the job.
     pub fn asks_other_gres(&self) -> bool {
+        self.tres_requests().iter().any(|t| super::gres::names_other_than_gpus(t))
+    }
+
+    /// Its TRES requests as slurmctld keeps them: per node, per job, per
+    /// task, per socket ("" for none).
+    fn tres_requests(&self) -> [String; 4] {
         let rec = self.rec();
-        [rec.tres_per_node, rec.tres_per_job, rec.tres_per_task, rec.tres_per_socket].into_iter().any(|p| {
+        [rec.tres_per_node, rec.tres_per_job, rec.tres_per_task, rec.tres_per_socket].map(|p| {
             // SAFETY: NULL or a NUL-terminated string owned by the record.
-            let text = unsafe { crate::common::cstr::cstr_to_string(p) }.unwrap_or_default();
-            super::gres::names_other_than_gpus(&text)
+            unsafe { crate::common::cstr::cstr_to_string(p) }.unwrap_or_default()
         })
     }
 
