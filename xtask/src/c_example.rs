@@ -1,7 +1,9 @@
 //! The runtime's C side, staged for jobs: libmalleable_rt.so and its
-//! header beside the commands in target/plugins/bin, and the C example
-//! (crates/malleable-rt/examples/c/mall_stencil.c) built against them as
-//! mall-stencil-c, which finds the library beside itself (rpath $ORIGIN).
+//! headers beside the commands in target/plugins/bin, and the C examples
+//! built against them, which find the library beside themselves (rpath
+//! $ORIGIN): mall_stencil.c as mall-stencil-c, and on the host the MPI
+//! Jacobi (mall_jacobi_mpi.c) once for each MPI Debian has, as
+//! mall-jacobi-openmpi and mall-jacobi-mpich.
 
 use std::path::Path;
 use std::process::Command;
@@ -14,26 +16,43 @@ use crate::Result;
 /// What cc is given beyond the files: C99, every warning an error.
 const CFLAGS: &[&str] = &["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2"];
 
-/// Stage the library and the header, then compile and stage the example.
+/// The MPI example's builds: the staged name and the MPI's compiler
+/// wrapper (Debian's alternatives name each MPI's own).
+pub const MPI_EXAMPLES: &[(&str, &str)] =
+    &[("mall-jacobi-openmpi", "mpicc.openmpi"), ("mall-jacobi-mpich", "mpicc.mpich")];
+
+/// Stage the library and the headers, then compile and stage the examples.
 /// Needs target/release/libmalleable_rt.so (`cargo build --release -p malleable-rt`).
 pub fn build(root: &Path) -> Result<()> {
-    build_into(&root.join("target/release"), &tool_dir(root), root, Command::new("cc"))
+    let bin = tool_dir(root);
+    build_into(&root.join("target/release"), &bin, root, Command::new("cc"))?;
+    let crate_dir = root.join("crates/malleable-rt");
+    stage(&crate_dir.join("include/malleable_rt_mpi.h"), &bin.join("malleable_rt_mpi.h"))?;
+    for (name, mpicc) in MPI_EXAMPLES {
+        compile(Command::new(mpicc), &bin, &crate_dir.join("examples/c/mall_jacobi_mpi.c"), name)?;
+    }
+    Ok(())
 }
 
 /// As [`build`], from the cargo output dir `release` into `bin`, with `cc`
 /// the compiler command to add the arguments to (plain `cc`, or `docker
 /// run ... cc` in another release's build image: the paths are the same there).
-pub fn build_into(release: &Path, bin: &Path, root: &Path, mut cc: Command) -> Result<()> {
+pub fn build_into(release: &Path, bin: &Path, root: &Path, cc: Command) -> Result<()> {
     let crate_dir = root.join("crates/malleable-rt");
     std::fs::create_dir_all(bin).map_err(|e| format!("cannot create {}: {e}", bin.display()))?;
     stage(&release.join("libmalleable_rt.so"), &bin.join("libmalleable_rt.so"))?;
     stage(&crate_dir.join("include/malleable_rt.h"), &bin.join("malleable_rt.h"))?;
+    compile(cc, bin, &crate_dir.join("examples/c/mall_stencil.c"), "mall-stencil-c")
+}
+
+/// Compile `source` with `cc` against the staged library into `bin/name`.
+fn compile(mut cc: Command, bin: &Path, source: &Path, name: &str) -> Result<()> {
     // Built under a temporary name and renamed, as `stage` does.
-    let tmp = bin.join(".mall-stencil-c.tmp");
+    let tmp = bin.join(format!(".{name}.tmp"));
     cc.args(CFLAGS)
         .arg("-I")
         .arg(bin)
-        .arg(crate_dir.join("examples/c/mall_stencil.c"))
+        .arg(source)
         .arg("-L")
         .arg(bin)
         .arg("-lmalleable_rt")
@@ -41,8 +60,8 @@ pub fn build_into(release: &Path, bin: &Path, root: &Path, mut cc: Command) -> R
         .arg("-Wl,-rpath,$ORIGIN")
         .arg("-o")
         .arg(&tmp);
-    run(&mut cc).map_err(|e| format!("building the C example: {e}"))?;
-    std::fs::rename(&tmp, bin.join("mall-stencil-c")).map_err(|e| e.to_string())
+    run(&mut cc).map_err(|e| format!("building {name}: {e}"))?;
+    std::fs::rename(&tmp, bin.join(name)).map_err(|e| e.to_string())
 }
 
 /// Copy to a temporary name and rename, so that a job running the old

@@ -28,6 +28,12 @@ const PACKAGES: &[&str] = &[
     "dpkg-dev",
     // CBC, the solver behind the power-aware strategy's integer program.
     "coinor-libcbc-dev",
+    // The MPIs the malleable MPI example is built and tested with: Open MPI
+    // (with PMIx, srun --mpi=pmix) and MPICH (srun --mpi=pmi2).
+    "openmpi-bin",
+    "libopenmpi-dev",
+    "mpich",
+    "libmpich-dev",
 ];
 
 fn installed_version(pkg: &str) -> Option<String> {
@@ -178,11 +184,12 @@ fn copy_for_release(dir: &Path, bin: &Path, to: &Path, to_bin: &Path) -> Result<
     Ok(())
 }
 
-/// What a plugin dir's bin/ holds: our commands, the runtime's C library
-/// and header, and the C example.
-pub fn staged_tools() -> Vec<&'static str> {
+/// What the host's bin/ holds: our commands, the runtime's C library and
+/// headers, and the C examples.
+fn staged_tools() -> Vec<&'static str> {
     let mut t: Vec<&str> = TOOLS.iter().map(|t| t.1).collect();
-    t.extend(["libmalleable_rt.so", "malleable_rt.h", "mall-stencil-c"]);
+    t.extend(["libmalleable_rt.so", "malleable_rt.h", "malleable_rt_mpi.h", "mall-stencil-c"]);
+    t.extend(crate::c_example::MPI_EXAMPLES.iter().map(|e| e.0));
     t
 }
 

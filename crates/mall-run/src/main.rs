@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use mall_run::channel::Polling;
-use mall_run::hub::Rules;
+use mall_run::hub::{Launch, Rules};
 use mall_run::run::{run, Settings};
 
 /// Start a malleable application in this Slurm job and carry out its resizes.
@@ -28,9 +28,22 @@ struct Args {
     /// The name or address the workers reach this host by [default: this node's NodeAddr, else its name].
     #[arg(long)]
     hub_address: Option<String>,
+    /// Run an MPI application: `restart` starts all its ranks in one srun step, and at a resize they
+    /// checkpoint and end and the step starts again on the new nodes, resuming from the checkpoint.
+    #[arg(long, value_enum)]
+    mpi: Option<MpiMode>,
+    /// srun's --mpi for the application's step (pmix, pmi2, ...) [default: slurm.conf's MpiDefault].
+    #[arg(long, requires = "mpi")]
+    mpi_plugin: Option<String>,
     /// The application and its arguments.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     app: Vec<String>,
+}
+
+/// How an MPI application is resized.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum MpiMode {
+    Restart,
 }
 
 fn main() -> ExitCode {
@@ -80,6 +93,10 @@ fn start(args: Args) -> Result<i32, String> {
         app: args.app,
         rules: Rules {
             per_node: args.per_node as usize,
+            launch: match args.mpi {
+                Some(MpiMode::Restart) => Launch::Restart,
+                None => Launch::Workers,
+            },
             report_every: Duration::from_secs(args.report_every),
             ..Rules::default()
         },
@@ -89,5 +106,6 @@ fn start(args: Args) -> Result<i32, String> {
             answer_within: Duration::from_secs(300),
         },
         hub_host,
+        mpi_plugin: args.mpi_plugin,
     })
 }

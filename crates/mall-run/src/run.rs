@@ -27,6 +27,8 @@ pub struct Settings {
     pub polling: Polling,
     /// The name workers reach this host by.
     pub hub_host: String,
+    /// srun's `--mpi` for restart mode's steps.
+    pub mpi_plugin: Option<String>,
 }
 
 type Writers = Arc<Mutex<HashMap<ConnId, TcpStream>>>;
@@ -94,7 +96,8 @@ pub fn run(s: Settings) -> Result<i32, String> {
         let channel = Channel::new(s.job, s.polling, events.clone());
         std::thread::spawn(move || channel.run(requests));
     }
-    let steps = Steps::new(s.job, s.app.clone(), hub_addr.clone(), token.clone());
+    let steps =
+        Steps::new(s.job, s.app.clone(), hub_addr.clone(), token.clone()).for_mpi(s.mpi_plugin, s.rules.per_node);
     say(&format!("hub at {hub_addr}; starting {} on {}", s.app.join(" "), s.nodes.join(",")));
     let (mut hub, first) = Hub::new(JobId(s.job), token, &s.nodes, s.rules);
     let mut exit = None;
@@ -114,6 +117,9 @@ pub fn run(s: Settings) -> Result<i32, String> {
                     }
                 }
                 Output::Launch { worker, node, joining } => steps.launch(worker, &node, joining, events.clone()),
+                Output::LaunchStep { first, nodes, joining } => {
+                    steps.launch_step(first, &nodes, joining, events.clone())
+                }
                 Output::Tell(r) => {
                     let _ = tell.send(r);
                 }

@@ -1,8 +1,9 @@
 //! The application's workers as Slurm job steps: one `srun` a worker, on
 //! one node, so a worker on a leaving node ends with its own step and the
-//! others' steps never notice. Each srun is waited for on a thread of its
-//! own, which tells the hub how it ended; stopping ends the sruns still
-//! running (SIGTERM, which srun passes to its tasks, then SIGKILL).
+//! others' steps never notice; in restart mode one `srun` (an MPI step)
+//! for all of them. Each srun is waited for on a thread of its own, which
+//! tells the hub how it ended; stopping ends the sruns still running
+//! (SIGTERM, which srun passes to its tasks, then SIGKILL).
 
 use std::collections::HashMap;
 use std::process::{Command, Stdio};
@@ -10,22 +11,80 @@ use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use malleable_rt::worker::{ENV_HUB, ENV_TOKEN, ENV_WORKER};
+use malleable_rt::worker::{ENV_HUB, ENV_TOKEN, ENV_WORKER, ENV_WORKER_BASE};
 use rustix::process::{kill_process, Pid, Signal};
 
 use crate::hub::{Input, WorkerId};
+
+/// What the batch step's environment says of the job's size at its start,
+/// stale once the job has been resized (Slurm's answer is the resize
+/// script a job sources, slurm_job_J_resize.sh): srun takes the allocation
+/// from SLURM_JOB_NODELIST when set, and refuses a step on more nodes than
+/// it names ("Only allocated 1 nodes asked for 4"). Without them srun asks
+/// slurmctld for the job's nodes.
+const SIZE_AT_START: &[&str] = &[
+    "SLURM_JOB_NODELIST",
+    "SLURM_NODELIST",
+    "SLURM_JOB_NUM_NODES",
+    "SLURM_NNODES",
+    "SLURM_TASKS_PER_NODE",
+    "SLURM_JOB_CPUS_PER_NODE",
+    "SLURM_NTASKS",
+    "SLURM_NPROCS",
+];
 
 pub struct Steps {
     job: u32,
     app: Vec<String>,
     hub: String,
     token: String,
+    /// srun's `--mpi` for a restart-mode step (else slurm.conf's MpiDefault).
+    mpi_plugin: Option<String>,
+    per_node: usize,
     running: Arc<Mutex<HashMap<WorkerId, u32>>>,
 }
 
 impl Steps {
     pub fn new(job: u32, app: Vec<String>, hub: String, token: String) -> Steps {
-        Steps { job, app, hub, token, running: Arc::default() }
+        Steps { job, app, hub, token, mpi_plugin: None, per_node: 1, running: Arc::default() }
+    }
+
+    /// Restart mode's steps: `per_node` tasks a node, with srun's `--mpi=plugin`.
+    pub fn for_mpi(mut self, plugin: Option<String>, per_node: usize) -> Steps {
+        self.mpi_plugin = plugin;
+        self.per_node = per_node;
+        self
+    }
+
+    /// Start one step of `per_node` workers on each of `nodes` (an MPI
+    /// application's), numbered from `first` by rank; each one's end is
+    /// sent to `events` when the step ends.
+    pub fn launch_step(&self, first: WorkerId, nodes: &[String], joining: u64, events: Sender<Input>) {
+        let tasks = nodes.len() * self.per_node;
+        let mut srun = Command::new("srun");
+        srun.arg(format!("--jobid={}", self.job))
+            .arg(format!("--nodes={}", nodes.len()))
+            .arg(format!("--ntasks={tasks}"))
+            .arg(format!("--ntasks-per-node={}", self.per_node))
+            .arg(format!("--nodelist={}", nodes.join(",")))
+            // One rank failing ends the step: MPI cannot go on without it.
+            .args(["--kill-on-bad-exit=1", "--quiet"]);
+        if let Some(p) = &self.mpi_plugin {
+            srun.arg(format!("--mpi={p}"));
+        }
+        srun.args(&self.app)
+            .env(ENV_HUB, &self.hub)
+            .env(ENV_TOKEN, &self.token)
+            .env(ENV_WORKER_BASE, first.to_string())
+            .env_remove(ENV_WORKER)
+            .env("MALL_JOINING", joining.to_string())
+            .stdin(Stdio::null());
+        for var in SIZE_AT_START {
+            srun.env_remove(var);
+        }
+        let ids: Vec<WorkerId> = (first..first + tasks as WorkerId).collect();
+        let what = format!("srun on {}", nodes.join(","));
+        self.spawn_and_wait(srun, ids, what, events);
     }
 
     /// Start worker `worker` on `node`; its end is sent to `events`.
@@ -40,25 +99,41 @@ impl Steps {
             .env(ENV_WORKER, worker.to_string())
             .env("MALL_JOINING", joining.to_string())
             .stdin(Stdio::null());
+        self.spawn_and_wait(srun, vec![worker], format!("srun on {node}"), events);
+    }
+
+    /// Run `srun` for `workers`; when it ends, each one's end goes to `events`.
+    fn spawn_and_wait(&self, mut srun: Command, workers: Vec<WorkerId>, what: String, events: Sender<Input>) {
         let mut child = match srun.spawn() {
             Ok(c) => c,
             Err(e) => {
-                let how = format!("cannot start srun: {e}");
-                let _ = events.send(Input::StepExited { worker, success: false, how });
+                for worker in workers {
+                    let how = format!("cannot start srun: {e}");
+                    let _ = events.send(Input::StepExited { worker, success: false, how });
+                }
                 return;
             }
         };
-        self.running.lock().expect("steps lock").insert(worker, child.id());
+        let mut running = self.running.lock().expect("steps lock");
+        for w in &workers {
+            running.insert(*w, child.id());
+        }
+        drop(running);
         let running = Arc::clone(&self.running);
-        let node = node.to_string();
         std::thread::spawn(move || {
             let (success, how) = match child.wait() {
                 Ok(s) if s.success() => (true, "exit 0".to_string()),
-                Ok(s) => (false, format!("srun on {node} ended with {s}")),
-                Err(e) => (false, format!("waiting for srun on {node}: {e}")),
+                Ok(s) => (false, format!("{what} ended with {s}")),
+                Err(e) => (false, format!("waiting for {what}: {e}")),
             };
-            running.lock().expect("steps lock").remove(&worker);
-            let _ = events.send(Input::StepExited { worker, success, how });
+            let mut r = running.lock().expect("steps lock");
+            for w in &workers {
+                r.remove(w);
+            }
+            drop(r);
+            for worker in workers {
+                let _ = events.send(Input::StepExited { worker, success, how: how.clone() });
+            }
         });
     }
 

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use mall_run::hub::{ConnId, Hub, Input, Output, Rules, WorkerId};
+use mall_run::hub::{ConnId, Hub, Input, Launch, Output, Rules, WorkerId};
 use malleable_model::runtime_msg::{Phase, Request, Status};
 use malleable_model::{JobId, MalleableSpec, NodeConstraint};
 use malleable_rt::wire::Frame;
@@ -427,5 +427,97 @@ fn an_expand_whose_workers_join_after_the_others_ended_is_dropped_and_the_run_en
     assert!(told(&out).is_empty(), "waits for the new worker: {out:?}");
     let out = hello(&mut h, 3);
     assert_eq!(told(&out), vec![Request::Bye { job: JOB }], "{out:?}");
+    assert!(out.contains(&Output::Exit(0)), "{out:?}");
+}
+
+/// A restart-mode hub (one MPI step) on these nodes, every worker connected.
+fn restarting(on: &[&str]) -> Hub {
+    let rules = Rules { launch: Launch::Restart, confirm_loss: Duration::ZERO, ..Rules::default() };
+    let (mut h, out) = Hub::new(JOB, "secret".into(), &nodes(on), rules);
+    assert!(out.contains(&Output::LaunchStep { first: 1, nodes: nodes(on), joining: 0 }), "{out:?}");
+    assert!(!out.iter().any(|o| matches!(o, Output::Launch { .. })), "one step, not one a worker: {out:?}");
+    for w in 1..=on.len() as WorkerId {
+        let r = replies(&hello(&mut h, w));
+        assert_eq!(r[0].1.get("restart"), Ok("1"), "{r:?}");
+    }
+    h
+}
+
+fn ended(h: &mut Hub, ws: &[WorkerId]) -> Vec<Output> {
+    let mut out = Vec::new();
+    for &worker in ws {
+        out = h.handle(Input::StepExited { worker, success: true, how: "exit 0".into() });
+    }
+    out
+}
+
+fn job_on(phase: Phase, on: &[&str]) -> Input {
+    match status(phase) {
+        Input::Job { status, .. } => Input::Job { status, nodes: nodes(on) },
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn in_restart_mode_an_expand_checkpoints_ends_the_step_and_starts_one_on_all_nodes_from_the_checkpoint() {
+    let mut h = restarting(&["n1", "n2"]);
+    let out = h.handle(job_on(Phase::Expanding { resize: 7, nodes: nodes(&["n3"]), since: 1 }, &["n1", "n2", "n3"]));
+    assert!(!out.iter().any(|o| matches!(o, Output::LaunchStep { .. } | Output::Launch { .. })), "{out:?}");
+    // Announced at once: nothing starts before the old step has ended.
+    let out = all(&mut h, &[1, 2], &Frame::new("PROBE"));
+    assert_eq!(replies(&out)[0].1, Frame::new("EXPAND").with("resize", 7).with("nodes", "n3").with("size", 3));
+    assert_eq!(told(&out), vec![Request::Begin { job: JOB, resize: 7 }]);
+    // BEGIN is the other mode's way; here the workers checkpoint and finish.
+    let r = replies(&frame(&mut h, 1, Frame::new("BEGIN").with("resize", 7)));
+    assert!(String::from_utf8_lossy(&r[0].1.payload).contains("restart mode"), "{r:?}");
+    frame(&mut h, 1, Frame::new("CHECKPOINT").with("iteration", 20).with("item", 1).with_payload(b"abc".to_vec()));
+    let cp = Frame::new("CHECKPOINT").with("iteration", 20).with("item", 1).with_payload(b"def".to_vec());
+    assert_eq!(verbs(&frame(&mut h, 2, cp)), vec![(1, "OK".into()), (2, "OK".into())]);
+    let out = all(&mut h, &[1, 2], &Frame::new("BYE"));
+    assert!(told(&out).is_empty() && !out.iter().any(|o| matches!(o, Output::LaunchStep { .. })), "{out:?}");
+    assert!(!ended(&mut h, &[1]).iter().any(|o| matches!(o, Output::LaunchStep { .. })), "worker 2's step runs");
+    let out = ended(&mut h, &[2]);
+    assert!(out.contains(&Output::LaunchStep { first: 3, nodes: nodes(&["n1", "n2", "n3"]), joining: 7 }), "{out:?}");
+    // The new step's ranks join, and the checkpoint is shared out among them.
+    for (w, rank) in [(3, 0), (4, 1), (5, 2)] {
+        let r = replies(&hello(&mut h, w));
+        assert_eq!(
+            r[0].1,
+            Frame::new("WELCOME").with("rank", rank).with("size", 3).with("joining", 7).with("restart", 1)
+        );
+    }
+    all(&mut h, &[3, 4, 5], &Frame::new("BEGIN").with("resize", 7));
+    let out = all(&mut h, &[3, 4, 5], &Frame::new("REDIST").with("item", 1));
+    let mut data: Vec<(ConnId, Vec<u8>, String)> = replies(&out)
+        .into_iter()
+        .map(|(c, f)| (c, f.payload.clone(), f.get("checkpoint").unwrap().to_string()))
+        .collect();
+    data.sort();
+    let want = [(3, b"ab", "20"), (4, b"cd", "20"), (5, b"ef", "20")];
+    assert_eq!(data, want.map(|(c, d, i)| (c, d.to_vec(), i.to_string())).to_vec());
+    assert!(told(&all(&mut h, &[3, 4], &Frame::new("COMMIT"))).is_empty(), "rank 2 has not committed");
+    assert_eq!(told(&frame(&mut h, 5, Frame::new("COMMIT"))), vec![Request::Commit { job: JOB, resize: 7 }]);
+}
+
+#[test]
+fn in_restart_mode_a_shrink_starts_the_step_on_the_nodes_left_and_an_application_that_finished_is_not_started_again() {
+    let mut h = restarting(&["n1", "n2", "n3"]);
+    h.handle(job_on(Phase::Shrinking { resize: 8, nodes: nodes(&["n2"]), since: 1 }, &["n1", "n2", "n3"]));
+    let out = all(&mut h, &[1, 2, 3], &Frame::new("PROBE"));
+    assert_eq!(replies(&out)[0].1, Frame::new("SHRINK").with("resize", 8).with("nodes", "n2").with("size", 2));
+    all(&mut h, &[1, 2, 3], &Frame::new("CHECKPOINT").with("iteration", 5).with("item", 1));
+    all(&mut h, &[1, 2, 3], &Frame::new("BYE"));
+    let out = ended(&mut h, &[1, 2, 3]);
+    assert!(out.contains(&Output::LaunchStep { first: 4, nodes: nodes(&["n1", "n3"]), joining: 8 }), "{out:?}");
+
+    // An application whose last iteration met the announcement finishes
+    // without a checkpoint: nothing starts again, and the run ends.
+    let mut h = restarting(&["n1", "n2"]);
+    h.handle(job_on(Phase::Shrinking { resize: 9, nodes: nodes(&["n2"]), since: 1 }, &["n1", "n2"]));
+    all(&mut h, &[1, 2], &Frame::new("PROBE"));
+    all(&mut h, &[1, 2], &Frame::new("BYE"));
+    let out = ended(&mut h, &[1, 2]);
+    assert!(!out.iter().any(|o| matches!(o, Output::LaunchStep { .. })), "{out:?}");
+    assert_eq!(told(&out), vec![Request::Bye { job: JOB }]);
     assert!(out.contains(&Output::Exit(0)), "{out:?}");
 }

@@ -93,6 +93,22 @@ int mall_rank(mall_rt *rt, uint32_t *rank);
 int mall_size(mall_rt *rt, uint32_t *size);
 
 /**
+ * Whether mall-run runs the application in restart mode (`mall-run --mpi
+ * restart`, an MPI application's): `*restarts` receives 1 or 0. In restart
+ * mode, at a resize every worker saves its data with `mall_checkpoint` and
+ * calls `mall_finish` (then `MPI_Finalize` and exit); the step started on
+ * the new nodes is joining (`mall_init`'s `*joining` is not 0): its workers
+ * call `mall_begin`, `mall_redistribute` (which hands each its share of
+ * the checkpoint, and `mall_restart_iteration` its iteration) and
+ * `mall_commit`.
+ *
+ * # Safety
+ * `rt` is NULL or a live handle; `restarts` is NULL or a valid, aligned
+ * place to write.
+ */
+int mall_restarts(mall_rt *rt, int *restarts);
+
+/**
  * At a safe point (collective): should the job adapt now? As
  * `MPI_Probe_adapt` in iMPI. `*action` receives `MALL_NONE`, `MALL_EXPAND`
  * or `MALL_SHRINK`, `*new_size` the number of workers after it (the
@@ -160,9 +176,10 @@ int mall_checkpoint(mall_rt *rt,
                     size_t count);
 
 /**
- * After the redistribution of a `MALL_RECOVER`: `*iteration` receives the
- * iteration of the checkpoint it handed out and `*restarted` 1; after any
- * other redistribution, `*restarted` receives 0.
+ * After a redistribution that handed out the checkpoint (after lost
+ * workers, or a restart-mode joiner's): `*iteration` receives the
+ * checkpoint's iteration and `*restarted` 1; after any other
+ * redistribution, `*restarted` receives 0.
  *
  * # Safety
  * `rt` is NULL or a live handle; `iteration` and `restarted` are NULL or

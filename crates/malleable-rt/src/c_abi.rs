@@ -236,6 +236,29 @@ pub unsafe extern "C" fn mall_size(rt: *mut mall_rt, size: *mut u32) -> c_int {
     })
 }
 
+/// Whether mall-run runs the application in restart mode (`mall-run --mpi
+/// restart`, an MPI application's): `*restarts` receives 1 or 0. In restart
+/// mode, at a resize every worker saves its data with `mall_checkpoint` and
+/// calls `mall_finish` (then `MPI_Finalize` and exit); the step started on
+/// the new nodes is joining (`mall_init`'s `*joining` is not 0): its workers
+/// call `mall_begin`, `mall_redistribute` (which hands each its share of
+/// the checkpoint, and `mall_restart_iteration` its iteration) and
+/// `mall_commit`.
+///
+/// # Safety
+/// `rt` is NULL or a live handle; `restarts` is NULL or a valid, aligned
+/// place to write.
+#[no_mangle]
+pub unsafe extern "C" fn mall_restarts(rt: *mut mall_rt, restarts: *mut c_int) -> c_int {
+    const F: &str = "mall_restarts";
+    guard(F, || {
+        // SAFETY: as this function's contract says.
+        let r = unsafe { handle(rt, F) }?.restarts();
+        // SAFETY: as this function's contract says.
+        unsafe { put(restarts, c_int::from(r), F, "restarts") }
+    })
+}
+
 /// At a safe point (collective): should the job adapt now? As
 /// `MPI_Probe_adapt` in iMPI. `*action` receives `MALL_NONE`, `MALL_EXPAND`
 /// or `MALL_SHRINK`, `*new_size` the number of workers after it (the
@@ -370,9 +393,10 @@ pub unsafe extern "C" fn mall_checkpoint(
     })
 }
 
-/// After the redistribution of a `MALL_RECOVER`: `*iteration` receives the
-/// iteration of the checkpoint it handed out and `*restarted` 1; after any
-/// other redistribution, `*restarted` receives 0.
+/// After a redistribution that handed out the checkpoint (after lost
+/// workers, or a restart-mode joiner's): `*iteration` receives the
+/// checkpoint's iteration and `*restarted` 1; after any other
+/// redistribution, `*restarted` receives 0.
 ///
 /// # Safety
 /// `rt` is NULL or a live handle; `iteration` and `restarted` are NULL or

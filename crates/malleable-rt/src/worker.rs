@@ -60,6 +60,20 @@ pub type Result<T> = std::result::Result<T, Error>;
 pub const ENV_HUB: &str = "MALL_HUB";
 pub const ENV_TOKEN: &str = "MALL_TOKEN";
 pub const ENV_WORKER: &str = "MALL_WORKER";
+/// In restart mode (one step for every worker, an MPI application's), the
+/// first worker's number: a worker's is it plus its task's SLURM_PROCID.
+pub const ENV_WORKER_BASE: &str = "MALL_WORKER_BASE";
+
+/// A restart-mode worker's number: the step's first plus its task's rank.
+fn worker_in_step(base: &str, procid: &str) -> Result<String> {
+    let parse = |name: &str, v: &str| {
+        v.parse::<u32>().map_err(|_| Error(format!("{name}={v} is not valid: expected a whole number")))
+    };
+    let (b, p) = (parse(ENV_WORKER_BASE, base)?, parse("SLURM_PROCID", procid)?);
+    b.checked_add(p)
+        .map(|w| w.to_string())
+        .ok_or_else(|| Error(format!("{ENV_WORKER_BASE}={base} and SLURM_PROCID={procid} overflow")))
+}
 
 /// What a probe found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -106,6 +120,8 @@ pub struct Runtime {
     rapl: Option<Rapl>,
     /// The checkpoint's iteration, after a redistribution that handed it out.
     restart: Option<u64>,
+    /// mall-run runs the application in restart mode.
+    restarts: bool,
     /// Time spent in this runtime's communication since the last report.
     comm_s: f64,
     since_report: Instant,
@@ -122,7 +138,11 @@ impl Runtime {
                 ))
             })
         };
-        let (hub, token, worker) = (var(ENV_HUB)?, var(ENV_TOKEN)?, var(ENV_WORKER)?);
+        let (hub, token) = (var(ENV_HUB)?, var(ENV_TOKEN)?);
+        let worker = match std::env::var(ENV_WORKER_BASE) {
+            Ok(base) => worker_in_step(&base, &var("SLURM_PROCID")?)?,
+            Err(_) => var(ENV_WORKER)?,
+        };
         Runtime::connect(&hub, &token, &worker)
     }
 
@@ -143,6 +163,7 @@ impl Runtime {
             leaving: false,
             rapl: Rapl::open(std::path::Path::new(POWERCAP)),
             restart: None,
+            restarts: false,
             comm_s: 0.0,
             since_report: Instant::now(),
         };
@@ -152,6 +173,7 @@ impl Runtime {
         let joining: u64 = welcome.number("joining")?;
         rt.joining = (joining != 0).then_some(joining);
         rt.under_way = rt.joining;
+        rt.restarts = welcome.get("restart").is_ok();
         if let Some(r) = rt.rapl.as_mut() {
             r.watts();
         }
@@ -172,6 +194,16 @@ impl Runtime {
     /// `redistribute` and `commit` before anything else.
     pub fn joining(&self) -> Option<u64> {
         self.joining
+    }
+
+    /// Whether mall-run runs the application in restart mode (`--mpi
+    /// restart`): at a resize every worker saves its data with
+    /// [`Runtime::checkpoint`] and calls [`Runtime::finish`], and the
+    /// workers started on the new nodes are joining: `begin`, then
+    /// `redistribute` hands each its share of the checkpoint (whose
+    /// iteration [`Runtime::restart_iteration`] gives), then `commit`.
+    pub fn restarts(&self) -> bool {
+        self.restarts
     }
 
     /// Send one frame and read its reply, which must be `want`.

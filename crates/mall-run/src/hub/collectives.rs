@@ -7,12 +7,15 @@ use std::collections::{HashMap, VecDeque};
 use malleable_model::runtime_msg::Request;
 use malleable_rt::wire::{bytes_to_f64s, f64s_to_bytes, Frame};
 
-use super::{error, Checkpoint, ConnId, Hub, Kind, Output, Stage, WorkerId};
+use super::{error, Checkpoint, ConnId, Hub, Kind, Launch, Output, Stage, WorkerId};
 
 impl Hub {
     /// Who takes part in collective `verb`.
     pub(super) fn participants(&self, verb: &str) -> Vec<WorkerId> {
         match (verb, &self.adapt) {
+            // In restart mode the old step's workers checkpoint and end; the
+            // new step's begin and take the data.
+            ("BEGIN" | "REDIST", Some(a)) if self.rules.launch == Launch::Restart => a.joiners.clone(),
             ("BEGIN" | "REDIST", Some(a)) => {
                 self.comm.iter().chain(a.joiners.iter().filter(|j| !self.comm.contains(j))).copied().collect()
             }
@@ -29,6 +32,17 @@ impl Hub {
             "REDIST" => self.adapt.as_ref().is_some_and(|a| a.stage == Stage::Begun),
             _ => true,
         };
+        let restarting_old = self.rules.launch == Launch::Restart
+            && verb == "BEGIN"
+            && self.adapt.as_ref().is_some_and(|a| !a.joiners.contains(&w));
+        if restarting_old {
+            return out.push(error(
+                conn,
+                "BEGIN: mall-run runs this application in restart mode (--mpi restart): at a resize its workers \
+                 checkpoint (mall_checkpoint) and finish, and the step started on the new nodes resumes from the \
+                 checkpoint",
+            ));
+        }
         if !stage_ok {
             return out.push(error(conn, format!("{verb}: no adaptation is at that step")));
         }
@@ -86,10 +100,11 @@ impl Hub {
     }
 
     fn complete_probe(&mut self, frames: &[(WorkerId, ConnId, Frame)], out: &mut Vec<Output>) {
+        // Restart mode starts the joiners only after the announcement.
         let ready = self.adapt.as_ref().is_some_and(|a| {
             a.stage == Stage::Starting
                 && !a.cancelled
-                && a.joiners.iter().all(|j| self.workers.get(j).is_some_and(|w| w.conn.is_some()))
+                && (!a.launched || a.joiners.iter().all(|j| self.workers.get(j).is_some_and(|w| w.conn.is_some())))
         });
         let reply = match self.adapt.as_mut().filter(|_| ready) {
             Some(a) => {
@@ -154,8 +169,9 @@ impl Hub {
             return refuse_all(frames, &why, out);
         }
         // Every item in rank order (the joiners' after), then equal blocks;
-        // after a loss, the checkpoint's instead.
-        let (all, size, restart): (Vec<u8>, usize, Option<u64>) = if a.kind == Kind::Lost {
+        // after a loss, or in restart mode, the checkpoint's instead.
+        let from_checkpoint = a.kind == Kind::Lost || self.rules.launch == Launch::Restart;
+        let (all, size, restart): (Vec<u8>, usize, Option<u64>) = if from_checkpoint {
             match &self.checkpoint {
                 Some(c) => (c.data.clone(), c.item, Some(c.iteration)),
                 None => {
@@ -204,6 +220,10 @@ impl Hub {
         }
         let data = frames.iter().flat_map(|(_, _, f)| f.payload.iter().copied()).collect();
         self.checkpoint = Some(Checkpoint { iteration, item, data });
+        // Restart mode: the checkpoint an announced adaptation waits for.
+        if let Some(a) = self.adapt.as_mut().filter(|a| a.stage == Stage::Announced) {
+            a.checkpointed = true;
+        }
         frames.iter().for_each(|(_, c, _)| out.push(Output::Reply(*c, Frame::new("OK"))));
     }
 

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use malleable_model::runtime_msg::{Phase, Request, Status};
 use malleable_rt::wire::Frame;
 
-use super::{error, lost, Adapt, ConnId, Hub, Kind, Output, Reports, Stage, WorkerId};
+use super::{error, lost, Adapt, ConnId, Hub, Kind, Launch, Output, Reports, Stage, WorkerId};
 
 impl Hub {
     pub(super) fn on_commit(&mut self, w: WorkerId, conn: ConnId, out: &mut Vec<Output>) {
@@ -26,6 +26,8 @@ impl Hub {
     /// Once every staying worker committed and every leaving one is gone,
     /// the scheduler is told.
     pub(super) fn check_commit(&mut self, out: &mut Vec<Output>) {
+        // In restart mode the way to the commit goes through a new step.
+        self.relaunch_when_ended(out);
         let Some(a) = self.adapt.as_mut().filter(|a| a.stage == Stage::Moved) else { return };
         let all_committed = a.next.iter().all(|w| a.committed.contains(w));
         let leavers_gone = a.leavers.iter().all(|w| self.workers.get(w).is_some_and(super::Worker::gone));
@@ -91,10 +93,15 @@ impl Hub {
             committed: HashSet::new(),
             cancelled: false,
             left_logged: false,
+            checkpointed: false,
+            launched: self.rules.launch == Launch::Workers,
         };
         let on = |hub: &Hub| -> Vec<WorkerId> {
             hub.comm.iter().copied().filter(|w| nodes.contains(&hub.workers[w].node)).collect()
         };
+        if self.rules.launch == Launch::Restart {
+            return self.restart_for(a, out);
+        }
         match kind {
             Kind::Expand => {
                 for node in &nodes {
@@ -279,6 +286,19 @@ impl Hub {
     /// Start again the steps whose time has come.
     pub(super) fn start_again(&mut self, out: &mut Vec<Output>) {
         let now = Instant::now();
+        if self.rules.launch == Launch::Restart {
+            let mut due = Vec::new();
+            for (w, wk) in self.workers.iter_mut() {
+                if wk.restart_at.is_some_and(|t| t <= now) && !wk.abandoned {
+                    wk.restart_at = None;
+                    due.push(*w);
+                }
+            }
+            if !due.is_empty() {
+                self.start_step_again(&due, out);
+            }
+            return;
+        }
         for (w, wk) in self.workers.iter_mut() {
             if wk.restart_at.is_some_and(|t| t <= now) && !wk.abandoned {
                 wk.restart_at = None;
@@ -352,6 +372,11 @@ impl Hub {
         let Some(a) = self.adapt.as_ref().filter(|a| matches!(a.stage, Stage::Starting | Stage::Announced)) else {
             return;
         };
+        // In restart mode, workers that saved their data ended to be
+        // started again: the new step takes the adaptation up.
+        if self.rules.launch == Launch::Restart && a.checkpointed {
+            return;
+        }
         let done = self
             .workers
             .iter()
@@ -360,10 +385,10 @@ impl Hub {
         // A new worker still being launched: wait for it. If its node
         // fails it, the expand is cancelled as such (the scheduler keeps
         // the node from the strategies a while); if it joins, it is dropped.
-        let launching = a
-            .joiners
-            .iter()
-            .any(|j| self.workers.get(j).is_some_and(|wk| !wk.abandoned && !wk.connected_once && wk.exited.is_none()));
+        let launching = a.launched
+            && a.joiners.iter().any(|j| {
+                self.workers.get(j).is_some_and(|wk| !wk.abandoned && !wk.connected_once && wk.exited.is_none())
+            });
         if !done || launching {
             return;
         }

@@ -25,12 +25,21 @@
 //! they compute again. A worker that ended without its node being lost
 //! ends the run.
 //!
+//! In restart mode (an MPI application: one srun step holds every rank),
+//! steps 3 to 5 go otherwise: at the announcing probe the workers
+//! CHECKPOINT (collective) and say BYE; once their step has ended, one
+//! step is started on the job's new node set, whose workers join: BEGIN,
+//! REDIST (handing out the checkpoint, as after a loss) and COMMIT, and the
+//! adaptation is committed to the scheduler.
+//!
 //! The rules are split by what they handle: `collectives.rs` (probe,
-//! begin, redistribute, reductions, checkpoints, messages) and
-//! `lifecycle.rs` (the job's status, commits, workers that come and go).
+//! begin, redistribute, reductions, checkpoints, messages),
+//! `lifecycle.rs` (the job's status, commits, workers that come and go)
+//! and `restart.rs` (restart mode's relaunch).
 
 mod collectives;
 mod lifecycle;
+mod restart;
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
@@ -81,6 +90,14 @@ pub enum Output {
         node: String,
         joining: u64,
     },
+    /// Restart mode: start one step (an MPI application's srun) of
+    /// `per_node` workers on each of `nodes`, in that order, numbered from
+    /// `first` (the worker of rank r is `first + r`); `joining` as above.
+    LaunchStep {
+        first: WorkerId,
+        nodes: Vec<String>,
+        joining: u64,
+    },
     /// Write a request to the scheduler (the channel sends them in order).
     Tell(Request),
     Log(String),
@@ -127,6 +144,11 @@ struct Adapt {
     cancelled: bool,
     /// The leaving workers' end was logged (once, with its time).
     left_logged: bool,
+    /// Restart mode: the workers saved their data after the announcement.
+    checkpointed: bool,
+    /// The joiners' steps were started (restart mode starts them once the
+    /// old step has ended; the other mode at once).
+    launched: bool,
 }
 
 #[derive(Debug, Default)]
@@ -167,11 +189,27 @@ struct Checkpoint {
     data: Vec<u8>,
 }
 
+/// How the application's processes are started and resized.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Launch {
+    /// One srun step a worker, on one node: an expand starts workers on the
+    /// new nodes, a shrink ends those on the leaving ones, and the others
+    /// go on (the runtime's messages carry the data).
+    #[default]
+    Workers,
+    /// One step for every worker (an MPI application's srun, whose ranks
+    /// cannot take in processes of another step): at a resize the workers
+    /// checkpoint and end, and the step starts again on the new node set,
+    /// resuming from the checkpoint.
+    Restart,
+}
+
 /// What the hub is told to do, from mall-run's options.
 #[derive(Clone, Copy, Debug)]
 pub struct Rules {
     /// Workers a node.
     pub per_node: usize,
+    pub launch: Launch,
     /// The fewest seconds between two reports to the scheduler.
     pub report_every: Duration,
     /// How long a vanished worker's end is given to turn out a node
@@ -192,6 +230,7 @@ impl Default for Rules {
     fn default() -> Rules {
         Rules {
             per_node: 1,
+            launch: Launch::Workers,
             report_every: Duration::from_secs(5),
             confirm_loss: Duration::from_secs(15),
             wait_for_step: Duration::from_secs(600),
@@ -290,11 +329,17 @@ impl Hub {
             finishing: false,
         };
         let mut out = vec![Output::Tell(Request::Hello { job })];
+        let first = hub.next_worker;
         for node in nodes {
             for id in hub.add_workers(node) {
                 hub.comm.push(id);
-                out.push(Output::Launch { worker: id, node: node.clone(), joining: 0 });
+                if rules.launch == Launch::Workers {
+                    out.push(Output::Launch { worker: id, node: node.clone(), joining: 0 });
+                }
             }
+        }
+        if rules.launch == Launch::Restart {
+            out.push(Output::LaunchStep { first, nodes: nodes.to_vec(), joining: 0 });
         }
         (hub, out)
     }
@@ -411,16 +456,21 @@ impl Hub {
             }
             None => (self.rank_of(w).unwrap_or(0), self.comm.len(), 0),
         };
-        out.push(Output::Reply(
-            conn,
-            Frame::new("WELCOME").with("rank", rank).with("size", size).with("joining", joining),
-        ));
+        let welcome = Frame::new("WELCOME").with("rank", rank).with("size", size).with("joining", joining);
+        let restarts = self.rules.launch == Launch::Restart;
+        out.push(Output::Reply(conn, if restarts { welcome.with("restart", 1) } else { welcome }));
         // The last joiner connected: its srun step runs. Logged with the
         // time, as the step launch's end in a resize's latency.
         if let Some(a) = self.adapt.as_ref().filter(|a| a.joiners.contains(&w)) {
             if a.joiners.iter().all(|j| self.workers.get(j).is_some_and(|x| x.connected_once)) {
                 let (resize, nodes) = (a.resize, a.nodes.join(","));
-                out.push(Output::Log(format!("expand {resize}: workers on {nodes} joined ({})", unix_time())));
+                // A restart-mode shrink's new step is on the nodes that stay.
+                let line = if a.kind == Kind::Expand {
+                    format!("expand {resize}: workers on {nodes} joined ({})", unix_time())
+                } else {
+                    format!("shrink {resize}: the new step's {} workers joined ({})", a.joiners.len(), unix_time())
+                };
+                out.push(Output::Log(line));
             }
         }
         // The last joiner connected: the adaptation may be announced, or,

@@ -25,6 +25,9 @@
 
 #include "malleable_rt.h"
 
+#define EXAMPLE_NAME "mall-stencil-c"
+#include "example_util.h"
+
 #define REPORT_EVERY 10
 
 struct options {
@@ -45,36 +48,6 @@ static void check(int rc)
         fprintf(stderr, "mall-stencil-c: %s\n", mall_last_error());
         exit(1);
     }
-}
-
-static void *alloc_or_die(size_t bytes)
-{
-    void *p = malloc(bytes ? bytes : 1);
-    if (!p) {
-        fprintf(stderr, "mall-stencil-c: out of memory\n");
-        exit(1);
-    }
-    return p;
-}
-
-/* The value of option `name`, a whole number from `min` to `max`. */
-static unsigned long long parse_number(const char *name, const char *value,
-                                       unsigned long long min, unsigned long long max)
-{
-    char *end;
-    unsigned long long n;
-    if (!value) {
-        fprintf(stderr, "mall-stencil-c: %s needs a value\n", name);
-        exit(2);
-    }
-    errno = 0;
-    n = strtoull(value, &end, 10);
-    if (value[0] < '0' || value[0] > '9' || *end != '\0' || errno != 0 || n < min || n > max) {
-        fprintf(stderr, "mall-stencil-c: %s %s: expected a whole number from %llu to %llu\n",
-                name, value, min, max);
-        exit(2);
-    }
-    return n;
 }
 
 static struct options parse_options(int argc, char **argv)
@@ -138,15 +111,6 @@ static void print_done(const struct options *o, double sum, unsigned workers)
 {
     printf("mall-stencil-c: done iterations=%llu cells=%llu checksum=%.17e workers=%u\n",
            o->iterations, o->cells, sum, workers);
-}
-
-static void sleep_us(unsigned long long us)
-{
-    struct timespec t;
-    t.tv_sec = (time_t)(us / 1000000);
-    t.tv_nsec = (long)(us % 1000000) * 1000;
-    while (nanosleep(&t, &t) != 0 && errno == EINTR) {
-    }
 }
 
 static int serial(const struct options *o)

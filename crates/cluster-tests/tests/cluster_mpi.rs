@@ -1,0 +1,74 @@
+//! MPI applications resized on a real cluster under mtct-backfill: the C
+//! Jacobi (mall_jacobi_mpi.c) run by `mall-run --mpi restart`, built with
+//! Open MPI (srun --mpi=pmix) and with MPICH (srun --mpi=pmi2), grows into
+//! idle nodes, shrinks for a waiting job, each time checkpointing and
+//! starting again as one MPI step on the new nodes, and ends with the grid
+//! its serial run computes.
+
+use std::time::Duration;
+
+use cluster_tests::malleable::{checksum_in, job_field, job_output, malleable_spec, submit, tool, wait_log};
+use cluster_tests::up_with;
+use testcluster::Cluster;
+
+const APP: &str = "--rows 240 --cols 48 --iterations 400 --unit-us 400";
+
+/// A 4-node cluster for MPI jobs. Each node gets a TmpFS of its own, as
+/// every node of a real cluster has: Slurm's mpi/pmix plugin keeps a job's
+/// PMIx server files there, named by the job alone, and the slurmds of a
+/// test cluster share this machine's /tmp.
+fn mpi_cluster(name: &str) -> Cluster {
+    let spec = malleable_spec(name, 4, "Strategy=mtct-backfill\nSchedulerTick=5\n");
+    let tmp = std::env::temp_dir().join(format!("malleable-{name}-tmpfs"));
+    for n in spec.node_names() {
+        std::fs::create_dir_all(tmp.join(n)).unwrap();
+    }
+    up_with(spec.set("TmpFS", &format!("{}/%n", tmp.display())))
+}
+
+fn serial_checksum(binary: &str) -> String {
+    let out = std::process::Command::new(tool(binary)).arg("--serial").args(APP.split(' ')).output().unwrap();
+    checksum_in(&String::from_utf8_lossy(&out.stdout)).expect("the serial run prints its checksum")
+}
+
+/// The elastic MPI job grows from 1 node to 4, shrinks to 2 for a rigid
+/// job, grows back once it ends, and computes what the serial run does.
+fn grows_and_shrinks_by_restarting(name: &str, binary: &str, plugin: &str) {
+    let c = mpi_cluster(name);
+    let script = c.dir.join("mpi.sh");
+    let text = format!(
+        "#!/bin/sh\nexec {} --poll-ms 50 --report-every 1 --mpi restart --mpi-plugin {plugin} -- {} {APP}\n",
+        tool("mall-run").display(),
+        tool(binary).display()
+    );
+    std::fs::write(&script, text).unwrap();
+    let id = submit(&c, &script, "mpi.out", &["-N1", "--min-nodes-invasive=1", "--max-nodes-invasive=4"]);
+    wait_log(&c, 0, &[&format!("JobId={id}: expand onto n2,n3,n4 committed")], Duration::from_secs(90));
+    assert_eq!(job_field(&c, id, "NumNodes"), "4");
+
+    let from = c.ctld_log().len();
+    let rigid = c.sbatch(&["-N2", "-t", "1", "--wrap", "sleep 3"]).unwrap();
+    wait_log(&c, from, &[&format!("JobId={id}: shrink off "), "committed"], Duration::from_secs(60));
+    c.wait_job(rigid, "started", Duration::from_secs(30), |j| j.has_started()).unwrap();
+
+    let done = c.wait_job(id, "finished", Duration::from_secs(240), |j| j.is_finished()).unwrap();
+    let out = job_output(&c, "mpi.out");
+    assert_eq!(done.state, "COMPLETED", "{out}");
+    assert!(out.contains("expand to 4 ranks, restarting"), "{out}");
+    assert!(out.contains("shrink to 2 ranks, restarting"), "{out}");
+    assert!(out.contains("resumed at iteration") && out.contains("on 4 ranks"), "{out}");
+    // The last step held every rank: the grid, gathered, is the serial one.
+    assert_eq!(checksum_in(&out), Some(serial_checksum(binary)), "{out}");
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn an_open_mpi_job_grows_and_shrinks_by_restarting_with_pmix() {
+    grows_and_shrinks_by_restarting("t-mpi-ompi", "mall-jacobi-openmpi", "pmix");
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn an_mpich_job_grows_and_shrinks_by_restarting_with_pmi2() {
+    grows_and_shrinks_by_restarting("t-mpi-mpich", "mall-jacobi-mpich", "pmi2");
+}
