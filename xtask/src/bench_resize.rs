@@ -12,7 +12,10 @@
 //! lowest node for its batch host (a shrink must keep it): a job started on a
 //! higher node that grows below it is shrunk off its batch host, which slurmctld
 //! refuses. mall-example's cells are few (kilobytes move), so what is measured is
-//! the scheduler, slurmctld, srun and the runtime.
+//! the scheduler, slurmctld, srun and the runtime. With `--mpi restart` the job is
+//! the MPI Jacobi under `mall-run --mpi restart`, once built with Open MPI (srun
+//! --mpi=pmix) and once with MPICH (--mpi=pmi2): each step ends the MPI step and
+//! starts it again on the new node set, so its cost grows with the job's size.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -87,26 +90,102 @@ fn scancel(cluster: &Cluster, id: u32) -> Result<()> {
     }
 }
 
-pub fn run(nodes: usize, rounds: usize) -> Result<()> {
+/// The application a bench resizes.
+struct Subject {
+    /// For the table's caption.
+    label: &'static str,
+    /// Where its logs and plot go, under target/bench-resize/N-nodes.
+    dir: &'static str,
+    /// mall-run's options before `--`, the staged command and its options.
+    mall_run: &'static str,
+    command: &'static str,
+    args: String,
+}
+
+impl Subject {
+    /// mall-example, a worker a node. About 20 ms an iteration on one node
+    /// (64 cells a node, 10 us each), so a probe is never far.
+    fn workers(nodes: usize) -> Subject {
+        Subject {
+            label: "mall-example",
+            dir: "",
+            mall_run: "",
+            command: "mall-example",
+            args: format!("--cells {} --iterations 100000000 --unit-us 10 --report-every 50", 64 * nodes),
+        }
+    }
+
+    /// The MPI Jacobi restarted, with each MPI: 4 rows a node of 1 ms each.
+    fn restarted(nodes: usize) -> Vec<Subject> {
+        let args = format!("--rows {} --cols 64 --iterations 100000000 --unit-us 1000", 4 * nodes);
+        vec![
+            Subject {
+                label: "Open MPI (srun --mpi=pmix), restart",
+                dir: "-openmpi-restart",
+                mall_run: "--mpi restart --mpi-plugin pmix",
+                command: "mall-jacobi-openmpi",
+                args: args.clone(),
+            },
+            Subject {
+                label: "MPICH (srun --mpi=pmi2), restart",
+                dir: "-mpich-restart",
+                mall_run: "--mpi restart --mpi-plugin pmi2",
+                command: "mall-jacobi-mpich",
+                args,
+            },
+        ]
+    }
+}
+
+pub fn run(nodes: usize, rounds: usize, mpi: bool) -> Result<()> {
     if nodes < 2 {
         return Err(format!("bench-resize --nodes {nodes}: a one-node step needs at least 2 nodes"));
     }
+    if !mpi {
+        return bench(nodes, rounds, &Subject::workers(nodes));
+    }
+    for s in Subject::restarted(nodes) {
+        bench(nodes, rounds, &s)?;
+    }
+    Ok(())
+}
+
+fn bench(nodes: usize, rounds: usize, subject: &Subject) -> Result<()> {
     let staged = crate::evaluate::staged_plugins()?;
     // rfc5424_ms: slurmctld's times carry their UTC offset, to set beside mall-run's.
-    let spec = plugins::sched_malleable(ClusterSpec::new("bench", nodes), &staged)
+    let mut spec = plugins::sched_malleable(ClusterSpec::new("bench", nodes), &staged)
         .set("LogTimeFormat", "rfc5424_ms")
         .file("malleable.conf", "Strategy=mtct\nSchedulerTick=5\n");
+    if !subject.mall_run.is_empty() {
+        // A TmpFS a node, as on a real cluster: mpi/pmix keeps a job's
+        // files there by the job's name alone.
+        let tmp = repo_root().join("target/bench-resize/tmpfs");
+        for n in spec.node_names() {
+            std::fs::create_dir_all(tmp.join(&n)).map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
+        }
+        // Each slurmd in a network namespace of its own: with every rank
+        // on one host's loopback, Open MPI's ranks hung in their first
+        // exchange after a restart.
+        spec = spec.set("TmpFS", &format!("{}/%n", tmp.display())).networked();
+    }
     let cluster = Cluster::up(spec)?;
     let bin = staged.join("bin");
     let script = cluster.dir.join("bench.sh");
-    // About 20 ms an iteration on one node, so a probe is never far.
-    let app = format!("--cells {} --iterations 100000000 --unit-us 10 --report-every 50", 64 * nodes);
+    let app = bin.join(subject.command);
+    if !app.is_file() {
+        return Err(format!(
+            "{} is not built for this release (cargo xtask build makes it on the host)",
+            app.display()
+        ));
+    }
     std::fs::write(
         &script,
         format!(
-            "#!/bin/sh\nexec {} --poll-ms 50 -- {} {app}\n",
+            "#!/bin/sh\nexec {} --poll-ms 50 {} -- {} {}\n",
             bin.join("mall-run").display(),
-            bin.join("mall-example").display()
+            subject.mall_run,
+            app.display(),
+            subject.args
         ),
     )
     .map_err(|e| e.to_string())?;
@@ -114,8 +193,9 @@ pub fn run(nodes: usize, rounds: usize) -> Result<()> {
     // Generous: a step takes seconds; the job must not reach its limit mid-bench.
     let minutes = rounds * nodes + 60;
     println!(
-        "{nodes}-node cluster, Strategy=mtct; {rounds} rounds of {steps_each} one-node shrinks ({nodes} -> 1) and \
-         {steps_each} one-node expands (1 -> {nodes})"
+        "{nodes}-node cluster, Strategy=mtct, {}; {rounds} rounds of {steps_each} one-node shrinks ({nodes} -> 1) \
+         and {steps_each} one-node expands (1 -> {nodes})",
+        subject.label
     );
 
     let out = cluster.dir.join("elastic.out");
@@ -179,7 +259,7 @@ pub fn run(nodes: usize, rounds: usize) -> Result<()> {
     let app_out = std::fs::read_to_string(&out).map_err(|e| format!("cannot read {}: {e}", out.display()))?;
     let read = resize_latency::read_steps(&log, &app_out, id);
     // Kept beside the plot: the cluster's directory is cleared by its next start.
-    let dir = repo_root().join(format!("target/bench-resize/{nodes}-nodes"));
+    let dir = repo_root().join(format!("target/bench-resize/{nodes}-nodes{}", subject.dir));
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     for (name, text) in [("slurmctld.log", &log), ("elastic.out", &app_out)] {
         std::fs::write(dir.join(name), text).map_err(|e| format!("cannot write {name}: {e}"))?;
@@ -209,8 +289,11 @@ pub fn run(nodes: usize, rounds: usize) -> Result<()> {
     }
     print!("{}", resize_latency::table(&one));
     let png = dir.join("resize-latency.png");
-    let caption =
-        format!("{nodes}-node local cluster, Strategy=mtct, {rounds} round{}", if rounds == 1 { "" } else { "s" });
+    let caption = format!(
+        "{nodes}-node local cluster, Strategy=mtct, {}, {rounds} round{}",
+        subject.label,
+        if rounds == 1 { "" } else { "s" }
+    );
     resize_latency::plot(&png, &one, &caption)?;
     println!("plot: {}", png.display());
     println!("logs: {}, {}", dir.join("slurmctld.log").display(), dir.join("elastic.out").display());

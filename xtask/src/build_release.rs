@@ -84,8 +84,12 @@ pub fn build(root: &Path, version: &str) -> Result<PathBuf> {
     }
     let image = release_image(root, r)?;
     let box_ = Container::claim(&format!("malleable-cc-{}", r.version))?;
-    let mut cc = box_.command(&image, root, &[], root, &[]);
-    cc.arg("cc");
-    crate::c_example::build_into(&release, &bin, root, cc)?;
+    let compiler = |name: &str| {
+        let mut cc = box_.command(&image, root, &[], root, &[]);
+        cc.arg(name);
+        cc
+    };
+    crate::c_example::build_into(&release, &bin, root, compiler("cc"))?;
+    crate::c_example::build_mpi_into(&bin, root, compiler)?;
     Ok(dir)
 }

@@ -1,9 +1,10 @@
 //! The runtime's C side, staged for jobs: libmalleable_rt.so and its
 //! headers beside the commands in target/plugins/bin, and the C examples
 //! built against them, which find the library beside themselves (rpath
-//! $ORIGIN): mall_stencil.c as mall-stencil-c, and on the host the MPI
-//! Jacobi (mall_jacobi_mpi.c) once for each MPI Debian has, as
-//! mall-jacobi-openmpi and mall-jacobi-mpich.
+//! $ORIGIN): mall_stencil.c as mall-stencil-c, and the MPI Jacobi
+//! (mall_jacobi_mpi.c) once for each MPI Debian has, as mall-jacobi-openmpi
+//! and mall-jacobi-mpich; beside them the Python module over the library
+//! and the mpi4py example.
 
 use std::path::Path;
 use std::process::Command;
@@ -26,13 +27,27 @@ pub const MPI_EXAMPLES: &[(&str, &str)] =
 pub fn build(root: &Path) -> Result<()> {
     let bin = tool_dir(root);
     build_into(&root.join("target/release"), &bin, root, Command::new("cc"))?;
+    build_mpi_into(&bin, root, |name| Command::new(name))
+}
+
+/// Stage the MPI header into `bin` and build the MPI example there with
+/// each MPI's compiler wrapper, `compiler(name)` the command that runs it
+/// (here, or in another release's build image).
+pub fn build_mpi_into(bin: &Path, root: &Path, compiler: impl Fn(&str) -> Command) -> Result<()> {
     let crate_dir = root.join("crates/malleable-rt");
     stage(&crate_dir.join("include/malleable_rt_mpi.h"), &bin.join("malleable_rt_mpi.h"))?;
     for (name, mpicc) in MPI_EXAMPLES {
-        compile(Command::new(mpicc), &bin, &crate_dir.join("examples/c/mall_jacobi_mpi.c"), name)?;
+        compile(compiler(mpicc), bin, &crate_dir.join("examples/c/mall_jacobi_mpi.c"), name)?;
+    }
+    for name in PYTHON_EXAMPLE {
+        stage(&crate_dir.join("examples/python").join(name), &bin.join(name))?;
     }
     Ok(())
 }
+
+/// The Python runtime module and the mpi4py example, staged beside the
+/// library the module loads.
+pub const PYTHON_EXAMPLE: &[&str] = &["malleable_rt.py", "mall_jacobi_mpi4py.py"];
 
 /// As [`build`], from the cargo output dir `release` into `bin`, with `cc`
 /// the compiler command to add the arguments to (plain `cc`, or `docker

@@ -3,25 +3,31 @@
 //! runs once per strategy, by default `easy` (elastic jobs stay at their
 //! --nodes) and `mtct-backfill`: each run's jobs, the runs side by side with
 //! ratios, a node-occupancy chart of both, and the elastic jobs' results checked.
+//! With `--mpi` the elastic jobs run the MPI Jacobi under `mall-run --mpi
+//! restart`, half with Open MPI and half with MPICH.
 
 use std::path::Path;
 use std::time::Duration;
 
-use cluster_eval::replay::{app_args, RealRun};
+use cluster_eval::replay::{ElasticApp, RealRun};
 use cluster_eval::{gantt, workloads};
 use testcluster::process::output;
 
 use crate::evaluate::{self, Setup};
 use crate::{repo_root, Result};
 
-pub fn run(nodes: usize, keep: bool, strategies: &[String]) -> Result<()> {
+pub fn run(nodes: usize, keep: bool, strategies: &[String], app: ElasticApp) -> Result<()> {
     let w = workloads::demo(nodes);
     let elastic = w.jobs.iter().filter(|j| j.malleable.is_some()).count();
     // The Slurm it runs on, as its daemon names it ("slurm-wlm 24.11.5";
     // the client commands need a configuration even for --version).
     let slurm = output(std::process::Command::new("slurmctld").arg("-V")).unwrap_or_default();
+    let running = match app {
+        ElasticApp::Example => "",
+        ElasticApp::MpiRestart => ", the elastic ones the MPI Jacobi restarted (Open MPI and MPICH)",
+    };
     println!(
-        "demo: {} jobs ({elastic} elastic) over {:.0} s on {nodes} nodes, once under each of: {}; {}",
+        "demo: {} jobs ({elastic} elastic{running}) over {:.0} s on {nodes} nodes, once under each of: {}; {}",
         w.jobs.len(),
         w.jobs.last().map_or(0.0, |j| j.submit),
         strategies.join(", "),
@@ -35,6 +41,7 @@ pub fn run(nodes: usize, keep: bool, strategies: &[String]) -> Result<()> {
         keep,
         drain_timeout: Duration::from_secs(300),
         beside_backfill: false,
+        app,
     };
     let runs = evaluate::real_runs(&w, strategies, &setup)?;
     let mut summaries = Vec::new();
@@ -55,7 +62,7 @@ pub fn run(nodes: usize, keep: bool, strategies: &[String]) -> Result<()> {
     println!("node occupancy of each run (a row per node, a colour per job, elastic jobs outlined): {}", png.display());
     println!("summaries as malleable-sim compare writes them: {}", json.display());
     let mut wrong: Vec<String> = runs.iter().flat_map(evaluate::failures).collect();
-    wrong.extend(check_elastic(&runs, &evaluate::staged_plugins()?.join("bin"))?);
+    wrong.extend(check_elastic(&runs, &evaluate::staged_plugins()?.join("bin"), app)?);
     if wrong.is_empty() {
         Ok(())
     } else {
@@ -65,7 +72,7 @@ pub fn run(nodes: usize, keep: bool, strategies: &[String]) -> Result<()> {
 
 /// Each elastic job's result against the application alone (`--serial`):
 /// what went wrong, if anything.
-fn check_elastic(runs: &[RealRun], bin: &Path) -> Result<Vec<String>> {
+fn check_elastic(runs: &[RealRun], bin: &Path, app: ElasticApp) -> Result<Vec<String>> {
     let checksum = |text: &str| {
         text.lines()
             .find(|l| l.contains(": done iterations="))
@@ -77,8 +84,8 @@ fn check_elastic(runs: &[RealRun], bin: &Path) -> Result<Vec<String>> {
     for run in runs {
         for j in run.jobs.iter().filter(|j| j.spec.malleable.is_some()) {
             let Some(out) = &j.output else { continue };
-            let args = app_args(j.spec.run_time, j.spec.nodes);
-            let mut serial = std::process::Command::new(bin.join("mall-example"));
+            let (command, _, args) = app.for_job(&j.spec);
+            let mut serial = std::process::Command::new(bin.join(command));
             serial.arg("--serial").args(args.split_whitespace());
             let alone = checksum(&output(&mut serial)?);
             let got = checksum(&std::fs::read_to_string(out).unwrap_or_default());

@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use cluster_eval::fidelity::{self, Pair};
+use cluster_eval::replay::ElasticApp;
 use cluster_eval::{gantt, workloads};
 use malleable_sim::metrics::jobs_csv;
 use malleable_sim::workload::{esp, for_slurm};
@@ -69,6 +70,7 @@ pub fn run(o: &EvalOpts, strict: bool) -> Result<()> {
         keep: o.keep,
         drain_timeout: Duration::from_secs(3600),
         beside_backfill: false,
+        app: ElasticApp::Example,
     };
     let runs = evaluate::real_runs(&w, &o.strategies, &setup)?;
     let failed: Vec<String> = runs.iter().flat_map(evaluate::failures).collect();

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use cluster_eval::replay::{RealRun, Replay};
+use cluster_eval::replay::{ElasticApp, RealRun, Replay};
 use malleable_core::StrategyChoice;
 use malleable_sim::app_model::{AppModel, ResizeCost};
 use malleable_sim::metrics::median;
@@ -32,6 +32,10 @@ pub struct Setup {
     /// the jobs that ask (Iserte et al. 2025's set-up), instead of
     /// sched/malleable.
     pub beside_backfill: bool,
+    /// What the malleable jobs run; the MPI application's clusters give
+    /// each node a network namespace and a TmpFS of its own (mpi/pmix keeps
+    /// a job's files there by the job's name alone).
+    pub app: ElasticApp,
 }
 
 /// The plugins a run takes: those `plugins::PLUGIN_DIR_VAR` names (another
@@ -55,11 +59,19 @@ pub fn real_runs(w: &Workload, strategies: &[String], s: &Setup) -> Result<Vec<R
         } else {
             plugins::sched_malleable(base, &staged)
         };
-        let spec = spec.file("malleable.conf", &malleable_conf(strategy, s.tick));
+        let mut spec = spec.file("malleable.conf", &malleable_conf(strategy, s.tick));
+        if s.app == ElasticApp::MpiRestart {
+            let tmp = crate::repo_root().join(format!("target/{}-tmpfs", s.name));
+            for n in spec.node_names() {
+                std::fs::create_dir_all(tmp.join(&n)).map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
+            }
+            spec = spec.set("TmpFS", &format!("{}/%n", tmp.display())).networked();
+        }
         let mut cluster = Cluster::up(spec)?;
         cluster.keep = s.keep && k + 1 == strategies.len();
         println!("{strategy}: {}-node cluster up in {}", s.nodes, cluster.dir.display());
         let replay = Replay {
+            app: s.app,
             cluster: &cluster,
             bin: &bin,
             poll_ms: s.poll_ms,

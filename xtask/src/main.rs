@@ -1,13 +1,13 @@
 //! cargo xtask: the developer commands of this workspace.
 //!
-//!   cargo xtask demo [--nodes N] [--keep] [--strategies A,B] [--slurm V]   easy against mtct-backfill on a local cluster
+//!   cargo xtask demo [--nodes N] [--keep] [--strategies A,B] [--mpi] [--slurm V]   easy against mtct-backfill on a local cluster
 //!   cargo xtask esp [--scale F] [--fraction X] [--strategies A,B] [--seed S]   ESP on a 32-node cluster
 //!   cargo xtask fidelity [--workload demo|esp] ...   the same workload real and simulated
 //!   cargo xtask mpdata [--scale F] [--seed S]   Iserte et al. 2025's MPDATA, static against natural, on 31 nodes
 //!   cargo xtask soak [--jobs N]   many jobs, a third elastic, resizing often
 //!   cargo xtask versus-stock [--jobs N]   srun latency and a burst of short jobs, ours against stock Slurm
 //!   cargo xtask bench-scale [--nodes N] [--jobs N]   pass and lock-hold times with 5,000 nodes, 10,000 jobs
-//!   cargo xtask bench-resize [--nodes N] [--rounds R] [--slurm V]   one-node resize latency, 1 to N nodes
+//!   cargo xtask bench-resize [--nodes N] [--rounds R] [--mpi restart] [--slurm V]   one-node resize latency, 1 to N nodes
 //!   cargo xtask bench-ipsched [--nodes N]   IPSCHED's pass in slurmctld, nodes of 8 CPUs and 2 GPUs
 //!   cargo xtask bench-site [--rounds R]     locks held by resizes on the compose site (slurmdbd)
 //!   cargo xtask test                        every test, with its own set-up
@@ -43,6 +43,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
+use cluster_eval::replay::ElasticApp;
 use testcluster::cluster::{self, Cluster};
 use testcluster::slurm_release::HOST_RELEASE;
 use testcluster::{plugins, ClusterSpec};
@@ -50,9 +51,10 @@ use testcluster::{plugins, ClusterSpec};
 pub type Result<T> = std::result::Result<T, String>;
 
 const USAGE: &str = "usage: cargo xtask <command>
-  demo [--nodes N] [--keep] [--strategies A,B] [--slurm V]
+  demo [--nodes N] [--keep] [--strategies A,B] [--mpi] [--slurm V]
                                          the demo workload once per strategy (16; easy,mtct-backfill):
-                                         jobs, summaries with ratios, node-occupancy PNG
+                                         jobs, summaries with ratios, node-occupancy PNG; --mpi: the elastic
+                                         jobs run the MPI Jacobi under mall-run --mpi restart
   esp [--scale F] [--fraction X] [--strategies A,B] [--seed S] [--nodes N]
                                          ESP (230 jobs) F times faster on a local cluster (32 nodes, F 20,
                                          X 0.5, easy,mtct-backfill), the simulator beside it; JSON in target/esp
@@ -73,8 +75,9 @@ const USAGE: &str = "usage: cargo xtask <command>
                                          Slurm's own python and expect tests (xtask/slurm-tests/V.list; --short:
                                          CI's selection) under stock sched/backfill and sched/malleable at once,
                                          side by side; fails if one passes under stock only
-  bench-resize [--nodes N] [--rounds R] [--slurm V]
-                                         one-node resize latency 1 -> N -> 1, table and plot (32, 5)
+  bench-resize [--nodes N] [--rounds R] [--mpi restart] [--slurm V]
+                                         one-node resize latency 1 -> N -> 1, table and plot (32, 5); --mpi
+                                         restart: of the MPI Jacobi restarted, with Open MPI and with MPICH
   bench-site [--rounds R]                how long resizes hold slurmctld's locks on a 4-host compose site,
                                          where they wait for slurmdbd (R shrink-and-grow rounds, 5)
   bench-ipsched [--nodes N] [--keep]     IPSCHED's pass in slurmctld (and EASY's) on N nodes (16) of 8 CPUs and
@@ -119,6 +122,8 @@ struct Opts {
     networked: bool,
     /// `demo --slurm V`: the Slurm release to run on (the host's if none).
     slurm: Option<String>,
+    /// `bench-resize --mpi MODE`: the MPI applications' resize mode.
+    mpi: Option<String>,
 }
 
 /// Whether release `v` is the host's (built and run on this machine).
@@ -157,6 +162,7 @@ fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
         jobs: if default_name == "scale" { 10_000 } else { 1000 },
         networked: false,
         slurm: None,
+        mpi: None,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -179,6 +185,17 @@ fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
                 o.slurm = Some(v.clone());
             }
             "--networked" => o.networked = true,
+            "--mpi" if default_name == "demo" => o.mpi = Some("restart".into()),
+            "--mpi" if default_name == "bench" => {
+                let v = it.next().ok_or("--mpi needs a mode: restart")?;
+                if v != "restart" {
+                    return Err(format!(
+                        "--mpi {v}: expected restart (spawn does not work with Debian's MPIs under srun: see \
+                         docs/malleable-jobs.md)"
+                    ));
+                }
+                o.mpi = Some(v.clone());
+            }
             "--set" => {
                 let v = it.next().ok_or("--set needs KEY=VALUE")?;
                 let (k, val) = v.split_once('=').ok_or_else(|| format!("--set {v}: expected KEY=VALUE"))?;
@@ -239,7 +256,10 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("demo") => parse_opts(&args[1..], "demo").and_then(|o| match &o.slurm {
             Some(v) if !is_host(v) => release_tests::in_release(&repo_root(), v, "demo", &args[1..]),
-            _ => demo::run(o.nodes, o.keep, &o.strategies),
+            _ => {
+                let app = if o.mpi.is_some() { ElasticApp::MpiRestart } else { ElasticApp::Example };
+                demo::run(o.nodes, o.keep, &o.strategies, app)
+            }
         }),
         Some("esp") => parse_opts(&args[1..], "esp").and_then(|o| esp::run(&o.into(), false)),
         Some("fidelity") => parse_opts(&args[1..], "fidelity").and_then(|o| esp::run(&o.into(), true)),
@@ -260,7 +280,7 @@ fn main() -> ExitCode {
         Some("bench-ipsched") => parse_opts(&args[1..], "ipsched").and_then(|o| bench_ipsched::run(o.nodes, o.keep)),
         Some("bench-resize") => parse_opts(&args[1..], "bench").and_then(|o| match &o.slurm {
             Some(v) if !is_host(v) => release_tests::in_release(&repo_root(), v, "bench-resize", &args[1..]),
-            _ => bench_resize::run(o.nodes, o.rounds),
+            _ => bench_resize::run(o.nodes, o.rounds, o.mpi.is_some()),
         }),
         Some("bench-site") => parse_opts(&args[1..], "bench-site").and_then(|o| bench_site::run(o.rounds)),
         Some("slurm-tests") => slurm_tests_cmd(&args[1..]),

@@ -11,6 +11,7 @@
 
 use std::time::Duration;
 
+use cluster_eval::replay::ElasticApp;
 use malleable_sim::metrics::{jobs_csv, Summary};
 use malleable_sim::mpdata::{mpdata, static_flavor, MPDATA_JOBS};
 use malleable_sim::workload::for_slurm;
@@ -44,6 +45,7 @@ pub fn run(nodes: usize, scale: f64, seed: u64, keep: bool) -> Result<()> {
         keep,
         drain_timeout: Duration::from_secs(3600),
         beside_backfill,
+        app: ElasticApp::Example,
     };
     let mut runs = evaluate::real_runs(&fixed, &["conservative".into()], &setup("mpdata-static", false, false))?;
     runs.extend(evaluate::real_runs(&dynamic, &["natural".into()], &setup("mpdata-natural", false, false))?);

@@ -50,7 +50,9 @@ const UNIT: &[&str] = &[
 /// queue's order by slurmctld's priority and preemption (whose functions
 /// moved from slurmctld into libslurmfull in 24.11), and what a node must
 /// have, partitions' limits and deadlines (24.11 refuses at submission a
-/// time limit past the deadline, which 22.05 takes and ends). The
+/// time limit past the deadline, which 22.05 takes and ends), and the MPI
+/// applications restarted (trixie's Open MPI and MPICH, 24.11's mpi/pmix
+/// and mpi/pmi2). The
 /// rest of the host's tier (options, reasons, the other strategies,
 /// failures...) exercises the model, the core and the controller, which do
 /// not change with the release; run on 24.11 too, it would take CI past
@@ -65,6 +67,7 @@ const CLUSTER: &[&str] = &[
     "cluster_priority",
     "cluster_preemption",
     "cluster_placement",
+    "cluster_mpi",
 ];
 
 /// The compose tests run on every release: the README's elastic job under

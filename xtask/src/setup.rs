@@ -34,6 +34,8 @@ const PACKAGES: &[&str] = &[
     "libopenmpi-dev",
     "mpich",
     "libmpich-dev",
+    // mpi4py (built with Open MPI), for the Python example.
+    "python3-mpi4py",
 ];
 
 fn installed_version(pkg: &str) -> Option<String> {
@@ -190,6 +192,7 @@ fn staged_tools() -> Vec<&'static str> {
     let mut t: Vec<&str> = TOOLS.iter().map(|t| t.1).collect();
     t.extend(["libmalleable_rt.so", "malleable_rt.h", "malleable_rt_mpi.h", "mall-stencil-c"]);
     t.extend(crate::c_example::MPI_EXAMPLES.iter().map(|e| e.0));
+    t.extend(crate::c_example::PYTHON_EXAMPLE);
     t
 }
 

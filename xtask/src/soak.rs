@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use cluster_eval::records::log_time;
-use cluster_eval::replay::Replay;
+use cluster_eval::replay::{ElasticApp, Replay};
 use cluster_eval::throughput::quantile;
 use cluster_eval::workloads;
 use testcluster::plugins::{self, tool_dir};
@@ -38,6 +38,7 @@ pub fn run(jobs: usize, nodes: usize) -> Result<()> {
     let pid = cluster.controller_pid();
     let bin = tool_dir(&repo_root());
     let replay = Replay {
+        app: ElasticApp::Example,
         cluster: &cluster,
         bin: &bin,
         poll_ms: 500,

@@ -10,6 +10,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
+use cluster_eval::replay::ElasticApp;
 use testcluster::process::run;
 
 use crate::{architecture, setup, Result};
@@ -118,7 +119,7 @@ fn run_evaluations() -> Result<TestCounts> {
     };
     type Run = Box<dyn Fn() -> Result<()>>;
     let runs: [(&str, Run); 4] = [
-        ("cargo xtask demo", Box::new(move || crate::demo::run(16, false, &both))),
+        ("cargo xtask demo", Box::new(move || crate::demo::run(16, false, &both, ElasticApp::Example))),
         ("cargo xtask esp --scale 60 --fraction 0.2", Box::new(move || crate::esp::run(&esp, false))),
         ("cargo xtask soak --jobs 100", Box::new(|| crate::soak::run(100, 32))),
         ("cargo xtask slurm-tests --short", Box::new(|| crate::slurm_tests::run(true, &[]))),

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use cluster_eval::replay::Replay;
+use cluster_eval::replay::{ElasticApp, Replay};
 use cluster_eval::throughput::{quantile, Throughput};
 use cluster_eval::workloads;
 use testcluster::plugins::{self, tool_dir};
@@ -64,6 +64,7 @@ fn one_side(label: &'static str, spec: ClusterSpec, w: &malleable_sim::workload:
     srun.sort_by(f64::total_cmp);
     let bin = tool_dir(&repo_root());
     let replay = Replay {
+        app: ElasticApp::Example,
         cluster: &cluster,
         bin: &bin,
         poll_ms: 500,

@@ -4,7 +4,8 @@
 //! run time on its start size and less on more nodes (linearly, like the
 //! simulator's `linear` model), or, for an iterative job (MPDATA), following
 //! its own curve of iteration times and asking at its checks; then waited
-//! for and read back from the log.
+//! for and read back from the log. With [`ElasticApp::MpiRestart`] the
+//! malleable jobs run the MPI Jacobi instead, restarted at each resize.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -35,6 +36,49 @@ pub fn app_args(run_time: f64, nodes: u32) -> String {
     let iterations = (run_time / ITERATION_S).round().max(1.0) as u64;
     let unit_us = ((run_time * 1e6 / iterations as f64 / block as f64).round() as u64).max(1);
     format!("--cells {CELLS} --unit-us {unit_us} --iterations {iterations} --checkpoint-every 0")
+}
+
+/// Rows of the MPI Jacobi's grid, divisible as [`CELLS`] is; 32 columns.
+pub const JACOBI_ROWS: u64 = 1_680;
+
+/// `mall-jacobi-*` arguments that make `run_time` seconds of work on `nodes`
+/// nodes (the emulated time is per row a rank holds, as `app_args`' per cell).
+pub fn jacobi_args(run_time: f64, nodes: u32) -> String {
+    let block = JACOBI_ROWS.div_ceil(u64::from(nodes.max(1)));
+    let iterations = (run_time / ITERATION_S).round().max(1.0) as u64;
+    let unit_us = ((run_time * 1e6 / iterations as f64 / block as f64).round() as u64).max(1);
+    format!("--rows {JACOBI_ROWS} --cols 32 --unit-us {unit_us} --iterations {iterations}")
+}
+
+/// What a malleable job runs under mall-run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElasticApp {
+    /// mall-example, a worker a node (iterative jobs follow their curve).
+    Example,
+    /// The MPI Jacobi in restart mode: built with Open MPI (srun
+    /// --mpi=pmix) for odd job numbers, MPICH (--mpi=pmi2) for even ones.
+    MpiRestart,
+}
+
+impl ElasticApp {
+    /// For malleable job `spec`: the staged command, mall-run's options
+    /// before `--`, and the command's options (its `--serial` run with
+    /// them computes what the job must).
+    pub fn for_job(self, spec: &JobSpec) -> (&'static str, &'static str, String) {
+        match self {
+            ElasticApp::Example => (
+                "mall-example",
+                "",
+                spec.iterative.as_ref().map_or_else(|| app_args(spec.run_time, spec.nodes), iterative_args),
+            ),
+            ElasticApp::MpiRestart if spec.id % 2 == 1 => {
+                ("mall-jacobi-openmpi", "--mpi restart --mpi-plugin pmix", jacobi_args(spec.run_time, spec.nodes))
+            }
+            ElasticApp::MpiRestart => {
+                ("mall-jacobi-mpich", "--mpi restart --mpi-plugin pmi2", jacobi_args(spec.run_time, spec.nodes))
+            }
+        }
+    }
 }
 
 /// `mall-example` arguments for an iterative job (MPDATA): its iterations,
@@ -138,8 +182,9 @@ impl RealRun {
 /// How to replay.
 pub struct Replay<'a> {
     pub cluster: &'a Cluster,
-    /// Where mall-run and mall-example are.
+    /// Where mall-run and the applications are.
     pub bin: &'a Path,
+    pub app: ElasticApp,
     /// mall-run's `--poll-ms`: with many malleable jobs, each polling
     /// slurmctld, a longer period spares the controller.
     pub poll_ms: u64,
@@ -225,14 +270,14 @@ impl Replay<'_> {
         };
         let script = dir.join(format!("j{}.sh", spec.id));
         let output = dir.join(format!("j{}.out", spec.id));
+        let (command, mall_run, args) = self.app.for_job(spec);
         std::fs::write(
             &script,
             format!(
-                "#!/bin/sh\nexec {} --poll-ms {} -- {} {}\n",
+                "#!/bin/sh\nexec {} --poll-ms {} {mall_run} -- {} {args}\n",
                 self.bin.join("mall-run").display(),
                 self.poll_ms,
-                self.bin.join("mall-example").display(),
-                spec.iterative.as_ref().map_or_else(|| app_args(spec.run_time, spec.nodes), iterative_args)
+                self.bin.join(command).display(),
             ),
         )
         .map_err(|e| format!("{}: {e}", script.display()))?;

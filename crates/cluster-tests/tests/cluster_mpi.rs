@@ -3,7 +3,8 @@
 //! Open MPI (srun --mpi=pmix) and with MPICH (srun --mpi=pmi2), grows into
 //! idle nodes, shrinks for a waiting job, each time checkpointing and
 //! starting again as one MPI step on the new nodes, and ends with the grid
-//! its serial run computes.
+//! its serial run computes; so does its mpi4py twin (Open MPI), whose grid
+//! is the C one's to the last bit.
 
 use std::time::Duration;
 
@@ -12,6 +13,8 @@ use cluster_tests::up_with;
 use testcluster::Cluster;
 
 const APP: &str = "--rows 240 --cols 48 --iterations 400 --unit-us 400";
+/// Python computes slowly: a smaller grid, the same emulated time.
+const PY_APP: &str = "--rows 48 --cols 16 --iterations 150 --unit-us 2000";
 
 /// A 4-node cluster for MPI jobs. Each node gets a TmpFS of its own, as
 /// every node of a real cluster has: Slurm's mpi/pmix plugin keeps a job's
@@ -26,20 +29,20 @@ fn mpi_cluster(name: &str) -> Cluster {
     up_with(spec.set("TmpFS", &format!("{}/%n", tmp.display())))
 }
 
-fn serial_checksum(binary: &str) -> String {
-    let out = std::process::Command::new(tool(binary)).arg("--serial").args(APP.split(' ')).output().unwrap();
+fn serial_checksum(binary: &str, app: &str) -> String {
+    let out = std::process::Command::new(tool(binary)).arg("--serial").args(app.split(' ')).output().unwrap();
     checksum_in(&String::from_utf8_lossy(&out.stdout)).expect("the serial run prints its checksum")
 }
 
-/// The elastic MPI job grows from 1 node to 4, shrinks to 2 for a rigid
-/// job, grows back once it ends, and computes what the serial run does.
-fn grows_and_shrinks_by_restarting(name: &str, binary: &str, plugin: &str) {
+/// The elastic MPI job (`command` with `app`) grows from 1 node to 4,
+/// shrinks to 2 for a rigid job, grows back once it ends, and computes what
+/// `serial --serial app` does.
+fn grows_and_shrinks_by_restarting(name: &str, command: &str, plugin: &str, app: &str, serial: &str) {
     let c = mpi_cluster(name);
     let script = c.dir.join("mpi.sh");
     let text = format!(
-        "#!/bin/sh\nexec {} --poll-ms 50 --report-every 1 --mpi restart --mpi-plugin {plugin} -- {} {APP}\n",
+        "#!/bin/sh\nexec {} --poll-ms 50 --report-every 1 --mpi restart --mpi-plugin {plugin} -- {command} {app}\n",
         tool("mall-run").display(),
-        tool(binary).display()
     );
     std::fs::write(&script, text).unwrap();
     let id = submit(&c, &script, "mpi.out", &["-N1", "--min-nodes-invasive=1", "--max-nodes-invasive=4"]);
@@ -58,17 +61,27 @@ fn grows_and_shrinks_by_restarting(name: &str, binary: &str, plugin: &str) {
     assert!(out.contains("shrink to 2 ranks, restarting"), "{out}");
     assert!(out.contains("resumed at iteration") && out.contains("on 4 ranks"), "{out}");
     // The last step held every rank: the grid, gathered, is the serial one.
-    assert_eq!(checksum_in(&out), Some(serial_checksum(binary)), "{out}");
+    assert_eq!(checksum_in(&out), Some(serial_checksum(serial, app)), "{out}");
 }
 
 #[test]
 #[ignore = "needs a real cluster: cargo xtask test"]
 fn an_open_mpi_job_grows_and_shrinks_by_restarting_with_pmix() {
-    grows_and_shrinks_by_restarting("t-mpi-ompi", "mall-jacobi-openmpi", "pmix");
+    let jacobi = tool("mall-jacobi-openmpi").display().to_string();
+    grows_and_shrinks_by_restarting("t-mpi-ompi", &jacobi, "pmix", APP, "mall-jacobi-openmpi");
 }
 
 #[test]
 #[ignore = "needs a real cluster: cargo xtask test"]
 fn an_mpich_job_grows_and_shrinks_by_restarting_with_pmi2() {
-    grows_and_shrinks_by_restarting("t-mpi-mpich", "mall-jacobi-mpich", "pmi2");
+    let jacobi = tool("mall-jacobi-mpich").display().to_string();
+    grows_and_shrinks_by_restarting("t-mpi-mpich", &jacobi, "pmi2", APP, "mall-jacobi-mpich");
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn an_mpi4py_job_grows_and_shrinks_by_restarting_and_computes_the_c_grid() {
+    // Debian's python, where python3-mpi4py is (a python3 earlier on PATH may lack it).
+    let python = format!("/usr/bin/python3 {}", tool("mall_jacobi_mpi4py.py").display());
+    grows_and_shrinks_by_restarting("t-mpi-py", &python, "pmix", PY_APP, "mall-jacobi-openmpi");
 }

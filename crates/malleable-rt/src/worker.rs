@@ -388,3 +388,18 @@ impl Runtime {
         self.call(Frame::new("BYE"), "OK").map(|_| ())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_restart_mode_worker_is_its_steps_first_plus_its_task_rank_and_bad_values_are_named() {
+        assert_eq!(worker_in_step("7", "3"), Ok("10".into()));
+        assert_eq!(worker_in_step("7", "x"), Err(Error("SLURM_PROCID=x is not valid: expected a whole number".into())));
+        assert_eq!(
+            worker_in_step("4294967295", "1"),
+            Err(Error("MALL_WORKER_BASE=4294967295 and SLURM_PROCID=1 overflow".into()))
+        );
+    }
+}

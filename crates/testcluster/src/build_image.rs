@@ -24,7 +24,9 @@ use crate::Result;
 /// xtask slurm-tests --slurm 24.11` runs them in this image, which has no
 /// network to install them then): expect, pytest with pexpect,
 /// pytest-timeout and requests (24.11's atf imports it), sudo; slurmdbd and
-/// MariaDB for the suites' tests that need accounting (`accounting::PACKAGES`).
+/// MariaDB for the suites' tests that need accounting (`accounting::PACKAGES`);
+/// Open MPI and MPICH, which the MPI example is built with and run by, and
+/// mpi4py for the Python one.
 pub const BUILD_PACKAGES: &[&str] = &[
     "libslurm-dev",
     "libclang-dev",
@@ -47,6 +49,11 @@ pub const BUILD_PACKAGES: &[&str] = &[
     "sudo",
     "slurmdbd",
     "mariadb-server",
+    "openmpi-bin",
+    "libopenmpi-dev",
+    "mpich",
+    "libmpich-dev",
+    "python3-mpi4py",
 ];
 
 /// Bump to rebuild every build image (a change of how it is made).

@@ -23,7 +23,8 @@ use crate::Result;
 
 /// Debian's packages in the base image: every daemon of the site, the
 /// clients, CBC's and PMIx's runtimes (named per release, see
-/// [`base_packages`]) and the tools a site's hosts have (ps, ip, ping).
+/// [`base_packages`]), the tools a site's hosts have (ps, ip, ping), and
+/// the MPIs a site's users run (Open MPI, MPICH, mpi4py).
 const COMMON_BASE_PACKAGES: &[&str] = &[
     "slurmctld",
     "slurmd",
@@ -35,6 +36,9 @@ const COMMON_BASE_PACKAGES: &[&str] = &[
     "iproute2",
     "iputils-ping",
     "less",
+    "openmpi-bin",
+    "mpich",
+    "python3-mpi4py",
 ];
 
 /// The base image's packages for `release`: the common ones, CBC's runtime
@@ -255,8 +259,8 @@ pub fn base_image(work: &Path, release: &SlurmRelease) -> Result<String> {
 }
 
 /// The site image: `base` with the staged plugins (in `staged`, with
-/// `bin/` beside them: mall-run, mall-example, the C example and the
-/// runtime's library) and site-init; with `staged` None (a stock site),
+/// `bin/` beside them: mall-run, mall-example, the C examples, the Python
+/// one with its module, and the runtime's library) and site-init; with `staged` None (a stock site),
 /// site-init only. Built when its tag is missing.
 pub fn site_image(base: &str, staged: Option<&Path>, work: &Path) -> Result<String> {
     let ctx = work.join("image");
@@ -270,9 +274,13 @@ pub fn site_image(base: &str, staged: Option<&Path>, work: &Path) -> Result<Stri
         for (_, _, so) in PLUGINS {
             files.push((staged.join(so), format!("{PLUGIN_DIR}/{so}"), 0o644));
         }
-        for tool in TOOLS.iter().map(|t| t.1).chain(["mall-stencil-c"]) {
+        let examples = ["mall-stencil-c", "mall-jacobi-openmpi", "mall-jacobi-mpich", "mall_jacobi_mpi4py.py"];
+        for tool in TOOLS.iter().map(|t| t.1).chain(examples) {
             files.push((staged.join("bin").join(tool), format!("/usr/local/bin/{tool}"), 0o755));
         }
+        // The Python module beside the mpi4py example, which imports it.
+        let module = "malleable_rt.py";
+        files.push((staged.join("bin").join(module), format!("/usr/local/bin/{module}"), 0o644));
         // The runtime's library where the loader looks without ldconfig.
         let rt = "/usr/lib/x86_64-linux-gnu/libmalleable_rt.so";
         files.push((staged.join("bin/libmalleable_rt.so"), rt.into(), 0o644));

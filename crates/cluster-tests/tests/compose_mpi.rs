@@ -1,0 +1,60 @@
+//! MPI applications on the compose site, each host a container of its own
+//! (its own network and /tmp, as real nodes have), under slurmdbd and
+//! cgroups: alice's Open MPI Jacobi under `mall-run --mpi restart` grows
+//! from one host to four, shrinks to two for bob's job and completes with
+//! its serial run's grid; her MPICH one and her mpi4py one grow and
+//! complete with theirs.
+
+use std::time::Duration;
+
+use cluster_tests::malleable::checksum_in;
+use cluster_tests::site::{as_user, put_file, sbatch_as, up_site, wait_ctld_log, wait_finished};
+use testcluster::compose::Site;
+
+/// A batch script of alice's: `command args` restarted with srun's `--mpi=plugin`.
+fn mpi_job(site: &Site, name: &str, plugin: &str, command: &str, args: &str) -> u32 {
+    let text = format!(
+        "#!/bin/sh\n#SBATCH -N1 --min-nodes-invasive=1 --max-nodes-invasive=4 --time=5 --output={name}-%j.out\n\
+         mall-run --mpi restart --mpi-plugin {plugin} -- {command} {args}\n"
+    );
+    let script = put_file(site, "alice", &format!("{name}.sh"), &text);
+    sbatch_as(site, "alice", &[&script])
+}
+
+/// The job's output, once it completed, and its checksum against `serial --serial args`.
+fn completed_with_serial_grid(site: &Site, id: u32, name: &str, serial: &str, args: &str) -> String {
+    assert_eq!(wait_finished(site, id, Duration::from_secs(240)), "COMPLETED");
+    let out = std::fs::read_to_string(site.dir.join(format!("home/alice/{name}-{id}.out"))).unwrap();
+    let mut cmd = vec![serial, "--serial"];
+    cmd.extend(args.split(' '));
+    let alone = checksum_in(&as_user(site, "alice", &cmd));
+    assert!(alone.is_some());
+    assert_eq!(checksum_in(&out), alone, "{out}");
+    out
+}
+
+#[test]
+#[ignore = "needs Docker and a built site: cargo xtask test"]
+fn mpi_jobs_restart_onto_the_hosts_they_grow_onto_and_compute_their_serial_grid_on_the_site() {
+    let site = up_site("t-site-mpi", 4, |s| s);
+    let args = "--rows 240 --cols 48 --iterations 300 --unit-us 400";
+
+    let id = mpi_job(&site, "ompi", "pmix", "mall-jacobi-openmpi", args);
+    wait_ctld_log(&site, &[&format!("JobId={id}: expand onto c2,c3,c4 committed")], Duration::from_secs(90));
+    let rigid = sbatch_as(&site, "bob", &["-N2", "-t", "1", "--wrap", "sleep 3"]);
+    wait_ctld_log(&site, &[&format!("JobId={id}: shrink off "), "committed"], Duration::from_secs(60));
+    let out = completed_with_serial_grid(&site, id, "ompi", "mall-jacobi-openmpi", args);
+    assert!(out.contains("expand to 4 ranks, restarting") && out.contains("shrink to 2 ranks, restarting"), "{out}");
+    assert_eq!(wait_finished(&site, rigid, Duration::from_secs(60)), "COMPLETED");
+
+    let id = mpi_job(&site, "mpich", "pmi2", "mall-jacobi-mpich", args);
+    wait_ctld_log(&site, &[&format!("JobId={id}: expand onto c2,c3,c4 committed")], Duration::from_secs(90));
+    let out = completed_with_serial_grid(&site, id, "mpich", "mall-jacobi-mpich", args);
+    assert!(out.contains("resumed at iteration") && out.contains("on 4 ranks"), "{out}");
+
+    let py = "--rows 48 --cols 16 --iterations 100 --unit-us 2000";
+    let id = mpi_job(&site, "py", "pmix", "/usr/bin/python3 /usr/local/bin/mall_jacobi_mpi4py.py", py);
+    wait_ctld_log(&site, &[&format!("JobId={id}: expand onto c2,c3,c4 committed")], Duration::from_secs(90));
+    let out = completed_with_serial_grid(&site, id, "py", "mall-jacobi-openmpi", py);
+    assert!(out.contains("mall-jacobi-mpi4py: resumed at iteration"), "{out}");
+}
