@@ -39,6 +39,9 @@ const COMMON_BASE_PACKAGES: &[&str] = &[
     "openmpi-bin",
     "mpich",
     "python3-mpi4py",
+    // Debian's mpi/pmix opens libpmix.so, the name only the -dev package
+    // installs ("pmi/pmix: can not load PMIx library" without it).
+    "libpmix-dev",
 ];
 
 /// The base image's packages for `release`: the common ones, CBC's runtime
