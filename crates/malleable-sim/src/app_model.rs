@@ -183,6 +183,19 @@ impl ResizeCost {
     pub const MEASURED: ResizeCost =
         ResizeCost { expand_fixed: 0.129, expand_per_node: 0.0005, shrink_fixed: 0.108, shrink_per_node: 0.0003 };
 
+    /// An MPI application restarted at each resize (`mall-run --mpi restart`):
+    /// `cargo xtask bench-resize --nodes 16 --rounds 3 --mpi restart` on a local
+    /// Slurm 22.05 cluster (the 2-D Jacobi, one node a step from 1 to 16 and
+    /// back) fitted by least squares, decision to commit. Open MPI 4.1.4
+    /// (srun --mpi=pmix): expand 0.353 + 0.0519 n s (R^2 0.96), shrink
+    /// 0.396 + 0.0508 n s (R^2 0.90); MPICH 4.0.2 (--mpi=pmi2): expand
+    /// 0.112 + 0.0448 n s (R^2 0.94), shrink 0.125 + 0.0430 n s (R^2 0.95).
+    /// Unlike a worker's resize, it grows with the job: every rank restarts.
+    pub const RESTART_OPENMPI: ResizeCost =
+        ResizeCost { expand_fixed: 0.353, expand_per_node: 0.0519, shrink_fixed: 0.396, shrink_per_node: 0.0508 };
+    pub const RESTART_MPICH: ResizeCost =
+        ResizeCost { expand_fixed: 0.112, expand_per_node: 0.0448, shrink_fixed: 0.125, shrink_per_node: 0.0430 };
+
     /// Iserte et al. 2025's resizes, calibrated to Table 5: 189.43 s summed
     /// over a Baseline run of the 30 MPDATA jobs, 112.88 s over a Merge run.
     /// The paper gives no count of resizes; `natural` makes 35 (median of
@@ -206,17 +219,20 @@ impl ResizeCost {
     }
 
     /// `A+Bn/C+Dn`: expand and shrink as fixed seconds plus seconds a node
-    /// (e.g. `0.12+0.009n/0.10+0.002n`), `paper` or `measured`.
+    /// (e.g. `0.12+0.009n/0.10+0.002n`), or one of the named costs above
+    /// (`paper`, `measured`, `baseline`, `merge`, `restart-openmpi`, `restart-mpich`).
     pub fn parse(v: &str) -> Result<Self, String> {
         match v.trim() {
             "paper" => return Ok(Self::PAPER),
             "measured" => return Ok(Self::MEASURED),
             "baseline" => return Ok(Self::DMR_BASELINE),
             "merge" => return Ok(Self::DMR_MERGE),
+            "restart-openmpi" => return Ok(Self::RESTART_OPENMPI),
+            "restart-mpich" => return Ok(Self::RESTART_MPICH),
             _ => {}
         }
         let bad = || {
-            format!("resize cost '{v}': expected paper, measured, baseline, merge or A+Bn/C+Dn in seconds (expand/shrink), e.g. 0.1+0.01n/0.1+0.002n")
+            format!("resize cost '{v}': expected paper, measured, baseline, merge, restart-openmpi, restart-mpich or A+Bn/C+Dn in seconds (expand/shrink), e.g. 0.1+0.01n/0.1+0.002n")
         };
         let one = |part: &str| -> Result<(f64, f64), String> {
             let (a, b) = part.trim().split_once('+').ok_or_else(bad)?;
@@ -347,6 +363,10 @@ mod tests {
         assert_eq!(ResizeCost::parse("paper").unwrap(), ResizeCost::PAPER);
         assert_eq!(ResizeCost::parse("measured").unwrap(), ResizeCost::MEASURED);
         assert_eq!(ResizeCost::parse("baseline").unwrap().expand(11), 5.4);
+        // A restarted MPI step's cost grows with the job: 16 nodes cost more than 2.
+        let restart = ResizeCost::parse("restart-openmpi").unwrap();
+        assert!(restart.expand(16) > 2.0 * restart.expand(2) - restart.expand_fixed, "{restart}");
+        assert_eq!(ResizeCost::parse("restart-mpich").unwrap(), ResizeCost::RESTART_MPICH);
         for bad in ["0.1", "0.1+0.01/0.1+0.01n", "-1+0n/0+0n", "x+1n/0+0n"] {
             assert!(ResizeCost::parse(bad).unwrap_err().contains(&format!("resize cost '{bad}'")), "{bad}");
         }

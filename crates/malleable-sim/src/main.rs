@@ -160,7 +160,8 @@ struct SweepArgs {
     /// Seconds between scheduler ticks while jobs wait (0: none).
     #[arg(long, default_value_t = 60.0)]
     tick: f64,
-    /// Resize cost: measured, paper (for the paper's own Fig. 3) or A+Bn/C+Dn.
+    /// Resize cost: measured, paper (for the paper's own Fig. 3), restart-openmpi or
+    /// restart-mpich (an MPI application restarted at each resize), or A+Bn/C+Dn.
     #[arg(long, default_value = "measured", value_parser = ResizeCost::parse)]
     resize_cost: ResizeCost,
     /// Directory for the CSVs and PNGs.
@@ -202,8 +203,10 @@ struct Common {
     time_scale: f64,
     /// Resize cost: `measured` (this project's, on a local Slurm: `cargo xtask
     /// bench-resize`), `paper` (Chadha et al. 2020's Fig. 5, to reproduce its figures),
-    /// `baseline` or `merge` (Iserte et al. 2025's Table 5, for mpdata)
-    /// or A+Bn/C+Dn, expand/shrink seconds as fixed plus per node.
+    /// `baseline` or `merge` (Iserte et al. 2025's Table 5, for mpdata),
+    /// `restart-openmpi` or `restart-mpich` (an MPI application restarted at each
+    /// resize: `cargo xtask bench-resize --mpi restart`) or A+Bn/C+Dn, expand/shrink
+    /// seconds as fixed plus per node.
     #[arg(long, default_value = "measured", value_parser = ResizeCost::parse)]
     resize_cost: ResizeCost,
     /// Seconds from a job's start until its work begins (a real Slurm's launch).
