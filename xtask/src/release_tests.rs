@@ -74,11 +74,13 @@ const CLUSTER: &[&str] = &[
 /// slurmdbd, multifactor, cgroups and PrologFlags=Contain; an association
 /// limit and a QOS preemption (slurmctld's accounting policy functions); a
 /// QOS taken from a waiting job's association (24.11 keeps a job's QOS as a
-/// pointer, 22.05 as an id: job_checks.c).
+/// pointer, 22.05 as an id: job_checks.c); MPI jobs restarted on hosts
+/// of their own (trixie's Open MPI 5 with PMIx 5, MPICH 4.2, mpi4py).
 const SITE: &[&str] = &[
     "the_readme_elastic_job_grows_shrinks_and_completes_on_the_compose_site",
     "a_limit_holds_a_job_with_stocks_reason_and_a_high_qos_job_shrinks_an_elastic_one_instead_of_requeueing_it",
     "a_job_whose_qos_is_taken_from_its_association_waits_as_invalid_qos_until_it_is_given_back",
+    "mpi_jobs_restart_onto_the_hosts_they_grow_onto_and_compute_their_serial_grid_on_the_site",
 ];
 
 /// cluster_tests' `site::SITE_SLURM_VAR` (xtask does not depend on that
@@ -120,6 +122,8 @@ pub fn run(root: &Path, version: &str) -> Result<TestCounts> {
         "compose_site",
         "--test",
         "compose_policies",
+        "--test",
+        "compose_mpi",
     ]);
     site.arg("--");
     site.args(SITE).args(["--ignored", "--exact", "--test-threads=1"]);
