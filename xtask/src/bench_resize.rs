@@ -157,16 +157,10 @@ fn bench(nodes: usize, rounds: usize, subject: &Subject) -> Result<()> {
         .set("LogTimeFormat", "rfc5424_ms")
         .file("malleable.conf", "Strategy=mtct\nSchedulerTick=5\n");
     if !subject.mall_run.is_empty() {
-        // A TmpFS a node, as on a real cluster: mpi/pmix keeps a job's
-        // files there by the job's name alone.
-        let tmp = repo_root().join("target/bench-resize/tmpfs");
-        for n in spec.node_names() {
-            std::fs::create_dir_all(tmp.join(&n)).map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
-        }
-        // Each slurmd in a network namespace of its own: with every rank
-        // on one host's loopback, Open MPI's ranks hung in their first
-        // exchange after a restart.
-        spec = spec.set("TmpFS", &format!("{}/%n", tmp.display())).networked();
+        // A TmpFS a node, as mpi/pmix needs; each slurmd in a network
+        // namespace of its own: with every rank on one host's loopback,
+        // Open MPI's ranks hung in their first exchange after a restart.
+        spec = spec.own_tmpfs().networked();
     }
     let cluster = Cluster::up(spec)?;
     let bin = staged.join("bin");

@@ -61,11 +61,7 @@ pub fn real_runs(w: &Workload, strategies: &[String], s: &Setup) -> Result<Vec<R
         };
         let mut spec = spec.file("malleable.conf", &malleable_conf(strategy, s.tick));
         if s.app == ElasticApp::MpiRestart {
-            let tmp = crate::repo_root().join(format!("target/{}-tmpfs", s.name));
-            for n in spec.node_names() {
-                std::fs::create_dir_all(tmp.join(&n)).map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
-            }
-            spec = spec.set("TmpFS", &format!("{}/%n", tmp.display())).networked();
+            spec = spec.own_tmpfs().networked();
         }
         let mut cluster = Cluster::up(spec)?;
         cluster.keep = s.keep && k + 1 == strategies.len();

@@ -16,17 +16,10 @@ const APP: &str = "--rows 240 --cols 48 --iterations 400 --unit-us 400";
 /// Python computes slowly: a smaller grid, the same emulated time.
 const PY_APP: &str = "--rows 48 --cols 16 --iterations 150 --unit-us 2000";
 
-/// A 4-node cluster for MPI jobs. Each node gets a TmpFS of its own, as
-/// every node of a real cluster has: Slurm's mpi/pmix plugin keeps a job's
-/// PMIx server files there, named by the job alone, and the slurmds of a
-/// test cluster share this machine's /tmp.
+/// A 4-node cluster for MPI jobs, each node with a TmpFS of its own (as
+/// mpi/pmix needs, see `ClusterSpec::own_tmpfs`).
 fn mpi_cluster(name: &str) -> Cluster {
-    let spec = malleable_spec(name, 4, "Strategy=mtct-backfill\nSchedulerTick=5\n");
-    let tmp = std::env::temp_dir().join(format!("malleable-{name}-tmpfs"));
-    for n in spec.node_names() {
-        std::fs::create_dir_all(tmp.join(n)).unwrap();
-    }
-    up_with(spec.set("TmpFS", &format!("{}/%n", tmp.display())))
+    up_with(malleable_spec(name, 4, "Strategy=mtct-backfill\nSchedulerTick=5\n").own_tmpfs())
 }
 
 fn serial_checksum(binary: &str, app: &str) -> String {

@@ -205,6 +205,9 @@ impl Cluster {
     pub fn start_nodes(&self) -> Result<()> {
         for n in self.node_names() {
             mkdir(&self.dir.join("spool").join(&n), 0o755)?;
+            if self.spec.own_tmpfs {
+                mkdir(&self.dir.join("tmp").join(&n), 0o1777)?;
+            }
             self.start_node(&n)?;
         }
         Ok(())

@@ -83,6 +83,8 @@ pub struct ClusterSpec {
     /// Each slurmd in its own network namespace with its own address
     /// ([`crate::network`]), instead of all on loopback.
     pub networked: bool,
+    /// Each node's TmpFS a directory of its own (see `own_tmpfs`).
+    pub own_tmpfs: bool,
     /// slurmdbd and a MariaDB server of its own ([`crate::accounting`]).
     pub accounting: bool,
 }
@@ -129,6 +131,7 @@ impl ClusterSpec {
             phantoms: 0,
             spare_ports: 0,
             networked: false,
+            own_tmpfs: false,
             accounting: false,
         }
     }
@@ -169,6 +172,14 @@ impl ClusterSpec {
     /// Give each slurmd its own network namespace and address (see `networked`).
     pub fn networked(mut self) -> ClusterSpec {
         self.networked = true;
+        self
+    }
+
+    /// Give each node a TmpFS of its own (`DIR/tmp/NODE`), as every node of a
+    /// real cluster has: Slurm's mpi/pmix keeps a job's PMIx files there,
+    /// named by the job alone, and a test cluster's slurmds share one /tmp.
+    pub fn own_tmpfs(mut self) -> ClusterSpec {
+        self.own_tmpfs = true;
         self
     }
 
@@ -303,6 +314,9 @@ impl ClusterSpec {
         ];
         if needs_gres {
             placed.push(("GresTypes", "gpu".into()));
+        }
+        if self.own_tmpfs {
+            placed.push(("TmpFS", format!("{d}/tmp/%n")));
         }
         if let Some((dbd, _)) = self.accounting_ports(port_base) {
             placed.push(("AccountingStorageHost", "127.0.0.1".into()));
