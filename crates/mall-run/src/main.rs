@@ -35,6 +35,10 @@ struct Args {
     /// srun's --mpi for the application's step (pmix, pmi2, ...) [default: slurm.conf's MpiDefault].
     #[arg(long, requires = "mpi")]
     mpi_plugin: Option<String>,
+    /// Restart mode: the seconds a step whose every rank called mall_finish is given to end (MPI_Finalize,
+    /// exit) before mall-run ends it.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600), requires = "mpi")]
+    end_grace: u64,
     /// The application and its arguments.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     app: Vec<String>,
@@ -98,6 +102,7 @@ fn start(args: Args) -> Result<i32, String> {
                 None => Launch::Workers,
             },
             report_every: Duration::from_secs(args.report_every),
+            end_grace: Duration::from_secs(args.end_grace),
             ..Rules::default()
         },
         polling: Polling {

@@ -120,6 +120,7 @@ pub fn run(s: Settings) -> Result<i32, String> {
                 Output::LaunchStep { first, nodes, joining } => {
                     steps.launch_step(first, &nodes, joining, events.clone())
                 }
+                Output::EndStep { worker } => steps.end(worker, Duration::from_secs(10)),
                 Output::Tell(r) => {
                     let _ = tell.send(r);
                 }

@@ -137,6 +137,25 @@ impl Steps {
         });
     }
 
+    /// End `worker`'s step: SIGTERM to its srun (which cancels the step),
+    /// SIGKILL if it still runs `grace` later. Its end is told as usual.
+    pub fn end(&self, worker: WorkerId, grace: Duration) {
+        let Some(pid) = self.running.lock().expect("steps lock").get(&worker).copied() else { return };
+        let Some(pid_t) = Pid::from_raw(pid as i32) else { return };
+        let _ = kill_process(pid_t, Signal::TERM);
+        let running = Arc::clone(&self.running);
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + grace;
+            while Instant::now() < deadline {
+                if !running.lock().expect("steps lock").values().any(|&p| p == pid) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = kill_process(pid_t, Signal::KILL);
+        });
+    }
+
     /// End every step still running, waiting up to `grace` for them.
     pub fn stop_all(&self, grace: Duration) {
         let signal = |sig: Signal| {

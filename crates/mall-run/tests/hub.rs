@@ -521,3 +521,48 @@ fn in_restart_mode_a_shrink_starts_the_step_on_the_nodes_left_and_an_application
     assert_eq!(told(&out), vec![Request::Bye { job: JOB }]);
     assert!(out.contains(&Output::Exit(0)), "{out:?}");
 }
+
+#[test]
+fn in_restart_mode_a_step_that_does_not_end_after_every_rank_said_bye_is_ended_once_and_counts_as_ended() {
+    // The run's end: rank 2 has not said BYE, so the step is not ended
+    // however long rank 1 has been done.
+    let mut h = restarting(&["n1", "n2"]);
+    frame(&mut h, 1, Frame::new("BYE"));
+    let ends = |out: &[Output]| out.iter().filter(|o| matches!(o, Output::EndStep { .. })).count();
+    assert_eq!(ends(&h.handle(Input::Tick)), 0);
+    frame(&mut h, 2, Frame::new("BYE"));
+    // Within the grace (30 s by default) nothing is ended.
+    assert_eq!(ends(&h.handle(Input::Tick)), 0);
+
+    let rules = Rules { launch: Launch::Restart, end_grace: Duration::ZERO, ..Rules::default() };
+    let (mut h, _) = Hub::new(JOB, "secret".into(), &nodes(&["n1", "n2"]), rules);
+    hello(&mut h, 1);
+    hello(&mut h, 2);
+    all(&mut h, &[1, 2], &Frame::new("BYE"));
+    let out = h.handle(Input::Tick);
+    assert_eq!(out.iter().filter(|o| **o == Output::EndStep { worker: 1 }).count(), 1, "{out:?}");
+    assert_eq!(ends(&h.handle(Input::Tick)), 0, "once");
+    // Ended by the hub, its srun fails: the application had finished.
+    for worker in [1, 2] {
+        let out = h.handle(Input::StepExited { worker, success: false, how: "signal 15".into() });
+        if worker == 2 {
+            assert!(out.contains(&Output::Exit(0)), "{out:?}");
+        }
+    }
+
+    // A restart: the old step, ended by the hub, is followed by the new one.
+    let rules = Rules { launch: Launch::Restart, end_grace: Duration::ZERO, ..Rules::default() };
+    let (mut h, _) = Hub::new(JOB, "secret".into(), &nodes(&["n1", "n2"]), rules);
+    hello(&mut h, 1);
+    hello(&mut h, 2);
+    h.handle(job_on(Phase::Shrinking { resize: 8, nodes: nodes(&["n2"]), since: 1 }, &["n1", "n2"]));
+    all(&mut h, &[1, 2], &Frame::new("PROBE"));
+    all(&mut h, &[1, 2], &Frame::new("CHECKPOINT").with("iteration", 5).with("item", 1));
+    all(&mut h, &[1, 2], &Frame::new("BYE"));
+    assert!(h.handle(Input::Tick).contains(&Output::EndStep { worker: 1 }));
+    h.handle(Input::StepExited { worker: 1, success: false, how: "signal 15".into() });
+    let out = h.handle(Input::StepExited { worker: 2, success: false, how: "signal 15".into() });
+    assert!(out.contains(&Output::LaunchStep { first: 3, nodes: nodes(&["n1"]), joining: 8 }), "{out:?}");
+    // The new step's worker has said nothing: it is not ended.
+    assert_eq!(ends(&h.handle(Input::Tick)), 0);
+}

@@ -35,11 +35,13 @@
 //! The rules are split by what they handle: `collectives.rs` (probe,
 //! begin, redistribute, reductions, checkpoints, messages),
 //! `lifecycle.rs` (the job's status, commits, workers that come and go)
-//! and `restart.rs` (restart mode's relaunch).
+//! `restart.rs` (restart mode's relaunch) and `teardown.rs` (steps that
+//! do not end after their ranks said BYE).
 
 mod collectives;
 mod lifecycle;
 mod restart;
+mod teardown;
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
@@ -97,6 +99,11 @@ pub enum Output {
         first: WorkerId,
         nodes: Vec<String>,
         joining: u64,
+    },
+    /// End the step of `worker` (every worker of it said BYE long ago, and
+    /// it runs still): SIGTERM to its srun, which cancels the step.
+    EndStep {
+        worker: WorkerId,
     },
     /// Write a request to the scheduler (the channel sends them in order).
     Tell(Request),
@@ -172,6 +179,12 @@ struct Worker {
     failed_starts: u32,
     /// When to start its step again.
     restart_at: Option<Instant>,
+    /// The first worker of its srun step (itself, but in restart mode).
+    step: WorkerId,
+    /// When it said BYE.
+    bye_at: Option<Instant>,
+    /// Its step is being ended by the hub (`teardown.rs`).
+    ending: bool,
 }
 
 impl Worker {
@@ -224,6 +237,9 @@ pub struct Rules {
     /// time between tries: srun fails while slurmctld restarts.
     pub start_tries: u32,
     pub start_again_after: Duration,
+    /// Restart mode: how long a step whose every rank said BYE is given to
+    /// end (MPI_Finalize, exit) before mall-run ends it.
+    pub end_grace: Duration,
 }
 
 impl Default for Rules {
@@ -236,6 +252,7 @@ impl Default for Rules {
             wait_for_step: Duration::from_secs(600),
             start_tries: 3,
             start_again_after: Duration::from_secs(2),
+            end_grace: Duration::from_secs(30),
         }
     }
 }
@@ -329,7 +346,6 @@ impl Hub {
             finishing: false,
         };
         let mut out = vec![Output::Tell(Request::Hello { job })];
-        let first = hub.next_worker;
         for node in nodes {
             for id in hub.add_workers(node) {
                 hub.comm.push(id);
@@ -339,7 +355,8 @@ impl Hub {
             }
         }
         if rules.launch == Launch::Restart {
-            out.push(Output::LaunchStep { first, nodes: nodes.to_vec(), joining: 0 });
+            let ws = hub.comm.clone();
+            hub.launch_step(&ws, 0, &mut out);
         }
         (hub, out)
     }
@@ -349,7 +366,7 @@ impl Hub {
             .map(|_| {
                 let id = self.next_worker;
                 self.next_worker += 1;
-                self.workers.insert(id, Worker { node: node.to_string(), ..Worker::default() });
+                self.workers.insert(id, Worker { node: node.to_string(), step: id, ..Worker::default() });
                 id
             })
             .collect()
@@ -409,6 +426,7 @@ impl Hub {
             "BYE" => {
                 if let Some(wk) = self.workers.get_mut(&w) {
                     wk.said_bye = true;
+                    wk.bye_at = Some(Instant::now());
                 }
                 out.push(Output::Reply(conn, Frame::new("OK")));
                 self.check_commit(out);
@@ -509,6 +527,7 @@ impl Hub {
     fn on_tick(&mut self, out: &mut Vec<Output>) {
         self.check_vanished(out);
         self.start_again(out);
+        self.end_lingering_steps(out);
         if self.reports.count == 0 || self.last_report.elapsed() < self.rules.report_every || self.adapt.is_some() {
             return;
         }

@@ -65,16 +65,15 @@ impl Hub {
             return;
         }
         a.launched = true;
-        let (first, resize) = (a.joiners[0], a.resize);
-        let nodes = nodes_of(workers, &a.joiners);
+        let (joiners, resize) = (a.joiners.clone(), a.resize);
         let iteration = self.checkpoint.as_ref().map_or(0, |c| c.iteration);
         out.push(Output::Log(format!(
             "adaptation {resize}: the old step ended; starting the application on {} from its checkpoint at \
              iteration {iteration} ({})",
-            nodes.join(","),
+            nodes_of(workers, &joiners).join(","),
             super::unix_time()
         )));
-        out.push(Output::LaunchStep { first, nodes, joining: resize });
+        self.launch_step(&joiners, resize, out);
     }
 
     /// Restart mode: the step whose workers' time to start again has come
@@ -85,8 +84,18 @@ impl Hub {
             _ => (self.comm.clone(), 0),
         };
         let (ws, joining) = group;
+        self.launch_step(&ws, joining, out);
+    }
+
+    /// Start workers `ws` (consecutive, `per_node` a node) as one step.
+    pub(super) fn launch_step(&mut self, ws: &[WorkerId], joining: u64, out: &mut Vec<Output>) {
         let Some(&first) = ws.first() else { return };
-        let nodes = nodes_of(&self.workers, &ws);
+        for w in ws {
+            if let Some(wk) = self.workers.get_mut(w) {
+                wk.step = first;
+            }
+        }
+        let nodes = nodes_of(&self.workers, ws);
         out.push(Output::LaunchStep { first, nodes, joining });
     }
 }

@@ -143,17 +143,6 @@ static int serial(const struct options *o)
     return 0;
 }
 
-/* MPI_Finalize once every rank is there. Debian's MPICH (ch4:ucx) could
-   deadlock in MPI_Finalize without it: one rank waited in the process
-   manager's barrier while another still flushed its UCX endpoint to it,
-   which only the first one's progress completes (seen on the compose site:
-   the job's step never ended). */
-static void finalize(void)
-{
-    MPI_Barrier(MPI_COMM_WORLD);
-    MPI_Finalize();
-}
-
 /* The first row and the number of rows of `rank` of `size`, in equal
    blocks (the first ones one more when it does not divide), as the
    runtime splits a checkpoint. */
@@ -226,7 +215,7 @@ static int malleable(const struct options *o)
             check(mall_mpi_checkpoint_and_finish(rt, iteration, a + cols, row_bytes, count));
             free(a);
             free(b);
-            finalize();
+            MPI_Finalize();
             return 0;
         }
         /* Edge rows to the neighbours, theirs into the ghost rows. */
@@ -271,7 +260,7 @@ static int malleable(const struct options *o)
     free(a);
     free(b);
     check(mall_finish(rt));
-    finalize();
+    MPI_Finalize();
     return 0;
 }
 
