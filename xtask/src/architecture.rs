@@ -2,8 +2,11 @@
 //! - which workspace crate may depend on which (the model on none of ours,
 //!   the core on the model only, no plugin on the simulator or the test
 //!   crates, ...), read from each crate's Cargo.toml;
-//! - `unsafe` only in slurm-sys, slurm and the runtime's C ABI
-//!   (malleable-rt's src/c_abi.rs, that file alone);
+//! - `unsafe` only in slurm-sys, slurm and the runtime's C ABI: the
+//!   compiler refuses it elsewhere (the workspace's `unsafe_code = "deny"`);
+//!   checked here is what it cannot see, that every crate but slurm-sys
+//!   takes the workspace's lints and that only slurm's lib.rs and
+//!   malleable-rt's (for its src/c_abi.rs) allow `unsafe_code`;
 //! - inside malleable-core, no strategy imports another strategy or the
 //!   registry, and no module imports one that (through others) imports it
 //!   back.
@@ -42,12 +45,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
 /// Dev-dependencies a test may take beyond the above.
 const ALLOWED_FOR_TESTS: &[(&str, &[&str])] = &[];
 
-/// The crates whose sources may hold `unsafe`: the bindings and the safe layer.
-const UNSAFE_ALLOWED: &[&str] = &["slurm-sys", "slurm"];
+/// The crate that takes no workspace lints: bindgen's raw bindings.
+const NO_WORKSPACE_LINTS: &[&str] = &["slurm-sys"];
 
-/// Single files that may hold `unsafe` in a crate that otherwise may not
-/// (crate, path in the crate): the application runtime's C ABI.
-const UNSAFE_ALLOWED_FILES: &[(&str, &str)] = &[("malleable-rt", "src/c_abi.rs")];
+/// The files that may allow `unsafe_code` (crate, path in the crate): the
+/// safe layer as a whole, and malleable-rt for its C ABI module.
+const UNSAFE_ALLOWED_IN: &[(&str, &str)] = &[("slurm", "src/lib.rs"), ("malleable-rt", "src/lib.rs")];
 
 /// Every broken rule, said as what to fix; `Ok` when none is.
 pub fn check(root: &Path) -> Result<(), Vec<String>> {
@@ -60,6 +63,7 @@ pub fn check(root: &Path) -> Result<(), Vec<String>> {
     for (name, dir) in &crates {
         broken.extend(dependency_rules(name, dir, &names));
         broken.extend(unsafe_rules(name, dir));
+        broken.extend(lints_rules(name, dir));
     }
     broken.extend(core_rules(&root.join("crates/malleable-core/src")));
     if broken.is_empty() {
@@ -167,41 +171,50 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Where a crate's sources use `unsafe` (blocks, functions, impls, traits,
-/// extern blocks): `file:line`.
-fn unsafe_uses(dir: &Path) -> Vec<String> {
+/// Each `allow(unsafe_code)` of crate `name` (in `dir`) outside the files
+/// allowed to hold one: `file:line`, said as what to fix.
+fn unsafe_rules(name: &str, dir: &Path) -> Vec<String> {
+    let allowed: Vec<PathBuf> =
+        UNSAFE_ALLOWED_IN.iter().filter(|(n, _)| *n == name).map(|(_, file)| dir.join(file)).collect();
     let mut found = Vec::new();
     for file in rust_files(dir) {
+        if allowed.contains(&file) {
+            continue;
+        }
         let Ok(text) = fs::read_to_string(&file) else { continue };
         for (i, line) in text.lines().enumerate() {
-            let code = code_of(line);
-            let words: Vec<&str> = code.split(|c: char| !(c.is_alphanumeric() || c == '_')).collect();
-            if words.contains(&"unsafe") {
-                found.push(format!("{}:{}", file.display(), i + 1));
+            let code: String = code_of(line).split_whitespace().collect();
+            if code.contains("allow(unsafe_code)") || code.contains("expect(unsafe_code)") {
+                found.push(format!(
+                    "{}:{}: allows unsafe_code outside slurm and malleable-rt's C ABI \
+                     (put it in the safe layer, with a SAFETY line)",
+                    file.display(),
+                    i + 1
+                ));
             }
         }
     }
     found
 }
 
-/// Each `unsafe` of crate `name` (in `dir`) outside the crates and files
-/// allowed to hold it.
-fn unsafe_rules(name: &str, dir: &Path) -> Vec<String> {
-    if UNSAFE_ALLOWED.contains(&name) {
+/// Crate `name` takes the workspace's lints (`[lints] workspace = true`),
+/// which deny `unsafe` code, unless it is the raw bindings.
+fn lints_rules(name: &str, dir: &Path) -> Vec<String> {
+    if NO_WORKSPACE_LINTS.contains(&name) {
         return Vec::new();
     }
-    let allowed: Vec<PathBuf> =
-        UNSAFE_ALLOWED_FILES.iter().filter(|(n, _)| *n == name).map(|(_, file)| dir.join(file)).collect();
-    unsafe_uses(dir)
-        .into_iter()
-        .filter(|at| !allowed.iter().any(|f| at.rsplit_once(':').is_some_and(|(file, _)| Path::new(file) == f)))
-        .map(|at| {
-            format!(
-                "{at}: `unsafe` outside slurm-sys, slurm and malleable-rt's src/c_abi.rs \
-                 (put it in the safe layer, with a SAFETY line)"
-            )
-        })
-        .collect()
+    let manifest = fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
+    let mut section = "";
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            section = line;
+        } else if section == "[lints]" && line.split_whitespace().collect::<String>() == "workspace=true" {
+            return Vec::new();
+        }
+    }
+    vec![format!(
+        "{name} does not take the workspace's lints: add `[lints]` with `workspace = true` to its Cargo.toml"
+    )]
 }
 
 /// A core module's name from its file: `strategies/power/lp.rs` is
@@ -440,35 +453,30 @@ mod tests {
     }
 
     #[test]
-    fn unsafe_in_code_is_found_and_in_words_is_not() {
+    fn unsafe_code_is_allowed_only_in_slurm_and_malleable_rt_and_every_crate_takes_the_lints() {
         let dir = std::env::temp_dir().join(format!("arch-unsafe-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        fs::write(dir.join("a.rs"), "#![forbid(unsafe_code)]\n// unsafe in a comment\nlet s = \"unsafe\";\n").unwrap();
-        fs::write(dir.join("b.rs"), "fn f() {\n    unsafe { g() }\n}\n").unwrap();
-        assert_eq!(unsafe_uses(&dir), vec![format!("{}:2", dir.join("b.rs").display())]);
-        fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn unsafe_in_malleable_rt_is_allowed_in_its_c_abi_only() {
-        let dir = std::env::temp_dir().join(format!("arch-unsafe-rt-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(dir.join("src")).unwrap();
-        fs::write(dir.join("src/c_abi.rs"), "fn f() {\n    unsafe { g() }\n}\n").unwrap();
-        fs::write(dir.join("src/lib.rs"), "#[allow(unsafe_code)]\npub mod c_abi;\nunsafe fn h() {}\n").unwrap();
-        let reported = |name: &str| unsafe_rules(name, &dir);
-        assert_eq!(
-            reported("malleable-rt"),
-            vec![format!(
-                "{}:3: `unsafe` outside slurm-sys, slurm and malleable-rt's src/c_abi.rs \
+        fs::write(dir.join("src/lib.rs"), "// allow(unsafe_code) in a comment\n#[allow(unsafe_code)]\npub mod c_abi;\n")
+            .unwrap();
+        fs::write(dir.join("src/c_abi.rs"), "#![ allow( unsafe_code ) ]\nlet s = \"allow(unsafe_code)\";\n").unwrap();
+        let at = |file: &str, line: usize| {
+            format!(
+                "{}:{line}: allows unsafe_code outside slurm and malleable-rt's C ABI \
                  (put it in the safe layer, with a SAFETY line)",
-                dir.join("src/lib.rs").display()
-            )]
+                dir.join(file).display()
+            )
+        };
+        assert_eq!(unsafe_rules("malleable-rt", &dir), vec![at("src/c_abi.rs", 1)]);
+        assert_eq!(unsafe_rules("mall-run", &dir), vec![at("src/c_abi.rs", 1), at("src/lib.rs", 2)]);
+        fs::write(dir.join("Cargo.toml"), "[package]\nname = \"x\"\n\n[lints]\nworkspace = false\n").unwrap();
+        assert_eq!(
+            lints_rules("mall-run", &dir),
+            vec!["mall-run does not take the workspace's lints: add `[lints]` with `workspace = true` to its Cargo.toml"]
         );
-        // The allowance is malleable-rt's: another crate's c_abi.rs is reported.
-        assert_eq!(reported("mall-run").len(), 2);
-        assert!(reported("slurm").is_empty());
+        assert!(lints_rules("slurm-sys", &dir).is_empty());
+        fs::write(dir.join("Cargo.toml"), "[package]\nname = \"x\"\n\n[lints]\nworkspace = true\n").unwrap();
+        assert!(lints_rules("mall-run", &dir).is_empty());
         fs::remove_dir_all(&dir).unwrap();
     }
 
