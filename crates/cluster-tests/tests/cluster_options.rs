@@ -126,7 +126,12 @@ fn bad_values_and_combinations_are_refused_before_anything_is_queued() {
             "--min-nodes-invasive=4 is above --max-nodes-invasive=2",
         ),
         (&["--min-nodes-invasive=2"][..], "--min-nodes-invasive=2 given without --max-nodes-invasive"),
-        (&["--max-nodes-invasic=2"][..], "--max-nodes-invasive=2 given without --min-nodes-invasive"),
+        // The paper's earlier spelling is named as typed.
+        (&["--max-nodes-invasic=2"][..], "--max-nodes-invasic=2 given without --min-nodes-invasive"),
+        (
+            &["--min-nodes-invasic=4", "--max-nodes-invasic=2"][..],
+            "--min-nodes-invasic=4 is above --max-nodes-invasic=2",
+        ),
         (
             &["--min-nodes-invasive=3", "--max-nodes-invasive=3", "--node-constraints=even"][..],
             "--node-constraints=even allows no node count from 3 to 3",
@@ -146,6 +151,15 @@ fn bad_values_and_combinations_are_refused_before_anything_is_queued() {
         (
             &["--min-nodes-invasive=1", "--max-nodes-invasive=9"][..],
             "--max-nodes-invasive=9 is above the 4 nodes of partition batch",
+        ),
+        // Checked by the controller, from the job's environment: as typed still.
+        (
+            &["-N4", "--min-nodes-invasic=1", "--max-nodes-invasic=2"][..],
+            "--nodes=4 is outside --min-nodes-invasic=1 .. --max-nodes-invasic=2",
+        ),
+        (
+            &["--min-nodes-invasive=1", "--max-nodes-invasic=9"][..],
+            "--max-nodes-invasic=9 is above the 4 nodes of partition batch",
         ),
         // slurmctld takes these only under sched/backfill: said before sending.
         (

@@ -44,9 +44,9 @@ pub fn check_submission(
             return Err(format!(
                 "--nodes={lo}-{hi} is a range: an elastic job starts on one node count, so give --nodes=N, and its \
                  range as --{}={} and --{}={}",
-                MIN_NODES.name,
+                given.name(&MIN_NODES),
                 given.min_nodes.unwrap_or(lo),
-                MAX_NODES.name,
+                given.name(&MAX_NODES),
                 given.max_nodes.unwrap_or(hi)
             ));
         }
@@ -63,7 +63,7 @@ pub fn check_submission(
         if spec.max > total {
             return Err(format!(
                 "--{}={} is above the {total} nodes of partition {name}: allowed up to {total}",
-                MAX_NODES.name, spec.max
+                given.name(&MAX_NODES), spec.max
             ));
         }
     }

@@ -74,6 +74,21 @@ pub const MALLEABLE_CORES: OptionInfo = OptionInfo {
 /// Every option, in the order `--help` lists them.
 pub const OPTIONS: [OptionInfo; 6] = [MIN_NODES, MAX_NODES, NODE_CONSTRAINTS, MIN_POWER, MAX_POWER, MALLEABLE_CORES];
 
+/// How the user spelled the node options (the paper's earlier `-invasic`,
+/// or `-invasive`), so that a message names an option as it was typed. Not
+/// part of what the options mean: any two spellings are equal.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Spelling {
+    min_nodes: Option<&'static str>,
+    max_nodes: Option<&'static str>,
+}
+
+impl PartialEq for Spelling {
+    fn eq(&self, _: &Spelling) -> bool {
+        true
+    }
+}
+
 /// The options as given, each checked on its own.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SubmitOptions {
@@ -84,6 +99,7 @@ pub struct SubmitOptions {
     pub max_power: Option<Watts>,
     /// `--malleable-cores` was given.
     pub share_cores: bool,
+    pub spelling: Spelling,
 }
 
 /// What the options make of a job.
@@ -96,15 +112,20 @@ pub struct Malleability {
     pub share_cores: bool,
 }
 
-fn option_for(name: &str) -> Option<&'static OptionInfo> {
+/// The option `name` names (either spelling, dashes or not), and the
+/// spelling it was given in.
+fn option_for(name: &str) -> Option<(&'static OptionInfo, &'static str)> {
     let name = name.trim_start_matches('-');
-    OPTIONS.iter().find(|o| o.name == name || o.also == Some(name))
+    OPTIONS.iter().find_map(|o| match o.also {
+        Some(also) if also == name => Some((o, also)),
+        _ => (o.name == name).then_some((o, o.name)),
+    })
 }
 
-fn node_count(o: &OptionInfo, value: &str) -> Result<u32, String> {
+fn node_count(name: &str, value: &str) -> Result<u32, String> {
     match value.trim().parse::<u32>() {
         Ok(n) if n >= 1 => Ok(n),
-        _ => Err(format!("--{}={value} is not valid: expected a whole number of nodes, 1 or more", o.name)),
+        _ => Err(format!("--{name}={value} is not valid: expected a whole number of nodes, 1 or more")),
     }
 }
 
@@ -125,13 +146,19 @@ impl SubmitOptions {
     /// or without the leading dashes) and its value. A repeated option
     /// replaces the earlier value, as sbatch's own options do.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let o = option_for(name).ok_or_else(|| {
+        let (o, spelled) = option_for(name).ok_or_else(|| {
             let names: Vec<String> = OPTIONS.iter().map(|o| format!("--{}", o.name)).collect();
             format!("unknown option '{name}': expected one of {}", names.join(", "))
         })?;
         match o.env {
-            e if e == MIN_NODES.env => self.min_nodes = Some(node_count(o, value)?),
-            e if e == MAX_NODES.env => self.max_nodes = Some(node_count(o, value)?),
+            e if e == MIN_NODES.env => {
+                self.min_nodes = Some(node_count(spelled, value)?);
+                self.spelling.min_nodes = Some(spelled);
+            }
+            e if e == MAX_NODES.env => {
+                self.max_nodes = Some(node_count(spelled, value)?);
+                self.spelling.max_nodes = Some(spelled);
+            }
             e if e == NODE_CONSTRAINTS.env => {
                 let c = NodeConstraint::parse(value)
                     .map_err(|_| format!("--{}={value} is not valid: expected one of {}", o.name, o.arg))?;
@@ -155,11 +182,22 @@ impl SubmitOptions {
         *self == SubmitOptions::default()
     }
 
+    /// Option `o`'s name as the user spelled it (its first name unless
+    /// they used the other).
+    pub fn name(&self, o: &OptionInfo) -> &'static str {
+        let spelled = match o.env {
+            e if e == MIN_NODES.env => self.spelling.min_nodes,
+            e if e == MAX_NODES.env => self.spelling.max_nodes,
+            _ => None,
+        };
+        spelled.unwrap_or(o.name)
+    }
+
     /// The rules between the options, and with the job's start size
     /// `--nodes` when it is known. The error names the options, their values
     /// and what is allowed.
     pub fn resolve(&self, start_nodes: Option<u32>) -> Result<Malleability, String> {
-        let (lo, hi) = (MIN_NODES.name, MAX_NODES.name);
+        let (lo, hi) = (self.name(&MIN_NODES), self.name(&MAX_NODES));
         let spec = match (self.min_nodes, self.max_nodes) {
             (None, None) => {
                 if let Some(c) = self.constraint {
@@ -237,6 +275,13 @@ impl SubmitOptions {
         if self.share_cores {
             env.push((MALLEABLE_CORES.env, "yes".to_string()));
         }
+        let other: Vec<&str> = [(&MIN_NODES, self.spelling.min_nodes), (&MAX_NODES, self.spelling.max_nodes)]
+            .into_iter()
+            .filter_map(|(o, spelled)| spelled.filter(|s| *s != o.name))
+            .collect();
+        if !other.is_empty() {
+            env.push((Self::SPELLED_ENV, other.join(",")));
+        }
         env
     }
 
@@ -253,10 +298,29 @@ impl SubmitOptions {
     /// runs on another count.
     pub const SUBMITTED_NODES_ENV: &'static str = "MALLEABLE_SUBMITTED_NODES";
 
+    /// Not an option: the options the user gave in their other spelling
+    /// (`min-nodes-invasic,...`), so that the controller's messages name
+    /// them as typed too.
+    pub const SPELLED_ENV: &'static str = "MALLEABLE_SPELLED";
+
     pub fn from_env<'a>(entries: impl IntoIterator<Item = &'a str>) -> Result<SubmitOptions, String> {
         let mut o = SubmitOptions::default();
         for entry in entries {
             let Some((key, value)) = entry.split_once('=') else { continue };
+            if key == Self::SPELLED_ENV {
+                for name in value.split(',') {
+                    match option_for(name) {
+                        Some((info, spelled)) if info.env == MIN_NODES.env => o.spelling.min_nodes = Some(spelled),
+                        Some((info, spelled)) if info.env == MAX_NODES.env => o.spelling.max_nodes = Some(spelled),
+                        _ => {
+                            return Err(format!(
+                                "{key}={value} in the job's environment: '{name}' is not a spelling of --{} or --{}",
+                                MIN_NODES.name, MAX_NODES.name
+                            ))
+                        }
+                    }
+                }
+            }
             if let Some(info) = OPTIONS.iter().find(|i| i.env == key) {
                 o.set(info.name, value).map_err(|e| format!("{key}={value} in the job's environment: {e}"))?;
             }
@@ -303,7 +367,7 @@ mod tests {
             (
                 "max-nodes-invasic",
                 "0",
-                "--max-nodes-invasive=0 is not valid: expected a whole number of nodes, 1 or more",
+                "--max-nodes-invasic=0 is not valid: expected a whole number of nodes, 1 or more",
             ),
             ("min-nodes-invasive", "-3", "--min-nodes-invasive=-3 is not valid"),
             (
@@ -367,6 +431,22 @@ mod tests {
     }
 
     #[test]
+    fn messages_name_the_node_options_as_the_user_spelled_them_also_read_back_from_the_environment() {
+        let paper = given(&[("min-nodes-invasic", "5"), ("--max-nodes-invasic", "4")]).unwrap();
+        let want = "--min-nodes-invasic=5 is above --max-nodes-invasic=4";
+        assert!(paper.resolve(None).unwrap_err().starts_with(want));
+        let mixed = given(&[("min-nodes-invasive", "2"), ("max-nodes-invasic", "4")]).unwrap();
+        let e = mixed.resolve(Some(5)).unwrap_err();
+        assert!(e.starts_with("--nodes=5 is outside --min-nodes-invasive=2 .. --max-nodes-invasic=4"), "{e}");
+        // The controller reads the options back from the job's environment.
+        let entries: Vec<String> = mixed.to_env().into_iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let back = SubmitOptions::from_env(entries.iter().map(String::as_str)).unwrap();
+        assert_eq!(back.resolve(Some(5)).unwrap_err(), e);
+        let e = SubmitOptions::from_env(["MALLEABLE_SPELLED=min-power"]).unwrap_err();
+        assert!(e.contains("'min-power' is not a spelling of --min-nodes-invasive or --max-nodes-invasive"), "{e}");
+    }
+
+    #[test]
     fn the_environment_carries_exactly_what_was_given() {
         let o = given(&[
             ("min-nodes-invasic", "1"),
@@ -386,7 +466,8 @@ mod tests {
                 "MALLEABLE_NODE_CONSTRAINTS=ncube",
                 "MALLEABLE_MIN_POWER=170.5",
                 "MALLEABLE_MAX_POWER=250",
-                "MALLEABLE_CORES=yes"
+                "MALLEABLE_CORES=yes",
+                "MALLEABLE_SPELLED=min-nodes-invasic"
             ]
         );
         // Other entries in the job's SPANK environment are not ours.

@@ -178,8 +178,9 @@ mod tests {
     fn options_are_checked_as_read_and_combined_after() {
         let m = Malleable::new();
         assert!(m.option(0, Some("2"), false).is_ok());
+        // Index 3 is the paper's spelling, which the message keeps.
         let e = m.option(3, Some("many"), false).unwrap_err();
-        assert!(e.starts_with("--max-nodes-invasive=many is not valid"), "{e}");
+        assert!(e.starts_with("--max-nodes-invasic=many is not valid"), "{e}");
         assert!(m.option(3, Some("8"), false).is_ok());
         assert!(m.option(4, Some("pof2"), false).is_ok());
         let g = m.given.lock().options.clone();
