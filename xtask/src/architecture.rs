@@ -212,9 +212,7 @@ fn lints_rules(name: &str, dir: &Path) -> Vec<String> {
             return Vec::new();
         }
     }
-    vec![format!(
-        "{name} does not take the workspace's lints: add `[lints]` with `workspace = true` to its Cargo.toml"
-    )]
+    vec![format!("{name} does not take the workspace's lints: add `[lints]` with `workspace = true` to its Cargo.toml")]
 }
 
 /// A core module's name from its file: `strategies/power/lp.rs` is
@@ -457,8 +455,11 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("arch-unsafe-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(dir.join("src")).unwrap();
-        fs::write(dir.join("src/lib.rs"), "// allow(unsafe_code) in a comment\n#[allow(unsafe_code)]\npub mod c_abi;\n")
-            .unwrap();
+        fs::write(
+            dir.join("src/lib.rs"),
+            "// allow(unsafe_code) in a comment\n#[allow(unsafe_code)]\npub mod c_abi;\n",
+        )
+        .unwrap();
         fs::write(dir.join("src/c_abi.rs"), "#![ allow( unsafe_code ) ]\nlet s = \"allow(unsafe_code)\";\n").unwrap();
         let at = |file: &str, line: usize| {
             format!(
@@ -472,7 +473,9 @@ mod tests {
         fs::write(dir.join("Cargo.toml"), "[package]\nname = \"x\"\n\n[lints]\nworkspace = false\n").unwrap();
         assert_eq!(
             lints_rules("mall-run", &dir),
-            vec!["mall-run does not take the workspace's lints: add `[lints]` with `workspace = true` to its Cargo.toml"]
+            vec![
+                "mall-run does not take the workspace's lints: add `[lints]` with `workspace = true` to its Cargo.toml"
+            ]
         );
         assert!(lints_rules("slurm-sys", &dir).is_empty());
         fs::write(dir.join("Cargo.toml"), "[package]\nname = \"x\"\n\n[lints]\nworkspace = true\n").unwrap();

@@ -63,7 +63,8 @@ pub fn check_submission(
         if spec.max > total {
             return Err(format!(
                 "--{}={} is above the {total} nodes of partition {name}: allowed up to {total}",
-                given.name(&MAX_NODES), spec.max
+                given.name(&MAX_NODES),
+                spec.max
             ));
         }
     }

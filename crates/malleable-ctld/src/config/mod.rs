@@ -13,11 +13,11 @@ use malleable_model::{Corridor, CorridorSchedule, Time};
 
 mod power;
 mod slurm_conf;
-pub use power::{PowerSettings, DEFAULT_IDLE_NODE_WATTS, DEFAULT_JOB_WATTS};
 use power::{
     job_watts_text, parse_change, parse_corridor, parse_job_watts, parse_watts, CORRIDOR_ALLOWED, IDLE_ALLOWED,
     JOB_WATTS_ALLOWED, SCHEDULE_ALLOWED,
 };
+pub use power::{PowerSettings, DEFAULT_IDLE_NODE_WATTS, DEFAULT_JOB_WATTS};
 pub use slurm_conf::{check_answerer_parameters, check_core_placing, check_core_sharing, check_scheduler_parameters};
 
 /// The plugin's settings, after validation.
@@ -571,5 +571,4 @@ mod tests {
         );
         assert!(e.contains("CombinationWindow (power, power-running-only)"), "{e}");
     }
-
 }

@@ -78,11 +78,13 @@ pub(super) fn job_watts_text(p: &JobPower) -> String {
     }
 }
 
-pub(super) const CORRIDOR_ALLOWED: &str = "expected LOW-HIGH in watts with 0 <= LOW < HIGH, e.g. PowerCorridor=1700-2500";
+pub(super) const CORRIDOR_ALLOWED: &str =
+    "expected LOW-HIGH in watts with 0 <= LOW < HIGH, e.g. PowerCorridor=1700-2500";
 pub(super) const IDLE_ALLOWED: &str = "expected a number of watts >= 0, e.g. IdleNodeWatts=71";
 pub(super) const JOB_WATTS_ALLOWED: &str =
     "expected watts per node, W or MIN-MAX with 0 <= MIN <= MAX, e.g. DefaultJobWatts=250 or DefaultJobWatts=170-250";
-pub(super) const SCHEDULE_ALLOWED: &str = "expected a comma-separated list of WHEN@LOW-HIGH, WHEN in slurmctld's local time as \
+pub(super) const SCHEDULE_ALLOWED: &str =
+    "expected a comma-separated list of WHEN@LOW-HIGH, WHEN in slurmctld's local time as \
      YYYY-MM-DDTHH:MM[:SS] and 0 <= LOW < HIGH watts, e.g. \
      PowerCorridorSchedule=2026-06-01T18:00@1000-1700,2026-06-01T22:00@2500-3500";
 
@@ -171,7 +173,6 @@ mod tests {
         assert_eq!(power("Strategy=fcfs").to_string(), "Strategy=fcfs SchedulerTick=10");
     }
 
-
     #[test]
     fn power_defaults_are_the_papers_figures_and_shown_in_force() {
         let c = power("Strategy=power\nPowerCorridor=0-300");
@@ -187,7 +188,6 @@ mod tests {
         assert_eq!((state.idle_node, state.measured_draw), (71.0, None));
         assert!(Config::default().power.state_at(0).is_none());
     }
-
 
     #[test]
     fn bad_corridors_name_the_key_the_value_and_the_rule() {
@@ -207,7 +207,6 @@ mod tests {
             assert!(e.contains("expected LOW-HIGH in watts with 0 <= LOW < HIGH"), "{bad}: {e}");
         }
     }
-
 
     #[test]
     fn bad_idle_and_job_watts_name_the_key_the_value_and_the_rule() {
@@ -233,7 +232,6 @@ mod tests {
         }
         assert_eq!(power("DefaultJobWatts=200-200").power.default_job(), JobPower::fixed(200.0));
     }
-
 
     #[test]
     fn schedule_times_are_local_and_the_corridor_changes_at_them() {
@@ -269,7 +267,6 @@ mod tests {
         assert!(c.power.corridor.unwrap().changes.is_empty());
     }
 
-
     #[test]
     fn bad_schedules_name_the_key_the_entry_and_the_format() {
         for (bad, why) in [
@@ -296,7 +293,6 @@ mod tests {
         assert!(e.contains("cannot tell slurmctld's local time zone: no TZ"), "{e}");
         assert!(Config::parse_in("PowerCorridor=0-1", Err("no TZ".into())).is_ok());
     }
-
 
     #[test]
     fn power_keys_with_another_strategy_are_kept_but_said_unused() {

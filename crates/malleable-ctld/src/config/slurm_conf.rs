@@ -162,7 +162,6 @@ mod tests {
         assert!(check_core_sharing(easy, Some("select/linear"), None, None).is_ok());
     }
 
-
     #[test]
     fn scheduler_parameters_must_hand_over_scheduling_and_permit_resizing() {
         let check = |p: Option<&str>| check_scheduler_parameters(p, false);
@@ -183,7 +182,6 @@ mod tests {
         assert!(e.contains("must not contain disable_job_shrink"), "{e}");
         assert!(e.ends_with("Set: SchedulerParameters=sched_interval=-1,permit_job_expansion"), "{e}");
     }
-
 
     #[test]
     fn a_power_corridor_needs_defer() {
