@@ -141,38 +141,40 @@ impl Steps {
     /// SIGKILL if it still runs `grace` later. Its end is told as usual.
     pub fn end(&self, worker: WorkerId, grace: Duration) {
         let Some(pid) = self.running.lock().expect("steps lock").get(&worker).copied() else { return };
-        let Some(pid_t) = Pid::from_raw(pid as i32) else { return };
-        let _ = kill_process(pid_t, Signal::TERM);
         let running = Arc::clone(&self.running);
-        std::thread::spawn(move || {
-            let deadline = Instant::now() + grace;
-            while Instant::now() < deadline {
-                if !running.lock().expect("steps lock").values().any(|&p| p == pid) {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            let _ = kill_process(pid_t, Signal::KILL);
-        });
+        std::thread::spawn(move || terminate(&running, &[pid], grace));
     }
 
     /// End every step still running, waiting up to `grace` for them.
     pub fn stop_all(&self, grace: Duration) {
-        let signal = |sig: Signal| {
-            for &pid in self.running.lock().expect("steps lock").values() {
-                if let Some(pid) = Pid::from_raw(pid as i32) {
-                    let _ = kill_process(pid, sig);
-                }
-            }
-        };
-        signal(Signal::TERM);
-        let deadline = Instant::now() + grace;
-        while Instant::now() < deadline {
-            if self.running.lock().expect("steps lock").is_empty() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
+        let mut pids: Vec<u32> = self.running.lock().expect("steps lock").values().copied().collect();
+        // A restart-mode step's workers share one srun.
+        pids.sort_unstable();
+        pids.dedup();
+        terminate(&self.running, &pids, grace);
+    }
+}
+
+/// SIGTERM to each of `pids` (sruns), then SIGKILL to those still in
+/// `running` after `grace`.
+fn terminate(running: &Mutex<HashMap<WorkerId, u32>>, pids: &[u32], grace: Duration) {
+    let signal = |pid: u32, sig: Signal| {
+        if let Some(pid) = Pid::from_raw(pid as i32) {
+            let _ = kill_process(pid, sig);
         }
-        signal(Signal::KILL);
+    };
+    let still = |pid: &u32| running.lock().expect("steps lock").values().any(|p| p == pid);
+    for &pid in pids {
+        signal(pid, Signal::TERM);
+    }
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline {
+        if !pids.iter().any(still) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for pid in pids.iter().filter(|p| still(p)) {
+        signal(*pid, Signal::KILL);
     }
 }

@@ -229,7 +229,7 @@ impl Hub {
         wk.conn = None;
         wk.closed = true;
         let leaving = self.adapt.as_ref().is_some_and(|a| a.leavers.contains(&w) && a.stage == Stage::Moved);
-        if !(wk.said_bye || wk.abandoned || wk.lost || leaving) {
+        if !(wk.said_bye.is_some() || wk.abandoned || wk.lost || leaving) {
             if self.joiner_failed(w, "its connection ended", out) {
                 return self.check_finished(out);
             }
@@ -242,7 +242,8 @@ impl Hub {
     pub(super) fn on_exit(&mut self, w: WorkerId, success: bool, how: &str, out: &mut Vec<Output>) {
         let Some(wk) = self.workers.get_mut(&w) else { return };
         wk.exited = Some(success);
-        let (node, abandoned, bye, connected) = (wk.node.clone(), wk.abandoned, wk.said_bye, wk.connected_once);
+        let (node, abandoned, bye, connected) =
+            (wk.node.clone(), wk.abandoned, wk.said_bye.is_some(), wk.connected_once);
         if abandoned || wk.lost {
             self.check_commit(out);
             return self.check_finished(out);
@@ -346,7 +347,7 @@ impl Hub {
         let all = self
             .workers
             .values()
-            .all(|w| w.abandoned || w.lost || (w.exited.is_some() && (w.said_bye || !w.connected_once)));
+            .all(|w| w.abandoned || w.lost || (w.exited.is_some() && (w.said_bye.is_some() || !w.connected_once)));
         if all {
             self.finishing = true;
             if self.workers.values().all(|w| !w.connected_once) {
@@ -381,7 +382,7 @@ impl Hub {
             .workers
             .iter()
             .filter(|(w, _)| !a.joiners.contains(w))
-            .all(|(_, wk)| wk.abandoned || wk.lost || (wk.said_bye && wk.exited.is_some()));
+            .all(|(_, wk)| wk.abandoned || wk.lost || (wk.said_bye.is_some() && wk.exited.is_some()));
         // A new worker still being launched: wait for it. If its node
         // fails it, the expand is cancelled as such (the scheduler keeps
         // the node from the strategies a while); if it joins, it is dropped.

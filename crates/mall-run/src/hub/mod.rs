@@ -163,7 +163,8 @@ struct Worker {
     node: String,
     conn: Option<ConnId>,
     connected_once: bool,
-    said_bye: bool,
+    /// When it said BYE.
+    said_bye: Option<Instant>,
     closed: bool,
     /// Its step ended, and whether it succeeded.
     exited: Option<bool>,
@@ -181,15 +182,13 @@ struct Worker {
     restart_at: Option<Instant>,
     /// The first worker of its srun step (itself, but in restart mode).
     step: WorkerId,
-    /// When it said BYE.
-    bye_at: Option<Instant>,
     /// Its step is being ended by the hub (`teardown.rs`).
     ending: bool,
 }
 
 impl Worker {
     fn gone(&self) -> bool {
-        self.lost || ((self.said_bye || self.closed || self.abandoned) && self.exited.is_some())
+        self.lost || ((self.said_bye.is_some() || self.closed || self.abandoned) && self.exited.is_some())
     }
 }
 
@@ -425,8 +424,7 @@ impl Hub {
             "RECV" => self.on_recv(w, conn, &frame, out),
             "BYE" => {
                 if let Some(wk) = self.workers.get_mut(&w) {
-                    wk.said_bye = true;
-                    wk.bye_at = Some(Instant::now());
+                    wk.said_bye = Some(Instant::now());
                 }
                 out.push(Output::Reply(conn, Frame::new("OK")));
                 self.check_commit(out);

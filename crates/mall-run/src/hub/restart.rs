@@ -60,7 +60,7 @@ impl Hub {
         else {
             return;
         };
-        let ended = |w: &WorkerId| workers.get(w).is_some_and(|wk| wk.said_bye && wk.exited.is_some());
+        let ended = |w: &WorkerId| workers.get(w).is_some_and(|wk| wk.said_bye.is_some() && wk.exited.is_some());
         if !a.leavers.iter().all(ended) {
             return;
         }

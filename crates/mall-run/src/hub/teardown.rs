@@ -17,17 +17,17 @@ impl Hub {
         if self.rules.launch != Launch::Restart {
             return;
         }
-        // Each step: whether it lingers so far, and its last BYE.
-        let mut steps: BTreeMap<WorkerId, (bool, Option<Instant>)> = BTreeMap::new();
+        // Each step: whether every worker of it is past the runtime, its
+        // last BYE, and whether it still runs.
+        let mut steps: BTreeMap<WorkerId, (bool, Option<Instant>, bool)> = BTreeMap::new();
         for wk in self.workers.values() {
-            let (lingers, last_bye) = steps.entry(wk.step).or_insert((true, None));
-            let past_runtime = wk.bye_at.is_some() && !wk.abandoned && !wk.lost && !wk.ending;
-            *lingers &= past_runtime;
-            *last_bye = (*last_bye).max(wk.bye_at);
+            let (lingers, last_bye, running) = steps.entry(wk.step).or_insert((true, None, false));
+            *lingers &= wk.said_bye.is_some() && !wk.abandoned && !wk.lost && !wk.ending;
+            *last_bye = (*last_bye).max(wk.said_bye);
+            *running |= wk.exited.is_none();
         }
         let now = Instant::now();
-        for (step, (lingers, last_bye)) in steps {
-            let running = self.workers.values().any(|wk| wk.step == step && wk.exited.is_none());
+        for (step, (lingers, last_bye, running)) in steps {
             let due = last_bye.is_some_and(|t| now.duration_since(t) >= self.rules.end_grace);
             if !(lingers && running && due) {
                 continue;
