@@ -78,9 +78,22 @@ pub const OPTIONS: [OptionInfo; 6] = [MIN_NODES, MAX_NODES, NODE_CONSTRAINTS, MI
 /// or `-invasive`), so that a message names an option as it was typed. Not
 /// part of what the options mean: any two spellings are equal.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Spelling {
-    min_nodes: Option<&'static str>,
-    max_nodes: Option<&'static str>,
+pub struct Spelling([Option<&'static str>; 2]);
+
+/// The options with another spelling, in the order [`Spelling`] keeps them.
+const SPELLED_TWO_WAYS: [&OptionInfo; 2] = [&MIN_NODES, &MAX_NODES];
+
+impl Spelling {
+    /// Where option `o`'s spelling is kept, if it has two.
+    fn slot(o: &OptionInfo) -> Option<usize> {
+        SPELLED_TWO_WAYS.iter().position(|t| t.env == o.env)
+    }
+
+    fn record(&mut self, o: &OptionInfo, spelled: &'static str) {
+        if let Some(i) = Spelling::slot(o) {
+            self.0[i] = Some(spelled);
+        }
+    }
 }
 
 impl PartialEq for Spelling {
@@ -151,14 +164,8 @@ impl SubmitOptions {
             format!("unknown option '{name}': expected one of {}", names.join(", "))
         })?;
         match o.env {
-            e if e == MIN_NODES.env => {
-                self.min_nodes = Some(node_count(spelled, value)?);
-                self.spelling.min_nodes = Some(spelled);
-            }
-            e if e == MAX_NODES.env => {
-                self.max_nodes = Some(node_count(spelled, value)?);
-                self.spelling.max_nodes = Some(spelled);
-            }
+            e if e == MIN_NODES.env => self.min_nodes = Some(node_count(spelled, value)?),
+            e if e == MAX_NODES.env => self.max_nodes = Some(node_count(spelled, value)?),
             e if e == NODE_CONSTRAINTS.env => {
                 let c = NodeConstraint::parse(value)
                     .map_err(|_| format!("--{}={value} is not valid: expected one of {}", o.name, o.arg))?;
@@ -174,6 +181,7 @@ impl SubmitOptions {
             }
             _ => self.max_power = Some(watts(o, value)?),
         }
+        self.spelling.record(o, spelled);
         Ok(())
     }
 
@@ -185,12 +193,7 @@ impl SubmitOptions {
     /// Option `o`'s name as the user spelled it (its first name unless
     /// they used the other).
     pub fn name(&self, o: &OptionInfo) -> &'static str {
-        let spelled = match o.env {
-            e if e == MIN_NODES.env => self.spelling.min_nodes,
-            e if e == MAX_NODES.env => self.spelling.max_nodes,
-            _ => None,
-        };
-        spelled.unwrap_or(o.name)
+        Spelling::slot(o).and_then(|i| self.spelling.0[i]).unwrap_or(o.name)
     }
 
     /// The rules between the options, and with the job's start size
@@ -275,8 +278,9 @@ impl SubmitOptions {
         if self.share_cores {
             env.push((MALLEABLE_CORES.env, "yes".to_string()));
         }
-        let other: Vec<&str> = [(&MIN_NODES, self.spelling.min_nodes), (&MAX_NODES, self.spelling.max_nodes)]
-            .into_iter()
+        let other: Vec<&str> = SPELLED_TWO_WAYS
+            .iter()
+            .zip(self.spelling.0)
             .filter_map(|(o, spelled)| spelled.filter(|s| *s != o.name))
             .collect();
         if !other.is_empty() {
@@ -310,8 +314,7 @@ impl SubmitOptions {
             if key == Self::SPELLED_ENV {
                 for name in value.split(',') {
                     match option_for(name) {
-                        Some((info, spelled)) if info.env == MIN_NODES.env => o.spelling.min_nodes = Some(spelled),
-                        Some((info, spelled)) if info.env == MAX_NODES.env => o.spelling.max_nodes = Some(spelled),
+                        Some((info, spelled)) if Spelling::slot(info).is_some() => o.spelling.record(info, spelled),
                         _ => {
                             return Err(format!(
                                 "{key}={value} in the job's environment: '{name}' is not a spelling of --{} or --{}",
