@@ -440,7 +440,21 @@ impl Agent {
         let mut statuses: HashMap<JobId, Status> = fresh.malleable.iter().map(|j| (j.id, j.status.clone())).collect();
         statuses.extend(settled);
         let mut records = fresh.shared_cores.clone();
-        for d in &decisions {
+        for (i, d) in decisions.iter().enumerate() {
+            // Checked again before each decision: a SIGTERM that comes while
+            // the decisions are applied (slurmctld's signal thread sets the
+            // stamp without a lock) must stop the starts that follow it, whose
+            // batch launches slurmctld's agent would drop. Stock's schedule()
+            // checks once a cycle; each start is then one select_nodes long.
+            if self.ctld.shutting_down() {
+                log::info!(
+                    "pass {}: slurmctld is stopping, {} of {} decisions not applied",
+                    self.passes,
+                    decisions.len() - i,
+                    decisions.len()
+                );
+                break;
+            }
             self.apply(&mut guard, &fresh, d, &mut statuses, &mut records, now);
         }
         // Jobs that may share cores, on busy nodes, where the strategy does
