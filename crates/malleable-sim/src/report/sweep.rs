@@ -5,8 +5,8 @@
 use malleable_core::StrategyChoice;
 
 use crate::engine::{simulate, SimOptions};
-use crate::metrics::{summarize, Summary};
-use crate::workload::Workload;
+use crate::report::metrics::{summarize, Summary};
+use crate::workloads::Workload;
 
 /// Fig. 3's x axis: 0.1, 0.2, .., 1.0 (computed as i/10, so no drift).
 pub fn paper_fractions() -> Vec<f64> {

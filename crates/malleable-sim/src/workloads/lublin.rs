@@ -53,7 +53,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Gamma};
 
-use crate::workload::{make_malleable, JobSpec, Workload};
+use crate::workloads::workload::{make_malleable, JobSpec, Workload};
 
 /// The model's parameters, named as in the paper and its program.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -14,7 +14,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::cpu_gpu_esp::{cpu_gpu_esp, CORES, GPUS, NODES};
+use crate::workloads::cpu_gpu_esp::{cpu_gpu_esp, CORES, GPUS, NODES};
 
 /// The window sizes the issue asks for.
 pub const WINDOWS: [usize; 3] = [50, 100, 200];
@@ -75,7 +75,7 @@ pub struct FormTimes {
 
 impl FormTimes {
     pub fn median(&self) -> f64 {
-        crate::metrics::median(&self.ms)
+        crate::report::metrics::median(&self.ms)
     }
 
     pub fn max(&self) -> f64 {

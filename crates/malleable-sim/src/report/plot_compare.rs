@@ -7,8 +7,8 @@ use std::path::Path;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::metrics::{median, Summary};
-use crate::plot::{register_fonts, COLOURS, FONT};
+use crate::report::metrics::{median, Summary};
+use crate::report::plot::{register_fonts, COLOURS, FONT};
 
 /// The PNG's size in pixels.
 pub const SIZE: (u32, u32) = (1200, 700);

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
 
-use crate::plot::{register_fonts, FONT};
-use crate::power_meter::PowerReport;
+use crate::model::power_meter::PowerReport;
+use crate::report::plot::{register_fonts, FONT};
 
 const PANEL_HEIGHT: u32 = 330;
 const WIDTH: u32 = 1400;
@@ -92,7 +92,7 @@ pub fn plot_power(path: &Path, runs: &[(&str, &PowerReport)], caption: &str) -> 
                     .map_err(err)?;
             }
         }
-        let series = |f: fn(&crate::power_meter::PowerSample) -> f64| {
+        let series = |f: fn(&crate::model::power_meter::PowerSample) -> f64| {
             steps(&tl.iter().map(|s| (s.t / 60.0, f(s))).collect::<Vec<_>>())
         };
         chart

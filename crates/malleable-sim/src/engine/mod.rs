@@ -12,10 +12,10 @@ use malleable_model::{
     Snapshot,
 };
 
-use crate::app_model::{AppModel, ResizeCost};
-use crate::power_meter::{PowerMeter, PowerReport};
-use crate::priority::Priority;
-use crate::workload::{JobSpec, PowerSetup, Workload};
+use crate::model::app_model::{AppModel, ResizeCost};
+use crate::model::power_meter::{PowerMeter, PowerReport};
+use crate::model::priority::Priority;
+use crate::workloads::{JobSpec, PowerSetup, Workload};
 
 /// What happened to one job.
 #[derive(Clone, Debug, PartialEq)]
@@ -820,7 +820,7 @@ impl Engine<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app_model::Iterative;
+    use crate::model::app_model::Iterative;
     use malleable_core::StrategyChoice;
     use malleable_model::{CoreRequest, MalleableSpec, NodeConstraint};
 

@@ -9,7 +9,7 @@ use std::sync::Once;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::sweep::MeanRow;
+use crate::report::sweep::MeanRow;
 
 /// One panel of Fig. 3.
 pub struct Panel {

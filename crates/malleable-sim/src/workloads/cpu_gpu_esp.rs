@@ -26,7 +26,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
 
-use crate::workload::{JobSpec, Workload};
+use crate::workloads::{JobSpec, Workload};
 
 /// Table 4: type, fraction of the machine's cores, count, run time (s).
 pub const TABLE_4: [(&str, f64, u32, f64); 14] = [

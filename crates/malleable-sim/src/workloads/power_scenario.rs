@@ -29,7 +29,7 @@ use malleable_model::{Corridor, CorridorSchedule, JobPower, MalleableSpec, NodeC
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::workload::{JobSpec, PowerSetup, Workload};
+use crate::workloads::{JobSpec, PowerSetup, Workload};
 
 pub const NODES: usize = 14;
 pub const JOBS: usize = 20;

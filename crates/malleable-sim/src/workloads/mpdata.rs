@@ -8,8 +8,8 @@ use malleable_model::{MalleableSpec, NodeConstraint};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::app_model::{Iterative, MPDATA_TABLE_2};
-use crate::workload::{JobSpec, Workload};
+use crate::model::app_model::{Iterative, MPDATA_TABLE_2};
+use crate::workloads::{JobSpec, Workload};
 
 /// Table 3 (with Table 1's iterations): class, iterations, Min and Max
 /// nodes, likelihood, and its series in Table 2. "Max" is the largest

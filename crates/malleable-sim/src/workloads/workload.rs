@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader, Read};
 
-use crate::app_model::Iterative;
+use crate::model::app_model::Iterative;
 use malleable_model::{CoreRequest, CorridorSchedule, JobPower, MalleableSpec, NodeConstraint, Watts};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
