@@ -11,18 +11,7 @@ use crate::model::app_model::{AppModel, Iterative, ResizeCost};
 use crate::model::priority::Priority;
 
 fn job(id: u32, nodes: u32, malleable: Option<MalleableSpec>) -> JobSpec {
-    JobSpec {
-        id,
-        submit: 0.0,
-        nodes,
-        run_time: 10.0,
-        estimate: 60.0,
-        malleable,
-        power: None,
-        iterative: None,
-        share_cores: false,
-        cores: None,
-    }
+    JobSpec { malleable, ..JobSpec::rigid(id, 0.0, nodes, 10.0, 60.0) }
 }
 
 fn run(w: &Workload, strategy: &str, opts: SimOptions) -> SimResult {
@@ -126,15 +115,7 @@ const SERIES: &[(u32, f64)] = &[(1, 1.0), (2, 0.5)];
 fn iterative(id: u32, nodes: u32, submit: f64) -> JobSpec {
     let it = Iterative { class: "t", iterations: 10, seconds: SERIES, check_every: 4, time_scale: 1.0 };
     let spec = MalleableSpec { min: 1, max: 2, constraint: NodeConstraint::None };
-    JobSpec {
-        run_time: it.run_time(nodes),
-        estimate: 100.0,
-        iterative: Some(it),
-        share_cores: false,
-        cores: None,
-        submit,
-        ..job(id, nodes, Some(spec))
-    }
+    JobSpec { run_time: it.run_time(nodes), estimate: 100.0, iterative: Some(it), submit, ..job(id, nodes, Some(spec)) }
 }
 
 #[test]

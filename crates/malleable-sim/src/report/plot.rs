@@ -54,6 +54,24 @@ pub fn register_fonts() {
     });
 }
 
+/// The legend every plot draws: boxed in black on a see-through white
+/// (`opacity`) at `position`, its labels in `FONT` at `font_size`. One
+/// helper so that the sweep's, compare's and power's plots read alike.
+pub fn draw_legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+    opacity: f64,
+    font_size: u32,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(opacity))
+        .border_style(BLACK)
+        .label_font((FONT, font_size))
+        .draw()
+}
+
 /// Line (and bar) colours, one per strategy in order of first appearance,
 /// cycled past ten.
 pub const COLOURS: [RGBColor; 10] = [
@@ -148,14 +166,7 @@ fn draw_panel<'b>(
         }
         .map_err(err)?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font((FONT, 18))
-        .draw()
-        .map_err(err)?;
+    draw_legend(&mut chart, SeriesLabelPosition::UpperRight, 0.85, 18).map_err(err)?;
     Ok(())
 }
 

@@ -8,7 +8,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::report::metrics::{median, Summary};
-use crate::report::plot::{register_fonts, COLOURS, FONT};
+use crate::report::plot::{draw_legend, register_fonts, COLOURS, FONT};
 
 /// The PNG's size in pixels.
 pub const SIZE: (u32, u32) = (1200, 700);
@@ -216,14 +216,7 @@ pub fn plot_compare(path: &Path, columns: &[Vec<Summary>], workload: &str, seeds
         });
         chart.draw_series(texts).map_err(err)?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font((FONT, 18))
-        .draw()
-        .map_err(err)?;
+    draw_legend(&mut chart, SeriesLabelPosition::UpperRight, 0.9, 18).map_err(err)?;
     root.present().map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(())
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use plotters::prelude::*;
 
 use crate::model::power_meter::PowerReport;
-use crate::report::plot::{register_fonts, FONT};
+use crate::report::plot::{draw_legend, register_fonts, FONT};
 
 const PANEL_HEIGHT: u32 = 330;
 const WIDTH: u32 = 1400;
@@ -106,14 +106,7 @@ pub fn plot_power(path: &Path, runs: &[(&str, &PowerReport)], caption: &str) -> 
             .map_err(err)?
             .label("system power")
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], DRAW.stroke_width(3)));
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((FONT, 15))
-            .draw()
-            .map_err(err)?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft, 0.85, 15).map_err(err)?;
     }
     root.present().map_err(err)?;
     Ok(path.to_path_buf())

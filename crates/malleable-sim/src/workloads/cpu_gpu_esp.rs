@@ -109,16 +109,8 @@ fn spec(id: u32, submit: f64, cores: u32, gpus: u32, time: f64, ragged: bool) ->
     let fewest = cores.div_ceil(CORES);
     let (min_nodes, max_nodes) = if ragged { (1, NODES as u32) } else { (fewest, fewest) };
     JobSpec {
-        id,
-        submit,
-        nodes: fewest,
-        run_time: time,
-        estimate: time,
-        malleable: None,
-        power: None,
-        iterative: None,
-        share_cores: false,
         cores: Some(CoreRequest { cores, gpus_per_node: gpus, min_nodes, max_nodes }),
+        ..JobSpec::rigid(id, submit, fewest, time, time)
     }
 }
 

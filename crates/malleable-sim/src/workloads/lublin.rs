@@ -213,19 +213,12 @@ pub fn lublin(spec: LublinSpec, malleable_fraction: f64, seed: u64, arrival_scal
 
 /// `job` as a whole-node job on nodes of `cores` processors, opted in to core sharing.
 pub fn job_spec(id: u32, job: &LublinJob, cores: u32) -> JobSpec {
+    let nodes = job.procs.div_ceil(cores.max(1));
     JobSpec {
-        id,
-        submit: job.submit as f64,
-        nodes: job.procs.div_ceil(cores.max(1)),
-        run_time: job.run_time as f64,
-        estimate: job.estimate as f64,
-        malleable: None,
-        power: None,
-        iterative: None,
         // Every job lets SD-Policy share its nodes' cores, as in the
         // paper's simulations; strategies that never share ignore it.
         share_cores: true,
-        cores: None,
+        ..JobSpec::rigid(id, job.submit as f64, nodes, job.run_time as f64, job.estimate as f64)
     }
 }
 

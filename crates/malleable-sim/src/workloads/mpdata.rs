@@ -64,16 +64,9 @@ pub fn mpdata(jobs: usize, nodes: usize, seed: u64) -> Workload {
             }
             let asked = it.most_efficient(min, max);
             JobSpec {
-                id: i as u32 + 1,
-                submit,
-                nodes: asked,
-                run_time: it.run_time(asked),
-                estimate: it.run_time(min),
                 malleable: Some(MalleableSpec { min, max, constraint: NodeConstraint::None }),
-                power: None,
                 iterative: Some(it),
-                share_cores: false,
-                cores: None,
+                ..JobSpec::rigid(i as u32 + 1, submit, asked, it.run_time(asked), it.run_time(min))
             }
         })
         .collect();

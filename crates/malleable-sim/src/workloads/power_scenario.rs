@@ -100,20 +100,20 @@ impl Scenario {
                 let f = self.length_spread;
                 let run_time = (mean * rng.gen_range(1.0 - f..1.0 + f)).round();
                 JobSpec {
-                    id: i as u32 + 1,
-                    submit: i as f64 * INTER_ARRIVAL,
-                    nodes: rng.gen_range(1..=4),
-                    run_time,
-                    estimate: (run_time * 1.5).ceil(),
                     malleable: Some(MalleableSpec { min: 1, max: NODES as u32, constraint: NodeConstraint::None }),
                     power: Some(JobPower {
                         min_per_node: watts - spread,
                         max_per_node: watts + spread,
                         measured_per_node: Some(watts),
                     }),
-                    iterative: None,
-                    share_cores: false,
-                    cores: None,
+                    // The only draw in the job: its size, after its run time's.
+                    ..JobSpec::rigid(
+                        i as u32 + 1,
+                        i as f64 * INTER_ARRIVAL,
+                        rng.gen_range(1..=4),
+                        run_time,
+                        (run_time * 1.5).ceil(),
+                    )
                 }
             })
             .collect();

@@ -39,6 +39,26 @@ pub struct JobSpec {
     pub cores: Option<CoreRequest>,
 }
 
+impl JobSpec {
+    /// A rigid job asking `nodes` whole nodes, running `run_time` seconds
+    /// under a limit of `estimate`: what every workload starts from, with what
+    /// it adds (malleability, power, iterations, sharing, cores) set over it.
+    pub fn rigid(id: u32, submit: f64, nodes: u32, run_time: f64, estimate: f64) -> JobSpec {
+        JobSpec {
+            id,
+            submit,
+            nodes,
+            run_time,
+            estimate,
+            malleable: None,
+            power: None,
+            iterative: None,
+            share_cores: false,
+            cores: None,
+        }
+    }
+}
+
 /// A workload and what it was built from (for the JSON report).
 #[derive(Clone, Debug)]
 pub struct Workload {
@@ -107,16 +127,8 @@ pub fn esp(machine: usize, malleable_fraction: f64, seed: u64) -> Workload {
         .into_iter()
         .enumerate()
         .map(|(i, (size, time, constraint))| JobSpec {
-            id: i as u32 + 1,
-            submit: i as f64 * ESP_INTER_ARRIVAL,
-            nodes: size,
-            run_time: time,
-            estimate: time,
             malleable: malleable[i].then(|| paper_spec(constraint, m)),
-            power: None,
-            iterative: None,
-            share_cores: false,
-            cores: None,
+            ..JobSpec::rigid(i as u32 + 1, i as f64 * ESP_INTER_ARRIVAL, size, time, time)
         })
         .collect();
     Workload { name: "esp".into(), nodes: machine, jobs, power: None, cores: 1, gpus: 0 }
@@ -201,18 +213,7 @@ pub fn synthetic(jobs: usize, machine: usize, load: f64, malleable_fraction: f64
             }
             let run_time = log_uniform(&mut rng, 30.0, 36_000.0).round();
             let estimate = (run_time * rng.gen_range(1.0..3.0)).ceil();
-            JobSpec {
-                id: i as u32 + 1,
-                submit: 0.0,
-                nodes: (size as u32).clamp(1, machine as u32),
-                run_time,
-                estimate,
-                malleable: None,
-                power: None,
-                iterative: None,
-                share_cores: false,
-                cores: None,
-            }
+            JobSpec::rigid(i as u32 + 1, 0.0, (size as u32).clamp(1, machine as u32), run_time, estimate)
         })
         .collect();
     let work: f64 = specs.iter().map(|j| j.nodes as f64 * j.run_time).sum();
@@ -268,18 +269,8 @@ pub fn swf(
             skipped.larger_than_machine += 1;
             continue;
         }
-        jobs.push(JobSpec {
-            id,
-            submit: (submit - first) * arrival_scale,
-            nodes: size,
-            run_time,
-            estimate: if requested > 0.0 { requested } else { run_time },
-            malleable: None,
-            power: None,
-            iterative: None,
-            share_cores: false,
-            cores: None,
-        });
+        let estimate = if requested > 0.0 { requested } else { run_time };
+        jobs.push(JobSpec::rigid(id, (submit - first) * arrival_scale, size, run_time, estimate));
     }
     // Sorted by submit time (stable: trace order breaks ties).
     jobs.sort_by(|a, b| a.submit.total_cmp(&b.submit));
