@@ -1,7 +1,7 @@
 //! A deterministic discrete-event simulator for sched/malleable's policy: it
 //! runs malleable-core's strategies, the very code slurmctld's plugin runs, on
 //! Chadha et al. 2020's ESP mix, on SWF traces or on the Lublin-Feitelson model
-//! ([`lublin`]), and reports the paper's metrics.
+//! ([`workloads::lublin`]), and reports the paper's metrics.
 //!
 //! # Application model (`--app-model fitted`, the default)
 //! A malleable job that takes `t_s` seconds on its start size `s` takes
@@ -39,11 +39,17 @@
 //! 60 s while jobs wait), as sched/malleable's agent does.
 //!
 //! # Commands
-//! `malleable-sim run | compare | sweep | bench | bench-ipsched`: [`sweep`]
-//! repeats seed 002's Fig. 3 (fractions x seeds x strategies, CSVs, [`plot`]'s
-//! PNGs); [`bench`] times the simulator and single scheduling passes at scale;
-//! [`bench_ipsched`] times IPSCHED's program per window. `--priority` ranks
-//! waiting jobs FCFS or by Slurm's multifactor priority ([`priority`]).
+//! `malleable-sim run | compare | sweep | bench | bench-ipsched`: [`report::sweep`]
+//! repeats seed 002's Fig. 3 (fractions x seeds x strategies, CSVs, [`report::plot`]'s
+//! PNGs); [`bench`](mod@bench) times the simulator and single scheduling passes at scale;
+//! [`bench::ipsched`] times IPSCHED's program per window. `--priority` ranks
+//! waiting jobs FCFS or by Slurm's multifactor priority ([`model::priority`]).
+//!
+//! # Layout
+//! [`workloads`] makes and reads workloads, [`model`] holds what is assumed of
+//! applications, power and priority, [`engine`] runs the events and passes,
+//! [`report`] turns runs into metrics, CSVs and plots, [`bench`](mod@bench) times things;
+//! the command line is the binary's own `cli` module.
 
 pub mod bench;
 pub mod engine;
