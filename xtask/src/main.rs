@@ -65,9 +65,10 @@ const USAGE: &str = "usage: cargo xtask <command>
                                          simulator beside it; JSON in target/mpdata
   soak [--jobs N] [--nodes N]            N jobs (1000), a third elastic, arrivals compressed, mtct-backfill:
                                          counts of starts, resizes, rollbacks; pass and lock-hold times
-  versus-stock [--jobs N] [--nodes N]   sched/malleable (easy) against stock sched/backfill on one cluster (8):
-                                         srun latency when idle, then N jobs (1000) of 1-4 nodes and 0-2 s at
-                                         once: total time, mean wait, node time used, end-to-start hand-off
+  versus-stock [--jobs N] [--nodes N]   sched/malleable (easy) against stock sched/backfill, as shipped and as
+                                         SchedMD's HTC guide tunes it, on one cluster (8): srun latency when
+                                         idle, then N jobs (1000) of 1-4 nodes and 0-2 s at once: total time,
+                                         mean wait, node time used, end-to-start hand-off
   bench-scale [--nodes N] [--jobs N] [--keep]
                                          every strategy's pass and lock-hold times in a slurmctld of N nodes
                                          (5000, 4 with a slurmd) and N waiting jobs (10000), squeue meanwhile
