@@ -137,19 +137,19 @@ fn released(id: u32, what: String, nodes: &str, kind: fn(&Ending) -> bool) -> Sa
 
 /// Job `id`'s shrink off `nodes` committed and the nodes freed.
 pub fn shrink_committed(id: u32, nodes: &str) -> Said {
-    let what = format!("JobId={id}: shrink off{} committed", on(&nodes));
+    let what = format!("JobId={id}: shrink off{} committed", on(nodes));
     released(id, what, nodes, |e| matches!(e, Ending::ShrinkCommitted { .. }))
 }
 
 /// Job `id`'s shrink off `nodes` forced without its application.
 pub fn shrink_forced(id: u32, nodes: &str) -> Said {
-    let what = format!("JobId={id}: shrink off{} forced", on(&nodes));
+    let what = format!("JobId={id}: shrink off{} forced", on(nodes));
     released(id, what, nodes, |e| matches!(e, Ending::ShrinkForced { .. }))
 }
 
 /// Job `id`'s expand onto `nodes` rolled back.
 pub fn rolled_back(id: u32, nodes: &str) -> Said {
-    let what = format!("JobId={id}: expand onto{} rolled back", on(&nodes));
+    let what = format!("JobId={id}: expand onto{} rolled back", on(nodes));
     released(id, what, nodes, Ending::is_rollback)
 }
 
