@@ -37,9 +37,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("mall-run", &["malleable-model", "malleable-rt", "slurm"]),
     ("mall-example", &["malleable-rt"]),
     ("testcluster", &[]),
-    ("cluster-tests", &["testcluster", "slurm"]),
+    ("cluster-tests", &["testcluster", "slurm", "malleable-model"]),
     ("cluster-eval", &["testcluster", "malleable-model", "malleable-core", "malleable-sim"]),
-    ("xtask", &["testcluster", "cluster-eval", "malleable-sim", "malleable-core"]),
+    ("xtask", &["testcluster", "cluster-eval", "malleable-sim", "malleable-core", "malleable-model"]),
 ];
 
 /// Dev-dependencies a test may take beyond the above.

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use cluster_eval::records::log_time;
 use cluster_eval::throughput::quantile;
+use malleable_model::log_lines::LogLine;
 use malleable_sim::cpu_gpu_esp::{CORES, GPUS, RAGGED, TABLE_4};
 use testcluster::plugins;
 use testcluster::{Cluster, ClusterSpec, NodeShape};
@@ -96,16 +97,18 @@ pub fn run(nodes: usize, keep: bool) -> Result<()> {
             let pass: Vec<f64> = read.iter().zip(&apply).zip(&decide).map(|((r, a), d)| r + a + d).collect();
             // The pass that made the first starts (its line follows them):
             // the whole window on every node.
-            let first_start = window.iter().position(|l| l.contains("sched/malleable: started JobId="));
+            let said: Vec<Option<LogLine>> = window.iter().map(|l| LogLine::parse(l)).collect();
+            let is_start = |l: &Option<LogLine>| matches!(l, Some(LogLine::Started { .. }));
+            let first_start = said.iter().position(is_start);
             let pass_lines: Vec<usize> =
-                (0..window.len()).filter(|&i| window[i].contains("slurmctld's locks held")).collect();
+                (0..said.len()).filter(|&i| matches!(said[i], Some(LogLine::LocksHeld { .. }))).collect();
             let first_at = first_start.and_then(|s| pass_lines.iter().position(|&i| i > s));
             if let Some(p) = first_at.and_then(|k| pass.get(k)) {
                 first.push(*p);
             }
             later.extend(pass.iter().enumerate().filter(|(k, _)| Some(*k) != first_at).map(|(_, p)| *p));
             locks.extend(read.iter().zip(&apply).map(|(r, a)| r + a));
-            started.push(window.iter().filter(|l| l.contains("sched/malleable: started JobId=")).count() as f64);
+            started.push(said.iter().filter(|l| is_start(l)).count() as f64);
         }
         for v in [&mut first, &mut later, &mut locks, &mut started] {
             v.sort_by(f64::total_cmp);

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use cluster_eval::records::log_time;
 use cluster_eval::throughput::quantile;
+use malleable_model::log_lines::LogLine;
 use testcluster::plugins;
 use testcluster::{Cluster, ClusterSpec};
 
@@ -163,8 +164,11 @@ pub fn switch_strategy(cluster: &Cluster, name: &str, extra: &str) -> Result<()>
     std::fs::write(cluster.dir.join("etc/malleable.conf"), &conf).map_err(|e| e.to_string())?;
     let from = cluster.ctld_log().len();
     testcluster::process::run(cluster.cmd("scontrol").arg("reconfigure"))?;
-    let line = format!("sched/malleable: reconfigured: Strategy={name}");
-    testcluster::wait::until(&line, Duration::from_secs(60), || {
-        Ok(cluster.ctld_log().get(from..).is_some_and(|l| l.contains(&line)).then_some(()))
+    let head = format!("Strategy={name}");
+    // The agent's word that it took them: its config, said as it reads it, starts with the strategy.
+    let took =
+        |l: &str| matches!(LogLine::parse(l), Some(LogLine::Reconfigured { config }) if config.starts_with(&head));
+    testcluster::wait::until(&format!("sched/malleable: reconfigured: {head}"), Duration::from_secs(60), || {
+        Ok(cluster.ctld_log().get(from..).is_some_and(|l| l.lines().any(took)).then_some(()))
     })
 }

@@ -8,6 +8,8 @@
 
 use std::time::Duration;
 
+use malleable_model::log_lines::{Ending, LogLine};
+use malleable_model::JobId;
 use testcluster::compose::{spec::USERS, Site, SiteSpec};
 use testcluster::wait;
 
@@ -73,33 +75,27 @@ fn measure(site: &Site, rounds: usize) -> Result<()> {
 /// "to apply" of the first pass line after its decision; for each shrink,
 /// "to read" of the first pass line after its commit.
 fn held_by_resizes(log: &str, id: u32) -> (Vec<f64>, Vec<f64>) {
-    let expand = format!("JobId={id}: expand onto c3,c4 (");
-    let shrink = format!("JobId={id}: shrink off c3,c4 committed");
+    let job = JobId(id);
+    let c3c4 = |nodes: &[String]| nodes == ["c3", "c4"];
     let (mut expands, mut shrinks) = (Vec::new(), Vec::new());
     let mut waiting: Option<bool> = None;
-    for line in log.lines() {
-        if line.contains(&expand) {
-            waiting = Some(true);
-        } else if line.contains(&shrink) {
-            waiting = Some(false);
-        } else if let (Some(is_expand), Some((read, apply))) = (waiting, locks_held(line)) {
-            if is_expand {
-                expands.push(apply);
-            } else {
-                shrinks.push(read);
+    for line in LogLine::all(log) {
+        match line {
+            LogLine::Expanding { job: j, nodes, .. } if j == job && c3c4(&nodes) => waiting = Some(true),
+            LogLine::Released { job: j, ending: Ending::ShrinkCommitted { nodes, .. }, .. }
+                if j == job && c3c4(&nodes) =>
+            {
+                waiting = Some(false)
             }
-            waiting = None;
+            LogLine::LocksHeld { read_ms, apply_ms, .. } => match waiting.take() {
+                Some(true) => expands.push(apply_ms),
+                Some(false) => shrinks.push(read_ms),
+                None => {}
+            },
+            _ => {}
         }
     }
     (expands, shrinks)
-}
-
-/// `pass N: slurmctld's locks held R ms to read, A ms to apply ...`: (R, A).
-fn locks_held(line: &str) -> Option<(f64, f64)> {
-    let rest = line.split_once("slurmctld's locks held ")?.1;
-    let (read, rest) = rest.split_once(" ms to read, ")?;
-    let apply = rest.split_once(" ms to apply")?.0;
-    Some((read.parse().ok()?, apply.parse().ok()?))
 }
 
 /// Median and max.
@@ -116,12 +112,12 @@ mod tests {
     #[test]
     fn each_resize_takes_the_pass_line_after_it() {
         let log = "\
-[t] sched/malleable: JobId=1: expand onto c3,c4 (resize 1, through JobId=2); it now holds c[1-4]
+[t] sched/malleable: JobId=1: expand onto c3,c4 (resize 1, through JobId=2); it now holds c[1-4] (mtct); waiting for its application to commit
 [t] debug:  sched/malleable: pass 8: slurmctld's locks held 0.1 ms to read, 226.9 ms to apply (none while deciding, 0.0 ms)
 [t] debug:  sched/malleable: pass 9: slurmctld's locks held 0.3 ms to read, 0.2 ms to apply (none while deciding, 0.0 ms)
 [t] sched/malleable: JobId=1: shrink off c3,c4 committed 0.12 s after the decision; it now holds c[1-2]
 [t] debug:  sched/malleable: pass 23: slurmctld's locks held 93.1 ms to read, 2.3 ms to apply (none while deciding, 0.0 ms)
-[t] sched/malleable: JobId=7: expand onto c3,c4 (resize 3, through JobId=8); it now holds c[1-4]
+[t] sched/malleable: JobId=7: expand onto c3,c4 (resize 3, through JobId=8); it now holds c[1-4] (mtct); waiting for its application to commit
 [t] debug:  sched/malleable: pass 30: slurmctld's locks held 0.3 ms to read, 50.0 ms to apply (none while deciding, 0.0 ms)
 ";
         assert_eq!(held_by_resizes(log, 1), (vec![226.9], vec![93.1]));

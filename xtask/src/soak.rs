@@ -10,6 +10,7 @@ use cluster_eval::records::log_time;
 use cluster_eval::replay::{ElasticApp, Replay};
 use cluster_eval::throughput::quantile;
 use cluster_eval::workloads;
+use malleable_model::log_lines::{Ending, LogLine};
 use testcluster::plugins::{self, tool_dir};
 use testcluster::{Cluster, ClusterSpec};
 
@@ -53,7 +54,9 @@ pub fn run(jobs: usize, nodes: usize) -> Result<()> {
     let completed = run.jobs.iter().filter(|j| j.state == "COMPLETED").count();
     let expands: u32 = run.jobs.iter().map(|j| j.logged.expands).sum();
     let shrinks: u32 = run.jobs.iter().map(|j| j.logged.shrinks).sum();
-    let forced = log.lines().filter(|l| l.contains("sched/malleable: JobId=") && l.contains(": forced")).count();
+    let forced = LogLine::all(&log)
+        .filter(|l| matches!(l, LogLine::Released { ending: Ending::ShrinkForced { .. }, .. }))
+        .count();
     let (read, apply, decide) = pass_times(&log);
     println!();
     println!("jobs:       {} submitted, {started} started by sched/malleable, {completed} completed", run.jobs.len());
@@ -82,12 +85,11 @@ pub fn run(jobs: usize, nodes: usize) -> Result<()> {
 /// The plugin's debug line per pass: (read, apply, decide) milliseconds.
 pub(crate) fn pass_times(log: &str) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let (mut read, mut apply, mut decide) = (Vec::new(), Vec::new(), Vec::new());
-    for line in log.lines().filter(|l| l.contains("slurmctld's locks held") && log_time(l).is_some()) {
-        let num = |after: &str| -> Option<f64> { line.split(after).nth(1)?.split(' ').next()?.parse().ok() };
-        if let (Some(r), Some(a), Some(d)) = (num("locks held "), num("ms to read, "), num("none while deciding, ")) {
-            read.push(r);
-            apply.push(a);
-            decide.push(d);
+    for line in log.lines().filter(|l| log_time(l).is_some()) {
+        if let Some(LogLine::LocksHeld { read_ms, apply_ms, decide_ms, .. }) = LogLine::parse(line) {
+            read.push(read_ms);
+            apply.push(apply_ms);
+            decide.push(decide_ms);
         }
     }
     (read, apply, decide)

@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 
+use malleable_model::log_lines::LogLine;
 use testcluster::hostlist;
 
 /// One node gained or given up.
@@ -110,11 +111,14 @@ pub fn read_log(log: &str) -> HashMap<u32, LoggedJob> {
     let mut jobs: HashMap<u32, LoggedJob> = HashMap::new();
     for line in log.lines() {
         let Some(at) = log_time(line) else { continue };
-        if let Some(rest) = after(line, "_slurm_rpc_submit_batch_job: JobId=") {
+        // The agent's own lines (sched/malleable or select/natural), then Slurm's.
+        if let Some(ours) = LogLine::parse(line) {
+            plugin_line(&mut jobs, at, ours);
+        } else if let Some(rest) = after(line, "_slurm_rpc_submit_batch_job: JobId=") {
             if let Some(id) = number(rest) {
                 jobs.entry(id).or_default().submit = Some(at);
             }
-        } else if let Some((id, list)) = start_line(line) {
+        } else if let Some((id, list)) = slurm_start_line(line) {
             let j = jobs.entry(id).or_default();
             j.start = Some(at);
             j.start_nodes = hostlist::expand(list).unwrap_or_default();
@@ -122,23 +126,14 @@ pub fn read_log(log: &str) -> HashMap<u32, LoggedJob> {
             if let Some(id) = number(rest).filter(|_| rest.ends_with(" done")) {
                 jobs.entry(id).or_default().end = Some(at);
             }
-        } else if let Some(rest) =
-            after(line, "sched/malleable: JobId=").or_else(|| after(line, "select/natural: JobId="))
-        {
-            let Some(id) = number(rest) else { continue };
-            let Some(what) = rest.split_once(": ").map(|x| x.1) else { continue };
-            resize_line(jobs.entry(id).or_default(), at, what);
         }
     }
     jobs
 }
 
-/// A job's start, by our plugin or by Slurm's own schedulers (for runs
-/// under stock sched/backfill): the job and its node list.
-fn start_line(line: &str) -> Option<(u32, &str)> {
-    if let Some(rest) = after(line, "sched/malleable: started JobId=") {
-        return Some((number(rest)?, first_word(rest.split_once(" on ")?.1)));
-    }
+/// A job's start by Slurm's own schedulers (for runs under stock
+/// sched/backfill): the job and its node list.
+fn slurm_start_line(line: &str) -> Option<(u32, &str)> {
     // sched/backfill's `_start_job`, and slurmctld's main scheduler, which
     // also runs on job ends under stock Slurm.
     if let Some(rest) = after(line, "_start_job: Started JobId=") {
@@ -153,27 +148,39 @@ fn first_word(s: &str) -> &str {
     s.split(' ').next().unwrap_or("")
 }
 
-/// One of the plugin's lines about a job's resize.
-fn resize_line(j: &mut LoggedJob, at: f64, what: &str) {
-    let list =
-        |rest: &str| hostlist::expand(rest.split(' ').next().unwrap_or("").trim_end_matches(';')).unwrap_or_default();
-    if let Some(rest) = what.strip_prefix("expand onto ") {
-        if rest.contains(" (resize ") {
-            j.changes.push(Change { at, gained: true, nodes: list(rest) });
-        } else if rest.contains(": rolled back") {
-            // Before "committed": "not committed within 30 s: rolled back".
-            j.changes.push(Change { at, gained: false, nodes: list(rest) });
-            j.rollbacks += 1;
-        } else if rest.contains(" committed") {
-            j.expands += 1;
+/// One of the plugin's lines about a job: its start, or a resize.
+fn plugin_line(jobs: &mut HashMap<u32, LoggedJob>, at: f64, line: LogLine) {
+    let Some(id) = line.job() else { return };
+    let ours = matches!(
+        line,
+        LogLine::Started { .. }
+            | LogLine::Expanding { .. }
+            | LogLine::ExpandCommitted { .. }
+            | LogLine::Released { .. }
+            | LogLine::Lost { .. }
+    );
+    if !ours {
+        return;
+    }
+    let j = jobs.entry(id.0).or_default();
+    match line {
+        LogLine::Started { nodes, .. } => {
+            j.start = Some(at);
+            j.start_nodes = hostlist::expand(&nodes).unwrap_or_default();
         }
-    } else if let Some(rest) = what.strip_prefix("shrink off ") {
-        if rest.contains(" committed") || rest.contains(": forced") {
-            j.changes.push(Change { at, gained: false, nodes: list(rest) });
-            j.shrinks += 1;
+        // Gained at the expand's decision, when slurmctld gives them to the job.
+        LogLine::Expanding { nodes, .. } => j.changes.push(Change { at, gained: true, nodes }),
+        LogLine::ExpandCommitted { .. } => j.expands += 1,
+        LogLine::Released { ending, .. } => {
+            if ending.is_rollback() {
+                j.rollbacks += 1;
+            } else {
+                j.shrinks += 1;
+            }
+            j.changes.push(Change { at, gained: false, nodes: ending.nodes().to_vec() });
         }
-    } else if let Some(rest) = what.strip_prefix("lost ") {
-        j.changes.push(Change { at, gained: false, nodes: list(rest) });
+        LogLine::Lost { nodes, .. } => j.changes.push(Change { at, gained: false, nodes }),
+        _ => {}
     }
 }
 
@@ -194,12 +201,12 @@ mod tests {
     const LOG: &str = "\
 [2026-11-24T00:24:50.500] _slurm_rpc_submit_batch_job: JobId=1 InitPrio=4294901759 usec=300
 [2026-11-24T00:24:54.123] sched/malleable: started JobId=1 on n1 (mtct)
-[2026-11-24T00:24:55.030] sched/malleable: JobId=1: expand onto n2,n3,n4 (resize 17, through JobId=2); it now holds n[1-4] (mtct); waiting
+[2026-11-24T00:24:55.030] sched/malleable: JobId=1: expand onto n2,n3,n4 (resize 17, through JobId=2); it now holds n[1-4] (mtct); waiting for its application to commit
 [2026-11-24T00:24:55.282] sched/malleable: JobId=1: expand onto n2,n3,n4 committed 0.25 s after the decision
-[2026-11-24T00:24:56.033] sched/malleable: JobId=1: shrink off n3,n4 (resize 18, mtct); waiting for its application
+[2026-11-24T00:24:56.033] sched/malleable: JobId=1: shrink off n3,n4 (resize 18, mtct); waiting for its application to leave them and commit
 [2026-11-24T00:24:56.184] sched/malleable: JobId=1: shrink off n3,n4 committed 0.15 s after the decision; it now holds n[1-2]
-[2026-11-24T00:24:57.000] sched/malleable: JobId=1: expand onto n3 (resize 19, through JobId=3); it now holds n[1-3] (mtct); waiting
-[2026-11-24T00:25:27.000] sched/malleable: JobId=1: expand onto n3 not committed within 30 s: rolled back (not resized again for 30 s)
+[2026-11-24T00:24:57.000] sched/malleable: JobId=1: expand onto n3 (resize 19, through JobId=3); it now holds n[1-3] (mtct); waiting for its application to commit
+[2026-11-24T00:25:27.000] sched/malleable: JobId=1: expand onto n3 not committed within 30 s: rolled back (not resized again for 30 s); it now holds n[1-2]
 [2026-11-24T00:25:28.000] sched/malleable: JobId=1: lost n2; it goes on with 1 nodes
 [2026-11-24T00:25:33.250] _job_complete: JobId=1 WEXITSTATUS 0
 [2026-11-24T00:25:33.250] _job_complete: JobId=1 done
@@ -223,7 +230,7 @@ mod tests {
     #[test]
     fn select_naturals_resizes_are_read_too() {
         let log = "\
-[2026-11-24T14:14:58.008] select/natural: JobId=2: expand onto n2,n3,n4 (resize 17, through JobId=3); it now holds n[1-4] (natural); waiting
+[2026-11-24T14:14:58.008] select/natural: JobId=2: expand onto n2,n3,n4 (resize 17, through JobId=3); it now holds n[1-4] (natural); waiting for its application to commit
 [2026-11-24T14:14:58.250] select/natural: JobId=2: expand onto n2,n3,n4 committed 0.24 s after the decision
 [2026-11-24T14:14:58.351] select/natural: JobId=4: JobId=2, asking at its sync point, releases 2 nodes for it; it starts first
 [2026-11-24T14:14:58.351] select/natural: JobId=4: priority raised to 4294967293: a job released nodes for it

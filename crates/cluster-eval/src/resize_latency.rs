@@ -20,6 +20,8 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
+use malleable_model::log_lines::{Ending, LogLine};
+use malleable_model::JobId;
 use malleable_sim::plot::{register_fonts, FONT};
 
 use crate::records::{log_time_ms, number};
@@ -101,16 +103,18 @@ fn count(list: &str) -> Option<usize> {
 
 /// The lines of slurmctld's log about job `job`'s resizes, in order.
 pub fn ctld_events(log: &str, job: u32) -> Vec<(i64, Event)> {
-    let head = format!("sched/malleable: JobId={job}: ");
     let commit = format!(" COMMIT job={job} resize=");
     let mut out = Vec::new();
     for line in log.lines() {
         let Some(t) = log_time_ms(line) else { continue };
-        if let Some(i) = line.find(&head) {
-            if let Some(e) = plugin_line(&line[i + head.len()..]) {
-                out.push((t, e));
+        if let Some(ours) = LogLine::parse(line) {
+            if ours.job() == Some(JobId(job)) {
+                if let Some(e) = plugin_line(ours) {
+                    out.push((t, e));
+                }
             }
         } else if line.contains("setting comment to mall1 ") && line.ends_with(&format!(" for JobId={job}")) {
+            // slurmctld's own line, as it takes mall-run's COMMIT.
             if let Some(resize) = line.find(&commit).and_then(|i| number(&line[i + commit.len()..])) {
                 out.push((t, Event::CommitArrived { resize }));
             }
@@ -119,37 +123,23 @@ pub fn ctld_events(log: &str, job: u32) -> Vec<(i64, Event)> {
     out
 }
 
-/// One of the plugin's lines after `JobId=J: `.
-fn plugin_line(what: &str) -> Option<Event> {
-    let failed = ["rolled back", ": forced", "not done", "freeing the nodes failed"];
-    if failed.iter().any(|f| what.contains(f)) && (what.starts_with("expand onto ") || what.starts_with("shrink off "))
-    {
-        return Some(Event::Failed { line: what.to_string() });
-    }
-    if let Some(rest) = what.strip_prefix("growing onto ") {
-        let nodes = rest.split(' ').next()?.to_string();
-        return Some(Event::Growing { nodes });
-    }
-    if let Some(rest) = what.strip_prefix("expand onto ") {
-        let (nodes, rest) = rest.split_once(' ')?;
-        if let Some(rest) = rest.strip_prefix("(resize ") {
-            let resize = number(rest)?;
-            let holds = rest.split_once("it now holds ")?.1.split(' ').next()?;
-            return Some(Event::Expanded { nodes: nodes.into(), resize, holds: count(holds)? });
+/// One of the plugin's lines about the job, as a step's instant.
+fn plugin_line(line: LogLine) -> Option<Event> {
+    let failed = Event::Failed { line: line.to_string() };
+    match line {
+        LogLine::ExpandNotDone { .. } | LogLine::ReleaseFailed { .. } => Some(failed),
+        LogLine::Released { ending: Ending::ShrinkCommitted { nodes, .. }, holds, .. } => {
+            Some(Event::ShrinkCommitted { nodes: nodes.join(","), holds: count(&holds)? })
         }
-        return rest.starts_with("committed").then(|| Event::ExpandCommitted { nodes: nodes.into() });
-    }
-    if let Some(rest) = what.strip_prefix("shrink off ") {
-        let (nodes, rest) = rest.split_once(' ')?;
-        if let Some(rest) = rest.strip_prefix("(resize ") {
-            return Some(Event::ShrinkDecided { nodes: nodes.into(), resize: number(rest)? });
+        LogLine::Released { .. } => Some(failed),
+        LogLine::Growing { nodes, .. } => Some(Event::Growing { nodes: nodes.join(",") }),
+        LogLine::Expanding { nodes, resize, holds, .. } => {
+            Some(Event::Expanded { nodes: nodes.join(","), resize, holds: count(&holds)? })
         }
-        if rest.starts_with("committed") {
-            let holds = rest.split_once("it now holds ")?.1.split(' ').next()?;
-            return Some(Event::ShrinkCommitted { nodes: nodes.into(), holds: count(holds)? });
-        }
+        LogLine::ExpandCommitted { nodes, .. } => Some(Event::ExpandCommitted { nodes: nodes.join(",") }),
+        LogLine::Shrinking { nodes, resize, .. } => Some(Event::ShrinkDecided { nodes: nodes.join(","), resize }),
+        _ => None,
     }
-    None
 }
 
 /// mall-run's timestamped lines: (kind, resize) -> ms since the epoch, for

@@ -6,6 +6,7 @@
 //! wait on the daemons.
 
 pub mod malleable;
+pub mod said;
 pub mod site;
 
 use std::path::{Path, PathBuf};
@@ -117,8 +118,8 @@ pub fn refused_log_saying(cluster: &Cluster, needle: &str) -> String {
 
 /// Lines of slurmctld.log in which our plugin says it started `job`.
 pub fn start_lines(cluster: &Cluster, job: u32) -> Vec<String> {
-    let needle = format!("sched/malleable: started JobId={job} on ");
-    cluster.ctld_log().lines().filter(|l| l.contains(&needle)).map(str::to_string).collect()
+    let said = said::started(job);
+    cluster.ctld_log().lines().filter(|l| said.matches(l)).map(str::to_string).collect()
 }
 
 /// Wait for a child process with a deadline; kill it if it overruns.

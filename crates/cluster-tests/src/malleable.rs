@@ -8,6 +8,7 @@ use std::time::Duration;
 use testcluster::process::output;
 use testcluster::{wait, Cluster, ClusterSpec};
 
+use crate::said::{self, Said};
 use crate::spec;
 
 /// A staged command (mall-run, mall-example, mall-stencil-c).
@@ -72,6 +73,15 @@ pub fn wait_log(c: &Cluster, from: usize, needles: &[&str], timeout: Duration) -
     .unwrap()
 }
 
+/// Wait until slurmctld's log has a line of the agent's that says `said`,
+/// after `from` bytes; the line.
+pub fn wait_said(c: &Cluster, from: usize, said: &Said, timeout: Duration) -> String {
+    wait::until(&format!("a slurmctld log line saying {}", said.what), timeout, || {
+        Ok(said.first(c.ctld_log().get(from..).unwrap_or("")).map(str::to_string))
+    })
+    .unwrap()
+}
+
 /// The nodes each step of the job runs on, from `squeue -s`.
 pub fn step_nodes(c: &Cluster, id: u32) -> Vec<(String, String)> {
     let text = output(c.cmd("squeue").args(["-h", "-s", "-j", &id.to_string(), "-o", "%i %N"])).unwrap_or_default();
@@ -116,13 +126,13 @@ pub fn job_output(c: &Cluster, out: &str) -> String {
 pub fn grows_then_releases_when_asking(c: &Cluster, app: &str) -> (u32, u32, usize) {
     let elastic = ["-N1", "--min-nodes-invasive=1", "--max-nodes-invasive=4"];
     let id = submit(c, &example_script(c, "asking", &format!("{app} --ask-every 5")), "asking.out", &elastic);
-    wait_log(c, 0, &[&format!("JobId={id}: expand onto "), "committed"], Duration::from_secs(60));
+    wait_said(c, 0, &said::expand_committed(id, ""), Duration::from_secs(60));
     assert_eq!(job_field(c, id, "NumNodes"), "4");
     let from = c.ctld_log().len();
     let rigid = c.sbatch(&["-N2", "-t", "1", "--wrap", "sleep 30"]).unwrap();
     let released = format!("JobId={rigid}: JobId={id}, asking at its sync point, releases 2 nodes");
     wait_log(c, from, &[&released], Duration::from_secs(60));
-    wait_log(c, from, &[&format!("JobId={id}: shrink off "), "committed"], Duration::from_secs(60));
+    wait_said(c, from, &said::shrink_committed(id, ""), Duration::from_secs(60));
     c.wait_job(rigid, "started", Duration::from_secs(30), |j| j.has_started()).unwrap();
     assert_eq!(job_field(c, id, "NumNodes"), "2");
     (id, rigid, from)

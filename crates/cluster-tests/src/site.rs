@@ -6,9 +6,12 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use malleable_model::log_lines::LogLine;
+use malleable_model::JobId;
 use testcluster::compose::{Site, SiteSpec};
 use testcluster::wait;
 
+use crate::said::{self, Said};
 use crate::{plugin_dir, repo_root};
 
 /// The README's example elastic job (README: "A site in docker-compose"),
@@ -69,6 +72,17 @@ pub fn wait_ctld_log(site: &Site, needles: &[&str], timeout: Duration) -> String
     let found = wait::until(&format!("a slurmctld log line with {needles:?}"), timeout, || {
         let log = site.log("slurmctld", "slurmctld.log");
         Ok(log.lines().find(|l| needles.iter().all(|n| l.contains(n))).map(str::to_string))
+    });
+    found.unwrap_or_else(|e| {
+        site.print_logs();
+        panic!("{e}")
+    })
+}
+
+/// Wait until slurmctld's log has a line of the agent's that says `said`; the line.
+pub fn wait_ctld_said(site: &Site, said: &Said, timeout: Duration) -> String {
+    let found = wait::until(&format!("a slurmctld log line saying {}", said.what), timeout, || {
+        Ok(said.first(&site.log("slurmctld", "slurmctld.log")).map(str::to_string))
     });
     found.unwrap_or_else(|e| {
         site.print_logs();
@@ -175,18 +189,10 @@ pub fn log_time(line: &str) -> f64 {
 pub fn timeline(site: &Site, id: u32) -> Vec<(f64, usize)> {
     let log = site.log("slurmctld", "slurmctld.log");
     let mut events = Vec::new();
-    let started = format!("sched/malleable: started JobId={id} on ");
-    let mine = format!("sched/malleable: JobId={id}: ");
     for line in log.lines() {
-        let list = if let Some(rest) = line.split_once(&started).map(|(_, r)| r) {
-            rest.split(' ').next()
-        } else if line.contains(&mine) {
-            line.split_once("it now holds ").map(|(_, r)| r.split(' ').next().unwrap_or(""))
-        } else {
-            None
-        };
-        if let Some(list) = list {
-            let n = testcluster::hostlist::expand(list).unwrap_or_else(|e| panic!("{e}: {line}")).len();
+        let ours = LogLine::parse(line).is_some_and(|l| l.job() == Some(JobId(id)));
+        if let Some(list) = said::holds(line).filter(|_| ours) {
+            let n = testcluster::hostlist::expand(&list).unwrap_or_else(|e| panic!("{e}: {line}")).len();
             events.push((log_time(line), n));
         }
     }

@@ -6,8 +6,9 @@
 use std::time::Duration;
 
 use cluster_tests::malleable::{
-    example_script, job_field, job_output, malleable_spec, serial_checksum, status, submit, wait_log,
+    example_script, job_field, job_output, malleable_spec, serial_checksum, status, submit, wait_log, wait_said,
 };
+use cluster_tests::said::{self, Ending, JobId, LogLine};
 use cluster_tests::up_with;
 use testcluster::process::output;
 
@@ -19,13 +20,10 @@ fn an_adaptation_not_committed_in_time_is_rolled_back_or_forced() {
     let script = example_script(&c, "slow", "--cells 4096 --iterations 2000 --unit-us 20 --adapt-delay-ms 5000");
 
     let grow = submit(&c, &script, "grow.out", &["-N1", "--min-nodes-invasive=1", "--max-nodes-invasive=2"]);
-    let line = wait_log(
-        &c,
-        0,
-        &[&format!("JobId={grow}: expand onto n2 not committed within 2 s: rolled back")],
-        Duration::from_secs(60),
-    );
-    assert!(line.ends_with("it now holds n1"), "{line}");
+    let line = wait_said(&c, 0, &said::rolled_back(grow, "n2"), Duration::from_secs(60));
+    let why = "not committed within 2 s".to_string();
+    let ending = Ending::RolledBack { nodes: vec!["n2".into()], why, hold_s: 2 };
+    assert_eq!(LogLine::parse(&line), Some(LogLine::Released { job: JobId(grow), ending, holds: "n1".into() }));
     assert_eq!(job_field(&c, grow, "NodeList"), "n1");
     // Its application cannot go on: the workers it moved data to are gone.
     let j = c.wait_job(grow, "finished", Duration::from_secs(60), |j| j.is_finished()).unwrap();
@@ -38,13 +36,10 @@ fn an_adaptation_not_committed_in_time_is_rolled_back_or_forced() {
     wait_log(&c, 0, &[&format!("setting comment to mall1 seq=1 HELLO job={shrink}")], Duration::from_secs(30));
     let from = c.ctld_log().len();
     let rigid = c.sbatch(&["-N1", "-t", "1", "--wrap", "sleep 1"]).unwrap();
-    let line = wait_log(
-        &c,
-        from,
-        &[&format!("JobId={shrink}: shrink off n2 not committed within 2 s: forced (its tasks there are ended; not resized again for 2 s)")],
-        Duration::from_secs(60),
-    );
-    assert!(line.ends_with("it now holds n1"), "{line}");
+    let line = wait_said(&c, from, &said::shrink_forced(shrink, "n2"), Duration::from_secs(60));
+    let why = "not committed within 2 s".to_string();
+    let ending = Ending::ShrinkForced { nodes: vec!["n2".into()], why, hold_s: 2 };
+    assert_eq!(LogLine::parse(&line), Some(LogLine::Released { job: JobId(shrink), ending, holds: "n1".into() }));
     let r = c.wait_job(rigid, "started", Duration::from_secs(30), |j| j.has_started()).unwrap();
     assert_eq!(r.node_list, "n2");
 }
@@ -59,8 +54,8 @@ fn another_user_cannot_report_or_commit_for_someone_elses_job() {
     c.wait_job(id, "running", Duration::from_secs(30), |j| j.state == "RUNNING").unwrap();
     wait_log(&c, 0, &[&format!("setting comment to mall1 seq=1 HELLO job={id}")], Duration::from_secs(30));
     let rigid = c.sbatch(&["-N1", "-t", "1", "--wrap", "sleep 1"]).unwrap();
-    let line = wait_log(&c, 0, &[&format!("JobId={id}: shrink off n2 (resize ")], Duration::from_secs(30));
-    let resize: u64 = line.split("(resize ").nth(1).unwrap().split(',').next().unwrap().parse().unwrap();
+    let line = wait_said(&c, 0, &said::shrinking(id, "n2"), Duration::from_secs(30));
+    let Some(LogLine::Shrinking { resize, .. }) = LogLine::parse(&line) else { panic!("{line}") };
 
     // While its application adapts, user nobody writes a commit and a report.
     for request in
@@ -84,7 +79,7 @@ fn another_user_cannot_report_or_commit_for_someone_elses_job() {
     assert!(!c.ctld_log().contains("seq=99"), "slurmctld never took nobody's request");
 
     // Its own application commits it.
-    wait_log(&c, 0, &[&format!("JobId={id}: shrink off n2 committed")], Duration::from_secs(30));
+    wait_said(&c, 0, &said::shrink_committed(id, "n2"), Duration::from_secs(30));
     c.wait_job(rigid, "started", Duration::from_secs(30), |j| j.has_started()).unwrap();
     let done = c.wait_job(id, "finished", Duration::from_secs(120), |j| j.is_finished()).unwrap();
     assert_eq!(done.state, "COMPLETED");
@@ -106,16 +101,16 @@ fn an_expand_onto_a_node_whose_slurmd_died_is_rolled_back_and_the_job_keeps_its_
     let id = submit(&c, &script, "deadadd.out", &["-N1", "--min-nodes-invasive=1", "--max-nodes-invasive=2"]);
     // From the log, not squeue: by the time squeue answers the job may
     // already be growing onto n2 (seen in a fresh-clone run).
-    let started = wait_log(&c, 0, &[&format!("started JobId={id} on ")], Duration::from_secs(30));
-    assert!(started.contains(" on n1 ("), "the job must start on the live node for this test: {started}");
+    let started = wait_said(&c, 0, &said::started(id), Duration::from_secs(30));
+    assert_eq!(said::holds(&started).as_deref(), Some("n1"), "the job must start on the live node for this test");
 
-    let line = wait_log(&c, 0, &[&format!("JobId={id}: expand onto n2 "), "rolled back"], Duration::from_secs(60));
-    assert!(line.ends_with("it now holds n1"), "{line}");
-    wait_log(&c, 0, &["n2 kept from the strategies for 60 s"], Duration::from_secs(5));
+    let line = wait_said(&c, 0, &said::rolled_back(id, "n2"), Duration::from_secs(60));
+    assert_eq!(said::holds(&line).as_deref(), Some("n1"), "{line}");
+    wait_said(&c, 0, &said::suspect("n2", 60), Duration::from_secs(5));
     let done = c.wait_job(id, "finished", Duration::from_secs(120), |j| j.is_finished()).unwrap();
     assert_eq!((done.state.as_str(), done.node_list.as_str()), ("COMPLETED", "n1"));
     let out = job_output(&c, "deadadd.out");
     assert_eq!(cluster_tests::malleable::checksum_in(&out), Some(serial_checksum(app)), "{out}");
-    let expands = c.ctld_log().matches(&format!("JobId={id}: expand onto n2 (")).count();
+    let expands = said::expanding(id, "n2").count(&c.ctld_log());
     assert_eq!(expands, 1, "n2 is not handed out again at once");
 }

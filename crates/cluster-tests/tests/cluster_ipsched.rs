@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use cluster_tests::malleable::malleable_spec;
+use cluster_tests::said;
 use cluster_tests::up_with;
 use testcluster::hostlist;
 use testcluster::process::output;
@@ -54,8 +55,7 @@ fn allocation(c: &Cluster, id: u32) -> BTreeMap<String, Held> {
 /// ("started JobId=3 on n1 (ipsched), CPUs as decided: n1:3"), or why not.
 fn decided(c: &Cluster, id: u32) -> Result<BTreeMap<String, u32>, String> {
     let log = c.ctld_log();
-    let needle = format!("sched/malleable: started JobId={id} on ");
-    let line = log.lines().find(|l| l.contains(&needle)).ok_or_else(|| format!("no start line for JobId={id}"))?;
+    let line = said::started(id).first(&log).ok_or_else(|| format!("no start line for JobId={id}"))?;
     let (_, cpus) = line.split_once("CPUs as decided: ").ok_or_else(|| format!("not as decided: {line}"))?;
     Ok(cpus
         .split(' ')

@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use cluster_tests::malleable::{
     example_script, hostnames, job_field, job_output, malleable_spec, serial_checksum, status, step_nodes, submit,
-    wait_log,
+    wait_said,
 };
+use cluster_tests::said::{self, JobId, LogLine, Said};
 use cluster_tests::up_with;
 use testcluster::Cluster;
 
@@ -19,12 +20,6 @@ const MTCT: &str = "Strategy=mtct\nSchedulerTick=5\n";
 
 fn set(items: Vec<String>) -> BTreeSet<String> {
     items.into_iter().collect()
-}
-
-/// The nodes a log line names after `what` (`shrink off n3,n4 (resize`).
-fn nodes_after(line: &str, what: &str) -> Vec<String> {
-    let rest = &line[line.find(what).unwrap_or_else(|| panic!("{what} in {line}")) + what.len()..];
-    rest.split(' ').next().unwrap().split(',').map(str::to_string).collect()
 }
 
 /// Wait until the job's status says `state`; the status.
@@ -55,8 +50,8 @@ fn an_elastic_job_grows_shrinks_for_a_waiting_job_and_finishes_its_work() {
 
     // It grows into the two idle nodes; while its application adapts, the
     // job shows it, and the new workers run there.
-    let line = wait_log(&c, 0, &[&format!("JobId={id}: expand onto ")], Duration::from_secs(60));
-    let added = nodes_after(&line, "expand onto ");
+    let line = wait_said(&c, 0, &said::expanding(id, ""), Duration::from_secs(60));
+    let added = said::nodes(&line);
     assert_eq!(set(added.clone()), set(vec!["n3".into(), "n4".into()]), "{line}");
     let st = wait_status(&c, id, "expanding");
     assert!(st.contains("nodes=n3,n4"), "{st}");
@@ -70,7 +65,7 @@ fn an_elastic_job_grows_shrinks_for_a_waiting_job_and_finishes_its_work() {
         }
     })
     .unwrap();
-    wait_log(&c, 0, &[&format!("JobId={id}: expand onto n3,n4 committed")], Duration::from_secs(30));
+    wait_said(&c, 0, &said::expand_committed(id, "n3,n4"), Duration::from_secs(30));
     wait_status(&c, id, "steady");
     assert_eq!(job_field(&c, id, "NumNodes"), "4");
     assert_eq!(job_field(&c, id, "NodeList"), "n[1-4]");
@@ -79,19 +74,19 @@ fn an_elastic_job_grows_shrinks_for_a_waiting_job_and_finishes_its_work() {
     // its batch host, and starts on exactly the nodes it gave up.
     let from = c.ctld_log().len();
     let rigid = c.sbatch(&["-N2", "-t", "1", "--wrap", "sleep 4"]).unwrap();
-    let line = wait_log(&c, from, &[&format!("JobId={id}: shrink off ")], Duration::from_secs(30));
-    let freed = nodes_after(&line, "shrink off ");
+    let line = wait_said(&c, from, &said::shrinking(id, ""), Duration::from_secs(30));
+    let freed = said::nodes(&line);
     assert_eq!(freed.len(), 2, "{line}");
     assert!(!freed.contains(&job_field(&c, id, "BatchHost")), "{line}");
     wait_status(&c, id, "shrinking");
     assert_eq!(job_field(&c, id, "TimeLimit"), "00:05:00");
-    wait_log(&c, from, &[&format!("JobId={id}: shrink off {} committed", freed.join(","))], Duration::from_secs(30));
+    wait_said(&c, from, &said::shrink_committed(id, &freed.join(",")), Duration::from_secs(30));
     // The rest of its work takes twice as long on half the nodes: its time
     // limit grows by what was left of it (nearly 5 minutes), so Slurm does
     // not end it for running longer.
     let limit = job_field(&c, id, "TimeLimit");
     assert!(["00:09:00", "00:10:00"].contains(&limit.as_str()), "TimeLimit after the shrink: {limit}");
-    wait_log(&c, from, &[&format!("JobId={id}: time limit stretched to ")], Duration::from_secs(5));
+    wait_said(&c, from, &said::stretched(id), Duration::from_secs(5));
     let r = c.wait_job(rigid, "running", Duration::from_secs(20), |j| j.has_started()).unwrap();
     assert_eq!(set(hostnames(&c, &r.node_list)), set(freed.clone()), "the waiting job starts on the freed nodes");
     let steps = step_nodes(&c, id);
@@ -126,13 +121,13 @@ fn a_power_of_two_job_shrinks_to_a_power_of_two() {
         "pof2.out",
         &["-N1", "--min-nodes-invasive=1", "--max-nodes-invasive=4", "--node-constraints=pof2"],
     );
-    wait_log(&c, 0, &[&format!("JobId={id}: expand onto n2,n3,n4 committed")], Duration::from_secs(60));
+    wait_said(&c, 0, &said::expand_committed(id, "n2,n3,n4"), Duration::from_secs(60));
 
     // One node wanted: 3 would do, but 3 is no power of two.
     let from = c.ctld_log().len();
     let rigid = c.sbatch(&["-N1", "-t", "1", "--wrap", "sleep 3"]).unwrap();
-    let line = wait_log(&c, from, &[&format!("JobId={id}: shrink off "), "committed"], Duration::from_secs(30));
-    let freed = nodes_after(&line, "shrink off ");
+    let line = wait_said(&c, from, &said::shrink_committed(id, ""), Duration::from_secs(30));
+    let freed = said::nodes(&line);
     assert_eq!(freed.len(), 2, "{line}");
     let r = c.wait_job(rigid, "running", Duration::from_secs(20), |j| j.has_started()).unwrap();
     assert!(freed.contains(&r.node_list), "{} started on {}, not on the freed {freed:?}", rigid, r.node_list);
@@ -156,10 +151,10 @@ fn the_c_example_grows_and_shrinks_through_the_c_abi() {
     );
     std::fs::write(&script, text).unwrap();
     let id = submit(&c, &script, "capi.out", &["-N1", "--min-nodes-invasive=1", "--max-nodes-invasive=4"]);
-    wait_log(&c, 0, &[&format!("JobId={id}: expand onto n2,n3,n4 committed")], Duration::from_secs(60));
+    wait_said(&c, 0, &said::expand_committed(id, "n2,n3,n4"), Duration::from_secs(60));
     let from = c.ctld_log().len();
     c.sbatch(&["-N2", "-t", "1", "--wrap", "sleep 2"]).unwrap();
-    wait_log(&c, from, &[&format!("JobId={id}: shrink off "), "committed"], Duration::from_secs(30));
+    wait_said(&c, from, &said::shrink_committed(id, ""), Duration::from_secs(30));
     let done = c.wait_job(id, "finished", Duration::from_secs(120), |j| j.is_finished()).unwrap();
     assert_eq!(done.state, "COMPLETED");
     let out = job_output(&c, "capi.out");
@@ -182,10 +177,10 @@ fn a_job_submitted_with_a_node_list_shrinks_back_to_it() {
     let app = "--cells 4096 --iterations 100000 --unit-us 10";
     let script = example_script(&c, "listed", app);
     let id = submit(&c, &script, "listed.out", &["-w", "n1", "--min-nodes-invasive=1", "--max-nodes-invasive=2"]);
-    wait_log(&c, 0, &[&format!("JobId={id}: expand onto n2 committed")], Duration::from_secs(60));
+    wait_said(&c, 0, &said::expand_committed(id, "n2"), Duration::from_secs(60));
     let from = c.ctld_log().len();
     let rigid = c.sbatch(&["-N1", "-t", "1", "--wrap", "sleep 2"]).unwrap();
-    wait_log(&c, from, &[&format!("JobId={id}: shrink off n2 committed")], Duration::from_secs(30));
+    wait_said(&c, from, &said::shrink_committed(id, "n2"), Duration::from_secs(30));
     assert_eq!(job_field(&c, id, "NodeList"), "n1");
     let r = c.wait_job(rigid, "running", Duration::from_secs(30), |j| j.has_started()).unwrap();
     assert_eq!(r.node_list, "n2");
@@ -213,19 +208,21 @@ fn a_job_that_started_on_a_high_node_keeps_its_batch_host_when_it_shrinks() {
         let _ = c.cmd("scancel").arg(f.to_string()).status();
     }
     // The fillers end a moment apart, so the job may grow in one step or two.
-    let holds =
-        wait_log(&c, 0, &[&format!("JobId={id}: expand onto "), "it now holds n[1-3]"], Duration::from_secs(60));
-    let at = c.ctld_log().find(&holds).unwrap();
-    wait_log(&c, at, &[&format!("JobId={id}: expand onto "), " committed "], Duration::from_secs(30));
+    let to_three = Said::new(format!("JobId={id}: expand onto ...; it now holds n[1-3]"), move |l| {
+        matches!(l, LogLine::Expanding { holds, .. } if holds == "n[1-3]") && l.job() == Some(JobId(id))
+    });
+    wait_said(&c, 0, &to_three, Duration::from_secs(60));
+    let at = to_three.find(&c.ctld_log()).unwrap();
+    wait_said(&c, at, &said::expand_committed(id, ""), Duration::from_secs(30));
 
     let from = c.ctld_log().len();
     let rigid = c.sbatch(&["-N1", "-t", "1", "--wrap", "sleep 2"]).unwrap();
-    let line = wait_log(&c, from, &[&format!("JobId={id}: shrink off ")], Duration::from_secs(30));
-    assert!(!line.contains("n3"), "the batch host n3 is never given up: {line}");
-    wait_log(&c, from, &[&format!("JobId={id}: shrink off "), " committed "], Duration::from_secs(30));
+    let line = wait_said(&c, from, &said::shrinking(id, ""), Duration::from_secs(30));
+    assert!(!said::nodes(&line).contains(&"n3".to_string()), "the batch host n3 is never given up: {line}");
+    wait_said(&c, from, &said::shrink_committed(id, ""), Duration::from_secs(30));
     c.wait_job(rigid, "running", Duration::from_secs(30), |j| j.has_started()).unwrap();
     let log = c.ctld_log()[from..].to_string();
-    assert!(!log.contains("freeing the nodes failed"), "{log}");
+    assert!(!LogLine::all(&log).any(|l| matches!(l, LogLine::ReleaseFailed { .. })), "{log}");
     let _ = c.cmd("scancel").arg(id.to_string()).status();
     c.wait_job(id, "ended", Duration::from_secs(60), |j| j.is_finished()).unwrap();
 }
@@ -243,7 +240,7 @@ fn a_grown_job_holds_cores_on_every_node_it_grew_onto() {
     let app = "--cells 4096 --iterations 100000 --unit-us 10";
     let script = example_script(&c, "cores", app);
     let id = submit(&c, &script, "cores.out", &["-N1", "--min-nodes-invasive=1", "--max-nodes-invasive=3"]);
-    wait_log(&c, 0, &[&format!("JobId={id}: expand onto n2,n3 committed")], Duration::from_secs(60));
+    wait_said(&c, 0, &said::expand_committed(id, "n2,n3"), Duration::from_secs(60));
     let detail = testcluster::process::output(c.cmd("scontrol").args(["show", "job", "-d", &id.to_string()])).unwrap();
     let mut with_cores = BTreeSet::new();
     for line in detail.lines().map(str::trim).filter(|l| l.starts_with("Nodes=") && l.contains(" CPU_IDs=")) {

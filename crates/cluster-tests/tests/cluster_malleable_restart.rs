@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use cluster_tests::malleable::{
     checksum_in, example_script, hostnames, job_field, job_output, malleable_spec, serial_checksum, status, submit,
-    wait_log,
+    wait_said,
 };
+use cluster_tests::said;
 use cluster_tests::up_with;
 use testcluster::Cluster;
 
@@ -42,23 +43,22 @@ fn a_restart_in_the_middle_of_an_expand_and_of_a_shrink_loses_nothing() {
     let script = example_script(&c, "restart", app);
     let id = submit(&c, &script, "restart.out", &["-N2", "--min-nodes-invasive=2", "--max-nodes-invasive=4"]);
 
-    wait_log(&c, 0, &[&format!("JobId={id}: expand onto n3,n4 (resize ")], Duration::from_secs(60));
+    wait_said(&c, 0, &said::expanding(id, "n3,n4"), Duration::from_secs(60));
     wait_output(&c, "expand to 4 workers");
     assert!(status(&c, id).contains("state=expanding"));
     restart(&c);
-    let after = c.ctld_log().rfind("sched/malleable: agent started").unwrap();
-    wait_log(&c, after, &[&format!("JobId={id}: expand onto n3,n4 committed")], Duration::from_secs(60));
+    let after = said::agent_started().rfind(&c.ctld_log()).unwrap();
+    wait_said(&c, after, &said::expand_committed(id, "n3,n4"), Duration::from_secs(60));
     assert_eq!((job_field(&c, id, "NumNodes"), job_field(&c, id, "NodeList")), ("4".into(), "n[1-4]".into()));
 
     let rigid = c.sbatch(&["-N2", "-t", "1", "--wrap", "sleep 2"]).unwrap();
-    let line = wait_log(&c, after, &[&format!("JobId={id}: shrink off "), "(resize "], Duration::from_secs(60));
-    let freed: Vec<String> =
-        line.split("shrink off ").nth(1).unwrap().split(' ').next().unwrap().split(',').map(str::to_string).collect();
+    let line = wait_said(&c, after, &said::shrinking(id, ""), Duration::from_secs(60));
+    let freed = said::nodes(&line);
     wait_output(&c, "shrink to 2 workers");
     assert!(status(&c, id).contains("state=shrinking"));
     restart(&c);
-    let after = c.ctld_log().rfind("sched/malleable: agent started").unwrap();
-    wait_log(&c, after, &[&format!("JobId={id}: shrink off {} committed", freed.join(","))], Duration::from_secs(60));
+    let after = said::agent_started().rfind(&c.ctld_log()).unwrap();
+    wait_said(&c, after, &said::shrink_committed(id, &freed.join(",")), Duration::from_secs(60));
     let r = c.wait_job(rigid, "started", Duration::from_secs(30), |j| j.has_started()).unwrap();
     assert_eq!(hostnames(&c, &r.node_list), freed, "the waiting job runs on the freed nodes");
     assert_eq!(job_field(&c, id, "NumNodes"), "2");

@@ -6,8 +6,9 @@
 use std::time::Duration;
 
 use cluster_tests::malleable::{
-    example_script, job_field, job_output, malleable_spec, serial_checksum, submit, wait_log,
+    example_script, job_field, job_output, malleable_spec, serial_checksum, submit, wait_said,
 };
+use cluster_tests::said;
 use cluster_tests::up_with;
 use testcluster::process::run;
 
@@ -22,8 +23,8 @@ fn an_elastic_job_starts_on_fewer_nodes_than_it_asked_for() {
     let app = "--cells 8192 --iterations 200 --unit-us 25";
     let script = example_script(&c, "moldable", app);
     let id = submit(&c, &script, "moldable.out", &["-N3", "--min-nodes-invasive=1", "--max-nodes-invasive=3"]);
-    let started = wait_log(&c, 0, &[&format!("JobId={id} on ")], Duration::from_secs(30));
-    assert!(started.contains(&format!("started JobId={id} on ")), "{started}\n{}", c.ctld_log());
+    let started = wait_said(&c, 0, &said::started_or_refused(id), Duration::from_secs(30));
+    assert!(said::started(id).matches(&started), "{started}\n{}", c.ctld_log());
     assert_eq!(job_field(&c, id, "NumNodes"), "2");
     // Its work takes 3/2 as long on two nodes: 5 minutes become 8 (7.5
     // rounded up), or Slurm would end it for running slower.
@@ -32,7 +33,7 @@ fn an_elastic_job_starts_on_fewer_nodes_than_it_asked_for() {
     // The rigid job ends; the elastic one grows onto its node.
     let from = c.ctld_log().len();
     run(c.cmd("scancel").arg(rigid.to_string())).unwrap();
-    wait_log(&c, from, &[&format!("JobId={id}: expand onto "), "committed"], Duration::from_secs(60));
+    wait_said(&c, from, &said::expand_committed(id, ""), Duration::from_secs(60));
     assert_eq!(job_field(&c, id, "NumNodes"), "3");
 
     let done = c.wait_job(id, "finished", Duration::from_secs(180), |j| j.is_finished()).unwrap();
@@ -40,5 +41,5 @@ fn an_elastic_job_starts_on_fewer_nodes_than_it_asked_for() {
     let out = job_output(&c, "moldable.out");
     assert_eq!(cluster_tests::malleable::checksum_in(&out), Some(serial_checksum(app)), "{out}");
     // One start, never a refused one.
-    assert!(!c.ctld_log().contains(&format!("could not start JobId={id} ")), "{}", c.ctld_log());
+    assert!(!said::could_not_start(id).in_log(&c.ctld_log()), "{}", c.ctld_log());
 }

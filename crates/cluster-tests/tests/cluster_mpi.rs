@@ -8,7 +8,8 @@
 
 use std::time::Duration;
 
-use cluster_tests::malleable::{checksum_in, job_field, job_output, malleable_spec, submit, tool, wait_log};
+use cluster_tests::malleable::{checksum_in, job_field, job_output, malleable_spec, submit, tool, wait_said};
+use cluster_tests::said;
 use cluster_tests::up_with;
 use testcluster::Cluster;
 
@@ -39,12 +40,12 @@ fn grows_and_shrinks_by_restarting(name: &str, command: &str, plugin: &str, app:
     );
     std::fs::write(&script, text).unwrap();
     let id = submit(&c, &script, "mpi.out", &["-N1", "--min-nodes-invasive=1", "--max-nodes-invasive=4"]);
-    wait_log(&c, 0, &[&format!("JobId={id}: expand onto n2,n3,n4 committed")], Duration::from_secs(90));
+    wait_said(&c, 0, &said::expand_committed(id, "n2,n3,n4"), Duration::from_secs(90));
     assert_eq!(job_field(&c, id, "NumNodes"), "4");
 
     let from = c.ctld_log().len();
     let rigid = c.sbatch(&["-N2", "-t", "1", "--wrap", "sleep 3"]).unwrap();
-    wait_log(&c, from, &[&format!("JobId={id}: shrink off "), "committed"], Duration::from_secs(60));
+    wait_said(&c, from, &said::shrink_committed(id, ""), Duration::from_secs(60));
     c.wait_job(rigid, "started", Duration::from_secs(30), |j| j.has_started()).unwrap();
 
     let done = c.wait_job(id, "finished", Duration::from_secs(240), |j| j.is_finished()).unwrap();

@@ -8,8 +8,9 @@
 use std::time::Duration;
 
 use cluster_tests::malleable::{
-    example_script, grows_then_releases_when_asking, job_field, malleable_spec, submit, wait_log,
+    example_script, grows_then_releases_when_asking, job_field, malleable_spec, submit, wait_log, wait_said,
 };
+use cluster_tests::said;
 use cluster_tests::up_with;
 use testcluster::process::run;
 
@@ -26,7 +27,7 @@ fn a_job_is_resized_when_it_asks_and_only_then() {
     let quiet = submit(&c, &example_script(&c, "quiet", APP), "quiet.out", &ELASTIC);
     wait_log(&c, 0, &[&format!("setting comment to mall1 seq=4 REPORT job={quiet}")], Duration::from_secs(60));
     assert_eq!(job_field(&c, quiet, "NumNodes"), "1");
-    assert!(!c.ctld_log().contains(&format!("JobId={quiet}: expand")), "a job that does not ask was resized");
+    assert!(!said::expanding(quiet, "").in_log(&c.ctld_log()), "a job that does not ask was resized");
     run(c.cmd("scancel").arg(quiet.to_string())).unwrap();
     c.wait_job(quiet, "cancelled", Duration::from_secs(30), |j| j.is_finished()).unwrap();
 
@@ -45,7 +46,7 @@ fn the_variant_shrinks_a_job_no_further_than_it_was_submitted_with() {
     // it on its maximum, 4; one node stays idle.
     let elastic = ["-N2", "--min-nodes-invasive=1", "--max-nodes-invasive=4"];
     let id = submit(&c, &example_script(&c, "asking", &format!("{APP} --ask-every 5")), "asking.out", &elastic);
-    wait_log(&c, 0, &[&format!("started JobId={id} on n[1-4]")], Duration::from_secs(60));
+    wait_said(&c, 0, &said::started_on(id, "n[1-4]"), Duration::from_secs(60));
     assert_eq!(job_field(&c, id, "NumNodes"), "4");
     let from = c.ctld_log().len();
     // A job of 4 lacks 3: the paper's rule would take the job down to its
@@ -66,7 +67,7 @@ fn the_variant_shrinks_a_job_no_further_than_it_was_submitted_with() {
     let three = c.sbatch(&["-N3", "-t", "1", "--wrap", "sleep 300"]).unwrap();
     let released = format!("JobId={three}: JobId={id}, asking at its sync point, releases 2 nodes");
     wait_log(&c, from, &[&released], Duration::from_secs(60));
-    wait_log(&c, from, &[&format!("JobId={id}: shrink off "), "committed"], Duration::from_secs(60));
+    wait_said(&c, from, &said::shrink_committed(id, ""), Duration::from_secs(60));
     c.wait_job(three, "started", Duration::from_secs(30), |j| j.has_started()).unwrap();
     assert_eq!(job_field(&c, id, "NumNodes"), "2");
     let log = c.ctld_log();

@@ -7,8 +7,9 @@
 use std::time::Duration;
 
 use cluster_tests::malleable::{
-    checksum_in, example_script, job_field, job_output, malleable_spec, serial_checksum, submit, wait_log,
+    checksum_in, example_script, job_field, job_output, malleable_spec, serial_checksum, submit, wait_log, wait_said,
 };
+use cluster_tests::said;
 use cluster_tests::up_with;
 
 /// How the node is lost.
@@ -59,9 +60,9 @@ fn goes_on_shrunk(name: &str, loss: Loss) {
         Loss::Crash => c.crash_node("n3"),
         Loss::Cut => c.cut_node("n3").unwrap(),
     }
-    let line = wait_log(&c, 0, &[&format!("JobId={id}: lost n3; it goes on with 2 nodes")], Duration::from_secs(90));
-    assert!(line.contains("waiting for its application to commit"), "{line}");
-    wait_log(&c, 0, &[&format!("JobId={id}: going on without n3 committed")], Duration::from_secs(60));
+    let line = wait_said(&c, 0, &said::lost(id, "n3", true), Duration::from_secs(90));
+    assert!(matches!(said::LogLine::parse(&line), Some(said::LogLine::Lost { holds: 2, .. })), "{line}");
+    wait_said(&c, 0, &said::lost_committed(id, "n3"), Duration::from_secs(60));
     assert_eq!((job_field(&c, id, "NumNodes"), job_field(&c, id, "NodeList")), ("2".into(), "n[1-2]".into()));
 
     let done = c.wait_job(id, "finished", Duration::from_secs(180), |j| j.is_finished()).unwrap();

@@ -14,6 +14,7 @@
 use std::time::Duration;
 
 use cluster_tests::malleable::hostnames;
+use cluster_tests::said;
 use cluster_tests::{spec, up_with};
 use testcluster::jobs::JobInfo;
 use testcluster::process::run;
@@ -171,7 +172,7 @@ fn oversubscribing_jobs_share_busy_nodes_as_their_partition_allows() {
     assert_eq!(c.job(too_long).unwrap().state, "PENDING");
     let log = c.ctld_log();
     assert!(
-        log.lines().any(|l| l.contains(&format!("started JobId={third} on ")) && l.contains("sharing cores there")),
+        log.lines().any(|l| said::started(third).matches(l) && l.contains("sharing cores there")),
         "the log says the start on shared cores"
     );
     for id in shared.into_iter().chain([alone, too_long, third]) {

@@ -8,6 +8,8 @@
 use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use cluster_tests::malleable::wait_said;
+use cluster_tests::said::{self, CorridorCause};
 use cluster_tests::{refused_log, start_lines, up_with};
 use testcluster::jobs::parse_time;
 use testcluster::process::output;
@@ -45,10 +47,10 @@ fn power_budget_holds_a_start_until_reconfigure_widens_the_corridor() {
     };
     let c = up_with(cluster_tests::power_spec("t-power", 4).file("malleable.conf", &conf("0-300")));
     assert!(
-        c.ctld_log().contains(
-            "sched/malleable: agent started: Strategy=power SchedulerTick=1 PowerCorridor=0-300 IdleNodeWatts=71 \
-             DefaultJobWatts=250"
-        ),
+        said::agent_started_with(
+            "Strategy=power SchedulerTick=1 PowerCorridor=0-300 IdleNodeWatts=71 DefaultJobWatts=250"
+        )
+        .in_log(&c.ctld_log()),
         "the power settings should be in the start line"
     );
 
@@ -76,12 +78,8 @@ fn power_budget_holds_a_start_until_reconfigure_widens_the_corridor() {
 
     std::fs::write(c.dir.join("etc/malleable.conf"), conf("0-1000")).unwrap();
     output(c.cmd("scontrol").arg("reconfigure")).unwrap();
-    wait_log(
-        &c,
-        "the new corridor in the log",
-        "sched/malleable: power corridor now 0-1000 (reconfigured)",
-        Duration::from_secs(20),
-    );
+    let widened = said::corridor("0-1000", CorridorCause::Reconfigured);
+    wait_said(&c, 0, &widened, Duration::from_secs(20));
     // 284 + 179 + 179 = 642 W: both fit under 1000 W.
     let jobs = c.wait_all_finished(&[a, b], Duration::from_secs(30)).unwrap();
     for j in &jobs {
@@ -94,7 +92,7 @@ fn power_budget_holds_a_start_until_reconfigure_widens_the_corridor() {
         );
     }
     let log = c.ctld_log();
-    let reconfigured = log.find("power corridor now 0-1000 (reconfigured)").unwrap();
+    let reconfigured = widened.find(&log).unwrap();
     assert!(log.find(&start_lines(&c, a)[0]).unwrap() > reconfigured, "started only after the corridor widened");
 }
 
@@ -127,12 +125,7 @@ fn a_scheduled_corridor_change_starts_the_held_job_at_its_time() {
 
     let timeout = Duration::from_secs((at - unix_now()).max(0) as u64 + 20);
     let j = c.wait_job(a, "started after the scheduled change", timeout, |j| j.has_started()).unwrap();
-    wait_log(
-        &c,
-        "the change in the log",
-        "sched/malleable: power corridor now 0-1000 (scheduled change)",
-        Duration::from_secs(5),
-    );
+    wait_said(&c, 0, &said::corridor("0-1000", CorridorCause::Scheduled), Duration::from_secs(5));
     // StartTime and the schedule are both local time: compare them as such.
     let (start, due) = (j.start.unwrap(), parse_time(&when).unwrap());
     assert!(start >= due, "started at {start:?} before the change at {when}");

@@ -9,7 +9,8 @@
 
 use std::time::Duration;
 
-use cluster_tests::malleable::{example_script, job_field, malleable_spec, submit, wait_log};
+use cluster_tests::malleable::{example_script, job_field, malleable_spec, submit, wait_log, wait_said};
+use cluster_tests::said;
 use cluster_tests::up_with;
 use testcluster::{Cluster, ClusterSpec, Partition};
 
@@ -66,17 +67,17 @@ fn a_higher_tier_job_shrinks_an_elastic_job_instead_of_preempting_it_and_preempt
         Duration::from_secs(30),
     );
     assert!(line.contains("node-seconds it has run"), "{line}");
-    wait_log(&c, from, &[&format!("JobId={elastic}: shrink off "), "committed"], Duration::from_secs(60));
+    wait_said(&c, from, &said::shrink_committed(elastic, ""), Duration::from_secs(60));
     running_on(&c, high, "the high job running");
     assert_eq!(job_field(&c, elastic, "JobState"), "RUNNING");
     assert_eq!(job_field(&c, elastic, "NumNodes"), "2");
     assert_eq!(job_field(&c, elastic, "Restarts"), "0", "the elastic job was not requeued");
-    assert!(!c.ctld_log()[from..].contains(": preempting JobId="), "nothing was preempted");
+    assert!(!said::any_preemption().in_log(&c.ctld_log()[from..]), "nothing was preempted");
 
     // Three more nodes: shrinking to its minimum gives one; it is requeued.
     let from = c.ctld_log().len();
     let more = c.sbatch(&["-p", "high", "-N2", "-t", "5", "--wrap", "sleep 300"]).unwrap();
-    let line = wait_log(&c, from, &[&format!("JobId={more}: preempting JobId={elastic}")], Duration::from_secs(30));
+    let line = wait_said(&c, from, &said::preempting(more, elastic), Duration::from_secs(30));
     assert!(line.contains("starts once their nodes are back"), "{line}");
     running_on(&c, more, "the second high job running");
     testcluster::wait::until("the elastic job requeued", Duration::from_secs(30), || {
@@ -100,7 +101,7 @@ fn with_shrink_before_preempt_off_the_elastic_job_is_preempted_as_under_stock() 
     let elastic = elastic_on_all(&c);
     let from = c.ctld_log().len();
     let high = c.sbatch(&["-p", "high", "-N2", "-t", "5", "--wrap", "sleep 300"]).unwrap();
-    wait_log(&c, from, &[&format!("JobId={high}: preempting JobId={elastic}")], Duration::from_secs(30));
+    wait_said(&c, from, &said::preempting(high, elastic), Duration::from_secs(30));
     running_on(&c, high, "the high job running");
     assert!(!c.ctld_log()[from..].contains("instead of preempting"), "a shrink was made though off");
     assert_ne!(job_field(&c, elastic, "Restarts"), "0", "the elastic job was requeued");
@@ -149,10 +150,10 @@ fn with_suspend_and_gang_a_lower_tier_job_is_suspended_and_resumed_as_under_stoc
         if c.spec.get("SchedulerType") == Some("sched/malleable") {
             let log = c.ctld_log();
             // Suspension frees the nodes at once: select_nodes starts the job.
-            let (started, by) =
-                (format!("sched/malleable: started JobId={high} on "), format!("by preempting JobId={low}"));
+            let by = format!(" by preempting JobId={low}");
             assert!(
-                log.lines().any(|l| l.contains(&started) && l.ends_with(&by)),
+                said::LogLine::all(&log).any(|l| matches!(&l, said::LogLine::Started { detail, .. } if *detail == by)
+                    && l.job() == Some(said::JobId(high))),
                 "ours decided the preemption: {}",
                 c.log_tail("slurmctld.log", 30)
             );

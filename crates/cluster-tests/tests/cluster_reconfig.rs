@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use cluster_tests::said;
 use cluster_tests::{start_lines, up};
 use testcluster::process::output;
 use testcluster::wait;
@@ -17,7 +18,7 @@ fn reconfigure_applies_a_new_strategy_and_rejects_a_bad_file() {
     std::fs::write(&conf, "Strategy=fcfs\nSchedulerTick=7\n").unwrap();
     output(c.cmd("scontrol").arg("reconfigure")).unwrap();
     wait::until("the new configuration in the log", Duration::from_secs(30), || {
-        Ok(c.ctld_log().contains("sched/malleable: reconfigured: Strategy=fcfs SchedulerTick=7").then_some(()))
+        Ok(said::reconfigured("Strategy=fcfs SchedulerTick=7").in_log(&c.ctld_log()).then_some(()))
     })
     .unwrap();
     let job = c.sbatch(&["-N2", "-t", "1", "--wrap", "sleep 1"]).unwrap();

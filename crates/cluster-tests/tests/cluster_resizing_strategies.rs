@@ -6,7 +6,8 @@
 
 use std::time::Duration;
 
-use cluster_tests::malleable::{example_script, job_field, malleable_spec, submit, wait_log};
+use cluster_tests::malleable::{example_script, job_field, malleable_spec, submit, wait_log, wait_said};
+use cluster_tests::said;
 use cluster_tests::up_with;
 use testcluster::process::run;
 use testcluster::Cluster;
@@ -14,8 +15,12 @@ use testcluster::Cluster;
 fn use_conf(c: &Cluster, conf: &str) {
     std::fs::write(c.dir.join("etc/malleable.conf"), conf).unwrap();
     run(c.cmd("scontrol").arg("reconfigure")).unwrap();
-    let first = conf.lines().next().unwrap();
-    wait_log(c, 0, &[&format!("sched/malleable: reconfigured: {first}")], Duration::from_secs(20));
+    let first = conf.lines().next().unwrap().to_string();
+    let took = said::Said::new(
+        format!("reconfigured: {first}"),
+        move |l| matches!(l, said::LogLine::Reconfigured { config } if config.starts_with(&first)),
+    );
+    wait_said(c, 0, &took, Duration::from_secs(20));
 }
 
 /// Submit the elastic job and wait until its runtime has said hello.
@@ -41,11 +46,11 @@ fn every_strategy_that_resizes_in_the_simulator_resizes_in_slurmctld() {
     for strategy in ["fpsma", "mtct-backfill"] {
         use_conf(&c, &format!("Strategy={strategy}\nSchedulerTick=5\n"));
         let id = elastic(&c, strategy);
-        let grow = wait_log(&c, 0, &[&format!("JobId={id}: expand onto "), "committed"], Duration::from_secs(30));
+        let grow = wait_said(&c, 0, &said::expand_committed(id, ""), Duration::from_secs(30));
         assert!(job_field(&c, id, "NumNodes").parse::<u32>().unwrap() > 1, "{strategy}: {grow}");
         let from = c.ctld_log().len();
         let rigid = c.sbatch(&["-N2", "-t", "1", "--wrap", "sleep 1"]).unwrap();
-        wait_log(&c, from, &[&format!("JobId={id}: shrink off "), "committed"], Duration::from_secs(30));
+        wait_said(&c, from, &said::shrink_committed(id, ""), Duration::from_secs(30));
         c.wait_job(rigid, "started", Duration::from_secs(30), |j| j.has_started()).unwrap();
         end(&c, id);
         // The next strategy's job starts on an idle cluster: were this
@@ -64,13 +69,13 @@ fn every_strategy_that_resizes_in_the_simulator_resizes_in_slurmctld() {
         // On one node it draws 463 W, under the corridor: it grows.
         use_conf(&c, &power(strategy, "800-2000"));
         let id = elastic(&c, strategy);
-        wait_log(&c, 0, &[&format!("JobId={id}: expand onto "), "committed"], Duration::from_secs(30));
+        wait_said(&c, 0, &said::expand_committed(id, ""), Duration::from_secs(30));
         let grown: u32 = job_field(&c, id, "NumNodes").parse().unwrap();
         assert!(grown > 1 && 250 * grown + 71 * (4 - grown) >= 800, "{strategy}: {grown} nodes");
         // A top of 700 W: it shrinks back under it.
         let from = c.ctld_log().len();
         use_conf(&c, &power(strategy, "0-700"));
-        wait_log(&c, from, &[&format!("JobId={id}: shrink off "), "committed"], Duration::from_secs(30));
+        wait_said(&c, from, &said::shrink_committed(id, ""), Duration::from_secs(30));
         let shrunk: u32 = job_field(&c, id, "NumNodes").parse().unwrap();
         assert!(250 * shrunk + 71 * (4 - shrunk) <= 700, "{strategy}: {shrunk} nodes");
         end(&c, id);

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use cluster_tests::said;
 use cluster_tests::{start_lines, up};
 
 #[test]
@@ -33,10 +34,10 @@ fn restart_loses_no_job_and_starts_the_pending_ones() {
         assert_eq!(j.state, "COMPLETED", "{} ended {}", j.name, j.state);
     }
     let log = c.ctld_log();
-    assert_eq!(log.matches("sched/malleable: agent started").count(), 2, "the plugin should have run before and after");
-    let restart_at = log.rfind("sched/malleable: agent started").unwrap();
+    assert_eq!(said::agent_started().count(&log), 2, "the plugin should have run before and after");
+    let restart_at = said::agent_started().rfind(&log).unwrap();
     // fini stopped and joined the agent thread when slurmctld shut down.
-    let stopped_at = log.find("sched/malleable: agent stopped after").expect("fini should stop the agent");
+    let stopped_at = said::agent_stopped().find(&log).expect("fini should stop the agent");
     assert!(stopped_at < restart_at, "the agent stopped before the new slurmctld started it again");
     for id in [p1, p2] {
         let lines = start_lines(&c, id);

@@ -8,7 +8,8 @@
 
 use std::time::Duration;
 
-use cluster_tests::malleable::{grows_then_releases_when_asking, wait_log};
+use cluster_tests::malleable::{grows_then_releases_when_asking, wait_said};
+use cluster_tests::said;
 use cluster_tests::{plugin_dir, refused_log_saying, up_with};
 use testcluster::process::{output, run};
 use testcluster::{plugins, Cluster, ClusterSpec};
@@ -34,7 +35,7 @@ fn beside_sched_backfill_a_job_that_asks_is_resized() {
     // for a waiting 2-node job, whose priority is raised so that backfill
     // starts it on them.
     let (id, rigid, from) = grows_then_releases_when_asking(&c, APP);
-    wait_log(&c, from, &[&format!("JobId={rigid}: priority raised")], Duration::from_secs(10));
+    wait_said(&c, from, &said::priority_raised(rigid), Duration::from_secs(10));
     run(c.cmd("scancel").arg(id.to_string()).arg(rigid.to_string())).unwrap();
     c.wait_job(id, "cancelled", Duration::from_secs(30), |j| j.is_finished()).unwrap();
 

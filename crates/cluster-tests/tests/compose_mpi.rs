@@ -8,7 +8,8 @@
 use std::time::Duration;
 
 use cluster_tests::malleable::checksum_in;
-use cluster_tests::site::{as_user, put_file, sbatch_as, up_site, wait_ctld_log, wait_finished};
+use cluster_tests::said;
+use cluster_tests::site::{as_user, put_file, sbatch_as, up_site, wait_ctld_said, wait_finished};
 use testcluster::compose::Site;
 
 /// A batch script of alice's: `command args` restarted with srun's `--mpi=plugin`.
@@ -40,25 +41,25 @@ fn mpi_jobs_restart_onto_the_hosts_they_grow_onto_and_compute_their_serial_grid_
     let args = "--rows 240 --cols 48 --iterations 300 --unit-us 400";
 
     let id = mpi_job(&site, "ompi", "pmix", "mall-jacobi-openmpi", args);
-    wait_ctld_log(&site, &[&format!("JobId={id}: expand onto c2,c3,c4 committed")], Duration::from_secs(90));
+    wait_ctld_said(&site, &said::expand_committed(id, "c2,c3,c4"), Duration::from_secs(90));
     // Bob's job outlasts it: growing back onto hosts it was shrunk off is
     // not tested here (it failed once on this site, an Open MPI rank killed
     // 2 s into the restarted step on such a host; not understood yet).
     let rigid = sbatch_as(&site, "bob", &["-N2", "-t", "5", "--wrap", "sleep 300"]);
-    wait_ctld_log(&site, &[&format!("JobId={id}: shrink off "), "committed"], Duration::from_secs(60));
+    wait_ctld_said(&site, &said::shrink_committed(id, ""), Duration::from_secs(60));
     let out = completed_with_serial_grid(&site, id, "ompi", "mall-jacobi-openmpi", args);
     assert!(out.contains("expand to 4 ranks, restarting") && out.contains("shrink to 2 ranks, restarting"), "{out}");
     as_user(&site, "bob", &["scancel", &rigid.to_string()]);
     assert_eq!(wait_finished(&site, rigid, Duration::from_secs(60)), "CANCELLED");
 
     let id = mpi_job(&site, "mpich", "pmi2", "mall-jacobi-mpich", args);
-    wait_ctld_log(&site, &[&format!("JobId={id}: expand onto c2,c3,c4 committed")], Duration::from_secs(90));
+    wait_ctld_said(&site, &said::expand_committed(id, "c2,c3,c4"), Duration::from_secs(90));
     let out = completed_with_serial_grid(&site, id, "mpich", "mall-jacobi-mpich", args);
     assert!(out.contains("resumed at iteration") && out.contains("on 4 ranks"), "{out}");
 
     let py = "--rows 48 --cols 16 --iterations 100 --unit-us 2000";
     let id = mpi_job(&site, "py", "pmix", "/usr/bin/python3 /usr/local/bin/mall_jacobi_mpi4py.py", py);
-    wait_ctld_log(&site, &[&format!("JobId={id}: expand onto c2,c3,c4 committed")], Duration::from_secs(90));
+    wait_ctld_said(&site, &said::expand_committed(id, "c2,c3,c4"), Duration::from_secs(90));
     let out = completed_with_serial_grid(&site, id, "py", "mall-jacobi-openmpi", py);
     assert!(out.contains("mall-jacobi-mpi4py: resumed at iteration"), "{out}");
 }

@@ -10,7 +10,8 @@
 
 use std::time::Duration;
 
-use cluster_tests::site::{job_field, put_file, sbatch_as, up_site, wait_ctld_log, wait_field};
+use cluster_tests::said;
+use cluster_tests::site::{job_field, put_file, sbatch_as, up_site, wait_ctld_log, wait_ctld_said, wait_field};
 use testcluster::compose::Site;
 use testcluster::wait;
 
@@ -87,13 +88,12 @@ fn an_elastic_job_grows_no_further_than_its_qos_allows() {
                   mall-run -- mall-example --cells 4096 --iterations 100000 --unit-us 10\n";
     let path = put_file(&site, "alice", "capped.sh", script);
     let id = sbatch_as(&site, "alice", &[&path]);
-    wait_ctld_log(&site, &[&format!("JobId={id}: grows to 3 nodes at most")], Duration::from_secs(60));
-    wait_ctld_log(&site, &[&format!("JobId={id}: expand onto "), "committed"], Duration::from_secs(60));
+    wait_ctld_said(&site, &said::capped(id, 3), Duration::from_secs(60));
+    wait_ctld_said(&site, &said::expand_committed(id, ""), Duration::from_secs(60));
     wait_field(&site, id, "NumNodes", "3", Duration::from_secs(30));
     // The fourth host stays idle: no other expand was decided.
     let log = site.log("slurmctld", "slurmctld.log");
-    let expands =
-        log.lines().filter(|l| l.contains(&format!("JobId={id}: expand onto ")) && l.contains("resize")).count();
+    let expands = said::expanding(id, "").count(&log);
     assert_eq!(expands, 1, "{log}");
     admin(&site, &["scancel", &id.to_string()]);
 }

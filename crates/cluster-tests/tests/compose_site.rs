@@ -7,9 +7,10 @@
 use std::time::Duration;
 
 use cluster_tests::malleable::checksum_in;
+use cluster_tests::said::{self, JobId, LogLine};
 use cluster_tests::site::{
-    as_user, assert_tiling, job_field, put_file, records, sbatch_as, timeline, up_site, wait_ctld_log, wait_field,
-    wait_finished, README_APP_ARGS, README_ELASTIC_JOB,
+    as_user, assert_tiling, job_field, put_file, records, sbatch_as, timeline, up_site, wait_ctld_log, wait_ctld_said,
+    wait_field, wait_finished, README_APP_ARGS, README_ELASTIC_JOB,
 };
 use testcluster::compose::Site;
 use testcluster::wait;
@@ -25,7 +26,7 @@ fn the_readme_elastic_job_grows_shrinks_and_completes_on_the_compose_site() {
 
     // It starts on two hosts and grows onto the other two; on an added
     // host its step runs in the job's cpuset cgroup, with a core in it.
-    wait_ctld_log(&site, &[&format!("JobId={id}: expand onto c3,c4 committed")], Duration::from_secs(90));
+    wait_ctld_said(&site, &said::expand_committed(id, "c3,c4"), Duration::from_secs(90));
     let cpuset = format!("/sys/fs/cgroup/cpuset/slurm_c4/uid_2001/job_{id}/cpuset.cpus");
     let cpus = site.output(None, "c4", &["cat", &cpuset]).unwrap_or_else(|e| panic!("{cpuset}: {e}"));
     assert!(!cpus.trim().is_empty(), "the job's cpuset on c4 is empty");
@@ -46,7 +47,7 @@ fn the_readme_elastic_job_grows_shrinks_and_completes_on_the_compose_site() {
     assert!(!refused.status.success(), "bob cancelled alice's job");
     assert!(String::from_utf8_lossy(&refused.stderr).contains("Access/permission denied"), "{refused:?}");
     let rigid = sbatch_as(&site, "bob", &["-N2", "-t", "1", "--wrap", "sleep 3"]);
-    let line = wait_ctld_log(&site, &[&format!("JobId={id}: shrink off "), "committed"], Duration::from_secs(60));
+    let line = wait_ctld_said(&site, &said::shrink_committed(id, ""), Duration::from_secs(60));
     assert!(!line.contains("c1"), "the batch host stays: {line}");
 
     assert_eq!(wait_finished(&site, id, Duration::from_secs(240)), "COMPLETED");
@@ -137,8 +138,10 @@ fn accounting_tells_its_story(site: &Site, id: u32) {
     let log = site.log("slurmctld", "slurmctld.log");
     let helpers: Vec<u32> = log
         .lines()
-        .filter(|l| l.contains(&format!("JobId={id}: expand onto ")))
-        .filter_map(|l| l.split_once("through JobId=").and_then(|(_, r)| r.split(')').next()?.parse().ok()))
+        .filter_map(|l| match LogLine::parse(l)? {
+            LogLine::Expanding { job, helper, .. } if job == JobId(id) => Some(helper.0),
+            _ => None,
+        })
         .collect();
     assert!(!helpers.is_empty(), "no expand helper in the log");
     for h in helpers {
@@ -171,7 +174,7 @@ fn with_slurmdbd_away_resizes_wait_and_every_job_reaches_the_database() {
     let long = README_ELASTIC_JOB.replace("--iterations 600", "--iterations 2500");
     let script = put_file(&site, "alice", "long.sh", &long);
     let id = sbatch_as(&site, "alice", &[&script]);
-    wait_ctld_log(&site, &[&format!("JobId={id}: expand onto c3,c4 committed")], Duration::from_secs(90));
+    wait_ctld_said(&site, &said::expand_committed(id, "c3,c4"), Duration::from_secs(90));
 
     let docker = |args: &[&str]| {
         let st = std::process::Command::new("docker").args(args).status().unwrap();
@@ -198,15 +201,15 @@ fn with_slurmdbd_away_resizes_wait_and_every_job_reaches_the_database() {
     })
     .unwrap();
     let log = site.log("slurmctld", "slurmctld.log");
-    assert!(!log[log_len..].contains(&format!("JobId={id}: shrink off")), "resized with slurmdbd away");
+    assert!(!said::shrinking(id, "").in_log(&log[log_len..]), "resized with slurmdbd away");
     assert_eq!(job_field(&site, rigid, "JobState"), "PENDING");
 
     docker(&["start", &site.container("slurmdbd")]);
-    wait_ctld_log(&site, &["resizes resumed: slurmdbd has caught up"], Duration::from_secs(90));
+    wait_ctld_said(&site, &said::resizes_resumed(), Duration::from_secs(90));
     // (The plugin says so only after a hold it reported: this line is the one after the stop.)
-    wait_ctld_log(&site, &[&format!("JobId={id}: shrink off ")], Duration::from_secs(60));
+    wait_ctld_said(&site, &said::shrinking(id, ""), Duration::from_secs(60));
     docker(&["restart", "-t", "1", &site.container("slurmctld")]);
-    wait_ctld_log(&site, &[&format!("JobId={id}: shrink off "), "committed"], Duration::from_secs(90));
+    wait_ctld_said(&site, &said::shrink_committed(id, ""), Duration::from_secs(90));
     assert_eq!(wait_finished(&site, rigid, Duration::from_secs(120)), "COMPLETED");
     as_user(&site, "bob", &["scancel", &later.to_string()]);
     assert_eq!(wait_finished(&site, id, Duration::from_secs(300)), "COMPLETED");
@@ -238,11 +241,11 @@ fn select_natural_beside_sched_backfill_resizes_a_job_that_asks_on_the_site() {
                   mall-run -- mall-example --cells 8192 --iterations 1200 --unit-us 25 --ask-every 5\n";
     let path = put_file(&site, "alice", "ask.sh", script);
     let id = sbatch_as(&site, "alice", &[&path]);
-    wait_ctld_log(&site, &[&format!("JobId={id}: expand onto c2,c3,c4 committed")], Duration::from_secs(90));
+    wait_ctld_said(&site, &said::expand_committed(id, "c2,c3,c4"), Duration::from_secs(90));
     let rigid = sbatch_as(&site, "bob", &["-N2", "-t", "1", "--wrap", "sleep 3"]);
     let released = format!("JobId={rigid}: JobId={id}, asking at its sync point, releases 2 nodes");
     wait_ctld_log(&site, &[&released], Duration::from_secs(90));
-    wait_ctld_log(&site, &[&format!("JobId={id}: shrink off "), "committed"], Duration::from_secs(60));
+    wait_ctld_said(&site, &said::shrink_committed(id, ""), Duration::from_secs(60));
     assert_eq!(wait_finished(&site, rigid, Duration::from_secs(60)), "COMPLETED");
     assert_eq!(wait_finished(&site, id, Duration::from_secs(300)), "COMPLETED");
     let recs = records(&site, id);
@@ -403,9 +406,8 @@ fn an_expand_onto_a_host_that_stopped_answering_is_rolled_back() {
     docker(&["pause", &site.container("c4")]);
     resv(&["scontrol", "delete", "reservation=hold"]);
 
-    let line =
-        wait_ctld_log(&site, &[&format!("JobId={id}: expand onto c3,c4 "), "rolled back"], Duration::from_secs(150));
-    assert!(line.contains("it now holds c[1-2]"), "{line}");
+    let line = wait_ctld_said(&site, &said::rolled_back(id, "c3,c4"), Duration::from_secs(150));
+    assert_eq!(said::holds(&line).as_deref(), Some("c[1-2]"), "{line}");
     docker(&["unpause", &site.container("c4")]);
     docker(&["kill", &site.container("c4")]);
     assert_eq!(wait_finished(&site, id, Duration::from_secs(300)), "COMPLETED");

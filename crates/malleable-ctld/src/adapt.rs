@@ -34,6 +34,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use malleable_model::log_lines::{Ending, LogLine};
 use malleable_model::runtime_msg::{Envelope, Phase, Request, ResizeId, Status};
 use malleable_model::{JobId, JobPower, MalleableSpec, Time};
 
@@ -56,13 +57,14 @@ pub struct MalleableJob {
 }
 
 /// What the agent is to do in slurmctld for a job.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Release {
     pub job: JobId,
     /// The nodes to take from it.
     pub nodes: Vec<String>,
-    /// Said in the log when done.
-    pub why: String,
+    /// Said in the log when done (the nodes as decided: a loss may have
+    /// taken some of `nodes` since).
+    pub ending: Ending,
     /// An expand undone because its nodes failed it (a dead slurmd, or the
     /// application could not start there): they are suspect for a while.
     pub suspect: bool,
@@ -118,11 +120,8 @@ pub struct Context<'a> {
 }
 
 /// How long since the decision, for the log: the resize latency.
-fn latency(m: &Measured) -> String {
-    match m.decided_at {
-        Some(t) => format!(" {:.2} s after the decision", t.elapsed().as_secs_f64()),
-        None => String::new(),
-    }
+fn latency(m: &Measured) -> Option<f64> {
+    m.decided_at.map(|t| t.elapsed().as_secs_f64())
 }
 
 /// Read one job's request, nodes and deadline.
@@ -184,15 +183,11 @@ fn lost_nodes(job: &MalleableJob, lost: Vec<String>, cx: &mut Context, m: &mut M
     }
     if out.status.runtime {
         let resize = (cx.next_resize)();
-        out.status.phase = Phase::Lost { resize, nodes: lost, since: cx.now };
+        out.status.phase = Phase::Lost { resize, nodes: lost.clone(), since: cx.now };
         m.decided_at = Some(Instant::now());
-        out.log.push(format!(
-            "JobId={}: lost {names}; it goes on with {held} nodes (resize {resize}); waiting for its application \
-             to commit",
-            job.id
-        ));
+        out.log.push(LogLine::Lost { job: job.id, nodes: lost, holds: held, resize: Some(resize) }.to_string());
     } else {
-        out.log.push(format!("JobId={}: lost {names}; it goes on with {held} nodes", job.id));
+        out.log.push(LogLine::Lost { job: job.id, nodes: lost, holds: held, resize: None }.to_string());
     }
     out
 }
@@ -205,16 +200,16 @@ fn finish_unilaterally(job: &MalleableJob, out: &mut Step, m: &mut Measured, why
     if out.status.phase != Phase::Steady {
         m.hold_until = Some(Instant::now() + hold);
     }
-    let held = format!("not resized again for {} s", hold.as_secs());
+    let (why, hold_s) = (why.to_string(), hold.as_secs());
     match out.status.phase.clone() {
         Phase::Expanding { nodes, .. } => {
-            let why = format!("expand onto {} {why}: rolled back ({held})", nodes.join(","));
-            out.release = Some(Release { job: job.id, why, nodes, suspect: false, stretch: false })
+            let ending = Ending::RolledBack { nodes: nodes.clone(), why, hold_s };
+            out.release = Some(Release { job: job.id, ending, nodes, suspect: false, stretch: false })
         }
         Phase::Shrinking { nodes, .. } => {
             out.release = Some(Release {
                 job: job.id,
-                why: format!("shrink off {} {why}: forced (its tasks there are ended; {held})", nodes.join(",")),
+                ending: Ending::ShrinkForced { nodes: nodes.clone(), why, hold_s },
                 nodes,
                 suspect: false,
                 stretch: true,
@@ -231,7 +226,7 @@ fn finish_unilaterally(job: &MalleableJob, out: &mut Step, m: &mut Measured, why
 /// The nodes of an expand undone by a failure are suspect.
 fn suspect(out: &mut Step) {
     if let Some(r) = out.release.as_mut() {
-        r.suspect = r.why.starts_with("expand");
+        r.suspect = r.ending.is_rollback();
     }
 }
 
@@ -266,7 +261,7 @@ fn handle(job: &MalleableJob, env: Envelope, out: &mut Step, m: &mut Measured, h
             Phase::Shrinking { nodes, .. } => {
                 out.release = Some(Release {
                     job: job.id,
-                    why: format!("shrink off {} committed{}", nodes.join(","), latency(m)),
+                    ending: Ending::ShrinkCommitted { nodes: nodes.clone(), after: latency(m) },
                     nodes,
                     suspect: false,
                     stretch: true,
@@ -274,12 +269,11 @@ fn handle(job: &MalleableJob, env: Envelope, out: &mut Step, m: &mut Measured, h
                 end_adaptation(&mut out.status, m);
             }
             Phase::Expanding { nodes, .. } => {
-                out.log.push(format!("JobId={}: expand onto {} committed{}", job.id, nodes.join(","), latency(m)));
+                out.log.push(LogLine::ExpandCommitted { job: job.id, nodes, after: latency(m) }.to_string());
                 end_adaptation(&mut out.status, m);
             }
             Phase::Lost { nodes, .. } => {
-                let lost = nodes.join(",");
-                out.log.push(format!("JobId={}: going on without {lost} committed{}", job.id, latency(m)));
+                out.log.push(LogLine::LostCommitted { job: job.id, nodes, after: latency(m) }.to_string());
                 end_adaptation(&mut out.status, m);
             }
             Phase::Steady => refuse(out, "no adaptation is under way".into()),
@@ -394,7 +388,10 @@ mod tests {
         let s = run(&job(shrinking(), &req(5, Request::Commit { job: JobId(7), resize: 2 })), 1010, &mut m);
         assert_eq!((s.status.phase.clone(), s.status.ack, s.status.refused.clone()), (Phase::Steady, 5, None));
         let r = s.release.unwrap();
-        assert_eq!((r.nodes, r.why.starts_with("shrink off n3 committed")), (vec!["n3".to_string()], true));
+        assert_eq!(
+            (r.nodes, r.ending.to_string().starts_with("shrink off n3 committed")),
+            (vec!["n3".to_string()], true)
+        );
         assert_eq!(m.mtct_ratio, None, "measurements start again after an adaptation");
 
         let expanding = Phase::Expanding { resize: 3, nodes: vec!["n4".into()], since: 1000 };
@@ -448,7 +445,7 @@ mod tests {
         assert!(!s.status.runtime);
         assert_eq!(s.status.phase, Phase::Steady);
         let r = s.release.unwrap();
-        assert_eq!(r.why, "shrink off n3 left by its application (BYE): forced (its tasks there are ended; not resized again for 30 s)");
+        assert_eq!(r.ending.to_string(), "shrink off n3 left by its application (BYE): forced (its tasks there are ended; not resized again for 30 s)");
     }
 
     #[test]
@@ -483,13 +480,16 @@ mod tests {
         let r = s.release.unwrap();
         assert_eq!(r.nodes, vec!["n3".to_string()]);
         assert_eq!(
-            r.why,
+            r.ending.to_string(),
             "shrink off n3 not committed within 30 s: forced (its tasks there are ended; not resized again for 30 s)"
         );
         let expanding = Phase::Expanding { resize: 3, nodes: vec!["n4".into(), "n5".into()], since: 1000 };
         let s = run(&job(expanding, ""), 1031, &mut m);
         let r = s.release.unwrap();
-        assert_eq!(r.why, "expand onto n4,n5 not committed within 30 s: rolled back (not resized again for 30 s)");
+        assert_eq!(
+            r.ending.to_string(),
+            "expand onto n4,n5 not committed within 30 s: rolled back (not resized again for 30 s)"
+        );
     }
 
     #[test]
@@ -499,7 +499,10 @@ mod tests {
         let s = run(&job(expanding(), &req(5, Request::Cancel { job: JobId(7), resize: 3 })), 1001, &mut m);
         let r = s.release.unwrap();
         assert_eq!((r.nodes, r.suspect), (vec!["n4".to_string()], true));
-        assert_eq!(r.why, "expand onto n4 cancelled by its application: rolled back (not resized again for 30 s)");
+        assert_eq!(
+            r.ending.to_string(),
+            "expand onto n4 cancelled by its application: rolled back (not resized again for 30 s)"
+        );
         assert_eq!(s.status.phase, Phase::Steady);
 
         let usable = |n: &str| n != "n4";
@@ -507,7 +510,7 @@ mod tests {
         let mut cx = Context { now: 1001, timeout: T, usable: &usable, next_resize: &mut next };
         let s = step(&job(expanding(), ""), &mut cx, &mut m);
         let r = s.release.unwrap();
-        assert!(r.suspect && r.why.contains("n4 stopped answering"), "{}", r.why);
+        assert!(r.suspect && r.ending.to_string().contains("n4 stopped answering"), "{}", r.ending);
         // A timeout is no failure of the nodes.
         let mut m = Measured::default();
         let s = run(&job(expanding(), ""), 1030, &mut m);

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use malleable_core::blocks::preemption;
 use malleable_core::{Note, PassReport, Strategy, WaitReason};
+use malleable_model::log_lines::{CorridorCause, LogLine};
 use malleable_model::runtime_msg::{Phase, Status};
 use malleable_model::{rejections, Corridor, Decision, JobId, Snapshot};
 use parking_lot::{Condvar, Mutex};
@@ -247,10 +248,10 @@ impl Agent {
     }
 
     fn run(mut self) {
-        log::info!("agent started: {}", self.config);
+        log::info!("{}", LogLine::AgentStarted { config: self.config.to_string() });
         self.corridor_in_force = self.corridor_now();
-        if let Some(c) = self.corridor_in_force {
-            log::info!("power corridor now {c}");
+        if let Some(corridor) = self.corridor_in_force {
+            log::info!("{}", LogLine::CorridorNow { corridor, cause: CorridorCause::Start });
         }
         loop {
             let mut reconfigured = false;
@@ -272,16 +273,14 @@ impl Agent {
                     self.config = c;
                     reconfigured = true;
                     self.force_next = true;
-                    log::info!("reconfigured: {}", self.config);
+                    log::info!("{}", LogLine::Reconfigured { config: self.config.to_string() });
                 }
             }
             let corridor = self.corridor_now();
             if corridor != self.corridor_in_force {
-                if let Some(c) = corridor {
-                    log::info!(
-                        "power corridor now {c} ({})",
-                        if reconfigured { "reconfigured" } else { "scheduled change" }
-                    );
+                if let Some(corridor) = corridor {
+                    let cause = if reconfigured { CorridorCause::Reconfigured } else { CorridorCause::Scheduled };
+                    log::info!("{}", LogLine::CorridorNow { corridor, cause });
                 }
                 self.corridor_in_force = corridor;
                 self.force_next = true;
@@ -296,7 +295,7 @@ impl Agent {
                 slurm::common::ffi_guard::guard("scheduling pass", (), || self.pass());
             }
         }
-        log::info!("agent stopped after {} passes", self.passes);
+        log::info!("{}", LogLine::AgentStopped { passes: self.passes });
     }
 
     /// The corridor in force this second, if the strategy uses one.
@@ -483,7 +482,7 @@ impl Agent {
                 for id in &start_first {
                     match guard.set_priority(id.0, TOP_PRIORITY) {
                         Ok(()) => {
-                            log::info!("JobId={id}: priority raised to {TOP_PRIORITY}: a job released nodes for it")
+                            log::info!("{}", LogLine::PriorityRaised { job: *id, priority: TOP_PRIORITY })
                         }
                         Err(e) => log::error!("JobId={id}: raising its priority failed: {e}"),
                     }
@@ -507,19 +506,14 @@ impl Agent {
         self.adapting = statuses.values().any(|st| st.phase != Phase::Steady);
         self.seen = self.ctld.update_counters();
         drop(guard);
-        log::debug!(
-            "pass {}: slurmctld's locks held {read_ms:.1} ms to read, {:.1} ms to apply (none while deciding, {decide_ms:.1} ms)",
-            self.passes,
-            held.elapsed().as_secs_f64() * 1e3
-        );
+        let apply_ms = held.elapsed().as_secs_f64() * 1e3;
+        log::debug!("{}", LogLine::LocksHeld { pass: self.passes, read_ms, apply_ms, decide_ms });
         let live: HashSet<JobId> = fresh.malleable.iter().map(|j| j.id).collect();
         self.memory.keep_only(|id| live.contains(&id));
         self.capped_said.retain(|id| live.contains(id));
         for (id, most) in &fresh.capped {
             if self.capped_said.insert(*id) {
-                log::info!(
-                    "JobId={id}: grows to {most} nodes at most: its QOS's and association's node limits allow no more"
-                );
+                log::info!("{}", LogLine::Capped { job: *id, most: *most });
             }
         }
         for (id, why) in &fresh.unreadable {
@@ -541,7 +535,7 @@ impl Agent {
             (false, Some(_)) => {
                 self.slurmdbd_behind_since = None;
                 if std::mem::take(&mut self.slurmdbd_held_said) {
-                    log::info!("resizes resumed: slurmdbd has caught up");
+                    log::info!("{}", LogLine::ResizesResumed);
                 }
             }
             _ => {}

@@ -4,7 +4,8 @@
 //! node constraints and power, and the two contracts whose ends live in
 //! different programs: the sbatch options as they travel in a job's
 //! environment ([`submit_options`]) and the messages between an
-//! application's runtime and the plugin ([`runtime_msg`]).
+//! application's runtime and the plugin ([`runtime_msg`]); and the lines the
+//! plugin writes into slurmctld's log that programs read back ([`log_lines`]).
 //!
 //! No solver, no Slurm, no `unsafe`: a SPANK plugin loaded by sbatch and an
 //! application linking the runtime depend on this crate alone.
@@ -15,6 +16,7 @@ mod decision;
 mod ids;
 mod job;
 pub mod layout;
+pub mod log_lines;
 mod node;
 mod placement;
 mod power;

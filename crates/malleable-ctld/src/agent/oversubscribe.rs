@@ -10,6 +10,7 @@
 use std::collections::HashSet;
 
 use malleable_core::Waiting;
+use malleable_model::log_lines::LogLine;
 use malleable_model::{Decision, JobId, PendingJob};
 use slurm::ctld::{LockGuard, Scheduling};
 
@@ -61,11 +62,9 @@ impl Agent {
         for job in sharing {
             if let Ok((started, list)) = guard.start_sharing(job.0, &busy) {
                 self.refused.remove(&job);
-                log::info!(
-                    "started JobId={started} on {list} ({}), sharing cores there as its partition's OverSubscribe \
-                     allows",
-                    self.strategy.name()
-                );
+                let detail =
+                    format!(" ({}), sharing cores there as its partition's OverSubscribe allows", self.strategy.name());
+                log::info!("{}", LogLine::Started { job: JobId(started), cores: None, nodes: list, detail });
             }
         }
     }

@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use malleable_model::log_lines::LogLine;
 use malleable_model::runtime_msg::{Phase, Status};
 use malleable_model::{Decision, JobId, SharedCores};
 use slurm::ctld::{LockGuard, Preempting, Scheduling};
@@ -67,15 +68,21 @@ impl Agent {
                     (release.stretch && stretched > limit).then_some(stretched)
                 });
                 if let Some(l) = limit {
-                    log::info!("JobId={}: time limit stretched to {l} min for the work left on fewer nodes", job.id);
+                    log::info!("{}", LogLine::Stretched { job: job.id, minutes: l });
                 }
                 match guard.shrink_job(job.id.0, &table, limit) {
                     Ok(list) => {
-                        log::info!("JobId={}: {}; it now holds {list}", job.id, release.why);
+                        log::info!(
+                            "{}",
+                            LogLine::Released { job: job.id, ending: release.ending.clone(), holds: list }
+                        );
                         held = keep.into_iter().cloned().collect();
                         changed = true;
                     }
-                    Err(e) => log::error!("JobId={}: {}, but freeing the nodes failed: {e}", job.id, release.why),
+                    Err(e) => log::error!(
+                        "{}",
+                        LogLine::ReleaseFailed { job: job.id, ending: release.ending.clone(), error: e.to_string() }
+                    ),
                 }
                 // An expand undone because its node failed, or because the
                 // application could not start there: keep the strategies
@@ -85,7 +92,7 @@ impl Agent {
                     for n in &release.nodes {
                         self.suspects.insert(n.clone(), Instant::now() + SUSPECT_FOR);
                     }
-                    log::info!("{} kept from the strategies for {} s", release.nodes.join(","), SUSPECT_FOR.as_secs());
+                    log::info!("{}", LogLine::Suspect { nodes: release.nodes.clone(), secs: SUSPECT_FOR.as_secs() });
                 }
             }
             if let Some(why) = &step.cancel {
@@ -143,20 +150,19 @@ impl Agent {
                         self.refused.remove(job);
                         // An array's next task starts under its own id.
                         let task = if started == job.0 { String::new() } else { format!(" (a task of JobId={job})") };
-                        match limit {
-                            Some(l) if time_limit.is_some() => log::info!(
-                                "started JobId={started} on {list} ({}){task}, its time limit cut to {l} min (its \
-                                 --time-min allows it) to end before the head job's start",
-                                self.strategy.name()
+                        let how = format!(" ({}){task}", self.strategy.name());
+                        let detail = match limit {
+                            Some(l) if time_limit.is_some() => format!(
+                                "{how}, its time limit cut to {l} min (its --time-min allows it) to end before the \
+                                 head job's start"
                             ),
-                            Some(l) => log::info!(
-                                "started JobId={started} on {list} ({}){task}, {} of the {asked} nodes it asked for, \
-                                 its time limit stretched to {l} min",
-                                self.strategy.name(),
+                            Some(l) => format!(
+                                "{how}, {} of the {asked} nodes it asked for, its time limit stretched to {l} min",
                                 nodes.len()
                             ),
-                            None => log::info!("started JobId={started} on {list} ({}){task}", self.strategy.name()),
-                        }
+                            None => how,
+                        };
+                        log::info!("{}", LogLine::Started { job: JobId(started), cores: None, nodes: list, detail });
                     }
                     Err(e) => self.refused_start(*job, nodes.len(), &e.to_string()),
                 }
@@ -176,17 +182,17 @@ impl Agent {
                         let decided =
                             cpus_text(decided.iter().map(|&(i, c)| (taken.snapshot.nodes[i].name.as_str(), c)));
                         let got = cpus_text(got.iter().filter_map(|&(t, c)| Some((taken.name_at_table(t)?, c))));
+                        let name = self.strategy.name();
+                        let (job, nodes) = (JobId(started), list);
                         if got == decided {
-                            log::info!(
-                                "started JobId={started} on {list} ({}), CPUs as decided: {got}",
-                                self.strategy.name()
-                            );
+                            let detail = format!(" ({name}), CPUs as decided: {got}");
+                            log::info!("{}", LogLine::Started { job, cores: None, nodes, detail });
                         } else {
-                            log::warn!(
-                                "started JobId={started} on {list} ({}) with CPUs {got}, where it decided {decided}: \
-                                 select/cons_tres laid them out otherwise",
-                                self.strategy.name()
+                            let detail = format!(
+                                " ({name}) with CPUs {got}, where it decided {decided}: select/cons_tres laid them \
+                                 out otherwise"
                             );
+                            log::warn!("{}", LogLine::Started { job, cores: None, nodes, detail });
                         }
                     }
                     Err(e) => self.refused_start(*job, nodes.len(), &e.to_string()),
@@ -195,19 +201,17 @@ impl Agent {
             Decision::Preempt { job, nodes, victims } => {
                 let ids: Vec<u32> = victims.iter().map(|v| v.0).collect();
                 let named = |ids: &[u32]| ids.iter().map(|v| format!("JobId={v}")).collect::<Vec<_>>().join(",");
+                let victims_of = |ids: &[u32]| ids.iter().map(|&v| JobId(v)).collect::<Vec<_>>();
                 match guard.preempt_for(job.0, &table(nodes), &ids) {
                     Ok(Preempting::Victims(preempted)) => {
                         self.refused.remove(job);
-                        log::info!(
-                            "JobId={job}: preempting {} for its start on {} (slurm.conf's PreemptType and \
-                             PreemptMode); it starts once their nodes are back",
-                            if preempted.is_empty() { named(&ids) } else { named(&preempted) },
-                            names(nodes).join(",")
-                        );
+                        let victims = victims_of(if preempted.is_empty() { &ids } else { &preempted });
+                        log::info!("{}", LogLine::Preempting { job: *job, victims, nodes: names(nodes) });
                     }
                     Ok(Preempting::Started(started, list)) => {
                         self.refused.remove(job);
-                        log::info!("started JobId={started} on {list} by preempting {}", named(&ids));
+                        let detail = format!(" by preempting {}", named(&ids));
+                        log::info!("{}", LogLine::Started { job: JobId(started), cores: None, nodes: list, detail });
                     }
                     Err(e) => self.refused_start(*job, nodes.len(), &format!("preempting {}: {e}", named(&ids))),
                 }
@@ -215,15 +219,15 @@ impl Agent {
             Decision::Expand { job, add_nodes } => {
                 let added = names(add_nodes);
                 // The decision's moment: the line after it says when slurmctld had merged the nodes in.
-                log::info!("JobId={job}: growing onto {} ({})", added.join(","), self.strategy.name());
+                let strategy = self.strategy.name().to_string();
+                log::info!("{}", LogLine::Growing { job: *job, nodes: added.clone(), strategy: strategy.clone() });
                 match guard.expand_job(job.0, &table(add_nodes)) {
                     Ok((list, helper)) => {
                         let resize = next_resize(&mut self.last_resize);
+                        let (nodes, helper) = (added.clone(), JobId(helper));
                         log::info!(
-                            "JobId={job}: expand onto {} (resize {resize}, through JobId={helper}); it now holds {list} \
-                             ({}); waiting for its application to commit",
-                            added.join(","),
-                            self.strategy.name()
+                            "{}",
+                            LogLine::Expanding { job: *job, nodes, resize, helper, holds: list, strategy }
                         );
                         let m = self.memory.0.entry(*job).or_default();
                         m.decided_at = Some(Instant::now());
@@ -233,19 +237,15 @@ impl Agent {
                         }
                     }
                     Err(e) => {
-                        log::info!("JobId={job}: expand onto {} not done, it keeps its nodes: {e}", added.join(","))
+                        log::info!("{}", LogLine::ExpandNotDone { job: *job, nodes: added, error: e.to_string() })
                     }
                 }
             }
             Decision::Shrink { job, remove_nodes } => {
                 let leaving = names(remove_nodes);
                 let resize = next_resize(&mut self.last_resize);
-                log::info!(
-                    "JobId={job}: shrink off {} (resize {resize}, {}); waiting for its application to leave them and \
-                     commit",
-                    leaving.join(","),
-                    self.strategy.name()
-                );
+                let strategy = self.strategy.name().to_string();
+                log::info!("{}", LogLine::Shrinking { job: *job, nodes: leaving.clone(), resize, strategy });
                 self.memory.0.entry(*job).or_default().decided_at = Some(Instant::now());
                 if let Some(st) = statuses.get_mut(job) {
                     st.phase = Phase::Shrinking { resize, nodes: leaving, since: now };
@@ -260,7 +260,7 @@ impl Agent {
     /// the refusal repeats (at debug level after, with its count), and again
     /// when it changes or after the job started.
     pub(super) fn refused_start(&mut self, job: JobId, n: usize, why: &str) {
-        let line = format!("could not start JobId={job} on {n} nodes: {why}");
+        let line = LogLine::CouldNotStart { job, nodes: n, why: why.to_string() }.to_string();
         match repeated(&mut self.refused, job, line) {
             (line, 0) => log::info!("{line}; said once while it repeats"),
             (line, times) => log::debug!("{line} (again, {times} times)"),

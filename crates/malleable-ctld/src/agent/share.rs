@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use malleable_model::log_lines::LogLine;
 use malleable_model::{JobId, MateShare, NodeIndex, SharedCores, Time};
 use slurm::ctld::{LockGuard, Scheduling};
 
@@ -46,12 +47,13 @@ impl Agent {
         let limit = minutes_holding(time_limit);
         let started = match guard.start_job(job.0, &table, Some(nodes.len() as u32), Some(limit)) {
             Ok((started, list)) => {
-                log::info!(
-                    "started JobId={started} on {cores} of the {of} cores of each of {list} ({}), taken from \
-                     JobId={}; its time limit {limit} min",
+                let detail = format!(
+                    " ({}), taken from JobId={}; its time limit {limit} min",
                     self.strategy.name(),
                     mates.iter().map(|m| m.job.to_string()).collect::<Vec<_>>().join(",JobId="),
                 );
+                let line = LogLine::Started { job: JobId(started), cores: Some((cores, of)), nodes: list, detail };
+                log::info!("{line}");
                 self.refused.remove(&job);
                 JobId(started)
             }

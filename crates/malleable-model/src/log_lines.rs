@@ -1,0 +1,742 @@
+//! The lines the controller-side agent writes into slurmctld's log that other
+//! programs read back (the evaluation, the benchmarks, the cluster tests): each
+//! one's wording is its `Display` here, and [`LogLine::parse`] its only reader.
+//!
+//! A reworded line then fails the round-trip tests below instead of silently
+//! matching nothing in a reader. Only lines some program reads are declared:
+//!
+//! | line | written by (malleable-ctld) | read by |
+//! |------|-----------------------------|---------|
+//! | [`AgentStarted`](LogLine::AgentStarted) `agent started: Strategy=...` | agent.rs run | cluster_restart, cluster_malleable_restart, cluster_power |
+//! | [`AgentStopped`](LogLine::AgentStopped) `agent stopped after 12 passes` | agent.rs run | cluster_restart |
+//! | [`Reconfigured`](LogLine::Reconfigured) `reconfigured: Strategy=...` | agent.rs run | xtask bench_scale, cluster_reconfig, cluster_resizing_strategies |
+//! | [`CorridorNow`](LogLine::CorridorNow) `power corridor now 0-1000 (reconfigured)` | agent.rs run | cluster_power |
+//! | [`Started`](LogLine::Started) `started JobId=4 on n[1-2] (mtct)` | resize.rs, share.rs, oversubscribe.rs | cluster-eval records, xtask bench_ipsched, cluster-tests start_lines/timeline and several tests |
+//! | [`CouldNotStart`](LogLine::CouldNotStart) `could not start JobId=4 on 2 nodes: ...` | resize.rs refused_start | cluster_moldable |
+//! | [`Preempting`](LogLine::Preempting) `JobId=4: preempting JobId=2 for its start on n1 ...` | resize.rs | cluster_preemption |
+//! | [`Growing`](LogLine::Growing) `JobId=4: growing onto n3 (mtct)` | resize.rs | cluster-eval resize_latency |
+//! | [`Expanding`](LogLine::Expanding) `JobId=4: expand onto n3 (resize 17, through JobId=5); it now holds n[1-3] ...` | resize.rs | cluster-eval records, resize_latency, xtask bench_site, tests |
+//! | [`ExpandNotDone`](LogLine::ExpandNotDone) `JobId=4: expand onto n3 not done, it keeps its nodes: ...` | resize.rs | cluster-eval resize_latency |
+//! | [`ExpandCommitted`](LogLine::ExpandCommitted) `JobId=4: expand onto n3 committed 0.25 s after the decision` | adapt.rs | cluster-eval records, resize_latency, tests |
+//! | [`Shrinking`](LogLine::Shrinking) `JobId=4: shrink off n3 (resize 18, mtct); waiting ...` | resize.rs | cluster-eval resize_latency, tests |
+//! | [`Released`](LogLine::Released) `JobId=4: shrink off n3 committed ...; it now holds n[1-2]` (also forced, rolled back) | adapt.rs + resize.rs | cluster-eval records, resize_latency, xtask soak, bench_site, tests |
+//! | [`ReleaseFailed`](LogLine::ReleaseFailed) `JobId=4: shrink off n3 committed, but freeing the nodes failed: ...` | resize.rs | cluster-eval resize_latency |
+//! | [`Stretched`](LogLine::Stretched) `JobId=4: time limit stretched to 12 min for the work left on fewer nodes` | resize.rs | cluster_malleable |
+//! | [`Suspect`](LogLine::Suspect) `n2 kept from the strategies for 60 s` | resize.rs | cluster_adapt_failures |
+//! | [`Lost`](LogLine::Lost) `JobId=4: lost n3; it goes on with 2 nodes` | adapt.rs | cluster-eval records |
+//! | [`LostCommitted`](LogLine::LostCommitted) `JobId=4: going on without n3 committed` | adapt.rs | cluster_node_failure |
+//! | [`PriorityRaised`](LogLine::PriorityRaised) `JobId=4: priority raised to 4294967293: ...` | agent.rs pass | cluster_select_natural |
+//! | [`Capped`](LogLine::Capped) `JobId=4: grows to 3 nodes at most: ...` | agent.rs pass | compose_policies |
+//! | [`LocksHeld`](LogLine::LocksHeld) `pass 3: slurmctld's locks held 1.2 ms to read, ...` (debug) | agent.rs pass | xtask soak, bench_scale, bench_ipsched, bench_site |
+//! | [`ResizesResumed`](LogLine::ResizesResumed) `resizes resumed: slurmdbd has caught up` | agent.rs pass | compose_site |
+//!
+//! Not here: the strategies' notes (malleable-core words them) and Slurm's
+//! own lines (`sched: Allocate JobId=...`, `_job_complete: ...`).
+
+use std::fmt;
+
+use crate::{Corridor, JobId};
+
+/// The plugins the agent runs in; a line of it starts with one of these and
+/// `": "` after slurmctld's timestamp.
+pub const PLUGINS: [&str; 2] = ["sched/malleable", "select/natural"];
+
+/// Why the power corridor line is said.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CorridorCause {
+    /// The agent started with it.
+    Start,
+    /// malleable.conf changed it.
+    Reconfigured,
+    /// Its `PowerCorridorSchedule=` changed it.
+    Scheduled,
+}
+
+/// How an adaptation ended with nodes given back to slurmctld.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ending {
+    /// The application left the nodes and committed: `shrink off N committed[ S s after the decision]`.
+    ShrinkCommitted { nodes: Vec<String>, after: Option<f64> },
+    /// Without the application: `shrink off N WHY: forced (its tasks there are ended; not resized again for H s)`.
+    ShrinkForced { nodes: Vec<String>, why: String, hold_s: u64 },
+    /// Without the application: `expand onto N WHY: rolled back (not resized again for H s)`.
+    RolledBack { nodes: Vec<String>, why: String, hold_s: u64 },
+}
+
+impl Ending {
+    /// The nodes given back.
+    pub fn nodes(&self) -> &[String] {
+        match self {
+            Ending::ShrinkCommitted { nodes, .. }
+            | Ending::ShrinkForced { nodes, .. }
+            | Ending::RolledBack { nodes, .. } => nodes,
+        }
+    }
+
+    /// The nodes given back, mutably (a loss takes some out of it).
+    pub fn nodes_mut(&mut self) -> &mut Vec<String> {
+        match self {
+            Ending::ShrinkCommitted { nodes, .. }
+            | Ending::ShrinkForced { nodes, .. }
+            | Ending::RolledBack { nodes, .. } => nodes,
+        }
+    }
+
+    /// An expand undone, not a shrink carried out.
+    pub fn is_rollback(&self) -> bool {
+        matches!(self, Ending::RolledBack { .. })
+    }
+
+    fn parse(text: &str) -> Option<Ending> {
+        if let Some(rest) = text.strip_prefix("shrink off ") {
+            let (nodes, rest) = rest.split_once(' ')?;
+            let nodes = node_names(nodes)?;
+            if let Some(after) = rest.strip_prefix("committed") {
+                return Some(Ending::ShrinkCommitted { nodes, after: after_decision(after)? });
+            }
+            let (why, held) = rest.rsplit_once(": forced (its tasks there are ended; not resized again for ")?;
+            return Some(Ending::ShrinkForced { nodes, why: why.to_string(), hold_s: seconds_closing(held)? });
+        }
+        let rest = text.strip_prefix("expand onto ")?;
+        let (nodes, rest) = rest.split_once(' ')?;
+        let (why, held) = rest.rsplit_once(": rolled back (not resized again for ")?;
+        Some(Ending::RolledBack { nodes: node_names(nodes)?, why: why.to_string(), hold_s: seconds_closing(held)? })
+    }
+}
+
+impl fmt::Display for Ending {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Ending::ShrinkCommitted { nodes, after } => {
+                write!(f, "shrink off {} committed{}", nodes.join(","), AfterDecision(*after))
+            }
+            Ending::ShrinkForced { nodes, why, hold_s } => write!(
+                f,
+                "shrink off {} {why}: forced (its tasks there are ended; not resized again for {hold_s} s)",
+                nodes.join(",")
+            ),
+            Ending::RolledBack { nodes, why, hold_s } => {
+                write!(f, "expand onto {} {why}: rolled back (not resized again for {hold_s} s)", nodes.join(","))
+            }
+        }
+    }
+}
+
+/// One line of the agent's, as its fields. `nodes` lists are the
+/// comma-separated names the agent chose; `holds` is slurmctld's hostlist
+/// of a job's nodes after a change (`n[1-3]`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum LogLine {
+    AgentStarted {
+        config: String,
+    },
+    AgentStopped {
+        passes: u64,
+    },
+    Reconfigured {
+        config: String,
+    },
+    CorridorNow {
+        corridor: Corridor,
+        cause: CorridorCause,
+    },
+    /// `started JobId=J on LIST{detail}`, or on `C of the OF cores of each
+    /// of LIST` for a start on mates' cores. `detail` is the rest of the line
+    /// (the strategy, a stretched limit, the CPUs, a preemption), from its
+    /// leading space or comma.
+    Started {
+        job: JobId,
+        cores: Option<(u32, u32)>,
+        nodes: String,
+        detail: String,
+    },
+    /// `why` runs to the end of the line (the repeat count with it).
+    CouldNotStart {
+        job: JobId,
+        nodes: usize,
+        why: String,
+    },
+    Preempting {
+        job: JobId,
+        victims: Vec<JobId>,
+        nodes: Vec<String>,
+    },
+    /// The expand's decision, before slurmctld merged the nodes in.
+    Growing {
+        job: JobId,
+        nodes: Vec<String>,
+        strategy: String,
+    },
+    /// slurmctld merged the nodes in; the application is to commit.
+    Expanding {
+        job: JobId,
+        nodes: Vec<String>,
+        resize: u64,
+        helper: JobId,
+        holds: String,
+        strategy: String,
+    },
+    ExpandNotDone {
+        job: JobId,
+        nodes: Vec<String>,
+        error: String,
+    },
+    ExpandCommitted {
+        job: JobId,
+        nodes: Vec<String>,
+        after: Option<f64>,
+    },
+    Shrinking {
+        job: JobId,
+        nodes: Vec<String>,
+        resize: u64,
+        strategy: String,
+    },
+    /// Nodes freed at an adaptation's end: `JobId=J: ENDING; it now holds LIST`.
+    Released {
+        job: JobId,
+        ending: Ending,
+        holds: String,
+    },
+    ReleaseFailed {
+        job: JobId,
+        ending: Ending,
+        error: String,
+    },
+    Stretched {
+        job: JobId,
+        minutes: u32,
+    },
+    Suspect {
+        nodes: Vec<String>,
+        secs: u64,
+    },
+    /// Slurm took failed nodes out of the job; with `resize` when its
+    /// application is to commit going on without them.
+    Lost {
+        job: JobId,
+        nodes: Vec<String>,
+        holds: u32,
+        resize: Option<u64>,
+    },
+    LostCommitted {
+        job: JobId,
+        nodes: Vec<String>,
+        after: Option<f64>,
+    },
+    PriorityRaised {
+        job: JobId,
+        priority: u32,
+    },
+    Capped {
+        job: JobId,
+        most: u32,
+    },
+    /// The debug line at each pass's end, in milliseconds.
+    LocksHeld {
+        pass: u64,
+        read_ms: f64,
+        apply_ms: f64,
+        decide_ms: f64,
+    },
+    ResizesResumed,
+}
+
+/// ` S.SS s after the decision`, or nothing when the decision's time is unknown.
+struct AfterDecision(Option<f64>);
+
+impl fmt::Display for AfterDecision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(s) => write!(f, " {s:.2} s after the decision"),
+            None => Ok(()),
+        }
+    }
+}
+
+const EXPANDING_TAIL: &str = "); waiting for its application to commit";
+const SHRINKING_TAIL: &str = "); waiting for its application to leave them and commit";
+const PREEMPTING_TAIL: &str = " (slurm.conf's PreemptType and PreemptMode); it starts once their nodes are back";
+const STRETCHED_TAIL: &str = " min for the work left on fewer nodes";
+const PRIORITY_TAIL: &str = ": a job released nodes for it";
+const CAPPED_TAIL: &str = " nodes at most: its QOS's and association's node limits allow no more";
+const LOST_TAIL: &str = "); waiting for its application to commit";
+
+impl fmt::Display for LogLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |n: &[String]| n.join(",");
+        match self {
+            LogLine::AgentStarted { config } => write!(f, "agent started: {config}"),
+            LogLine::AgentStopped { passes } => write!(f, "agent stopped after {passes} passes"),
+            LogLine::Reconfigured { config } => write!(f, "reconfigured: {config}"),
+            LogLine::CorridorNow { corridor, cause } => {
+                write!(f, "power corridor now {corridor}")?;
+                match cause {
+                    CorridorCause::Start => Ok(()),
+                    CorridorCause::Reconfigured => write!(f, " (reconfigured)"),
+                    CorridorCause::Scheduled => write!(f, " (scheduled change)"),
+                }
+            }
+            LogLine::Started { job, cores, nodes, detail } => match cores {
+                Some((c, of)) => write!(f, "started JobId={job} on {c} of the {of} cores of each of {nodes}{detail}"),
+                None => write!(f, "started JobId={job} on {nodes}{detail}"),
+            },
+            LogLine::CouldNotStart { job, nodes, why } => {
+                write!(f, "could not start JobId={job} on {nodes} nodes: {why}")
+            }
+            LogLine::Preempting { job, victims, nodes } => {
+                let victims: Vec<String> = victims.iter().map(|v| format!("JobId={v}")).collect();
+                write!(
+                    f,
+                    "JobId={job}: preempting {} for its start on {}{PREEMPTING_TAIL}",
+                    victims.join(","),
+                    list(nodes)
+                )
+            }
+            LogLine::Growing { job, nodes, strategy } => {
+                write!(f, "JobId={job}: growing onto {} ({strategy})", list(nodes))
+            }
+            LogLine::Expanding { job, nodes, resize, helper, holds, strategy } => write!(
+                f,
+                "JobId={job}: expand onto {} (resize {resize}, through JobId={helper}); it now holds {holds} \
+                 ({strategy}{EXPANDING_TAIL}",
+                list(nodes)
+            ),
+            LogLine::ExpandNotDone { job, nodes, error } => {
+                write!(f, "JobId={job}: expand onto {} not done, it keeps its nodes: {error}", list(nodes))
+            }
+            LogLine::ExpandCommitted { job, nodes, after } => {
+                write!(f, "JobId={job}: expand onto {} committed{}", list(nodes), AfterDecision(*after))
+            }
+            LogLine::Shrinking { job, nodes, resize, strategy } => {
+                write!(f, "JobId={job}: shrink off {} (resize {resize}, {strategy}{SHRINKING_TAIL}", list(nodes))
+            }
+            LogLine::Released { job, ending, holds } => write!(f, "JobId={job}: {ending}; it now holds {holds}"),
+            LogLine::ReleaseFailed { job, ending, error } => {
+                write!(f, "JobId={job}: {ending}, but freeing the nodes failed: {error}")
+            }
+            LogLine::Stretched { job, minutes } => {
+                write!(f, "JobId={job}: time limit stretched to {minutes}{STRETCHED_TAIL}")
+            }
+            LogLine::Suspect { nodes, secs } => write!(f, "{} kept from the strategies for {secs} s", list(nodes)),
+            LogLine::Lost { job, nodes, holds, resize } => {
+                write!(f, "JobId={job}: lost {}; it goes on with {holds} nodes", list(nodes))?;
+                match resize {
+                    Some(r) => write!(f, " (resize {r}{LOST_TAIL}"),
+                    None => Ok(()),
+                }
+            }
+            LogLine::LostCommitted { job, nodes, after } => {
+                write!(f, "JobId={job}: going on without {} committed{}", list(nodes), AfterDecision(*after))
+            }
+            LogLine::PriorityRaised { job, priority } => {
+                write!(f, "JobId={job}: priority raised to {priority}{PRIORITY_TAIL}")
+            }
+            LogLine::Capped { job, most } => write!(f, "JobId={job}: grows to {most}{CAPPED_TAIL}"),
+            LogLine::LocksHeld { pass, read_ms, apply_ms, decide_ms } => write!(
+                f,
+                "pass {pass}: slurmctld's locks held {read_ms:.1} ms to read, {apply_ms:.1} ms to apply (none while \
+                 deciding, {decide_ms:.1} ms)"
+            ),
+            LogLine::ResizesResumed => write!(f, "resizes resumed: slurmdbd has caught up"),
+        }
+    }
+}
+
+impl LogLine {
+    /// A line of slurmctld's log as it is printed (timestamp, plugin, an
+    /// optional `warning: `, the message), or its message alone; `None` for
+    /// any other line, a reworded one included.
+    pub fn parse(line: &str) -> Option<LogLine> {
+        let message = PLUGINS
+            .iter()
+            .find_map(|p| line.find(p).and_then(|i| line[i + p.len()..].strip_prefix(": ")))
+            .unwrap_or(line);
+        let message = message.strip_prefix("warning: ").unwrap_or(message);
+        Self::parse_message(message)
+    }
+
+    /// Every declared line of a log, in order.
+    pub fn all(log: &str) -> impl Iterator<Item = LogLine> + '_ {
+        log.lines().filter_map(LogLine::parse)
+    }
+
+    /// The job the line is about, if it is about one.
+    pub fn job(&self) -> Option<JobId> {
+        match self {
+            LogLine::Started { job, .. }
+            | LogLine::CouldNotStart { job, .. }
+            | LogLine::Preempting { job, .. }
+            | LogLine::Growing { job, .. }
+            | LogLine::Expanding { job, .. }
+            | LogLine::ExpandNotDone { job, .. }
+            | LogLine::ExpandCommitted { job, .. }
+            | LogLine::Shrinking { job, .. }
+            | LogLine::Released { job, .. }
+            | LogLine::ReleaseFailed { job, .. }
+            | LogLine::Stretched { job, .. }
+            | LogLine::Lost { job, .. }
+            | LogLine::LostCommitted { job, .. }
+            | LogLine::PriorityRaised { job, .. }
+            | LogLine::Capped { job, .. } => Some(*job),
+            _ => None,
+        }
+    }
+
+    fn parse_message(m: &str) -> Option<LogLine> {
+        if let Some(config) = m.strip_prefix("agent started: ") {
+            return Some(LogLine::AgentStarted { config: config.to_string() });
+        }
+        if let Some(rest) = m.strip_prefix("agent stopped after ") {
+            return Some(LogLine::AgentStopped { passes: rest.strip_suffix(" passes")?.parse().ok()? });
+        }
+        if let Some(config) = m.strip_prefix("reconfigured: ") {
+            return Some(LogLine::Reconfigured { config: config.to_string() });
+        }
+        if let Some(rest) = m.strip_prefix("power corridor now ") {
+            let (corridor, cause) = match rest.split_once(' ') {
+                None => (rest, CorridorCause::Start),
+                Some((c, "(reconfigured)")) => (c, CorridorCause::Reconfigured),
+                Some((c, "(scheduled change)")) => (c, CorridorCause::Scheduled),
+                Some(_) => return None,
+            };
+            return Some(LogLine::CorridorNow { corridor: Corridor::parse(corridor).ok()?, cause });
+        }
+        if let Some(rest) = m.strip_prefix("started JobId=") {
+            let (job, rest) = rest.split_once(" on ")?;
+            let (cores, rest) = match of_each(rest) {
+                Some((c, of, rest)) => (Some((c, of)), rest),
+                None => (None, rest),
+            };
+            // A hostlist has no space; what follows it starts with one.
+            let end = rest.find(' ').unwrap_or(rest.len());
+            let (nodes, detail) = rest.split_at(end);
+            if nodes.is_empty() {
+                return None;
+            }
+            return Some(LogLine::Started {
+                job: job_id(job)?,
+                cores,
+                nodes: nodes.to_string(),
+                detail: detail.to_string(),
+            });
+        }
+        if let Some(rest) = m.strip_prefix("could not start JobId=") {
+            let (job, rest) = rest.split_once(" on ")?;
+            let (nodes, why) = rest.split_once(" nodes: ")?;
+            return Some(LogLine::CouldNotStart {
+                job: job_id(job)?,
+                nodes: nodes.parse().ok()?,
+                why: why.to_string(),
+            });
+        }
+        if m == "resizes resumed: slurmdbd has caught up" {
+            return Some(LogLine::ResizesResumed);
+        }
+        if let Some(rest) = m.strip_prefix("pass ") {
+            let (pass, rest) = rest.split_once(": slurmctld's locks held ")?;
+            let (read, rest) = rest.split_once(" ms to read, ")?;
+            let (apply, rest) = rest.split_once(" ms to apply (none while deciding, ")?;
+            let decide = rest.strip_suffix(" ms)")?;
+            return Some(LogLine::LocksHeld {
+                pass: pass.parse().ok()?,
+                read_ms: read.parse().ok()?,
+                apply_ms: apply.parse().ok()?,
+                decide_ms: decide.parse().ok()?,
+            });
+        }
+        if let Some((nodes, rest)) = m.split_once(" kept from the strategies for ") {
+            return Some(LogLine::Suspect { nodes: node_names(nodes)?, secs: rest.strip_suffix(" s")?.parse().ok()? });
+        }
+        let (job, what) = m.strip_prefix("JobId=")?.split_once(": ")?;
+        let job = job_id(job)?;
+        Self::parse_about(job, what)
+    }
+
+    /// The lines `JobId=J: WHAT`.
+    fn parse_about(job: JobId, what: &str) -> Option<LogLine> {
+        // Nodes freed: the hostlist at the end has no space, which sets it
+        // apart from the expand's "it now holds LIST (strategy); waiting".
+        if let Some((ending, holds)) = what.rsplit_once("; it now holds ") {
+            if !holds.contains(' ') {
+                return Some(LogLine::Released { job, ending: Ending::parse(ending)?, holds: holds.to_string() });
+            }
+        }
+        if let Some((ending, error)) = what.split_once(", but freeing the nodes failed: ") {
+            return Some(LogLine::ReleaseFailed { job, ending: Ending::parse(ending)?, error: error.to_string() });
+        }
+        if let Some(rest) = what.strip_prefix("expand onto ") {
+            let (nodes, rest) = rest.split_once(' ')?;
+            let nodes = node_names(nodes)?;
+            if let Some(rest) = rest.strip_prefix("(resize ") {
+                let (resize, rest) = rest.split_once(", through JobId=")?;
+                let (helper, rest) = rest.split_once("); it now holds ")?;
+                let (holds, rest) = rest.split_once(" (")?;
+                return Some(LogLine::Expanding {
+                    job,
+                    nodes,
+                    resize: resize.parse().ok()?,
+                    helper: job_id(helper)?,
+                    holds: holds.to_string(),
+                    strategy: rest.strip_suffix(EXPANDING_TAIL)?.to_string(),
+                });
+            }
+            if let Some(error) = rest.strip_prefix("not done, it keeps its nodes: ") {
+                return Some(LogLine::ExpandNotDone { job, nodes, error: error.to_string() });
+            }
+            let after = after_decision(rest.strip_prefix("committed")?)?;
+            return Some(LogLine::ExpandCommitted { job, nodes, after });
+        }
+        if let Some(rest) = what.strip_prefix("shrink off ") {
+            let (nodes, rest) = rest.split_once(" (resize ")?;
+            let (resize, strategy) = rest.split_once(", ")?;
+            return Some(LogLine::Shrinking {
+                job,
+                nodes: node_names(nodes)?,
+                resize: resize.parse().ok()?,
+                strategy: strategy.strip_suffix(SHRINKING_TAIL)?.to_string(),
+            });
+        }
+        if let Some(rest) = what.strip_prefix("growing onto ") {
+            let (nodes, strategy) = rest.split_once(" (")?;
+            let strategy = strategy.strip_suffix(')')?.to_string();
+            return Some(LogLine::Growing { job, nodes: node_names(nodes)?, strategy });
+        }
+        if let Some(rest) = what.strip_prefix("preempting ") {
+            let (victims, rest) = rest.split_once(" for its start on ")?;
+            let victims = victims.split(',').map(|v| job_id(v.strip_prefix("JobId=")?)).collect::<Option<_>>()?;
+            let nodes = node_names(rest.strip_suffix(PREEMPTING_TAIL)?)?;
+            return Some(LogLine::Preempting { job, victims, nodes });
+        }
+        if let Some(rest) = what.strip_prefix("lost ") {
+            let (nodes, rest) = rest.split_once("; it goes on with ")?;
+            let (holds, rest) = rest.split_once(" nodes")?;
+            let resize = match rest {
+                "" => None,
+                r => Some(r.strip_prefix(" (resize ")?.strip_suffix(LOST_TAIL)?.parse().ok()?),
+            };
+            return Some(LogLine::Lost { job, nodes: node_names(nodes)?, holds: holds.parse().ok()?, resize });
+        }
+        if let Some(rest) = what.strip_prefix("going on without ") {
+            let (nodes, after) = rest.split_once(" committed")?;
+            return Some(LogLine::LostCommitted { job, nodes: node_names(nodes)?, after: after_decision(after)? });
+        }
+        if let Some(rest) = what.strip_prefix("time limit stretched to ") {
+            return Some(LogLine::Stretched { job, minutes: rest.strip_suffix(STRETCHED_TAIL)?.parse().ok()? });
+        }
+        if let Some(rest) = what.strip_prefix("priority raised to ") {
+            return Some(LogLine::PriorityRaised { job, priority: rest.strip_suffix(PRIORITY_TAIL)?.parse().ok()? });
+        }
+        if let Some(rest) = what.strip_prefix("grows to ") {
+            return Some(LogLine::Capped { job, most: rest.strip_suffix(CAPPED_TAIL)?.parse().ok()? });
+        }
+        None
+    }
+}
+
+fn job_id(s: &str) -> Option<JobId> {
+    // A plain number: "+4" or " 4" would read as 4 and hide a rewording.
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok().map(JobId)
+}
+
+/// `n1,n3`: names without spaces.
+fn node_names(s: &str) -> Option<Vec<String>> {
+    if s.is_empty() || s.contains(' ') {
+        return None;
+    }
+    Some(s.split(',').map(str::to_string).collect())
+}
+
+/// What follows "committed": nothing, or ` S.SS s after the decision`.
+fn after_decision(s: &str) -> Option<Option<f64>> {
+    if s.is_empty() {
+        return Some(None);
+    }
+    let secs = s.strip_prefix(' ')?.strip_suffix(" s after the decision")?;
+    Some(Some(secs.parse().ok()?))
+}
+
+/// `H s)`, the end of a hold.
+fn seconds_closing(s: &str) -> Option<u64> {
+    s.strip_suffix(" s)")?.parse().ok()
+}
+
+/// `C of the OF cores of each of REST`.
+fn of_each(s: &str) -> Option<(u32, u32, &str)> {
+    let (c, rest) = s.split_once(" of the ")?;
+    let (of, rest) = rest.split_once(" cores of each of ")?;
+    Some((c.parse().ok()?, of.parse().ok()?, rest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(s: &str) -> Vec<String> {
+        s.split(',').map(str::to_string).collect()
+    }
+
+    /// One of each kind, with the fields a writer would give.
+    fn samples() -> Vec<LogLine> {
+        let j = JobId(4);
+        vec![
+            LogLine::AgentStarted { config: "Strategy=mtct SchedulerTick=1".into() },
+            LogLine::AgentStopped { passes: 12 },
+            LogLine::Reconfigured { config: "Strategy=fcfs SchedulerTick=7".into() },
+            LogLine::CorridorNow { corridor: Corridor::new(0.0, 300.0).unwrap(), cause: CorridorCause::Start },
+            LogLine::CorridorNow { corridor: Corridor::new(0.0, 1000.0).unwrap(), cause: CorridorCause::Reconfigured },
+            LogLine::CorridorNow { corridor: Corridor::new(100.0, 1000.5).unwrap(), cause: CorridorCause::Scheduled },
+            LogLine::Started { job: j, cores: None, nodes: "n[1-2]".into(), detail: " (mtct)".into() },
+            LogLine::Started {
+                job: j,
+                cores: None,
+                nodes: "n1,m[1-2]".into(),
+                detail: " (ipsched), CPUs as decided: n1:3".into(),
+            },
+            LogLine::Started { job: j, cores: None, nodes: "n1".into(), detail: String::new() },
+            LogLine::Started {
+                job: j,
+                cores: Some((2, 8)),
+                nodes: "n[1-2]".into(),
+                detail: " (sd-policy), taken from JobId=2; its time limit 5 min".into(),
+            },
+            LogLine::CouldNotStart {
+                job: j,
+                nodes: 2,
+                why: "Requested nodes are busy; said once while it repeats".into(),
+            },
+            LogLine::Preempting { job: j, victims: vec![JobId(2), JobId(3)], nodes: names("n1,n2") },
+            LogLine::Growing { job: j, nodes: names("n3"), strategy: "mtct".into() },
+            LogLine::Expanding {
+                job: j,
+                nodes: names("n2,n3"),
+                resize: 17,
+                helper: JobId(5),
+                holds: "n[1-3]".into(),
+                strategy: "mtct-backfill".into(),
+            },
+            LogLine::ExpandNotDone {
+                job: j,
+                nodes: names("n2"),
+                error: "Requested node configuration is not available".into(),
+            },
+            LogLine::ExpandCommitted { job: j, nodes: names("n2,n3"), after: Some(0.25) },
+            LogLine::ExpandCommitted { job: j, nodes: names("n2"), after: None },
+            LogLine::Shrinking { job: j, nodes: names("n3"), resize: 18, strategy: "mtct".into() },
+            LogLine::Released {
+                job: j,
+                ending: Ending::ShrinkCommitted { nodes: names("n3,n4"), after: Some(0.15) },
+                holds: "n[1-2]".into(),
+            },
+            LogLine::Released {
+                job: j,
+                ending: Ending::ShrinkForced { nodes: names("n2"), why: "not committed within 2 s".into(), hold_s: 2 },
+                holds: "n1".into(),
+            },
+            LogLine::Released {
+                job: j,
+                ending: Ending::RolledBack {
+                    nodes: names("n4"),
+                    why: "not done: n4 stopped answering or was drained".into(),
+                    hold_s: 30,
+                },
+                holds: "n[1-3]".into(),
+            },
+            LogLine::ReleaseFailed {
+                job: j,
+                ending: Ending::ShrinkCommitted { nodes: names("n3"), after: None },
+                error: "Invalid job id specified".into(),
+            },
+            LogLine::Stretched { job: j, minutes: 12 },
+            LogLine::Suspect { nodes: names("n2,n3"), secs: 60 },
+            LogLine::Lost { job: j, nodes: names("n3"), holds: 2, resize: None },
+            LogLine::Lost { job: j, nodes: names("n3"), holds: 2, resize: Some(19) },
+            LogLine::LostCommitted { job: j, nodes: names("n3"), after: Some(1.5) },
+            LogLine::PriorityRaised { job: j, priority: 4_294_967_293 },
+            LogLine::Capped { job: j, most: 3 },
+            LogLine::LocksHeld { pass: 3, read_ms: 1.2, apply_ms: 0.4, decide_ms: 12.0 },
+            LogLine::ResizesResumed,
+        ]
+    }
+
+    #[test]
+    fn each_line_reads_back_as_written() {
+        for l in samples() {
+            let text = l.to_string();
+            assert_eq!(LogLine::parse(&text), Some(l.clone()), "{text}");
+            // As slurmctld prints it, from either plugin, at info or as a warning.
+            for p in PLUGINS {
+                let printed = format!("[2026-11-24T00:24:55.030+01:00] {p}: {text}");
+                assert_eq!(LogLine::parse(&printed), Some(l.clone()), "{printed}");
+                let warned = format!("[2026-11-24T00:24:55.030] {p}: warning: {text}");
+                assert_eq!(LogLine::parse(&warned), Some(l.clone()), "{warned}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_lines_read_as_slurmctld_printed_them() {
+        let log = "\
+[2026-11-24T00:24:54.123] sched/malleable: started JobId=1 on n1 (mtct)
+[2026-11-24T00:24:55.030] sched/malleable: JobId=1: expand onto n2,n3,n4 (resize 17, through JobId=2); it now holds n[1-4] (mtct); waiting for its application to commit
+[2026-11-24T00:24:55.282] sched/malleable: JobId=1: expand onto n2,n3,n4 committed 0.25 s after the decision
+[2026-11-24T00:24:56.033] sched/malleable: JobId=1: shrink off n3,n4 (resize 18, mtct); waiting for its application to leave them and commit
+[2026-11-24T00:24:56.184] sched/malleable: JobId=1: shrink off n3,n4 committed 0.15 s after the decision; it now holds n[1-2]
+[2026-11-24T00:24:56.200] sched/malleable: pass 41: slurmctld's locks held 0.8 ms to read, 2.5 ms to apply (none while deciding, 0.3 ms)
+[2026-11-24T14:14:58.351] select/natural: JobId=4: priority raised to 4294967293: a job released nodes for it
+[2026-11-24T00:24:57.000] sched: Allocate JobId=9 NodeList=n5 #CPUs=1 Partition=debug
+";
+        let read: Vec<LogLine> = LogLine::all(log).collect();
+        assert_eq!(read.len(), 7, "{read:?}");
+        assert_eq!(
+            read[0],
+            LogLine::Started { job: JobId(1), cores: None, nodes: "n1".into(), detail: " (mtct)".into() }
+        );
+        assert!(
+            matches!(&read[1], LogLine::Expanding { resize: 17, helper: JobId(2), holds, .. } if holds == "n[1-4]")
+        );
+        assert!(matches!(&read[2], LogLine::ExpandCommitted { after: Some(a), .. } if *a == 0.25));
+        assert!(matches!(&read[3], LogLine::Shrinking { resize: 18, .. }));
+        assert!(
+            matches!(&read[4], LogLine::Released { ending: Ending::ShrinkCommitted { nodes, .. }, holds, .. } if nodes.len() == 2 && holds == "n[1-2]")
+        );
+        assert!(matches!(read[5], LogLine::LocksHeld { pass: 41, .. }));
+        assert_eq!(read[6].job(), Some(JobId(4)));
+    }
+
+    #[test]
+    fn a_reworded_line_does_not_read() {
+        for text in [
+            "[2026-11-24T00:24:54.123] sched/malleable: began JobId=1 on n1 (mtct)",
+            "sched/malleable: JobId=1: expand onto n2 (resize 17, via JobId=2); it now holds n[1-2] (mtct); waiting for its application to commit",
+            "sched/malleable: JobId=1: expand onto n2 committed 0.25 s since the decision",
+            "sched/malleable: JobId=1: shrink off n3 (resize 18, mtct); waiting for its application",
+            "sched/malleable: JobId=1: shrink off n3 done; it now holds n1",
+            "sched/malleable: JobId=1: expand onto n2 not committed within 30 s: undone (not resized again for 30 s); it now holds n1",
+            "sched/malleable: pass 4: slurmctld's locks held 1.0 ms to read, 2.0 ms to apply",
+            "sched/malleable: agent stopped after many passes",
+            "sched/malleable: power corridor now 0-1000 (changed)",
+            "sched/malleable: JobId=x: grows to 3 nodes at most: its QOS's and association's node limits allow no more",
+            "sched/malleable: JobId=4: time limit stretched to 12 min",
+        ] {
+            assert_eq!(LogLine::parse(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn an_ending_reads_apart_from_the_lines_around_it() {
+        let e = Ending::RolledBack { nodes: names("n4,n5"), why: "not committed within 30 s".into(), hold_s: 30 };
+        assert_eq!(
+            e.to_string(),
+            "expand onto n4,n5 not committed within 30 s: rolled back (not resized again for 30 s)"
+        );
+        assert_eq!(Ending::parse(&e.to_string()), Some(e.clone()));
+        assert!(e.is_rollback());
+        // A refused expand is not an ending, nor a committed one.
+        let not_done = "JobId=4: expand onto n2 not done, it keeps its nodes: busy";
+        assert!(matches!(LogLine::parse(not_done), Some(LogLine::ExpandNotDone { .. })));
+    }
+}
