@@ -8,24 +8,22 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use malleable_core::blocks::preemption;
-use malleable_core::{Note, PassReport, Strategy, WaitReason};
+use malleable_core::{Note, Strategy, WaitReason};
 use malleable_model::log_lines::{CorridorCause, LogLine};
-use malleable_model::runtime_msg::{Phase, Status};
 use malleable_model::{rejections, Corridor, Decision, JobId, Snapshot};
 use parking_lot::{Condvar, Mutex};
-use slurm::ctld::{LockGuard, Scheduling, Slurmctld, UpdateCounters, Wait, WaitCode};
+use slurm::ctld::{LockGuard, Scheduling, Slurmctld, UpdateCounters, WaitCode};
 
-use crate::adapt::Memory;
+use crate::adaptation::Memory;
 use crate::config::Config;
 use crate::job_options::OptionsCache;
 use crate::snapshot::{self, Taken};
 
+mod apply;
 mod oversubscribe;
-mod resize;
+mod pass;
+mod settle;
 mod share;
-
-use resize::Settled;
 
 /// How often the change counters are looked at. They are plain words in
 /// slurmctld's memory, so a look is cheap; this bounds how late a pass runs
@@ -151,7 +149,7 @@ struct Agent {
     known: OptionsCache,
     /// For each waiting job slurmctld refused to start, the refusal and how
     /// many times it repeated: a strategy decides the same start again at
-    /// every pass, and the log says it once (resize.rs).
+    /// every pass, and the log says it once (apply.rs).
     refused: HashMap<JobId, (String, u64)>,
     /// When the first batch job held back by `BatchStartDelay=` comes of
     /// age: a pass is due then, whatever else changed.
@@ -337,214 +335,6 @@ impl Agent {
     /// slurmctld's locks: under the locks, read the cluster and settle the
     /// adaptations under way; outside them, decide; under them again, read
     /// the cluster anew and apply the decisions that still fit it.
-    fn pass(&mut self) {
-        let mut guard = LockGuard::<Scheduling>::acquire(self.ctld);
-        let held = Instant::now();
-        let now = unix_now();
-        self.suspects.retain(|_, until| *until > Instant::now());
-        let mut taken = self.snapshot(&guard, now);
-        // Requests and deadlines first: an adaptation that ends frees nodes
-        // the strategy may hand out in this very pass.
-        let Settled { changed, statuses: settled, asking } = self.settle_adaptations(&mut guard, &taken, now);
-        if changed {
-            taken = self.snapshot(&guard, now);
-        }
-        let read_at = self.ctld.update_counters();
-        drop(guard);
-        let read_ms = held.elapsed().as_secs_f64() * 1e3;
-
-        let deciding = Instant::now();
-        // The jobs that asked first (Iserte et al. 2025's model: an answer
-        // is a resize of the job asking), then the pass on the cluster as
-        // they leave it, so that it hands out no node an answer took.
-        let Answers { decisions: answers, view, start_first } =
-            answer_asking(self.strategy.as_mut(), &taken.snapshot, &asking);
-        let mut report = match self.role {
-            Role::Scheduler => self.strategy.schedule(&view),
-            Role::Answerer => PassReport::default(),
-        };
-        // As slurmctld's scheduler, it preempts for the jobs the strategy
-        // left waiting, as stock Slurm's does (shrinking first, if so set).
-        if self.role == Role::Scheduler {
-            let more = preemption::preempt(&view, &report.decisions, self.config.shrink_before_preempt);
-            report.decisions.extend(more.decisions);
-            report.notes.extend(more.notes);
-        }
-        let decide_ms = deciding.elapsed().as_secs_f64() * 1e3;
-        report.decisions.splice(0..0, answers);
-        // The model's rules first: a decision that breaks one is a strategy
-        // bug, said in the log and not applied.
-        let rejected = rejections(&taken.snapshot, &report.decisions);
-        for r in &rejected {
-            log::error!("{r} ({} strategy)", self.strategy.name());
-        }
-        let mut decisions: Vec<Decision> = report
-            .decisions
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !rejected.iter().any(|r| r.index == *i))
-            .map(|(_, d)| d.clone())
-            .collect();
-        // A batch job not yet BatchStartDelay old is planned for but not
-        // started: the nodes the strategy chose for it stay free until the
-        // pass when it comes of age, and its Reason stays slurmctld's.
-        let young = &taken.young;
-        decisions.retain(|d| !(d.starts_a_job() && young.contains_key(&d.job())));
-        self.next_of_age = young.values().min().copied();
-        let mut waits = match self.role {
-            Role::Scheduler => self.strategy.waiting(&view, &decisions),
-            Role::Answerer => Vec::new(),
-        };
-        waits.retain(|w| !young.contains_key(&w.job));
-
-        let mut guard = LockGuard::<Scheduling>::acquire(self.ctld);
-        // Told to stop while the strategy decided: nothing is started or
-        // resized now (seen: a job started 30 ms after SIGTERM was never
-        // launched, and timed out after the restart).
-        if self.ctld.shutting_down() {
-            log::info!("pass {}: slurmctld is stopping, {} decisions not applied", self.passes, decisions.len());
-            return;
-        }
-        let held = Instant::now();
-        // What changed while the strategy decided (a job ended, another was
-        // submitted, a node went down) may undo a decision: those are
-        // dropped, and the next pass decides again. When slurmctld's change
-        // counters say nothing changed, the cluster is read once a pass, not
-        // twice (half the lock time with a long queue). A change in the very
-        // second of the read that moves only a whole-second stamp (a node
-        // drained) is then seen at the next pass; a start it undid is
-        // refused by select_nodes meanwhile, and decided again.
-        let unchanged = self.ctld.update_counters() == read_at;
-        let (fresh, stale) = if unchanged {
-            (taken, HashSet::new())
-        } else {
-            let fresh = self.snapshot(&guard, unix_now());
-            let stale = stale(&taken, &fresh, &decisions);
-            (fresh, stale)
-        };
-        if !stale.is_empty() {
-            log::debug!("pass {}: {} decisions no longer fit the cluster, deciding again", self.passes, stale.len());
-            decisions = decisions.into_iter().enumerate().filter(|(i, _)| !stale.contains(i)).map(|(_, d)| d).collect();
-            self.force_next = true;
-        }
-        log::debug!(
-            "pass {}: {} nodes ({} free), {} running, {} ready to start, {} decisions",
-            self.passes,
-            fresh.snapshot.nodes.len(),
-            fresh.snapshot.nodes.iter().filter(|n| n.free).count(),
-            fresh.snapshot.running.len(),
-            fresh.snapshot.pending.len(),
-            decisions.len()
-        );
-        let mut statuses: HashMap<JobId, Status> = fresh.malleable.iter().map(|j| (j.id, j.status.clone())).collect();
-        statuses.extend(settled);
-        let mut records = fresh.shared_cores.clone();
-        for (i, d) in decisions.iter().enumerate() {
-            // Checked again before each decision: a SIGTERM that comes while
-            // the decisions are applied (slurmctld's signal thread sets the
-            // stamp without a lock) must stop the starts that follow it, whose
-            // batch launches slurmctld's agent would drop. Stock's schedule()
-            // checks once a cycle; each start is then one select_nodes long.
-            if self.ctld.shutting_down() {
-                log::info!(
-                    "pass {}: slurmctld is stopping, {} of {} decisions not applied",
-                    self.passes,
-                    decisions.len() - i,
-                    decisions.len()
-                );
-                break;
-            }
-            self.apply(&mut guard, &fresh, d, &mut statuses, &mut records, now);
-        }
-        // Jobs that may share cores, on busy nodes, where the strategy does
-        // not place cores itself (sd-policy and ipsched do).
-        let info = self.config.strategy.info;
-        if self.role == Role::Scheduler && !info.shares_cores && !info.places_cores {
-            self.oversubscribe(&mut guard, &fresh, &decisions, &waits);
-        }
-        // Why the others wait, for squeue (a job started meanwhile is left):
-        // only the waits that differ from what the jobs show.
-        let waits: Vec<Wait> = waits
-            .iter()
-            .map(|w| {
-                let (code, text) = slurm_reason(w.reason);
-                Wait { job: w.job.0, code, text, start: w.start.unwrap_or(0) }
-            })
-            .filter(|w| fresh.shown.get(&w.job).is_none_or(|shown| !w.is_shown(shown)))
-            .collect();
-        match self.role {
-            Role::Scheduler => {
-                guard.set_waiting(&waits);
-            }
-            // The scheduler beside us starts the job a shrink was made for,
-            // as the first of its queue.
-            Role::Answerer => {
-                for id in &start_first {
-                    match guard.set_priority(id.0, TOP_PRIORITY) {
-                        Ok(()) => {
-                            log::info!("{}", LogLine::PriorityRaised { job: *id, priority: TOP_PRIORITY })
-                        }
-                        Err(e) => log::error!("JobId={id}: raising its priority failed: {e}"),
-                    }
-                }
-            }
-        }
-        // Each malleable job's status, for `scontrol show job` and for its
-        // application's runtime, which reads it there.
-        // A job that shares cores keeps its record there too, for task/drom
-        // on its nodes and for the next pass.
-        for (id, st) in &statuses {
-            let status = st.encode();
-            match records.get(id) {
-                Some(rec) => guard.set_system_comment(id.0, &rec.beside(Some(&status))),
-                None => guard.set_system_comment(id.0, &status),
-            };
-        }
-        for (id, rec) in records.iter().filter(|(id, _)| !statuses.contains_key(id)) {
-            guard.set_system_comment(id.0, &rec.encode());
-        }
-        self.adapting = statuses.values().any(|st| st.phase != Phase::Steady);
-        self.seen = self.ctld.update_counters();
-        drop(guard);
-        let apply_ms = held.elapsed().as_secs_f64() * 1e3;
-        log::debug!("{}", LogLine::LocksHeld { pass: self.passes, read_ms, apply_ms, decide_ms });
-        let live: HashSet<JobId> = fresh.malleable.iter().map(|j| j.id).collect();
-        self.memory.keep_only(|id| live.contains(&id));
-        self.capped_said.retain(|id| live.contains(id));
-        for (id, most) in &fresh.capped {
-            if self.capped_said.insert(*id) {
-                log::info!("{}", LogLine::Capped { job: *id, most: *most });
-            }
-        }
-        for (id, why) in &fresh.unreadable {
-            if self.unreadable_said.insert(*id) {
-                log::warn!("JobId={id}: its malleable options do not read, so it is scheduled as rigid: {why}");
-            }
-        }
-        for line in self.notes_to_say(&fresh.snapshot, report.notes) {
-            log::info!("{line}");
-        }
-        // Messages wait in the agent's queue for a moment all the time:
-        // only a wait of some seconds is said.
-        match (fresh.slurmdbd_behind, self.slurmdbd_behind_since) {
-            (true, None) => self.slurmdbd_behind_since = Some(Instant::now()),
-            (true, Some(since)) if !self.slurmdbd_held_said && since.elapsed() >= SLURMDBD_BEHIND_SAID_AFTER => {
-                self.slurmdbd_held_said = true;
-                log::warn!("resizes held: slurmdbd is away or behind (sdiag: DBD Agent queue size)");
-            }
-            (false, Some(_)) => {
-                self.slurmdbd_behind_since = None;
-                if std::mem::take(&mut self.slurmdbd_held_said) {
-                    log::info!("{}", LogLine::ResizesResumed);
-                }
-            }
-            _ => {}
-        }
-        self.last_pass_second = unix_now();
-        self.last_pass = Instant::now();
-        self.passes += 1;
-    }
-
     fn snapshot(&mut self, guard: &LockGuard<Scheduling>, now: i64) -> Taken {
         let mut taken = snapshot::take(guard, now, &self.config, &self.memory, &self.suspects, &mut self.known);
         // slurmdbd away or behind for long: an elastic job's resize is held

@@ -2,11 +2,11 @@
 //! it: malleable.conf (`config`), the agent thread that reads the cluster
 //! into a snapshot (`snapshot`), runs the policy core's strategy and carries
 //! its decisions out (`agent`), and the adaptations of running jobs
-//! (`adapt`). sched/malleable runs it as slurmctld's scheduler;
+//! (`adaptation`). sched/malleable runs it as slurmctld's scheduler;
 //! select/natural runs it beside sched/backfill, answering only the jobs
 //! that ask whether to reconfigure.
 
-pub mod adapt;
+pub mod adaptation;
 pub mod agent;
 pub mod config;
 pub mod job_options;

@@ -13,7 +13,7 @@ use malleable_model::{
 };
 use slurm::ctld::{JobState, JobView, LockGuard, Reserved, Scheduling, ShownWait};
 
-use crate::adapt::{measured_power, MalleableJob, Measured, Memory};
+use crate::adaptation::{measured_power, MalleableJob, Measured, Memory};
 use crate::config::Config;
 use crate::job_options::{JobOptions, OptionsCache};
 
@@ -159,7 +159,7 @@ pub fn take(
             adapting = status.phase != Phase::Steady;
             // Only a job whose application runtime is there can carry a
             // resize out; any other would only see it time out. One whose
-            // last adaptation failed waits a while (adapt.rs); with
+            // last adaptation failed waits a while (adaptation.rs); with
             // slurmdbd, one whose accounting a resize now would spoil waits
             // for the next pass (JobView::accounting_holds_resize).
             let accounting = db_behind || job.accounting_holds_resize(now);

@@ -11,24 +11,24 @@
 //! | [`AgentStopped`](LogLine::AgentStopped) `agent stopped after 12 passes` | agent.rs run | cluster_restart |
 //! | [`Reconfigured`](LogLine::Reconfigured) `reconfigured: Strategy=...` | agent.rs run | xtask bench_scale, cluster_reconfig, cluster_resizing_strategies |
 //! | [`CorridorNow`](LogLine::CorridorNow) `power corridor now 0-1000 (reconfigured)` | agent.rs run | cluster_power |
-//! | [`Started`](LogLine::Started) `started JobId=4 on n[1-2] (mtct)` | resize.rs, share.rs, oversubscribe.rs | cluster-eval records, xtask bench_ipsched, cluster-tests start_lines/timeline and several tests |
-//! | [`CouldNotStart`](LogLine::CouldNotStart) `could not start JobId=4 on 2 nodes: ...` | resize.rs refused_start | cluster_moldable |
-//! | [`Preempting`](LogLine::Preempting) `JobId=4: preempting JobId=2 for its start on n1 ...` | resize.rs | cluster_preemption |
-//! | [`Growing`](LogLine::Growing) `JobId=4: growing onto n3 (mtct)` | resize.rs | cluster-eval resize_latency |
-//! | [`Expanding`](LogLine::Expanding) `JobId=4: expand onto n3 (resize 17, through JobId=5); it now holds n[1-3] ...` | resize.rs | cluster-eval records, resize_latency, xtask bench_site, tests |
-//! | [`ExpandNotDone`](LogLine::ExpandNotDone) `JobId=4: expand onto n3 not done, it keeps its nodes: ...` | resize.rs | cluster-eval resize_latency |
-//! | [`ExpandCommitted`](LogLine::ExpandCommitted) `JobId=4: expand onto n3 committed 0.25 s after the decision` | adapt.rs | cluster-eval records, resize_latency, tests |
-//! | [`Shrinking`](LogLine::Shrinking) `JobId=4: shrink off n3 (resize 18, mtct); waiting ...` | resize.rs | cluster-eval resize_latency, tests |
-//! | [`Released`](LogLine::Released) `JobId=4: shrink off n3 committed ...; it now holds n[1-2]` (also forced, rolled back) | adapt.rs + resize.rs | cluster-eval records, resize_latency, xtask soak, bench_site, tests |
-//! | [`ReleaseFailed`](LogLine::ReleaseFailed) `JobId=4: shrink off n3 committed, but freeing the nodes failed: ...` | resize.rs | cluster-eval resize_latency |
-//! | [`Stretched`](LogLine::Stretched) `JobId=4: time limit stretched to 12 min for the work left on fewer nodes` | resize.rs | cluster_malleable |
-//! | [`Suspect`](LogLine::Suspect) `n2 kept from the strategies for 60 s` | resize.rs | cluster_adapt_failures |
-//! | [`Lost`](LogLine::Lost) `JobId=4: lost n3; it goes on with 2 nodes` | adapt.rs | cluster-eval records |
-//! | [`LostCommitted`](LogLine::LostCommitted) `JobId=4: going on without n3 committed` | adapt.rs | cluster_node_failure |
-//! | [`PriorityRaised`](LogLine::PriorityRaised) `JobId=4: priority raised to 4294967293: ...` | agent.rs pass | cluster_select_natural |
-//! | [`Capped`](LogLine::Capped) `JobId=4: grows to 3 nodes at most: ...` | agent.rs pass | compose_policies |
-//! | [`LocksHeld`](LogLine::LocksHeld) `pass 3: slurmctld's locks held 1.2 ms to read, ...` (debug) | agent.rs pass | xtask soak, bench_scale, bench_ipsched, bench_site |
-//! | [`ResizesResumed`](LogLine::ResizesResumed) `resizes resumed: slurmdbd has caught up` | agent.rs pass | compose_site |
+//! | [`Started`](LogLine::Started) `started JobId=4 on n[1-2] (mtct)` | agent/apply.rs, share.rs, oversubscribe.rs | cluster-eval records, xtask bench_ipsched, cluster-tests start_lines/timeline and several tests |
+//! | [`CouldNotStart`](LogLine::CouldNotStart) `could not start JobId=4 on 2 nodes: ...` | agent/apply.rs refused_start | cluster_moldable |
+//! | [`Preempting`](LogLine::Preempting) `JobId=4: preempting JobId=2 for its start on n1 ...` | agent/apply.rs | cluster_preemption |
+//! | [`Growing`](LogLine::Growing) `JobId=4: growing onto n3 (mtct)` | agent/apply.rs | cluster-eval resize_latency |
+//! | [`Expanding`](LogLine::Expanding) `JobId=4: expand onto n3 (resize 17, through JobId=5); it now holds n[1-3] ...` | agent/apply.rs | cluster-eval records, resize_latency, xtask bench_site, tests |
+//! | [`ExpandNotDone`](LogLine::ExpandNotDone) `JobId=4: expand onto n3 not done, it keeps its nodes: ...` | agent/apply.rs | cluster-eval resize_latency |
+//! | [`ExpandCommitted`](LogLine::ExpandCommitted) `JobId=4: expand onto n3 committed 0.25 s after the decision` | adaptation.rs | cluster-eval records, resize_latency, tests |
+//! | [`Shrinking`](LogLine::Shrinking) `JobId=4: shrink off n3 (resize 18, mtct); waiting ...` | agent/apply.rs | cluster-eval resize_latency, tests |
+//! | [`Released`](LogLine::Released) `JobId=4: shrink off n3 committed ...; it now holds n[1-2]` (also forced, rolled back) | adaptation.rs + agent/settle.rs | cluster-eval records, resize_latency, xtask soak, bench_site, tests |
+//! | [`ReleaseFailed`](LogLine::ReleaseFailed) `JobId=4: shrink off n3 committed, but freeing the nodes failed: ...` | agent/settle.rs | cluster-eval resize_latency |
+//! | [`Stretched`](LogLine::Stretched) `JobId=4: time limit stretched to 12 min for the work left on fewer nodes` | agent/settle.rs | cluster_malleable |
+//! | [`Suspect`](LogLine::Suspect) `n2 kept from the strategies for 60 s` | agent/settle.rs | cluster_adapt_failures |
+//! | [`Lost`](LogLine::Lost) `JobId=4: lost n3; it goes on with 2 nodes` | adaptation.rs | cluster-eval records |
+//! | [`LostCommitted`](LogLine::LostCommitted) `JobId=4: going on without n3 committed` | adaptation.rs | cluster_node_failure |
+//! | [`PriorityRaised`](LogLine::PriorityRaised) `JobId=4: priority raised to 4294967293: ...` | agent/pass.rs | cluster_select_natural |
+//! | [`Capped`](LogLine::Capped) `JobId=4: grows to 3 nodes at most: ...` | agent/pass.rs | compose_policies |
+//! | [`LocksHeld`](LogLine::LocksHeld) `pass 3: slurmctld's locks held 1.2 ms to read, ...` (debug) | agent/pass.rs | xtask soak, bench_scale, bench_ipsched, bench_site |
+//! | [`ResizesResumed`](LogLine::ResizesResumed) `resizes resumed: slurmdbd has caught up` | agent/pass.rs | compose_site |
 //!
 //! Not here: the strategies' notes (malleable-core words them) and Slurm's
 //! own lines (`sched: Allocate JobId=...`, `_job_complete: ...`).

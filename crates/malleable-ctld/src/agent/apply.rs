@@ -1,11 +1,10 @@
-//! The agent's hands in slurmctld: settle each malleable job's adaptation
-//! (adapt.rs decides; here the nodes are freed, the job cancelled, the
-//! status published) and carry out the strategy's decisions (start, expand,
-//! shrink; a start on mates' cores in `share.rs`), all under the scheduling
-//! locks.
+//! Carrying out the strategy's decisions in slurmctld, under the scheduling
+//! locks: a start (`select_nodes` on exactly the chosen nodes), an expand
+//! (a helper job merged into the job), a shrink (the job marked shrinking,
+//! its nodes freed at its commit); a start on mates' cores is `share.rs`.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use malleable_model::log_lines::LogLine;
 use malleable_model::runtime_msg::{Phase, Status};
@@ -14,106 +13,10 @@ use slurm::ctld::{LockGuard, Preempting, Scheduling};
 
 use super::share::ShareOrder;
 use super::Agent;
-use crate::adapt::{self, Context};
+use crate::adaptation;
 use crate::snapshot::Taken;
 
-/// How long a node an expand failed on is kept from the strategies: long
-/// enough for slurmctld to notice a dead slurmd (SlurmdTimeout), or for
-/// the failure to have been a passing one.
-const SUSPECT_FOR: Duration = Duration::from_secs(60);
-
-/// What settling the adaptations did.
-pub(super) struct Settled {
-    /// Nodes or jobs changed: the cluster is to be read again.
-    pub changed: bool,
-    /// Each malleable job's status after it.
-    pub statuses: HashMap<JobId, Status>,
-    /// The jobs whose application asked whether to reconfigure.
-    pub asking: Vec<JobId>,
-}
-
 impl Agent {
-    /// Handle each running malleable job's request, nodes and deadline
-    /// (adapt.rs), freeing in slurmctld the nodes an ended adaptation gives
-    /// back. Whether the cluster changed (a node freed, a job cancelled, a
-    /// job's runtime came or went), and the jobs' new statuses.
-    pub(super) fn settle_adaptations(&mut self, guard: &mut LockGuard<Scheduling>, taken: &Taken, now: i64) -> Settled {
-        let mut changed = false;
-        let mut statuses = HashMap::new();
-        let mut asking = Vec::new();
-        let usable = |name: &str| taken.usable.contains(name);
-        let timeout = self.config.adapt_timeout;
-        guard.settle_fairshare();
-        for job in taken.malleable.iter().filter(|j| j.running) {
-            // Slurm resizes a --no-kill job itself when one of its nodes
-            // fails, and then refuses every update of it (its runtime's
-            // requests too) until the job's accounting index is set.
-            guard.settle_db_index(job.id.0);
-            let mut last_resize = self.last_resize;
-            let mut next_resize = || next_resize(&mut last_resize);
-            let mut cx = Context { now, timeout, usable: &usable, next_resize: &mut next_resize };
-            let m = self.memory.0.entry(job.id).or_default();
-            let step = adapt::step(job, &mut cx, m);
-            self.last_resize = last_resize;
-            for line in &step.log {
-                log::info!("{line}");
-            }
-            let mut held = job.nodes.clone();
-            if let Some(release) = &step.release {
-                let keep: Vec<&String> = job.nodes.iter().filter(|n| !release.nodes.contains(n)).collect();
-                let table: Vec<usize> = keep.iter().filter_map(|n| taken.table_index_of(n)).collect();
-                let limit = guard.find_job(job.id.0).and_then(|j| {
-                    let limit = j.time_limit_minutes()?;
-                    let stretched = adapt::stretched_limit(limit, j.end_time() - now, job.nodes.len(), keep.len());
-                    (release.stretch && stretched > limit).then_some(stretched)
-                });
-                if let Some(l) = limit {
-                    log::info!("{}", LogLine::Stretched { job: job.id, minutes: l });
-                }
-                match guard.shrink_job(job.id.0, &table, limit) {
-                    Ok(list) => {
-                        log::info!(
-                            "{}",
-                            LogLine::Released { job: job.id, ending: release.ending.clone(), holds: list }
-                        );
-                        held = keep.into_iter().cloned().collect();
-                        changed = true;
-                    }
-                    Err(e) => log::error!(
-                        "{}",
-                        LogLine::ReleaseFailed { job: job.id, ending: release.ending.clone(), error: e.to_string() }
-                    ),
-                }
-                // An expand undone because its node failed, or because the
-                // application could not start there: keep the strategies
-                // off those nodes for a while, or they would hand them out
-                // again at once.
-                if release.suspect {
-                    for n in &release.nodes {
-                        self.suspects.insert(n.clone(), Instant::now() + SUSPECT_FOR);
-                    }
-                    log::info!("{}", LogLine::Suspect { nodes: release.nodes.clone(), secs: SUSPECT_FOR.as_secs() });
-                }
-            }
-            if let Some(why) = &step.cancel {
-                match guard.cancel_job(job.id.0) {
-                    Ok(()) => log::info!("JobId={}: cancelled: {why}", job.id),
-                    Err(e) => log::error!("JobId={}: {why}, but cancelling it failed: {e}", job.id),
-                }
-                changed = true;
-            }
-            m.nodes_seen = held;
-            changed |= step.status.runtime != job.status.runtime;
-            // Published now, so a snapshot taken again sees it.
-            guard.set_system_comment(job.id.0, &step.status.encode());
-            if step.asked {
-                asking.push(job.id);
-            }
-            statuses.insert(job.id, step.status);
-        }
-        Settled { changed, statuses, asking }
-    }
-
     /// Carry out one valid decision; `taken` is the cluster as read for it.
     pub(super) fn apply(
         &mut self,
@@ -141,7 +44,7 @@ impl Agent {
                     Some(seconds) => Some(u32::try_from(seconds / 60).unwrap_or(u32::MAX).max(1)),
                     None => guard.find_job(job.0).and_then(|j| {
                         let limit = j.time_limit_minutes()?;
-                        let stretched = adapt::stretched_limit(limit, i64::from(limit) * 60, asked, nodes.len());
+                        let stretched = adaptation::stretched_limit(limit, i64::from(limit) * 60, asked, nodes.len());
                         (stretched > limit).then_some(stretched)
                     }),
                 };
@@ -290,7 +193,7 @@ fn repeated(refused: &mut HashMap<JobId, (String, u64)>, job: JobId, line: Strin
 
 /// A new adaptation's id: unique over the plugin's restarts, as it starts
 /// from the time in milliseconds.
-fn next_resize(last: &mut u64) -> u64 {
+pub(super) fn next_resize(last: &mut u64) -> u64 {
     let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
     *last = (*last + 1).max(ms);
     *last

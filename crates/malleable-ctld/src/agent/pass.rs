@@ -1,0 +1,282 @@
+//! One scheduling pass in three steps: read the cluster under slurmctld's
+//! locks (settling the adaptations under way), decide without them, and
+//! write the decisions, the Reasons and the statuses under them again.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+use malleable_core::blocks::preemption;
+use malleable_core::{Note, PassReport, Waiting};
+use malleable_model::log_lines::LogLine;
+use malleable_model::runtime_msg::{Phase, Status};
+use malleable_model::{rejections, Decision, JobId};
+use slurm::ctld::{LockGuard, Scheduling, UpdateCounters, Wait};
+
+use super::settle::Settled;
+use super::SLURMDBD_BEHIND_SAID_AFTER;
+use super::{answer_asking, slurm_reason, stale, unix_now, Agent, Answers, Role, TOP_PRIORITY};
+use crate::snapshot::Taken;
+
+/// What the read under the locks gave.
+struct Read {
+    taken: Taken,
+    /// The statuses settling the adaptations left.
+    settled: HashMap<JobId, Status>,
+    /// The jobs whose application asked whether to reconfigure.
+    asking: Vec<JobId>,
+    /// slurmctld's change counters when the locks were let go.
+    read_at: UpdateCounters,
+    read_ms: f64,
+    now: i64,
+}
+
+/// What the strategy decided, away from the locks.
+struct Decided {
+    /// Valid decisions, in the order they are carried out.
+    decisions: Vec<Decision>,
+    /// Why the jobs left waiting wait.
+    waits: Vec<Waiting>,
+    /// Waiting jobs to start first (shrinks were made for them).
+    start_first: Vec<JobId>,
+    notes: Vec<Note>,
+    decide_ms: f64,
+}
+
+impl Agent {
+    pub(super) fn pass(&mut self) {
+        let read = self.read();
+        let decided = self.decide(&read);
+        self.write(read, decided);
+        self.last_pass_second = unix_now();
+        self.last_pass = Instant::now();
+        self.passes += 1;
+    }
+
+    /// Under the locks: the cluster as a snapshot, with the adaptations
+    /// under way settled first (one that ends frees nodes the strategy may
+    /// hand out in this very pass, so the cluster is read again then).
+    fn read(&mut self) -> Read {
+        let mut guard = LockGuard::<Scheduling>::acquire(self.ctld);
+        let held = Instant::now();
+        let now = unix_now();
+        self.suspects.retain(|_, until| *until > Instant::now());
+        let mut taken = self.snapshot(&guard, now);
+        let Settled { changed, statuses: settled, asking } = self.settle_adaptations(&mut guard, &taken, now);
+        if changed {
+            taken = self.snapshot(&guard, now);
+        }
+        let read_at = self.ctld.update_counters();
+        drop(guard);
+        Read { taken, settled, asking, read_at, read_ms: held.elapsed().as_secs_f64() * 1e3, now }
+    }
+
+    /// Without the locks: the answers to the jobs that asked, the strategy's
+    /// pass on the cluster they leave, preemption for the jobs it left
+    /// waiting; decisions that break the model's rules are said and dropped,
+    /// and a batch job not yet of age is planned for but not started.
+    fn decide(&mut self, read: &Read) -> Decided {
+        let deciding = Instant::now();
+        let snapshot = &read.taken.snapshot;
+        // The jobs that asked first (Iserte et al. 2025's model: an answer
+        // is a resize of the job asking), then the pass on the cluster as
+        // they leave it, so that it hands out no node an answer took.
+        let Answers { decisions: answers, view, start_first } =
+            answer_asking(self.strategy.as_mut(), snapshot, &read.asking);
+        let mut report = match self.role {
+            Role::Scheduler => self.strategy.schedule(&view),
+            Role::Answerer => PassReport::default(),
+        };
+        // As slurmctld's scheduler, it preempts for the jobs the strategy
+        // left waiting, as stock Slurm's does (shrinking first, if so set).
+        if self.role == Role::Scheduler {
+            let more = preemption::preempt(&view, &report.decisions, self.config.shrink_before_preempt);
+            report.decisions.extend(more.decisions);
+            report.notes.extend(more.notes);
+        }
+        let decide_ms = deciding.elapsed().as_secs_f64() * 1e3;
+        report.decisions.splice(0..0, answers);
+        // The model's rules first: a decision that breaks one is a strategy
+        // bug, said in the log and not applied.
+        let rejected = rejections(snapshot, &report.decisions);
+        for r in &rejected {
+            log::error!("{r} ({} strategy)", self.strategy.name());
+        }
+        let mut decisions: Vec<Decision> = report
+            .decisions
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !rejected.iter().any(|r| r.index == *i))
+            .map(|(_, d)| d.clone())
+            .collect();
+        // A batch job not yet BatchStartDelay old is planned for but not
+        // started: the nodes the strategy chose for it stay free until the
+        // pass when it comes of age, and its Reason stays slurmctld's.
+        let young = &read.taken.young;
+        decisions.retain(|d| !(d.starts_a_job() && young.contains_key(&d.job())));
+        self.next_of_age = young.values().min().copied();
+        let mut waits = match self.role {
+            Role::Scheduler => self.strategy.waiting(&view, &decisions),
+            Role::Answerer => Vec::new(),
+        };
+        waits.retain(|w| !young.contains_key(&w.job));
+        Decided { decisions, waits, start_first, notes: report.notes, decide_ms }
+    }
+
+    /// Under the locks again: what still fits the cluster is carried out,
+    /// the jobs left waiting get their Reasons, each malleable job its
+    /// status; then, without the locks, what the pass has to say.
+    fn write(&mut self, read: Read, decided: Decided) {
+        let Read { taken, settled, read_at, read_ms, now, .. } = read;
+        let Decided { mut decisions, waits, start_first, notes, decide_ms } = decided;
+        let mut guard = LockGuard::<Scheduling>::acquire(self.ctld);
+        // Told to stop while the strategy decided: nothing is started or
+        // resized now (seen: a job started 30 ms after SIGTERM was never
+        // launched, and timed out after the restart).
+        if self.ctld.shutting_down() {
+            log::info!("pass {}: slurmctld is stopping, {} decisions not applied", self.passes, decisions.len());
+            return;
+        }
+        let held = Instant::now();
+        // What changed while the strategy decided (a job ended, another was
+        // submitted, a node went down) may undo a decision: those are
+        // dropped, and the next pass decides again. When slurmctld's change
+        // counters say nothing changed, the cluster is read once a pass, not
+        // twice (half the lock time with a long queue). A change in the very
+        // second of the read that moves only a whole-second stamp (a node
+        // drained) is then seen at the next pass; a start it undid is
+        // refused by select_nodes meanwhile, and decided again.
+        let unchanged = self.ctld.update_counters() == read_at;
+        let (fresh, stale) = if unchanged {
+            (taken, HashSet::new())
+        } else {
+            let fresh = self.snapshot(&guard, unix_now());
+            let stale = stale(&taken, &fresh, &decisions);
+            (fresh, stale)
+        };
+        if !stale.is_empty() {
+            log::debug!("pass {}: {} decisions no longer fit the cluster, deciding again", self.passes, stale.len());
+            decisions = decisions.into_iter().enumerate().filter(|(i, _)| !stale.contains(i)).map(|(_, d)| d).collect();
+            self.force_next = true;
+        }
+        log::debug!(
+            "pass {}: {} nodes ({} free), {} running, {} ready to start, {} decisions",
+            self.passes,
+            fresh.snapshot.nodes.len(),
+            fresh.snapshot.nodes.iter().filter(|n| n.free).count(),
+            fresh.snapshot.running.len(),
+            fresh.snapshot.pending.len(),
+            decisions.len()
+        );
+        let mut statuses: HashMap<JobId, Status> = fresh.malleable.iter().map(|j| (j.id, j.status.clone())).collect();
+        statuses.extend(settled);
+        let mut records = fresh.shared_cores.clone();
+        for (i, d) in decisions.iter().enumerate() {
+            // Checked again before each decision: a SIGTERM that comes while
+            // the decisions are applied (slurmctld's signal thread sets the
+            // stamp without a lock) must stop the starts that follow it, whose
+            // batch launches slurmctld's agent would drop. Stock's schedule()
+            // checks once a cycle; each start is then one select_nodes long.
+            if self.ctld.shutting_down() {
+                log::info!(
+                    "pass {}: slurmctld is stopping, {} of {} decisions not applied",
+                    self.passes,
+                    decisions.len() - i,
+                    decisions.len()
+                );
+                break;
+            }
+            self.apply(&mut guard, &fresh, d, &mut statuses, &mut records, now);
+        }
+        // Jobs that may share cores, on busy nodes, where the strategy does
+        // not place cores itself (sd-policy and ipsched do).
+        let info = self.config.strategy.info;
+        if self.role == Role::Scheduler && !info.shares_cores && !info.places_cores {
+            self.oversubscribe(&mut guard, &fresh, &decisions, &waits);
+        }
+        // Why the others wait, for squeue (a job started meanwhile is left):
+        // only the waits that differ from what the jobs show.
+        let waits: Vec<Wait> = waits
+            .iter()
+            .map(|w| {
+                let (code, text) = slurm_reason(w.reason);
+                Wait { job: w.job.0, code, text, start: w.start.unwrap_or(0) }
+            })
+            .filter(|w| fresh.shown.get(&w.job).is_none_or(|shown| !w.is_shown(shown)))
+            .collect();
+        match self.role {
+            Role::Scheduler => {
+                guard.set_waiting(&waits);
+            }
+            // The scheduler beside us starts the job a shrink was made for,
+            // as the first of its queue.
+            Role::Answerer => {
+                for id in &start_first {
+                    match guard.set_priority(id.0, TOP_PRIORITY) {
+                        Ok(()) => {
+                            log::info!("{}", LogLine::PriorityRaised { job: *id, priority: TOP_PRIORITY })
+                        }
+                        Err(e) => log::error!("JobId={id}: raising its priority failed: {e}"),
+                    }
+                }
+            }
+        }
+        // Each malleable job's status, for `scontrol show job` and for its
+        // application's runtime, which reads it there.
+        // A job that shares cores keeps its record there too, for task/drom
+        // on its nodes and for the next pass.
+        for (id, st) in &statuses {
+            let status = st.encode();
+            match records.get(id) {
+                Some(rec) => guard.set_system_comment(id.0, &rec.beside(Some(&status))),
+                None => guard.set_system_comment(id.0, &status),
+            };
+        }
+        for (id, rec) in records.iter().filter(|(id, _)| !statuses.contains_key(id)) {
+            guard.set_system_comment(id.0, &rec.encode());
+        }
+        self.adapting = statuses.values().any(|st| st.phase != Phase::Steady);
+        self.seen = self.ctld.update_counters();
+        drop(guard);
+        let apply_ms = held.elapsed().as_secs_f64() * 1e3;
+        log::debug!("{}", LogLine::LocksHeld { pass: self.passes, read_ms, apply_ms, decide_ms });
+        self.say(&fresh, notes);
+    }
+
+    /// What a pass says once the locks are let go: the jobs held below
+    /// their maximum by their limits, options that do not read, the
+    /// strategy's notes, and slurmdbd away or back; each said once.
+    fn say(&mut self, fresh: &Taken, notes: Vec<Note>) {
+        let live: HashSet<JobId> = fresh.malleable.iter().map(|j| j.id).collect();
+        self.memory.keep_only(|id| live.contains(&id));
+        self.capped_said.retain(|id| live.contains(id));
+        for (id, most) in &fresh.capped {
+            if self.capped_said.insert(*id) {
+                log::info!("{}", LogLine::Capped { job: *id, most: *most });
+            }
+        }
+        for (id, why) in &fresh.unreadable {
+            if self.unreadable_said.insert(*id) {
+                log::warn!("JobId={id}: its malleable options do not read, so it is scheduled as rigid: {why}");
+            }
+        }
+        for line in self.notes_to_say(&fresh.snapshot, notes) {
+            log::info!("{line}");
+        }
+        // Messages wait in the agent's queue for a moment all the time:
+        // only a wait of some seconds is said.
+        match (fresh.slurmdbd_behind, self.slurmdbd_behind_since) {
+            (true, None) => self.slurmdbd_behind_since = Some(Instant::now()),
+            (true, Some(since)) if !self.slurmdbd_held_said && since.elapsed() >= SLURMDBD_BEHIND_SAID_AFTER => {
+                self.slurmdbd_held_said = true;
+                log::warn!("resizes held: slurmdbd is away or behind (sdiag: DBD Agent queue size)");
+            }
+            (false, Some(_)) => {
+                self.slurmdbd_behind_since = None;
+                if std::mem::take(&mut self.slurmdbd_held_said) {
+                    log::info!("{}", LogLine::ResizesResumed);
+                }
+            }
+            _ => {}
+        }
+    }
+}
