@@ -111,13 +111,13 @@ fn report(sides: &[Side], jobs: usize) -> Result<()> {
     println!();
     print!("{:<34}", "");
     for s in sides {
-        print!("{:>24}", s.label);
+        print!("{:>26}", s.label);
     }
     println!();
     let row = |name: &str, f: &dyn Fn(&Side) -> String| {
         print!("{name:<34}");
         for s in sides {
-            print!("{:>24}", f(s));
+            print!("{:>26}", f(s));
         }
         println!();
     };

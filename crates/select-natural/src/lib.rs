@@ -12,11 +12,14 @@
 use malleable_ctld::agent::{AgentHandle, Role};
 use malleable_ctld::config::{check_answerer_parameters, Config};
 use malleable_ctld::CONF_FILE;
-use parking_lot::Mutex;
+use slurm::ctld::select::SelectPlugin;
 use slurm::ctld::{PluginContext, Slurmctld};
 
-/// The agent, while it runs.
-static AGENT: Mutex<Option<AgentHandle>> = Mutex::new(None);
+/// The plugin in slurmctld: the agent answering beside sched/backfill, or
+/// nothing but select/linear under sched/malleable (whose agent answers).
+struct NaturalSelect {
+    agent: Option<AgentHandle>,
+}
 
 /// malleable.conf, checked for answering (`Config::for_answering`), and
 /// slurm.conf's settings that growing and shrinking jobs need.
@@ -28,34 +31,42 @@ fn read_config(ctx: &PluginContext) -> Result<Config, String> {
     Ok(config)
 }
 
-/// At each `select_p_job_init` in slurmctld: the agent started (first) or
-/// given the new configuration (`scontrol reconfigure`).
-fn configure(ctx: &PluginContext, first: bool) -> Result<(), String> {
-    if ctx.scheduler_type().as_deref() == Some("sched/malleable") {
-        if first {
-            log::info!("SchedulerType=sched/malleable answers the jobs' questions: select/natural only allocates");
-        }
-        return Ok(());
-    }
-    let config = read_config(ctx)?;
-    let mut agent = AGENT.lock();
-    match agent.as_ref() {
-        Some(a) => a.reconfigure(config),
-        None => *agent = Some(AgentHandle::start(Slurmctld::get()?, config, Role::Answerer)?),
-    }
-    Ok(())
+fn under_sched_malleable(ctx: &PluginContext) -> bool {
+    ctx.scheduler_type().as_deref() == Some("sched/malleable")
 }
 
-fn stop() {
-    if let Some(a) = AGENT.lock().take() {
-        a.stop();
+impl SelectPlugin for NaturalSelect {
+    fn start(ctx: &PluginContext) -> Result<Self, String> {
+        if under_sched_malleable(ctx) {
+            log::info!("SchedulerType=sched/malleable answers the jobs' questions: select/natural only allocates");
+            return Ok(NaturalSelect { agent: None });
+        }
+        let agent = AgentHandle::start(Slurmctld::get()?, read_config(ctx)?, Role::Answerer)?;
+        Ok(NaturalSelect { agent: Some(agent) })
+    }
+
+    fn reconfigure(&mut self, ctx: &PluginContext) -> Result<(), String> {
+        if under_sched_malleable(ctx) {
+            return Ok(());
+        }
+        let config = read_config(ctx)?;
+        match &self.agent {
+            Some(a) => a.reconfigure(config),
+            None => self.agent = Some(AgentHandle::start(Slurmctld::get()?, config, Role::Answerer)?),
+        }
+        Ok(())
+    }
+
+    fn stop(self) {
+        if let Some(a) = self.agent {
+            a.stop();
+        }
     }
 }
 
 slurm::select_plugin!(
+    NaturalSelect,
     name: "Natural node selection: select/linear, and NATURAL's answers to the jobs that ask",
     type: "select/natural",
-    id: 130,
-    configure: configure,
-    stop: stop
+    id: 130
 );

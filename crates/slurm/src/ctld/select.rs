@@ -190,29 +190,63 @@ pub fn in_slurmctld() -> bool {
     unsafe { sys::running_in_slurmctld() }
 }
 
-/// What the plugin does beside select/linear, in slurmctld.
+/// A select plugin built on select/linear: what it does beside it, in
+/// slurmctld only (select/linear does all the rest, in every process).
+pub trait SelectPlugin: Send + Sized + 'static {
+    /// At the first `select_p_job_init` (slurmctld has read its nodes and
+    /// jobs): start. An error stops slurmctld, with it in the log.
+    fn start(ctx: &PluginContext) -> Result<Self, String>;
+    /// At each later one (`scontrol reconfigure`). An error keeps the
+    /// plugin running on its previous configuration.
+    fn reconfigure(&mut self, ctx: &PluginContext) -> Result<(), String>;
+    /// At `fini`: stop and join threads.
+    fn stop(self);
+}
+
+/// The plugin's hooks with its type erased: there is one select plugin of
+/// ours per library, and Rust has no generic statics.
 struct Hooks {
-    /// Start (first call) or take a new configuration (later calls); an
-    /// error at the start stops slurmctld, later ones keep the old one.
     configure: fn(&PluginContext, bool) -> Result<(), String>,
     stop: fn(),
 }
 
 static HOOKS: OnceCell<Hooks> = OnceCell::new();
 
+/// The running plugin, once started.
+static INSTANCE: parking_lot::Mutex<Option<Box<dyn std::any::Any + Send>>> = parking_lot::Mutex::new(None);
+
+fn configure_instance<P: SelectPlugin>(ctx: &PluginContext, first: bool) -> Result<(), String> {
+    let mut slot = INSTANCE.lock();
+    match slot.as_mut().and_then(|p| p.downcast_mut::<P>()) {
+        Some(p) if !first => p.reconfigure(ctx),
+        _ => {
+            *slot = Some(Box::new(P::start(ctx)?));
+            Ok(())
+        }
+    }
+}
+
+fn stop_instance<P: SelectPlugin>() {
+    // Taken out first: stopping joins threads, not under the lock.
+    let running = INSTANCE.lock().take();
+    if let Some(p) = running.and_then(|p| p.downcast::<P>().ok()) {
+        p.stop();
+    }
+}
+
 /// Whether the plugin's work has started (its first configure succeeded).
 static STARTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The plugin's `init`: select/linear loaded (or the load refused, saying
 /// why), and the plugin's hooks kept for slurmctld.
-pub fn init(plugin_type: &'static str, configure: fn(&PluginContext, bool) -> Result<(), String>, stop: fn()) -> c_int {
+pub fn init<P: SelectPlugin>(plugin_type: &'static str) -> c_int {
     crate::common::logger::init(plugin_type);
     guard("init", SLURM_ERROR, || {
         if let Err(e) = LINEAR.get_or_init(load_linear) {
             log::error!("refusing to load: {e}");
             return SLURM_ERROR;
         }
-        let _ = HOOKS.set(Hooks { configure, stop });
+        let _ = HOOKS.set(Hooks { configure: configure_instance::<P>, stop: stop_instance::<P> });
         SLURM_SUCCESS
     })
 }
@@ -261,19 +295,19 @@ pub fn fini() -> c_int {
     })
 }
 
-/// Emit a select plugin on select/linear: the plugin header, `plugin_id`
-/// (unique among select plugins, 100 or more; Slurm's own use 101-110),
-/// `init` and `fini`, and the `select_p_*` calls of this Slurm, passed to
-/// select/linear. In slurmctld, `configure(ctx, first)` runs at each
-/// `select_p_job_init` (first: start) and `stop` at `fini`.
+/// Emit a select plugin on select/linear for type `$plugin` (a
+/// [`SelectPlugin`]): the plugin header, `plugin_id` (unique among select
+/// plugins, 100 or more; Slurm's own use 101-110), `init` and `fini`, and
+/// the `select_p_*` calls of this Slurm, passed to select/linear. In
+/// slurmctld the plugin starts at the first `select_p_job_init`, is
+/// reconfigured at each later one, and stops at `fini`.
 ///
 /// ```ignore
-/// slurm::select_plugin!(name: "Natural node selection", type: "select/natural", id: 130,
-///                       configure: configure, stop: stop);
+/// slurm::select_plugin!(NaturalSelect, name: "Natural node selection", type: "select/natural", id: 130);
 /// ```
 #[macro_export]
 macro_rules! select_plugin {
-    (name: $name:literal, type: $ptype:literal, id: $id:literal, configure: $configure:path, stop: $stop:path) => {
+    ($plugin:ty, name: $name:literal, type: $ptype:literal, id: $id:literal) => {
         const _: () = {
     $crate::plugin_header!(name: $name, type: $ptype);
 
@@ -283,7 +317,7 @@ macro_rules! select_plugin {
 
             #[no_mangle]
             pub extern "C" fn init() -> ::std::ffi::c_int {
-                $crate::ctld::select::init($ptype, $configure, $stop)
+                $crate::ctld::select::init::<$plugin>($ptype)
             }
 
             #[no_mangle]
