@@ -63,6 +63,14 @@ pub(super) struct Scale {
     pub(super) nodes: usize,
     pub(super) jobs: usize,
     pub(super) passes_only: bool,
+    /// The strategies whose passes are timed; all if empty.
+    pub(super) strategies: Vec<String>,
+}
+
+impl Scale {
+    fn times(&self, name: &str) -> bool {
+        self.strategies.is_empty() || self.strategies.iter().any(|s| s == name)
+    }
 }
 
 pub(super) fn run_bench(dir: &Path, reps: usize, scale: Scale, quiet: bool) -> Result<(), String> {
@@ -95,7 +103,7 @@ pub(super) fn run_bench(dir: &Path, reps: usize, scale: Scale, quiet: bool) -> R
         snapshot.running.len(),
         snapshot.pending.len()
     );
-    for info in REGISTRY {
+    for info in REGISTRY.iter().filter(|i| scale.times(i.name)) {
         let k = StrategyChoice::named(info.name)?;
         let t = bench::time_pass_spread(&k, &snapshot, reps);
         bench_line(
@@ -119,7 +127,7 @@ pub(super) fn run_bench(dir: &Path, reps: usize, scale: Scale, quiet: bool) -> R
         snapshot.running.len(),
         snapshot.pending.len()
     );
-    for info in REGISTRY {
+    for info in REGISTRY.iter().filter(|i| scale.times(i.name)) {
         let k = StrategyChoice::named(info.name)?;
         let t = bench::time_pass_spread(&k, &snapshot, reps);
         bench_line(

@@ -115,6 +115,9 @@ enum Command {
         /// Only the pass tables: not the simulator's runs nor the LP.
         #[arg(long)]
         passes_only: bool,
+        /// Time only these strategies' passes (comma-separated; all if none).
+        #[arg(long, value_delimiter = ',')]
+        strategies: Vec<String>,
     },
     /// Time IPSCHED's program at windows of 50, 100 and 200 jobs of the CPU-GPU
     /// ESP on its 1,024 nodes, by node classes and per node (the paper's form).
@@ -143,9 +146,9 @@ pub fn main() -> Result<(), String> {
         }
         Command::Sweep(args) => sweep::run_sweep(args, quiet)?,
         Command::Strategies => tables::print_strategies(),
-        Command::Bench { workloads_dir, reps, nodes, jobs, passes_only } => {
+        Command::Bench { workloads_dir, reps, nodes, jobs, passes_only, strategies } => {
             let dir = workloads_dir.unwrap_or_else(malleable_sim::bench::default_workloads_dir);
-            let scale = bench::Scale { nodes: nodes as usize, jobs: jobs as usize, passes_only };
+            let scale = bench::Scale { nodes: nodes as usize, jobs: jobs as usize, passes_only, strategies };
             bench::run_bench(&dir, reps as usize, scale, quiet)?
         }
         Command::BenchIpsched { windows, exact_windows, exact_seconds } => {
