@@ -6,6 +6,8 @@
 //! job's in a row), and where partitions overlap a node's return counts for
 //! every job that may use it.
 
+use std::ops::Range;
+
 use malleable_model::{NodeIndex, Placement, Snapshot, Time};
 
 use crate::blocks::returns::node_returns;
@@ -39,6 +41,11 @@ impl Nodes {
 
     fn count(&self) -> usize {
         self.0.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// How many of its members `other` has too.
+    fn count_within(&self, other: &Nodes) -> usize {
+        self.0.iter().zip(&other.0).map(|(a, b)| (a & b).count_ones() as usize).sum()
     }
 
     /// Its members, lowest first.
@@ -119,13 +126,35 @@ impl NodePlan {
         let allowed = self.allowed(p);
         let size = size.max(p.required.len());
         let mut k = self.split_at(from.max(self.steps[0].at));
+        // Each step's free nodes that the job may use: an upper bound on what
+        // a start there can get, so a count below `size` rules a step out.
+        let counts: Vec<usize> = match &allowed {
+            Some(a) => self.steps.iter().map(|step| step.free.count_within(a)).collect(),
+            None => self.steps.iter().map(|step| step.count).collect(),
+        };
         while k < self.steps.len() {
-            if self.steps[k].count < size {
+            if counts[k] < size {
                 k += 1;
                 continue;
             }
             let start = self.steps[k].at;
             let end = length.map(|l| start.saturating_add(l));
+            // A step in the job's span with fewer than `size` such nodes rules
+            // out this start, and every later one up to that step (their spans
+            // reach it too, ending later): skip past it on counts alone,
+            // before any bits are intersected.
+            if let Some(short) = self.short_step(&counts, k, end, size) {
+                k = short + 1;
+                continue;
+            }
+            if !p.contiguous && p.required.is_empty() {
+                let span = self.span_end(k, end);
+                if let Some(chosen) = self.lowest_throughout(k..span, allowed.as_ref(), size) {
+                    return Some((start, chosen));
+                }
+                k += 1;
+                continue;
+            }
             let mut usable = self.steps[k].free.clone();
             if let Some(a) = &allowed {
                 usable.and(a);
@@ -148,6 +177,54 @@ impl NodePlan {
             k += 1;
         }
         None
+    }
+
+    /// The index past the last step from `k` on that starts before `end`
+    /// (`None`: for ever): a start at step `k` lasting until `end` spans
+    /// the steps `k..` it.
+    fn span_end(&self, k: usize, end: Option<Time>) -> usize {
+        match end {
+            Some(e) => k + 1 + self.steps[k + 1..].partition_point(|step| step.at < e),
+            None => self.steps.len(),
+        }
+    }
+
+    /// The lowest `size` nodes (in `allowed`, if given) free in every step
+    /// of `span`, or `None` if fewer are. Word by word, each word through
+    /// the whole span, stopping once `size` are found: a small job looks at
+    /// the first words only, where intersecting whole sets took every word
+    /// of every step.
+    fn lowest_throughout(&self, span: Range<usize>, allowed: Option<&Nodes>, size: usize) -> Option<Vec<NodeIndex>> {
+        let steps = &self.steps[span.clone()];
+        let mut chosen = Vec::with_capacity(size);
+        for w in 0..self.steps[span.start].free.0.len() {
+            if chosen.len() == size {
+                break;
+            }
+            let mut bits = allowed.map_or(u64::MAX, |a| a.0[w]);
+            for step in steps {
+                if bits == 0 {
+                    break;
+                }
+                bits &= step.free.0[w];
+            }
+            while bits != 0 && chosen.len() < size {
+                chosen.push(w * 64 + bits.trailing_zeros() as usize);
+                bits &= bits - 1;
+            }
+        }
+        (chosen.len() == size).then_some(chosen)
+    }
+
+    /// The first step after `k` and before `end` (`None`: for ever) with
+    /// fewer than `size` nodes free (`counts`, by step).
+    fn short_step(&self, counts: &[usize], k: usize, end: Option<Time>, size: usize) -> Option<usize> {
+        self.steps[k + 1..]
+            .iter()
+            .zip(&counts[k + 1..])
+            .take_while(|(step, _)| end.is_none_or(|e| step.at < e))
+            .position(|(_, &count)| count < size)
+            .map(|d| k + 1 + d)
     }
 
     /// Take `nodes` from `start` for `length` seconds (`None`: for ever).
@@ -260,6 +337,68 @@ mod tests {
         // 100 s from 100 does not fit before 150 on node 0; node 1 from 200 does.
         assert_eq!(plan.earliest(s.now, 1, Some(100), &any), Some((200, vec![1])));
         assert_eq!(plan.earliest(s.now, 1, Some(50), &any), Some((100, vec![0])));
+    }
+
+    /// The search before counts and word-by-word scans: whole sets
+    /// intersected from each step with room, as Slurm's backfill does.
+    fn earliest_by_sets(
+        plan: &mut NodePlan,
+        from: Time,
+        size: usize,
+        length: Option<Time>,
+        p: &Placement,
+    ) -> Option<(Time, Vec<NodeIndex>)> {
+        let allowed = plan.allowed(p);
+        let mut k = plan.split_at(from.max(plan.steps[0].at));
+        while k < plan.steps.len() {
+            let start = plan.steps[k].at;
+            let end = length.map(|l| start.saturating_add(l));
+            let mut usable = plan.steps[k].free.clone();
+            if let Some(a) = &allowed {
+                usable.and(a);
+            }
+            for step in &plan.steps[k + 1..] {
+                if end.is_some_and(|e| step.at >= e) {
+                    break;
+                }
+                usable.and(&step.free);
+            }
+            if usable.count() >= size {
+                return Some((start, usable.members().take(size).collect()));
+            }
+            k += 1;
+        }
+        None
+    }
+
+    #[test]
+    fn the_search_finds_what_intersecting_whole_sets_finds() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(35);
+        for _ in 0..200 {
+            let n = rng.gen_range(1..200);
+            let mut s = cluster(&(0..n).map(|_| rng.gen_bool(0.3)).collect::<Vec<_>>());
+            s.running = (0..n)
+                .filter(|&i| !s.nodes[i].free)
+                .map(|i| running(i as u32, &[i], Some(100 + rng.gen_range(1..500))))
+                .collect();
+            let (mut plan, mut reference) = (NodePlan::new(&s, s.free_nodes()), NodePlan::new(&s, s.free_nodes()));
+            for _ in 0..40 {
+                let size = rng.gen_range(1..=n);
+                let length = rng.gen_bool(0.9).then(|| rng.gen_range(1..400));
+                let p = if rng.gen_bool(0.3) {
+                    Placement::only((0..n).filter(|_| rng.gen_bool(0.5)))
+                } else {
+                    Placement::anywhere()
+                };
+                let found = plan.earliest(s.now, size, length, &p);
+                assert_eq!(found, earliest_by_sets(&mut reference, s.now, size, length, &p));
+                if let Some((start, nodes)) = found {
+                    plan.book(start, length, &nodes);
+                    reference.book(start, length, &nodes);
+                }
+            }
+        }
     }
 
     #[test]

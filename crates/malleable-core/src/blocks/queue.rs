@@ -46,13 +46,43 @@ pub fn decided_end(s: &Snapshot, job: JobId, n: usize, time_limit: Option<Time>)
 /// - a second entry with an id already seen (a job starts at most once).
 pub fn runnable_queue(s: &Snapshot) -> Vec<(&PendingJob, usize)> {
     let total = s.nodes.len();
-    let mut seen = HashSet::new();
-    s.queue_order()
+    let ordered = queue_order(s);
+    // Ids are unique in a queue from slurmctld: then no set is needed.
+    let mut ids: Vec<u32> = s.pending.iter().map(|p| p.id.0).collect();
+    ids.sort_unstable();
+    let mut seen = ids.windows(2).any(|w| w[0] == w[1]).then(HashSet::new);
+    ordered
         .into_iter()
-        .filter(|job| seen.insert(job.id))
+        .filter(|job| seen.as_mut().is_none_or(|seen| seen.insert(job.id)))
         .map(|job| (job, job.size()))
-        .filter(|&(job, size)| size <= job.placement.allowed_count(total))
+        .filter(|&(job, size)| may_hold(&job.placement, size, total))
         .collect()
+}
+
+/// `Snapshot::queue_order()`'s order, by sorting compact keys rather than
+/// comparing jobs through references (at 100,000 jobs most of a pass went
+/// there). The entry's index breaks ties, as the stable sort kept them.
+fn queue_order(s: &Snapshot) -> Vec<&PendingJob> {
+    let mut keys: Vec<(u64, Time, u64)> = s
+        .pending
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            let ahead = (u64::from(!p.tier) << 32) | u64::from(!p.priority);
+            (ahead, p.submit, (u64::from(p.id.0) << 32) | k as u64)
+        })
+        .collect();
+    keys.sort_unstable();
+    keys.iter().map(|&(_, _, tail)| &s.pending[(tail & u64::from(u32::MAX)) as usize]).collect()
+}
+
+/// Whether a placement lets a job have `size` of the `total` nodes:
+/// `size <= p.allowed_count(total)`, counting no further than `size`.
+fn may_hold(p: &malleable_model::Placement, size: usize, total: usize) -> bool {
+    match &p.allowed {
+        None => size <= total,
+        Some(list) => list.iter().filter(|&&i| i < total).take(size).count() == size,
+    }
 }
 
 /// What starting the queue in order while jobs fit leaves.
@@ -103,6 +133,46 @@ pub fn rigid_size(_: &PendingJob, size: usize, _: usize) -> Option<usize> {
 mod tests {
     use super::*;
     use crate::test_support::{cluster, job, limited};
+
+    #[test]
+    fn keys_sort_as_the_snapshots_queue_order_and_counts_agree() {
+        use malleable_model::Placement;
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(35);
+        for _ in 0..50 {
+            let mut s = cluster(&[true; 40]);
+            // Few distinct ids, priorities and times: ties and repeated ids.
+            s.pending = (0..rng.gen_range(0..300))
+                .map(|_| {
+                    let p = job(rng.gen_range(0..60), rng.gen_range(0..3), rng.gen_range(0..5), rng.gen_range(0..50));
+                    let p = p.tier(rng.gen_range(0..2));
+                    if rng.gen_bool(0.2) {
+                        p.placement(Placement::only((0..60).filter(|_| rng.gen_bool(0.4))))
+                    } else {
+                        p
+                    }
+                })
+                .collect();
+            let ptrs = |q: Vec<&PendingJob>| q.into_iter().map(|p| p as *const PendingJob).collect::<Vec<_>>();
+            assert_eq!(ptrs(queue_order(&s)), ptrs(s.queue_order()));
+            let mut seen = HashSet::new();
+            let before: Vec<_> = s
+                .queue_order()
+                .into_iter()
+                .filter(|job| seen.insert(job.id))
+                .map(|job| (job as *const PendingJob, job.size()))
+                .filter(|&(job, size)| size <= allowed_count_at(&s, job))
+                .collect();
+            let now: Vec<_> = runnable_queue(&s).into_iter().map(|(j, n)| (j as *const PendingJob, n)).collect();
+            assert_eq!(now, before);
+        }
+    }
+
+    /// `allowed_count` of the job at `job` in `s`, found by address.
+    fn allowed_count_at(s: &Snapshot, job: *const PendingJob) -> usize {
+        let p = s.pending.iter().find(|p| std::ptr::eq(*p, job)).unwrap();
+        p.placement.allowed_count(s.nodes.len())
+    }
 
     #[test]
     fn a_stretched_limit_rounds_up_and_saturates() {

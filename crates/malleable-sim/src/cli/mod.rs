@@ -97,14 +97,27 @@ enum Command {
     /// List the strategies, their parameters and their figures.
     Strategies,
     /// Time the simulator (NASA trace, 200,000 synthetic jobs) and one
-    /// scheduling pass of each strategy at 5,000 nodes and 10,000 waiting jobs.
+    /// scheduling pass of each strategy at 5,000 nodes and 10,000 waiting jobs,
+    /// and at 10,000 nodes and 100,000 waiting jobs (`--nodes`, `--jobs`).
     Bench {
         /// Folder with NASA-iPSC-1993-3.1-cln.swf.gz [default: <repo>/../shared/workloads]
         #[arg(long)]
         workloads_dir: Option<PathBuf>,
-        /// Timed passes per strategy (the median is reported).
+        /// Timed passes per strategy (the median and p99 are reported).
         #[arg(long, default_value_t = 11, value_parser = clap::value_parser!(u32).range(1..))]
         reps: u32,
+        /// Nodes of the large pass snapshot (issue 35's scale).
+        #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
+        nodes: u32,
+        /// Waiting jobs of the large pass snapshot.
+        #[arg(long, default_value_t = 100_000)]
+        jobs: u32,
+        /// Only the pass tables: not the simulator's runs nor the LP.
+        #[arg(long)]
+        passes_only: bool,
+        /// Time only these strategies' passes (comma-separated; all if none).
+        #[arg(long, value_delimiter = ',')]
+        strategies: Vec<String>,
     },
     /// Time IPSCHED's program at windows of 50, 100 and 200 jobs of the CPU-GPU
     /// ESP on its 1,024 nodes, by node classes and per node (the paper's form).
@@ -133,9 +146,10 @@ pub fn main() -> Result<(), String> {
         }
         Command::Sweep(args) => sweep::run_sweep(args, quiet)?,
         Command::Strategies => tables::print_strategies(),
-        Command::Bench { workloads_dir, reps } => {
+        Command::Bench { workloads_dir, reps, nodes, jobs, passes_only, strategies } => {
             let dir = workloads_dir.unwrap_or_else(malleable_sim::bench::default_workloads_dir);
-            bench::run_bench(&dir, reps as usize, quiet)?
+            let scale = bench::Scale { nodes: nodes as usize, jobs: jobs as usize, passes_only, strategies };
+            bench::run_bench(&dir, reps as usize, scale, quiet)?
         }
         Command::BenchIpsched { windows, exact_windows, exact_seconds } => {
             bench::run_bench_ipsched(windows as usize, exact_windows as usize, exact_seconds)
