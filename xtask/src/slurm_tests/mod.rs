@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use testcluster::{plugins, Cluster, ClusterSpec, SlurmRelease};
 
-use crate::{evaluate, repo_root, setup, slurm_src, Result};
+use crate::{repo_root, setup, slurm_src, Result};
 use list::{Entry, Kind, Mark};
 use suite::{Outcome, Side, Status};
 
@@ -109,7 +109,7 @@ pub fn run(short: bool, only: &[String]) -> Result<()> {
 
     let (dbd, plain): (Vec<&Entry>, Vec<&Entry>) = chosen.iter().partition(|e| e.accounting());
     suite::prepare_host(release, !dbd.is_empty())?;
-    let staged = evaluate::staged_plugins()?;
+    let staged = setup::staged_plugins(&root)?;
     let mut by_side = [BTreeMap::new(), BTreeMap::new()];
     for (tests, accounting) in [(&plain, false), (&dbd, true)] {
         if tests.is_empty() {
