@@ -286,7 +286,7 @@ fn main() -> ExitCode {
         }),
         Some("bench-site") => parse_opts(&args[1..], "bench-site")
             .and_then(|o| runs::bench_site::run(&setup::build_plugins(&root)?, &target, o.rounds)),
-        Some("slurm-tests") => slurm_tests_cmd(&args[1..]),
+        Some("slurm-tests") => slurm_tests::cmd(&args[1..]),
         Some("cluster") => cluster_cmd(&args[1..]),
         Some("compose") => compose::run(&args[1..]),
         Some("build") => slurm_flag(&args[1..])
@@ -401,35 +401,6 @@ fn cargo_cmd(args: &[String]) -> Result<()> {
     }
     let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
     build_release::cargo_in(&repo_root(), r, &rest, &[])
-}
-
-/// `slurm-tests [--short] [--only TEXT,...] [--slurm V]`: here, or for a
-/// release other than the host's in its build image (the same command
-/// there, where that release is the installed one).
-fn slurm_tests_cmd(args: &[String]) -> Result<()> {
-    let mut short = false;
-    let mut only = Vec::new();
-    let mut slurm = None;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--short" => short = true,
-            "--only" => {
-                let v = it.next().ok_or("--only needs TEXT (part of a test's name), or several with commas")?;
-                only.extend(v.split(',').filter(|s| !s.is_empty()).map(str::to_string));
-            }
-            "--slurm" => slurm = Some(it.next().ok_or("--slurm needs a version, e.g. 24.11")?.clone()),
-            other => {
-                return Err(format!(
-                    "slurm-tests: unknown option '{other}': expected --short, --only TEXT or --slurm VERSION"
-                ))
-            }
-        }
-    }
-    match slurm {
-        Some(v) if !is_host(&v) => release_tests::in_release(&repo_root(), &v, "slurm-tests", args),
-        _ => slurm_tests::run(short, &only),
-    }
 }
 
 fn cluster_cmd(args: &[String]) -> Result<()> {
