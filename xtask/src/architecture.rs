@@ -9,7 +9,10 @@
 //!   malleable-rt's (for its src/c_abi.rs) allow `unsafe_code`;
 //! - inside malleable-core, no strategy imports another strategy or the
 //!   registry, and no module imports one that (through others) imports it
-//!   back.
+//!   back;
+//! - no command file of xtask imports another command file, and no
+//!   evaluation run of cluster-eval (`runs/`) another run: what they share
+//!   sits in a module of its own (xtask's setup, cluster-eval's `runs::common`).
 //!
 //! `cargo xtask test` runs [`check`] before the tests, and the unit tests
 //! below run it on the tree too, so a plain `cargo test` catches a broken rule.
@@ -39,7 +42,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("testcluster", &[]),
     ("cluster-tests", &["testcluster", "slurm", "malleable-model"]),
     ("cluster-eval", &["testcluster", "malleable-model", "malleable-core", "malleable-sim"]),
-    ("xtask", &["testcluster", "cluster-eval", "malleable-sim", "malleable-core", "malleable-model"]),
+    ("xtask", &["testcluster", "cluster-eval", "cluster-tests", "malleable-sim", "malleable-core"]),
 ];
 
 /// Dev-dependencies a test may take beyond the above.
@@ -51,6 +54,11 @@ const NO_WORKSPACE_LINTS: &[&str] = &["slurm-sys"];
 /// The files that may allow `unsafe_code` (crate, path in the crate): the
 /// safe layer as a whole, and malleable-rt for its C ABI module.
 const UNSAFE_ALLOWED_IN: &[(&str, &str)] = &[("slurm", "src/lib.rs"), ("malleable-rt", "src/lib.rs")];
+
+/// xtask's command files: each is one `cargo xtask` command (main.rs
+/// dispatches them and is no command file). The other modules (setup,
+/// build_release, release_tests, ...) are what commands share.
+const XTASK_COMMANDS: &[&str] = &["compose", "demo", "slurm_tests", "test"];
 
 /// Every broken rule, said as what to fix; `Ok` when none is.
 pub fn check(root: &Path) -> Result<(), Vec<String>> {
@@ -66,6 +74,12 @@ pub fn check(root: &Path) -> Result<(), Vec<String>> {
         broken.extend(lints_rules(name, dir));
     }
     broken.extend(core_rules(&root.join("crates/malleable-core/src")));
+    broken.extend(command_rules("xtask", &module_graph(&root.join("xtask/src"), "main.rs"), xtask_command));
+    broken.extend(command_rules(
+        "cluster-eval",
+        &module_graph(&root.join("crates/cluster-eval/src"), "lib.rs"),
+        eval_run,
+    ));
     if broken.is_empty() {
         Ok(())
     } else {
@@ -295,8 +309,14 @@ fn resolve(path: &str, own: &[String], modules: &BTreeSet<String>) -> Option<Str
 /// The import graph of malleable-core's modules (`lib` left out: it only
 /// declares and re-exports), from each file's code outside comments and strings.
 fn core_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    module_graph(src, "lib.rs")
+}
+
+/// The import graph of a crate's modules under `src`, its root file (`lib.rs`
+/// or `main.rs`, which declares the modules) left out.
+fn module_graph(src: &Path, root_file: &str) -> BTreeMap<String, BTreeSet<String>> {
     let files: Vec<PathBuf> =
-        rust_files(src).into_iter().filter(|f| f.file_name().is_some_and(|n| n != "lib.rs")).collect();
+        rust_files(src).into_iter().filter(|f| f.strip_prefix(src).is_ok_and(|r| r != Path::new(root_file))).collect();
     let modules: BTreeSet<String> = files.iter().map(|f| module_of(src, f)).collect();
     files
         .iter()
@@ -332,6 +352,39 @@ fn core_rules(src: &Path) -> Vec<String> {
         }
     }
     broken.extend(cycles(&graph).into_iter().map(|c| format!("malleable-core: import circle {}", c.join(" -> "))));
+    broken
+}
+
+/// The command an xtask module belongs to (`demo`, or `x` for a submodule
+/// `x::y` of a command `x`), if it is one.
+fn xtask_command(module: &str) -> Option<String> {
+    let top = module.split("::").next().unwrap_or(module);
+    XTASK_COMMANDS.contains(&top).then(|| top.to_string())
+}
+
+/// The evaluation run a cluster-eval module is (`runs::soak`), if it is one:
+/// every module under `runs` but `runs::common`, what they share.
+fn eval_run(module: &str) -> Option<String> {
+    let rest = module.strip_prefix("runs::")?;
+    let run = rest.split("::").next().unwrap_or(rest);
+    (run != "common").then(|| format!("runs::{run}"))
+}
+
+/// Each import of one command (or run), as `command_of` names them, by another.
+fn command_rules(
+    krate: &str,
+    graph: &BTreeMap<String, BTreeSet<String>>,
+    command_of: impl Fn(&str) -> Option<String>,
+) -> Vec<String> {
+    let mut broken = Vec::new();
+    for (m, refs) in graph {
+        let Some(own) = command_of(m) else { continue };
+        for r in refs {
+            if command_of(r).is_some_and(|other| other != own) {
+                broken.push(format!("{krate}: {m} imports {r}, another command; share it through a module of its own"));
+            }
+        }
+    }
     broken
 }
 
@@ -387,6 +440,9 @@ mod tests {
         assert!(g["strategies::easy"].contains("blocks::backfill"), "{g:?}");
         assert!(g["strategies::power"].contains("strategies::power::lp"), "{g:?}");
         assert!(g["strategies"].contains("strategies::power"), "{g:?}");
+        // The runs' rule sees their imports of the shared module.
+        let g = module_graph(&root.join("crates/cluster-eval/src"), "lib.rs");
+        assert!(g["runs::bench_ipsched"].contains("runs::common"), "{g:?}");
     }
 
     #[test]
@@ -447,6 +503,28 @@ mod tests {
                 "malleable-core: strategies::b imports the registry (strategies/mod.rs)",
             ]
         );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_command_importing_another_is_refused() {
+        let dir = std::env::temp_dir().join(format!("arch-commands-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(dir.join("runs")).unwrap();
+        fs::write(dir.join("lib.rs"), "pub mod runs; pub mod records;").unwrap();
+        fs::write(dir.join("records.rs"), "").unwrap();
+        fs::write(dir.join("runs/mod.rs"), "pub mod common; pub mod soak; pub mod bench;").unwrap();
+        fs::write(dir.join("runs/common.rs"), "use crate::records::x;").unwrap();
+        fs::write(dir.join("runs/soak.rs"), "use super::common::pass_times;\nuse crate::records::log_time;").unwrap();
+        fs::write(dir.join("runs/bench.rs"), "use super::common::x;\nuse crate::runs::soak::pass_times;").unwrap();
+        let graph = module_graph(&dir, "lib.rs");
+        assert!(graph["runs::soak"].contains("runs::common"), "{graph:?}");
+        assert_eq!(
+            command_rules("cluster-eval", &graph, eval_run),
+            vec!["cluster-eval: runs::bench imports runs::soak, another command; share it through a module of its own"]
+        );
+        assert_eq!(xtask_command("demo"), Some("demo".into()));
+        assert_eq!(xtask_command("setup"), None);
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -13,8 +13,9 @@ use cluster_eval::replay::{ElasticApp, RealRun};
 use cluster_eval::{gantt, workloads};
 use testcluster::process::output;
 
-use crate::evaluate::{self, Setup};
-use crate::{repo_root, Result};
+use cluster_eval::runs::common::{self as evaluate, Setup};
+
+use crate::{repo_root, setup, Result};
 
 pub fn run(nodes: usize, keep: bool, strategies: &[String], app: ElasticApp) -> Result<()> {
     let w = workloads::demo(nodes);
@@ -33,7 +34,7 @@ pub fn run(nodes: usize, keep: bool, strategies: &[String], app: ElasticApp) -> 
         strategies.join(", "),
         slurm.trim()
     );
-    let setup = Setup {
+    let set_up = Setup {
         name: "demo".into(),
         nodes,
         tick: 5,
@@ -43,7 +44,8 @@ pub fn run(nodes: usize, keep: bool, strategies: &[String], app: ElasticApp) -> 
         beside_backfill: false,
         app,
     };
-    let runs = evaluate::real_runs(&w, strategies, &setup)?;
+    let staged = setup::staged_plugins(&repo_root())?;
+    let runs = evaluate::real_runs(&staged, &w, strategies, &set_up)?;
     let mut summaries = Vec::new();
     for run in &runs {
         println!();
@@ -62,7 +64,7 @@ pub fn run(nodes: usize, keep: bool, strategies: &[String], app: ElasticApp) -> 
     println!("node occupancy of each run (a row per node, a colour per job, elastic jobs outlined): {}", png.display());
     println!("summaries as malleable-sim compare writes them: {}", json.display());
     let mut wrong: Vec<String> = runs.iter().flat_map(evaluate::failures).collect();
-    wrong.extend(check_elastic(&runs, &evaluate::staged_plugins()?.join("bin"), app)?);
+    wrong.extend(check_elastic(&runs, &staged.join("bin"), app)?);
     if wrong.is_empty() {
         Ok(())
     } else {

@@ -19,34 +19,27 @@
 
 mod apt_private;
 mod architecture;
-mod bench_ipsched;
-mod bench_resize;
-mod bench_scale;
-mod bench_site;
 mod build_release;
 mod c_example;
 mod compose;
 mod container;
 mod demo;
-mod esp;
-mod evaluate;
-mod mpdata;
 mod release_tests;
 mod setup;
 mod slurm_src;
 mod slurm_tests;
-mod soak;
 mod test;
-mod versus;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
 use cluster_eval::replay::ElasticApp;
+use cluster_eval::runs::{self, esp::EvalOpts};
 use testcluster::cluster::{self, Cluster};
+use testcluster::plugins::{self, tool_dir};
 use testcluster::slurm_release::HOST_RELEASE;
-use testcluster::{plugins, ClusterSpec};
+use testcluster::ClusterSpec;
 
 pub type Result<T> = std::result::Result<T, String>;
 
@@ -156,7 +149,7 @@ fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
         rounds: 5,
         set: Vec::new(),
         strategies: vec!["easy".into(), "mtct-backfill".into()],
-        scale: if default_name == "mpdata" { mpdata::DEFAULT_SCALE } else { esp::DEFAULT_SCALE },
+        scale: if default_name == "mpdata" { runs::mpdata::DEFAULT_SCALE } else { runs::esp::DEFAULT_SCALE },
         fraction: 0.5,
         seed: 1,
         workload: "esp".into(),
@@ -254,6 +247,9 @@ fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let started = Instant::now();
+    // What the evaluation runs are given: where the workspace is, and its target/.
+    let root = repo_root();
+    let target = root.join("target");
     let result = match args.first().map(String::as_str) {
         Some("demo") => parse_opts(&args[1..], "demo").and_then(|o| match &o.slurm {
             Some(v) if !is_host(v) => release_tests::in_release(&repo_root(), v, "demo", &args[1..]),
@@ -262,13 +258,16 @@ fn main() -> ExitCode {
                 demo::run(o.nodes, o.keep, &o.strategies, app)
             }
         }),
-        Some("esp") => parse_opts(&args[1..], "esp").and_then(|o| esp::run(&o.into(), false)),
-        Some("fidelity") => parse_opts(&args[1..], "fidelity").and_then(|o| esp::run(&o.into(), true)),
-        Some("mpdata") => parse_opts(&args[1..], "mpdata").and_then(|o| mpdata::run(o.nodes, o.scale, o.seed, o.keep)),
-        Some("soak") => parse_opts(&args[1..], "soak").and_then(|o| soak::run(o.jobs, o.nodes)),
-        Some("versus-stock") => parse_opts(&args[1..], "versus").and_then(|o| versus::run(o.jobs, o.nodes)),
+        Some("esp") => parse_opts(&args[1..], "esp").and_then(|o| esp(o, false)),
+        Some("fidelity") => parse_opts(&args[1..], "fidelity").and_then(|o| esp(o, true)),
+        Some("mpdata") => parse_opts(&args[1..], "mpdata")
+            .and_then(|o| runs::mpdata::run(&setup::staged_plugins(&root)?, &target, o.nodes, o.scale, o.seed, o.keep)),
+        Some("soak") => parse_opts(&args[1..], "soak")
+            .and_then(|o| runs::soak::run(&setup::build_plugins(&root)?, &tool_dir(&root), o.jobs, o.nodes)),
+        Some("versus-stock") => parse_opts(&args[1..], "versus")
+            .and_then(|o| runs::versus::run(&setup::build_plugins(&root)?, &tool_dir(&root), o.jobs, o.nodes)),
         Some("test") => match args.get(1).map(String::as_str) {
-            None => test::run_all(&repo_root()),
+            None => test::run_all(&repo_root(), evaluations()),
             // One release's tier alone (after the host's set-up).
             Some("--slurm") => match args.get(2) {
                 Some(v) if !is_host(v) => test::run_release(&repo_root(), v),
@@ -277,14 +276,17 @@ fn main() -> ExitCode {
             },
             Some(other) => Err(format!("test: unknown option '{other}'\n{USAGE}")),
         },
-        Some("bench-scale") => parse_opts(&args[1..], "scale").and_then(|o| bench_scale::run(o.nodes, o.jobs, o.keep)),
-        Some("bench-ipsched") => parse_opts(&args[1..], "ipsched").and_then(|o| bench_ipsched::run(o.nodes, o.keep)),
+        Some("bench-scale") => parse_opts(&args[1..], "scale")
+            .and_then(|o| runs::bench_scale::run(&setup::build_plugins(&root)?, o.nodes, o.jobs, o.keep)),
+        Some("bench-ipsched") => parse_opts(&args[1..], "ipsched")
+            .and_then(|o| runs::bench_ipsched::run(&setup::build_plugins(&root)?, o.nodes, o.keep)),
         Some("bench-resize") => parse_opts(&args[1..], "bench").and_then(|o| match &o.slurm {
             Some(v) if !is_host(v) => release_tests::in_release(&repo_root(), v, "bench-resize", &args[1..]),
-            _ => bench_resize::run(o.nodes, o.rounds, o.mpi.is_some()),
+            _ => runs::bench_resize::run(&setup::staged_plugins(&root)?, &target, o.nodes, o.rounds, o.mpi.is_some()),
         }),
-        Some("bench-site") => parse_opts(&args[1..], "bench-site").and_then(|o| bench_site::run(o.rounds)),
-        Some("slurm-tests") => slurm_tests_cmd(&args[1..]),
+        Some("bench-site") => parse_opts(&args[1..], "bench-site")
+            .and_then(|o| runs::bench_site::run(&setup::build_plugins(&root)?, &target, o.rounds)),
+        Some("slurm-tests") => slurm_tests::cmd(&args[1..]),
         Some("cluster") => cluster_cmd(&args[1..]),
         Some("compose") => compose::run(&args[1..]),
         Some("build") => slurm_flag(&args[1..])
@@ -312,6 +314,57 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `esp` and `fidelity` (`strict`: a missed target fails it).
+fn esp(o: Opts, strict: bool) -> Result<()> {
+    let root = repo_root();
+    let e = EvalOpts {
+        workload: o.workload,
+        nodes: o.nodes,
+        scale: o.scale,
+        fraction: o.fraction,
+        seed: o.seed,
+        strategies: o.strategies,
+        keep: o.keep,
+    };
+    runs::esp::run(&setup::staged_plugins(&root)?, &root.join("target"), &e, strict)
+}
+
+/// The evaluation commands' short forms `cargo xtask test` ends with, each a
+/// test: the demo as the README runs it, ESP 120 times faster with a fifth
+/// malleable, a soak of 100 jobs, CI's selection of Slurm's own tests under
+/// both schedulers. Each checks that every job completed through
+/// sched/malleable (and the demo the elastic jobs' results); the fidelity
+/// targets are for `cargo xtask fidelity`, not for CI. Listed here, where
+/// the commands are dispatched, so that test.rs imports no other command.
+fn evaluations() -> Vec<(&'static str, test::Run)> {
+    let both = vec!["easy".to_string(), "mtct-backfill".to_string()];
+    let esp = EvalOpts {
+        workload: "esp".into(),
+        nodes: 32,
+        // 120 times faster (60 until the MPI tests took their share of
+        // CI's hour): about 2.3 minutes a strategy, the shortest jobs 0.8 s.
+        scale: 120.0,
+        fraction: 0.2,
+        seed: 1,
+        strategies: both.clone(),
+        keep: false,
+    };
+    let root = repo_root();
+    let target = root.join("target");
+    vec![
+        ("cargo xtask demo", Box::new(move || demo::run(16, false, &both, ElasticApp::Example))),
+        (
+            "cargo xtask esp --scale 120 --fraction 0.2",
+            Box::new(move || runs::esp::run(&setup::staged_plugins(&repo_root())?, &target, &esp, false)),
+        ),
+        (
+            "cargo xtask soak --jobs 100",
+            Box::new(move || runs::soak::run(&setup::build_plugins(&root)?, &tool_dir(&root), 100, 32)),
+        ),
+        ("cargo xtask slurm-tests --short", Box::new(|| slurm_tests::run(true, &[]))),
+    ]
 }
 
 /// `--slurm VERSION` as the only option, if given.
@@ -348,35 +401,6 @@ fn cargo_cmd(args: &[String]) -> Result<()> {
     }
     let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
     build_release::cargo_in(&repo_root(), r, &rest, &[])
-}
-
-/// `slurm-tests [--short] [--only TEXT,...] [--slurm V]`: here, or for a
-/// release other than the host's in its build image (the same command
-/// there, where that release is the installed one).
-fn slurm_tests_cmd(args: &[String]) -> Result<()> {
-    let mut short = false;
-    let mut only = Vec::new();
-    let mut slurm = None;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--short" => short = true,
-            "--only" => {
-                let v = it.next().ok_or("--only needs TEXT (part of a test's name), or several with commas")?;
-                only.extend(v.split(',').filter(|s| !s.is_empty()).map(str::to_string));
-            }
-            "--slurm" => slurm = Some(it.next().ok_or("--slurm needs a version, e.g. 24.11")?.clone()),
-            other => {
-                return Err(format!(
-                    "slurm-tests: unknown option '{other}': expected --short, --only TEXT or --slurm VERSION"
-                ))
-            }
-        }
-    }
-    match slurm {
-        Some(v) if !is_host(&v) => release_tests::in_release(&repo_root(), &v, "slurm-tests", args),
-        _ => slurm_tests::run(short, &only),
-    }
 }
 
 fn cluster_cmd(args: &[String]) -> Result<()> {

@@ -101,6 +101,15 @@ pub fn ensure_packages() -> Result<()> {
     }
 }
 
+/// The plugins a run takes: those `plugins::PLUGIN_DIR_VAR` names (another
+/// release's, inside its build container), else the host's, built first.
+pub fn staged_plugins(root: &Path) -> Result<PathBuf> {
+    match testcluster::plugins::plugin_dir_override() {
+        Some(dir) => Ok(dir),
+        None => build_plugins(root),
+    }
+}
+
 pub fn source_cache(root: &Path) -> PathBuf {
     crate::slurm_src::cache_dir(root).join("slurm-src")
 }

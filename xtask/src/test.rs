@@ -10,7 +10,6 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
-use cluster_eval::replay::ElasticApp;
 use testcluster::process::run;
 
 use crate::{architecture, setup, Result};
@@ -23,7 +22,12 @@ pub(crate) fn cargo_command(root: &Path) -> Command {
     c
 }
 
-pub fn run_all(root: &Path) -> Result<()> {
+/// One of the evaluation commands' short forms, run as a test.
+pub type Run = Box<dyn Fn() -> Result<()>>;
+
+/// Every test; `evaluations` last, as main.rs lists them (the commands'
+/// short forms, which this file does not import).
+pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()> {
     let t = Instant::now();
     setup::build_plugins(root)?;
     // The compose site's tests make its image with debootstrap.
@@ -82,7 +86,7 @@ pub fn run_all(root: &Path) -> Result<()> {
     eprintln!("xtask: Slurm 24.11's tests took {:.1?}", t.elapsed());
     total.add(other?);
     let t = Instant::now();
-    let evaluations = run_evaluations();
+    let evaluations = run_evaluations(evaluations);
     eprintln!("xtask: the evaluation commands' short forms took {:.1?}", t.elapsed());
     total.add(evaluations?);
     // One closing line for the whole run (cargo's last line is often a
@@ -101,31 +105,8 @@ pub fn run_release(root: &Path, version: &str) -> Result<()> {
     Ok(())
 }
 
-/// The evaluation commands in their short forms, each a test: the demo
-/// as the README runs it, ESP 120 times faster with a fifth malleable, a soak
-/// of 100 jobs, CI's selection of Slurm's own tests under both schedulers. Each checks that every job completed through sched/malleable
-/// (and the demo the elastic jobs' results); the fidelity targets are for
-/// `cargo xtask fidelity`, not for CI.
-fn run_evaluations() -> Result<TestCounts> {
-    let both = vec!["easy".to_string(), "mtct-backfill".to_string()];
-    let esp = crate::esp::EvalOpts {
-        workload: "esp".into(),
-        nodes: 32,
-        // 120 times faster (60 until the MPI tests took their share of
-        // CI's hour): about 2.3 minutes a strategy, the shortest jobs 0.8 s.
-        scale: 120.0,
-        fraction: 0.2,
-        seed: 1,
-        strategies: both.clone(),
-        keep: false,
-    };
-    type Run = Box<dyn Fn() -> Result<()>>;
-    let runs: [(&str, Run); 4] = [
-        ("cargo xtask demo", Box::new(move || crate::demo::run(16, false, &both, ElasticApp::Example))),
-        ("cargo xtask esp --scale 120 --fraction 0.2", Box::new(move || crate::esp::run(&esp, false))),
-        ("cargo xtask soak --jobs 100", Box::new(|| crate::soak::run(100, 32))),
-        ("cargo xtask slurm-tests --short", Box::new(|| crate::slurm_tests::run(true, &[]))),
-    ];
+/// The evaluation commands in their short forms, each a test, in order.
+fn run_evaluations(runs: Vec<(&'static str, Run)>) -> Result<TestCounts> {
     let mut counts = TestCounts::default();
     let mut failed = Vec::new();
     for (name, f) in runs {

@@ -8,5 +8,6 @@ pub mod gantt;
 pub mod records;
 pub mod replay;
 pub mod resize_latency;
+pub mod runs;
 pub mod throughput;
 pub mod workloads;

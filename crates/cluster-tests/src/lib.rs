@@ -8,6 +8,7 @@
 pub mod malleable;
 pub mod said;
 pub mod site;
+pub mod slurm_suites;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};

@@ -1,12 +1,14 @@
-//! Shared by demo, esp and fidelity: one workload run on a fresh local
-//! cluster per strategy (so logs and job ids do not mix), the same workload
-//! in the simulator with the real cluster's measured costs, and the tables.
+//! What the runs share, so that no run imports another: one workload run on
+//! a fresh local cluster per strategy (so logs and job ids do not mix), the
+//! same workload in the simulator with the real cluster's measured costs, the
+//! tables, the plugin's pass times, a strategy switched on a running cluster.
+//! xtask's demo takes the same pieces.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use cluster_eval::replay::{ElasticApp, RealRun, Replay};
 use malleable_core::StrategyChoice;
+use malleable_model::log_lines::LogLine;
 use malleable_sim::app_model::{AppModel, ResizeCost};
 use malleable_sim::metrics::median;
 use malleable_sim::workload::Workload;
@@ -14,7 +16,11 @@ use malleable_sim::{simulate, summarize, SimOptions, SimResult, Summary};
 use testcluster::plugins;
 use testcluster::{Cluster, ClusterSpec};
 
-use crate::{repo_root, setup, Result};
+use crate::records::log_time;
+use crate::replay::{ElasticApp, RealRun, Replay};
+
+/// A run's error: what went wrong, said.
+pub type Result<T> = std::result::Result<T, String>;
 
 /// How the real runs are set up.
 pub struct Setup {
@@ -38,26 +44,17 @@ pub struct Setup {
     pub app: ElasticApp,
 }
 
-/// The plugins a run takes: those `plugins::PLUGIN_DIR_VAR` names (another
-/// release's, inside its build container), else the host's, built first.
-pub fn staged_plugins() -> Result<PathBuf> {
-    match plugins::plugin_dir_override() {
-        Some(dir) => Ok(dir),
-        None => setup::build_plugins(&repo_root()),
-    }
-}
-
-/// Run `w` under each strategy, each on its own fresh cluster.
-pub fn real_runs(w: &Workload, strategies: &[String], s: &Setup) -> Result<Vec<RealRun>> {
-    let staged = staged_plugins()?;
+/// Run `w` under each strategy, each on its own fresh cluster, with the
+/// plugins (and their `bin/` of tools) staged in `staged`.
+pub fn real_runs(staged: &Path, w: &Workload, strategies: &[String], s: &Setup) -> Result<Vec<RealRun>> {
     let bin = staged.join("bin");
     let mut runs = Vec::new();
     for (k, strategy) in strategies.iter().enumerate() {
         let base = ClusterSpec::new(&format!("{}-{}", s.name, k + 1), s.nodes);
         let spec = if s.beside_backfill {
-            plugins::select_natural(base, &staged)
+            plugins::select_natural(base, staged)
         } else {
-            plugins::sched_malleable(base, &staged)
+            plugins::sched_malleable(base, staged)
         };
         let mut spec = spec.file("malleable.conf", &malleable_conf(strategy, s.tick));
         if s.app == ElasticApp::MpiRestart {
@@ -279,6 +276,36 @@ pub fn write_json(dir: &Path, file: &str, value: &impl serde::Serialize) -> Resu
     Ok(dir.join(file))
 }
 
+/// The plugin's debug line per pass: (read, apply, decide) milliseconds.
+pub fn pass_times(log: &str) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let (mut read, mut apply, mut decide) = (Vec::new(), Vec::new(), Vec::new());
+    for line in log.lines().filter(|l| log_time(l).is_some()) {
+        if let Some(LogLine::LocksHeld { read_ms, apply_ms, decide_ms, .. }) = LogLine::parse(line) {
+            read.push(read_ms);
+            apply.push(apply_ms);
+            decide.push(decide_ms);
+        }
+    }
+    (read, apply, decide)
+}
+
+/// Give the running cluster's sched/malleable `Strategy=name` (and the
+/// malleable.conf lines `extra`), a pass every second, and wait until its
+/// log says it took them.
+pub fn switch_strategy(cluster: &Cluster, name: &str, extra: &str) -> Result<()> {
+    let conf = format!("Strategy={name}\nSchedulerTick=1\n{extra}");
+    std::fs::write(cluster.dir.join("etc/malleable.conf"), &conf).map_err(|e| e.to_string())?;
+    let from = cluster.ctld_log().len();
+    testcluster::process::run(cluster.cmd("scontrol").arg("reconfigure"))?;
+    let head = format!("Strategy={name}");
+    // The agent's word that it took them: its config, said as it reads it, starts with the strategy.
+    let took =
+        |l: &str| matches!(LogLine::parse(l), Some(LogLine::Reconfigured { config }) if config.starts_with(&head));
+    testcluster::wait::until(&format!("sched/malleable: reconfigured: {head}"), Duration::from_secs(60), || {
+        Ok(cluster.ctld_log().get(from..).is_some_and(|l| l.lines().any(took)).then_some(()))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -311,8 +338,8 @@ mod tests {
         );
     }
 
-    fn job(id: u32, run_time: f64, submit: f64, start: f64, end: f64) -> cluster_eval::replay::RunJob {
-        use cluster_eval::records::LoggedJob;
+    fn job(id: u32, run_time: f64, submit: f64, start: f64, end: f64) -> crate::replay::RunJob {
+        use crate::records::LoggedJob;
         use malleable_sim::workload::JobSpec;
         let spec = JobSpec {
             id,
@@ -327,7 +354,7 @@ mod tests {
             cores: None,
         };
         let logged = LoggedJob { submit: Some(submit), start: Some(start), end: Some(end), ..LoggedJob::default() };
-        cluster_eval::replay::RunJob { spec, slurm_id: id, logged, state: "COMPLETED".into(), output: None }
+        crate::replay::RunJob { spec, slurm_id: id, logged, state: "COMPLETED".into(), output: None }
     }
 
     #[test]
@@ -355,5 +382,14 @@ mod tests {
         // malleable job: the rigid figure stands for both.
         assert!((o.start_delay - 0.04).abs() < 1e-9, "{o:?}");
         assert_eq!(o.malleable_start_delay, o.start_delay);
+    }
+
+    #[test]
+    fn pass_times_are_read_from_the_debug_lines() {
+        let log = "[2026-11-24T01:00:00.100] debug:  sched/malleable: pass 7: slurmctld's locks held 0.4 ms to read, 1.5 ms to apply (none while deciding, 2.0 ms)\n\
+                   [2026-11-24T01:00:01.100] debug:  sched/malleable: pass 8: slurmctld's locks held 0.2 ms to read, 0.5 ms to apply (none while deciding, 9.0 ms)\n\
+                   [2026-11-24T01:00:01.200] sched/malleable: started JobId=3 on n1 (mtct-backfill)\n";
+        let (r, a, d) = pass_times(log);
+        assert_eq!((r, a, d), (vec![0.4, 0.2], vec![1.5, 0.5], vec![2.0, 9.0]));
     }
 }

@@ -1,4 +1,4 @@
-//! `cargo xtask bench-scale`: sched/malleable in a slurmctld with a big
+//! `cargo xtask bench-scale`'s run: sched/malleable in a slurmctld with a big
 //! machine's node table (a few nodes with a slurmd, the rest without, which
 //! slurmctld marks not responding and then down) and a long queue. Each
 //! strategy in turn (switched by `scontrol reconfigure` on the same queue):
@@ -6,17 +6,16 @@
 //! plugin's debug line per pass, and how long `squeue` took meanwhile.
 
 use std::io::{IsTerminal, Write};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use cluster_eval::records::log_time;
-use cluster_eval::throughput::quantile;
-use malleable_model::log_lines::LogLine;
 use testcluster::plugins;
 use testcluster::{Cluster, ClusterSpec};
 
-use crate::soak::pass_times;
-use crate::{repo_root, setup, Result};
+use super::common::{pass_times, switch_strategy, Result};
+use crate::records::log_time;
+use crate::throughput::quantile;
 
 /// Nodes with a slurmd; the rest are phantoms.
 const REAL: usize = 4;
@@ -38,11 +37,11 @@ const STRATEGIES: &[(&str, &str)] = &[
     ("natural-plan", ""),
 ];
 
-pub fn run(nodes: usize, jobs: usize, keep: bool) -> Result<()> {
+/// The bench, with the plugins staged in `staged`.
+pub fn run(staged: &Path, nodes: usize, jobs: usize, keep: bool) -> Result<()> {
     let nodes = nodes.max(REAL);
     println!("bench-scale: {nodes} nodes in slurmctld's table ({REAL} with a slurmd), {jobs} jobs waiting");
-    let staged = setup::build_plugins(&repo_root())?;
-    let spec = plugins::sched_malleable(ClusterSpec::new("scale", REAL), &staged)
+    let spec = plugins::sched_malleable(ClusterSpec::new("scale", REAL), staged)
         .phantoms(nodes - REAL)
         // The power strategies need defer; it changes nothing for sbatch jobs.
         .set("SchedulerParameters", plugins::POWER_SCHEDULER_PARAMETERS)
@@ -153,22 +152,5 @@ fn submit_all(cluster: &Cluster, jobs: usize) -> Result<()> {
             h.join().map_err(|_| "a submitting thread panicked".to_string())??;
         }
         Ok(())
-    })
-}
-
-/// Give the running cluster's sched/malleable `Strategy=name` (and the
-/// malleable.conf lines `extra`), a pass every second, and wait until its
-/// log says it took them.
-pub fn switch_strategy(cluster: &Cluster, name: &str, extra: &str) -> Result<()> {
-    let conf = format!("Strategy={name}\nSchedulerTick=1\n{extra}");
-    std::fs::write(cluster.dir.join("etc/malleable.conf"), &conf).map_err(|e| e.to_string())?;
-    let from = cluster.ctld_log().len();
-    testcluster::process::run(cluster.cmd("scontrol").arg("reconfigure"))?;
-    let head = format!("Strategy={name}");
-    // The agent's word that it took them: its config, said as it reads it, starts with the strategy.
-    let took =
-        |l: &str| matches!(LogLine::parse(l), Some(LogLine::Reconfigured { config }) if config.starts_with(&head));
-    testcluster::wait::until(&format!("sched/malleable: reconfigured: {head}"), Duration::from_secs(60), || {
-        Ok(cluster.ctld_log().get(from..).is_some_and(|l| l.lines().any(took)).then_some(()))
     })
 }

@@ -15,7 +15,7 @@ use testcluster::process::run;
 use testcluster::{wait, Cluster, SlurmRelease};
 
 use super::list::Kind;
-use crate::Result;
+use super::{Host, Result};
 
 /// What the suites of every release need beyond Slurm: expect; pytest with
 /// pexpect (eight test files), pytest-timeout and requests (24.11's atf
@@ -64,13 +64,13 @@ pub struct Outcome {
 /// The host's part, once: packages (slurmdbd and MariaDB too when tests
 /// need `accounting`), the install prefix, and sudo keeping the variables
 /// that point the clients at a test cluster.
-pub fn prepare_host(release: &SlurmRelease, accounting: bool) -> Result<()> {
-    crate::setup::ensure(PACKAGES)?;
+pub fn prepare_host(host: &Host, release: &SlurmRelease, accounting: bool) -> Result<()> {
+    (host.ensure)(PACKAGES)?;
     if accounting {
-        crate::setup::ensure(testcluster::accounting::PACKAGES)?;
+        (host.ensure)(testcluster::accounting::PACKAGES)?;
     }
     if release.version == "22.05" {
-        crate::setup::ensure(PACKAGES_22_05)?;
+        (host.ensure)(PACKAGES_22_05)?;
     }
     let sudoers = Path::new("/etc/sudoers.d/malleable-slurm-tests");
     // 24.11's suite asks `sudo -ln` for "(ALL...) NOPASSWD: ALL" before it

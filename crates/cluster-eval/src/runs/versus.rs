@@ -1,4 +1,4 @@
-//! `cargo xtask versus-stock`: sched/malleable (Strategy=easy) against
+//! `cargo xtask versus-stock`'s run: sched/malleable (Strategy=easy) against
 //! Slurm's stock sched/backfill twice, as a site gets it and tuned as SchedMD's
 //! High Throughput Computing guide advises, one after the other on the same
 //! local cluster: how fast srun gets its nodes on the idle cluster, then a burst
@@ -6,16 +6,16 @@
 //! held, and the hand-off from a job's end to the next start). It fails
 //! when a job is lost or a target of issue 13 is missed.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use cluster_eval::replay::{ElasticApp, Replay};
-use cluster_eval::throughput::{quantile, Throughput};
-use cluster_eval::workloads;
-use testcluster::plugins::{self, tool_dir};
+use testcluster::plugins;
 use testcluster::{Cluster, ClusterSpec};
 
-use crate::evaluate;
-use crate::{repo_root, setup, Result};
+use super::common::{self as evaluate, Result};
+use crate::replay::{ElasticApp, Replay};
+use crate::throughput::{quantile, Throughput};
+use crate::workloads;
 
 /// sruns timed on each idle cluster.
 const SRUNS: usize = 20;
@@ -28,13 +28,14 @@ struct Side {
     completed: usize,
 }
 
-pub fn run(jobs: usize, nodes: usize) -> Result<()> {
+/// The comparison, with our plugins staged in `staged` and the jobs' tools
+/// (mall-run, mall-example) in `tools`.
+pub fn run(staged: &Path, tools: &Path, jobs: usize, nodes: usize) -> Result<()> {
     let w = workloads::burst(jobs, nodes, 1);
     println!(
         "versus-stock: {jobs} jobs of 1-4 nodes and 0-2 s at once on {nodes} nodes; {SRUNS} sruns on the idle cluster"
     );
-    let staged = setup::build_plugins(&repo_root())?;
-    let ours = plugins::sched_malleable(ClusterSpec::new("versus", nodes), &staged)
+    let ours = plugins::sched_malleable(ClusterSpec::new("versus", nodes), staged)
         .file("malleable.conf", "Strategy=easy\nSchedulerTick=5\n");
     // Stock Slurm as a site gets it (its SchedulerParameters untouched), on
     // the same nodes and select plugin as ours.
@@ -48,7 +49,7 @@ pub fn run(jobs: usize, nodes: usize) -> Result<()> {
         ("stock sched/backfill", stock.clone()),
         ("stock, tuned (HTC guide)", htc_guide(stock)),
     ] {
-        sides.push(one_side(label, spec, &w)?);
+        sides.push(one_side(label, spec, &w, tools)?);
     }
     report(&sides, jobs)
 }
@@ -72,7 +73,12 @@ fn htc_guide(stock: ClusterSpec) -> ClusterSpec {
     stock.set("SchedulerParameters", HTC_GUIDE)
 }
 
-fn one_side(label: &'static str, spec: ClusterSpec, w: &malleable_sim::workload::Workload) -> Result<Side> {
+fn one_side(
+    label: &'static str,
+    spec: ClusterSpec,
+    w: &malleable_sim::workload::Workload,
+    tools: &Path,
+) -> Result<Side> {
     let cluster = Cluster::up(spec)?;
     let mut srun = Vec::new();
     let mut queued = 0;
@@ -86,11 +92,10 @@ fn one_side(label: &'static str, spec: ClusterSpec, w: &malleable_sim::workload:
         queued += usize::from(String::from_utf8_lossy(&out.stderr).contains("queued and waiting"));
     }
     srun.sort_by(f64::total_cmp);
-    let bin = tool_dir(&repo_root());
     let replay = Replay {
         app: ElasticApp::Example,
         cluster: &cluster,
-        bin: &bin,
+        bin: tools,
         poll_ms: 500,
         label: label.into(),
         drain_timeout: Duration::from_secs(3600),

@@ -1,4 +1,4 @@
-//! `cargo xtask bench-ipsched`: IPSCHED's pass inside slurmctld on a local
+//! `cargo xtask bench-ipsched`'s run: IPSCHED's pass inside slurmctld on a local
 //! cluster of nodes with 8 CPUs and 2 GPUs (select/cons_tres, GPUs as
 //! GRES), the queue the CPU-GPU ESP's 456 A-M jobs scaled to its cores
 //! (Table 4's fractions, sizes moved by up to 4 cores as Table 7, each once
@@ -9,18 +9,17 @@
 //! from the plugin's debug line per pass, for `Strategy=ipsched` and EASY
 //! on the same queue.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use cluster_eval::records::log_time;
-use cluster_eval::throughput::quantile;
 use malleable_model::log_lines::LogLine;
 use malleable_sim::cpu_gpu_esp::{CORES, GPUS, RAGGED, TABLE_4};
 use testcluster::plugins;
 use testcluster::{Cluster, ClusterSpec, NodeShape};
 
-use crate::bench_scale::switch_strategy;
-use crate::soak::pass_times;
-use crate::{repo_root, setup, Result};
+use super::common::{pass_times, switch_strategy, Result};
+use crate::records::log_time;
+use crate::throughput::quantile;
 
 /// Rounds per strategy, each from an empty cluster.
 const ROUNDS: usize = 5;
@@ -53,9 +52,9 @@ pub fn queue(nodes: usize) -> Vec<Vec<String>> {
     jobs
 }
 
-pub fn run(nodes: usize, keep: bool) -> Result<()> {
-    let staged = setup::build_plugins(&repo_root())?;
-    let spec = plugins::sched_malleable(ClusterSpec::new("bench-ipsched", nodes), &staged)
+/// The bench, with the plugins staged in `staged`.
+pub fn run(staged: &Path, nodes: usize, keep: bool) -> Result<()> {
+    let spec = plugins::sched_malleable(ClusterSpec::new("bench-ipsched", nodes), staged)
         .shape(NodeShape { cores: CORES, gpus: GPUS, memory_mb: 0 })
         .set("SelectType", "select/cons_tres")
         .set("SelectTypeParameters", "CR_Core")

@@ -1,4 +1,4 @@
-//! `cargo xtask mpdata`: Iserte et al. 2025's MPDATA workload (30 jobs of
+//! `cargo xtask mpdata`'s run: Iserte et al. 2025's MPDATA workload (30 jobs of
 //! three classes, `malleable-sim`'s `mpdata`) scaled to run faster on a
 //! local 31-node cluster: its static flavor (every job rigid at its Max,
 //! conservative backfill, Slurm's sched/backfill rule, in sched/malleable)
@@ -9,15 +9,15 @@
 //! under sched/malleable; the same in the simulator with this cluster's
 //! measured overheads; the paper's figures side by side.
 
+use std::path::Path;
 use std::time::Duration;
 
-use cluster_eval::replay::ElasticApp;
 use malleable_sim::metrics::{jobs_csv, Summary};
 use malleable_sim::mpdata::{mpdata, static_flavor, MPDATA_JOBS};
 use malleable_sim::workload::for_slurm;
 
-use crate::evaluate::{self, Setup};
-use crate::{repo_root, Result};
+use super::common::{self as evaluate, Result, Setup};
+use crate::replay::ElasticApp;
 
 /// The paper's runs last 2,655 to 4,567 s: ten times faster, about 5 and 7
 /// minutes here, with iterations of 0.1 to 1.2 s beside resizes of tenths
@@ -28,7 +28,9 @@ pub const DEFAULT_SCALE: f64 = 10.0;
 /// first, no growing into nodes the backfill plan books (docs/evaluation.md).
 const VARIANT: &str = "natural-plan[ShortestFirst=1,WideUnbooked=1]";
 
-pub fn run(nodes: usize, scale: f64, seed: u64, keep: bool) -> Result<()> {
+/// The runs, with the plugins staged in `staged`, the files under `target`
+/// (the workspace's target/).
+pub fn run(staged: &Path, target: &Path, nodes: usize, scale: f64, seed: u64, keep: bool) -> Result<()> {
     let base = mpdata(MPDATA_JOBS, nodes, seed);
     let dynamic = for_slurm(&base, scale)?;
     let fixed = for_slurm(&static_flavor(&base), scale)?;
@@ -47,17 +49,18 @@ pub fn run(nodes: usize, scale: f64, seed: u64, keep: bool) -> Result<()> {
         beside_backfill,
         app: ElasticApp::Example,
     };
-    let mut runs = evaluate::real_runs(&fixed, &["conservative".into()], &setup("mpdata-static", false, false))?;
-    runs.extend(evaluate::real_runs(&dynamic, &["natural".into()], &setup("mpdata-natural", false, false))?);
-    runs.extend(evaluate::real_runs(&dynamic, &["natural".into()], &setup("mpdata-backfill", false, true))?);
-    runs.extend(evaluate::real_runs(&dynamic, &[VARIANT.into()], &setup("mpdata-variant", keep, false))?);
+    let mut runs =
+        evaluate::real_runs(staged, &fixed, &["conservative".into()], &setup("mpdata-static", false, false))?;
+    runs.extend(evaluate::real_runs(staged, &dynamic, &["natural".into()], &setup("mpdata-natural", false, false))?);
+    runs.extend(evaluate::real_runs(staged, &dynamic, &["natural".into()], &setup("mpdata-backfill", false, true))?);
+    runs.extend(evaluate::real_runs(staged, &dynamic, &[VARIANT.into()], &setup("mpdata-variant", keep, false))?);
     let failed: Vec<String> = runs.iter().flat_map(evaluate::failures).collect();
     let over = evaluate::measured_overheads(&runs);
     println!(
         "measured (median): launch and completion overhead rigid {:.2} s, malleable {:.2} s; event to start {:.3} s",
         over.start_delay, over.malleable_start_delay, over.pass_delay
     );
-    let out = repo_root().join("target").join("mpdata").join(format!("seed-{seed}-scale-{scale}"));
+    let out = target.join("mpdata").join(format!("seed-{seed}-scale-{scale}"));
     let labels = ["static", "natural", "natural beside sched/backfill", "natural-plan variant"];
     let files = ["static", "natural", "natural-backfill", "natural-plan"];
     let mut real = Vec::new();

@@ -1,20 +1,20 @@
-//! `cargo xtask esp` and `cargo xtask fidelity`: a workload (Chadha et al. 2020's
+//! `cargo xtask esp` and `cargo xtask fidelity`'s run: a workload (Chadha et al. 2020's
 //! ESP, scaled to run faster, or the demo's) on a local cluster under each
 //! strategy and in the simulator with this cluster's measured costs; the
 //! figures side by side, the same JSON and per-job CSV as `malleable-sim
 //! compare --out`, the node-occupancy chart. `fidelity` fails when a
 //! target is missed.
 
+use std::path::Path;
 use std::time::Duration;
 
-use cluster_eval::fidelity::{self, Pair};
-use cluster_eval::replay::ElasticApp;
-use cluster_eval::{gantt, workloads};
 use malleable_sim::metrics::jobs_csv;
 use malleable_sim::workload::{esp, for_slurm};
 
-use crate::evaluate::{self, Setup};
-use crate::{repo_root, Opts, Result};
+use super::common::{self as evaluate, Result, Setup};
+use crate::fidelity::{self, Pair};
+use crate::replay::ElasticApp;
+use crate::{gantt, workloads};
 
 /// ESP's 30 s arrivals and 100..1846 s jobs, twenty times faster: a run
 /// of about 12 to 13 minutes on 32 nodes (ESP's makespan is about twice its
@@ -33,21 +33,9 @@ pub struct EvalOpts {
     pub keep: bool,
 }
 
-impl From<Opts> for EvalOpts {
-    fn from(o: Opts) -> Self {
-        EvalOpts {
-            workload: o.workload,
-            nodes: o.nodes,
-            scale: o.scale,
-            fraction: o.fraction,
-            seed: o.seed,
-            strategies: o.strategies,
-            keep: o.keep,
-        }
-    }
-}
-
-pub fn run(o: &EvalOpts, strict: bool) -> Result<()> {
+/// The run, with the plugins staged in `staged`, its files under `target`
+/// (the workspace's target/); `strict`: fidelity's, a missed target fails it.
+pub fn run(staged: &Path, target: &Path, o: &EvalOpts, strict: bool) -> Result<()> {
     let (w, name) = match o.workload.as_str() {
         "demo" => (workloads::demo(o.nodes), "fidelity-demo".to_string()),
         _ => (for_slurm(&esp(o.nodes, o.fraction, o.seed), o.scale)?, "esp".to_string()),
@@ -72,7 +60,7 @@ pub fn run(o: &EvalOpts, strict: bool) -> Result<()> {
         beside_backfill: false,
         app: ElasticApp::Example,
     };
-    let runs = evaluate::real_runs(&w, &o.strategies, &setup)?;
+    let runs = evaluate::real_runs(staged, &w, &o.strategies, &setup)?;
     let failed: Vec<String> = runs.iter().flat_map(evaluate::failures).collect();
     // Launch and completion overhead, measured on the jobs that never
     // resized, and how long after an event its pass starts jobs.
@@ -86,8 +74,8 @@ pub fn run(o: &EvalOpts, strict: bool) -> Result<()> {
         malleable_sim::app_model::ResizeCost::MEASURED
     );
     let out = match o.workload.as_str() {
-        "demo" => repo_root().join("target").join(&name),
-        _ => repo_root().join("target").join(&name).join(format!("fraction-{}-scale-{}", o.fraction, o.scale)),
+        "demo" => target.join(&name),
+        _ => target.join(&name).join(format!("fraction-{}-scale-{}", o.fraction, o.scale)),
     };
     let mut pairs = Vec::new();
     for run in &runs {

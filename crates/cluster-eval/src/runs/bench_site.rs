@@ -1,4 +1,4 @@
-//! `cargo xtask bench-site`: how long a resize holds slurmctld's job and node
+//! `cargo xtask bench-site`'s run: how long a resize holds slurmctld's job and node
 //! write locks on the compose site, where each resize waits under them for
 //! slurmdbd's answers (on MariaDB): alice's elastic job grows onto two hosts,
 //! bob's two-host job makes it shrink, it grows back, `--rounds` times. The
@@ -6,6 +6,7 @@
 //! SlurmctldDebug=debug): for an expand, the locks held to apply in the pass
 //! that made it; for a shrink, held to read in the pass that committed it.
 
+use std::path::Path;
 use std::time::Duration;
 
 use malleable_model::log_lines::{Ending, LogLine};
@@ -13,7 +14,7 @@ use malleable_model::JobId;
 use testcluster::compose::{spec::USERS, Site, SiteSpec};
 use testcluster::wait;
 
-use crate::{repo_root, setup, Result};
+use super::common::Result;
 
 /// The elastic job: the README's, long enough for every round.
 const JOB: &str = "#!/bin/sh
@@ -22,11 +23,12 @@ const JOB: &str = "#!/bin/sh
 mall-run -- mall-example --cells 8192 --iterations 1000000 --unit-us 25
 ";
 
-pub fn run(rounds: usize) -> Result<()> {
-    let staged = setup::build_plugins(&repo_root())?;
+/// The bench, with the plugins staged in `staged`, the site's files under
+/// `target` (the workspace's target/).
+pub fn run(staged: &Path, target: &Path, rounds: usize) -> Result<()> {
     let cores = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
     let spec = SiteSpec::new("bench-site", 4, cores).set("SlurmctldDebug", "debug");
-    let site = Site::up(spec, &repo_root().join("target/compose"), &staged)?;
+    let site = Site::up(spec, &target.join("compose"), staged)?;
     let result = measure(&site, rounds.max(1));
     site.down();
     result

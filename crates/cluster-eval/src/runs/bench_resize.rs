@@ -1,4 +1,4 @@
-//! `cargo xtask bench-resize`: Chadha et al. 2020's Fig. 5 on a local cluster, the
+//! `cargo xtask bench-resize`'s run: Chadha et al. 2020's Fig. 5 on a local cluster, the
 //! time of a malleable job's one-node expand and shrink against its size. This file
 //! drives the cluster; cluster-eval's `resize_latency` reads the logs, sums up, plots.
 //!
@@ -23,11 +23,11 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use cluster_eval::resize_latency::{self, Event, Kind};
 use testcluster::plugins;
 use testcluster::{wait, Cluster, ClusterSpec};
 
-use crate::{repo_root, Result};
+use super::common::Result;
+use crate::resize_latency::{self, Event, Kind};
 
 /// Longest wait for one step: AdaptTimeout (60 s) ends a stuck one before.
 const STEP_WITHIN: Duration = Duration::from_secs(120);
@@ -137,23 +137,25 @@ impl Subject {
     }
 }
 
-pub fn run(nodes: usize, rounds: usize, mpi: bool) -> Result<()> {
+/// The bench, with the plugins (and the tools built for their release, in
+/// their `bin/`) staged in `staged`, its logs and plots under `target` (the
+/// workspace's target/).
+pub fn run(staged: &Path, target: &Path, nodes: usize, rounds: usize, mpi: bool) -> Result<()> {
     if nodes < 2 {
         return Err(format!("bench-resize --nodes {nodes}: a one-node step needs at least 2 nodes"));
     }
     if !mpi {
-        return bench(nodes, rounds, &Subject::workers(nodes));
+        return bench(staged, target, nodes, rounds, &Subject::workers(nodes));
     }
     for s in Subject::restarted(nodes) {
-        bench(nodes, rounds, &s)?;
+        bench(staged, target, nodes, rounds, &s)?;
     }
     Ok(())
 }
 
-fn bench(nodes: usize, rounds: usize, subject: &Subject) -> Result<()> {
-    let staged = crate::evaluate::staged_plugins()?;
+fn bench(staged: &Path, target: &Path, nodes: usize, rounds: usize, subject: &Subject) -> Result<()> {
     // rfc5424_ms: slurmctld's times carry their UTC offset, to set beside mall-run's.
-    let mut spec = plugins::sched_malleable(ClusterSpec::new("bench", nodes), &staged)
+    let mut spec = plugins::sched_malleable(ClusterSpec::new("bench", nodes), staged)
         .set("LogTimeFormat", "rfc5424_ms")
         .file("malleable.conf", "Strategy=mtct\nSchedulerTick=5\n");
     if !subject.mall_run.is_empty() {
@@ -253,7 +255,7 @@ fn bench(nodes: usize, rounds: usize, subject: &Subject) -> Result<()> {
     let app_out = std::fs::read_to_string(&out).map_err(|e| format!("cannot read {}: {e}", out.display()))?;
     let read = resize_latency::read_steps(&log, &app_out, id);
     // Kept beside the plot: the cluster's directory is cleared by its next start.
-    let dir = repo_root().join(format!("target/bench-resize/{nodes}-nodes{}", subject.dir));
+    let dir = target.join(format!("bench-resize/{nodes}-nodes{}", subject.dir));
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     for (name, text) in [("slurmctld.log", &log), ("elastic.out", &app_out)] {
         std::fs::write(dir.join(name), text).map_err(|e| format!("cannot write {name}: {e}"))?;

@@ -2,7 +2,7 @@
 //! (`xtask/slurm-tests/VERSION.list`, one a release): each test's kind, whether CI runs it, and why
 //! any test left out is left out.
 
-use crate::Result;
+use super::Result;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {
@@ -139,6 +139,7 @@ pub fn unlisted(entries: &[Entry], kind: Kind, all: &[String]) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::LISTS;
     use super::*;
 
     #[test]
@@ -187,7 +188,7 @@ mod tests {
     #[test]
     fn each_buildable_release_has_a_list_that_reads() {
         for r in testcluster::slurm_release::RELEASES.iter().filter(|r| r.unavailable.is_none()) {
-            let path = format!("{}/slurm-tests/{}.list", env!("CARGO_MANIFEST_DIR"), r.version);
+            let path = format!("{}/../../{LISTS}/{}.list", env!("CARGO_MANIFEST_DIR"), r.version);
             let e = parse(&std::fs::read_to_string(&path).unwrap(), &path).unwrap();
             assert!(e.iter().any(|e| e.runs(true) && e.kind == Kind::Expect), "{path}");
             assert!(e.iter().any(|e| e.runs(true) && e.kind == Kind::Python), "{path}");
