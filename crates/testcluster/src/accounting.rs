@@ -122,6 +122,23 @@ pub fn start(dir: &Path, conf: &Path, addr: &str, dbd_port: u16, db_port: u16, c
     Ok(())
 }
 
+/// Make the cluster's database and its user again if something dropped them
+/// (Slurm's python suite in auto-config mode drops the database when it puts
+/// its dump back, and leaves none when there was no dump): slurmdbd would
+/// make it itself, and then die on trixie's client library (`init_sql`).
+pub fn ensure_database(dir: &Path) -> Result<()> {
+    let out = Command::new("mariadb")
+        .arg(format!("--socket={}", dir.join("run/mariadbd.sock").display()))
+        .args(["-u", "root", "-e", &init_sql()])
+        .output()
+        .map_err(|e| format!("cannot run mariadb: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("making the accounting database again failed: {}", String::from_utf8_lossy(&out.stderr).trim()))
+    }
+}
+
 /// Stop slurmdbd, then MariaDB, of the cluster in `dir`.
 pub fn stop(dir: &Path) {
     stop_slurmdbd(dir);

@@ -217,6 +217,14 @@ impl Side {
         if auto_config {
             self.cluster.stop_slurm();
             stop_prefix_daemons();
+            // Each test starts with the database a new cluster has: a test
+            // before it may have left it dropped (the suite's restore drops
+            // it and, without a dump, makes none), and slurmdbd making it
+            // itself dies on trixie's client library, which fails every
+            // later test under both schedulers ("Slurmdbd is not running").
+            if self.cluster.spec.accounting {
+                testcluster::accounting::ensure_database(&self.cluster.dir)?;
+            }
         }
         let mut cmd = match kind {
             Kind::Python => {
