@@ -107,7 +107,7 @@ pub fn run(staged: &Path, nodes: usize, jobs: usize, keep: bool) -> Result<()> {
         for (name, extra) in STRATEGIES {
             switch_strategy(&cluster, name, extra)?;
             let start_at = cluster.ctld_log().len();
-            let mut w = watch(&cluster)?;
+            let mut w = watch(&cluster, WATCH)?;
             let log = cluster.ctld_log();
             let window: String =
                 log[start_at..].lines().filter(|l| log_time(l).is_some()).collect::<Vec<_>>().join("\n");
@@ -157,7 +157,8 @@ pub fn run(staged: &Path, nodes: usize, jobs: usize, keep: bool) -> Result<()> {
     let cluster = Cluster::up(stock)?;
     submit_all(&cluster, jobs)?;
     let _ = cluster.cmd("sdiag").arg("--reset").output();
-    let mut w = watch(&cluster)?;
+    // Long enough for a backfill cycle (bf_interval is 30 s as shipped).
+    let mut w = watch(&cluster, WATCH + Duration::from_secs(30))?;
     w.client.sort_by(f64::total_cmp);
     let sdiag = cluster.cmd("sdiag").output().map_err(|e| format!("sdiag: {e}"))?;
     let cycles = Cycles::of(&String::from_utf8_lossy(&sdiag.stdout));
@@ -191,11 +192,11 @@ pub fn run(staged: &Path, nodes: usize, jobs: usize, keep: bool) -> Result<()> {
     }
 }
 
-/// Watch a cluster for WATCH: squeue and sbatch (a one-node job) in turn
-/// every quarter second, each timed.
-fn watch(cluster: &Cluster) -> Result<Watched> {
+/// Watch a cluster for `how_long`: squeue and sbatch (a one-node job) in
+/// turn every quarter second, each timed.
+fn watch(cluster: &Cluster, how_long: Duration) -> Result<Watched> {
     let mut client = Vec::new();
-    let until = Instant::now() + WATCH;
+    let until = Instant::now() + how_long;
     let mut turn = 0usize;
     while Instant::now() < until {
         let t = Instant::now();
@@ -249,6 +250,10 @@ impl Cycles {
                 }
                 None => {}
             }
+        }
+        // sdiag says 0 for a scheduler that made no cycle since the reset.
+        if c.backfill_mean.is_none_or(|m| m == 0.0) && c.backfill_max == Some(0.0) {
+            c.backfill_max = None;
         }
         c
     }
