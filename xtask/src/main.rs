@@ -137,7 +137,7 @@ pub fn whole(flag: &str, value: Option<&String>, lo: usize, hi: usize) -> Result
 fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
     let nodes = match default_name {
         "bench" | "esp" | "fidelity" | "soak" => 32,
-        "mpdata" => malleable_sim::mpdata::MPDATA_NODES,
+        "mpdata" => malleable_sim::workloads::mpdata::MPDATA_NODES,
         "demo" | "ipsched" => 16,
         "scale" => 5000,
         _ => 8,

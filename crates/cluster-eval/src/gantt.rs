@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use malleable_sim::plot::{register_fonts, FONT};
+use malleable_sim::report::plot::{register_fonts, FONT};
 use plotters::prelude::*;
 
 use crate::replay::RealRun;
@@ -129,7 +129,7 @@ mod tests {
     use crate::records::{Change, LoggedJob};
     use crate::replay::RunJob;
     use malleable_model::{MalleableSpec, NodeConstraint};
-    use malleable_sim::workload::JobSpec;
+    use malleable_sim::workloads::workload::JobSpec;
 
     fn job(id: u32, nodes: &[&str], start: f64, end: f64, changes: Vec<Change>, malleable: bool) -> RunJob {
         let spec = JobSpec {

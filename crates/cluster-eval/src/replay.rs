@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use malleable_model::NodeConstraint;
-use malleable_sim::app_model::Iterative;
 use malleable_sim::engine::JobRecord;
-use malleable_sim::workload::{slurm_minutes, JobSpec, Workload};
+use malleable_sim::model::app_model::Iterative;
+use malleable_sim::workloads::workload::{slurm_minutes, JobSpec, Workload};
 use malleable_sim::SimResult;
 use testcluster::Cluster;
 
@@ -376,7 +376,9 @@ mod tests {
 
     #[test]
     fn an_iterative_job_runs_its_curve_scaled_and_asks_at_its_checks() {
-        let w = malleable_sim::workload::for_slurm(&malleable_sim::mpdata::mpdata(30, 31, 1), 10.0).unwrap();
+        let w =
+            malleable_sim::workloads::workload::for_slurm(&malleable_sim::workloads::mpdata::mpdata(30, 31, 1), 10.0)
+                .unwrap();
         let large = w.jobs.iter().find(|j| j.iterative.is_some_and(|it| it.class == "large")).unwrap();
         let args = iterative_args(large.iterative.as_ref().unwrap());
         assert!(args.contains("--iterations 100 ") && args.contains("--time-scale 10 "), "{args}");

@@ -22,7 +22,7 @@ use plotters::prelude::*;
 
 use malleable_model::log_lines::{Ending, LogLine};
 use malleable_model::JobId;
-use malleable_sim::plot::{register_fonts, FONT};
+use malleable_sim::report::plot::{register_fonts, FONT};
 
 use crate::records::{log_time_ms, number};
 use testcluster::hostlist;

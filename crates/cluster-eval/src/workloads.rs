@@ -3,7 +3,7 @@
 //! simulator can run them too.
 
 use malleable_model::{MalleableSpec, NodeConstraint};
-use malleable_sim::workload::{JobSpec, Workload};
+use malleable_sim::workloads::workload::{JobSpec, Workload};
 use rand_free::Lcg;
 
 /// The demo: rigid jobs and four elastic ones (the example application,

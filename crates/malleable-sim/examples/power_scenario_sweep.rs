@@ -7,7 +7,7 @@
 //! `cargo run --release -p malleable-sim --example power_scenario_sweep`
 
 use malleable_core::StrategyChoice;
-use malleable_sim::power_scenario::Scenario;
+use malleable_sim::workloads::power_scenario::Scenario;
 use malleable_sim::{simulate, summarize, SimOptions};
 fn main() {
     for drop in [60i64, 80, 100, 130, 160, 200] {

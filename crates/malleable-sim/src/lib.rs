@@ -57,13 +57,5 @@ pub mod model;
 pub mod report;
 pub mod workloads;
 
-// The flat paths from before the modules above, which cluster-eval, xtask,
-// the examples and the docs name (`malleable_sim::workload::JobSpec`, ...):
-// kept so those callers need not change.
-pub use bench::{ipsched as bench_ipsched, lp as bench_lp};
-pub use model::{app_model, power_meter, priority};
-pub use report::{metrics, plot, plot_compare, plot_power, sweep};
-pub use workloads::{cpu_gpu_esp, lublin, mpdata, power_scenario, workload};
-
 pub use engine::{simulate, simulate_with_progress, SimOptions, SimResult};
-pub use metrics::{summarize, Summary};
+pub use report::metrics::{summarize, Summary};

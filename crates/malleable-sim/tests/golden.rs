@@ -9,8 +9,8 @@
 //! simulator's default cost, which is this project's measured one.
 
 use malleable_core::StrategyChoice;
-use malleable_sim::app_model::ResizeCost;
-use malleable_sim::workload::esp;
+use malleable_sim::model::app_model::ResizeCost;
+use malleable_sim::workloads::workload::esp;
 use malleable_sim::{simulate, summarize, SimOptions};
 
 fn run(kind: &str, fraction: f64, seed: u64) -> malleable_sim::Summary {
@@ -75,7 +75,7 @@ fn makespan_is_at_least_the_work_over_the_machine() {
 /// time 10, so it must not start before H.
 #[test]
 fn backfill_at_a_fractional_instant_never_delays_the_head() {
-    use malleable_sim::workload::{JobSpec, Workload};
+    use malleable_sim::workloads::workload::{JobSpec, Workload};
     let job = |id, submit, nodes, run_time| JobSpec {
         id,
         submit,

@@ -9,7 +9,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use malleable_core::StrategyChoice;
-use malleable_sim::workload::{swf, Workload};
+use malleable_sim::workloads::workload::{swf, Workload};
 use malleable_sim::{simulate, SimOptions};
 
 /// The trace lives in ../shared/workloads beside the checkout (as in CI).

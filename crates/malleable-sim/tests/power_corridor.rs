@@ -8,8 +8,8 @@
 //! (the paper's scenario with the paper's resize cost, as the runs below).
 
 use malleable_core::StrategyChoice;
-use malleable_sim::app_model::ResizeCost;
-use malleable_sim::power_scenario::power_corridor;
+use malleable_sim::model::app_model::ResizeCost;
+use malleable_sim::workloads::power_scenario::power_corridor;
 use malleable_sim::{simulate, summarize, SimOptions, SimResult, Summary};
 
 fn run(kind: &str, seed: u64) -> (Summary, SimResult) {

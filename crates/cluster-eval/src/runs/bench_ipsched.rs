@@ -13,7 +13,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use malleable_model::log_lines::LogLine;
-use malleable_sim::cpu_gpu_esp::{CORES, GPUS, RAGGED, TABLE_4};
+use malleable_sim::workloads::cpu_gpu_esp::{CORES, GPUS, RAGGED, TABLE_4};
 use testcluster::plugins;
 use testcluster::{Cluster, ClusterSpec, NodeShape};
 

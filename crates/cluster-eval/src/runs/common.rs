@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use malleable_core::StrategyChoice;
 use malleable_model::log_lines::LogLine;
-use malleable_sim::app_model::{AppModel, ResizeCost};
-use malleable_sim::metrics::median;
-use malleable_sim::workload::Workload;
+use malleable_sim::model::app_model::{AppModel, ResizeCost};
+use malleable_sim::report::metrics::median;
+use malleable_sim::workloads::workload::Workload;
 use malleable_sim::{simulate, summarize, SimOptions, SimResult, Summary};
 use testcluster::plugins;
 use testcluster::{Cluster, ClusterSpec};
@@ -340,7 +340,7 @@ mod tests {
 
     fn job(id: u32, run_time: f64, submit: f64, start: f64, end: f64) -> crate::replay::RunJob {
         use crate::records::LoggedJob;
-        use malleable_sim::workload::JobSpec;
+        use malleable_sim::workloads::workload::JobSpec;
         let spec = JobSpec {
             id,
             submit,

@@ -8,8 +8,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use malleable_sim::metrics::jobs_csv;
-use malleable_sim::workload::{esp, for_slurm};
+use malleable_sim::report::metrics::jobs_csv;
+use malleable_sim::workloads::workload::{esp, for_slurm};
 
 use super::common::{self as evaluate, Result, Setup};
 use crate::fidelity::{self, Pair};
@@ -71,7 +71,7 @@ pub fn run(staged: &Path, target: &Path, o: &EvalOpts, strict: bool) -> Result<(
     );
     println!(
         "simulator: linear application model, SchedulerTick 5 s, those overheads as start and pass delays, resize cost {}",
-        malleable_sim::app_model::ResizeCost::MEASURED
+        malleable_sim::model::app_model::ResizeCost::MEASURED
     );
     let out = match o.workload.as_str() {
         "demo" => target.join(&name),

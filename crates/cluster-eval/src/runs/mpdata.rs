@@ -12,9 +12,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use malleable_sim::metrics::{jobs_csv, Summary};
-use malleable_sim::mpdata::{mpdata, static_flavor, MPDATA_JOBS};
-use malleable_sim::workload::for_slurm;
+use malleable_sim::report::metrics::{jobs_csv, Summary};
+use malleable_sim::workloads::mpdata::{mpdata, static_flavor, MPDATA_JOBS};
+use malleable_sim::workloads::workload::for_slurm;
 
 use super::common::{self as evaluate, Result, Setup};
 use crate::replay::ElasticApp;
@@ -115,7 +115,7 @@ fn table(runs: &[Summary]) -> String {
         ("shrinks".into(), Box::new(|s: &Summary| Some(s.shrinks as f64))),
     ];
     for class in ["small", "medium", "large"] {
-        type Field = fn(&malleable_sim::metrics::ClassFigures) -> f64;
+        type Field = fn(&malleable_sim::report::metrics::ClassFigures) -> f64;
         let fields: [(&str, Field); 3] = [
             ("median_wait_s", |c| c.median_wait_s),
             ("median_run_s", |c| c.median_run_s),

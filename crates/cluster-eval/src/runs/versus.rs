@@ -76,7 +76,7 @@ fn htc_guide(stock: ClusterSpec) -> ClusterSpec {
 fn one_side(
     label: &'static str,
     spec: ClusterSpec,
-    w: &malleable_sim::workload::Workload,
+    w: &malleable_sim::workloads::workload::Workload,
     tools: &Path,
 ) -> Result<Side> {
     let cluster = Cluster::up(spec)?;

@@ -81,7 +81,7 @@
 //! node limit, rounding.
 //!
 //! # Speed
-//! `malleable_sim::bench_lp` times the paper's scenario (14 nodes, 5
+//! `malleable_sim::bench::lp` times the paper's scenario (14 nodes, 5
 //! running jobs, a waiting one) and 64 malleable jobs on 200 nodes. In
 //! release mode, medians: CBC about 1.4 ms and 4.5 ms, microlp about 0.05 ms
 //! and 1 ms; CBC's floor is its per-call set-up (0.4 ms even when presolve
