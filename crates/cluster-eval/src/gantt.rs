@@ -133,16 +133,8 @@ mod tests {
 
     fn job(id: u32, nodes: &[&str], start: f64, end: f64, changes: Vec<Change>, malleable: bool) -> RunJob {
         let spec = JobSpec {
-            id,
-            submit: 0.0,
-            nodes: nodes.len() as u32,
-            run_time: end - start,
-            estimate: 60.0,
             malleable: malleable.then_some(MalleableSpec { min: 1, max: 4, constraint: NodeConstraint::None }),
-            power: None,
-            iterative: None,
-            share_cores: false,
-            cores: None,
+            ..JobSpec::rigid(id, 0.0, nodes.len() as u32, end - start, 60.0)
         };
         let logged = LoggedJob {
             submit: Some(0.0),

@@ -56,16 +56,8 @@ pub fn demo(nodes: usize) -> Workload {
                 }
             }
             JobSpec {
-                id: i as u32 + 1,
-                submit,
-                nodes: n,
-                run_time,
-                estimate: if run_time <= 20.0 { 60.0 } else { 120.0 },
                 malleable,
-                power: None,
-                iterative: None,
-                share_cores: false,
-                cores: None,
+                ..JobSpec::rigid(i as u32 + 1, submit, n, run_time, if run_time <= 20.0 { 60.0 } else { 120.0 })
             }
         })
         .collect();
@@ -100,18 +92,8 @@ pub fn soak(jobs: usize, nodes: usize, gap: f64, seed: u64) -> Workload {
                     n += 1;
                 }
             }
-            let spec = JobSpec {
-                id: i as u32 + 1,
-                submit: (t * 10.0f64).round() / 10.0,
-                nodes: n,
-                run_time,
-                estimate: 60.0,
-                malleable,
-                power: None,
-                iterative: None,
-                share_cores: false,
-                cores: None,
-            };
+            let spec =
+                JobSpec { malleable, ..JobSpec::rigid(i as u32 + 1, (t * 10.0f64).round() / 10.0, n, run_time, 60.0) };
             t += gap * 2.0 * rng.next();
             spec
         })
@@ -127,17 +109,10 @@ pub fn burst(jobs: usize, nodes: usize, seed: u64) -> Workload {
     let mut rng = Lcg(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let widest = nodes.clamp(1, 4) as u32;
     let specs = (0..jobs)
-        .map(|i| JobSpec {
-            id: i as u32 + 1,
-            submit: 0.0,
-            nodes: 1 + (rng.next() * f64::from(widest)) as u32 % widest,
-            run_time: (rng.next() * 20.0).round() / 10.0,
-            estimate: 60.0,
-            malleable: None,
-            power: None,
-            iterative: None,
-            share_cores: false,
-            cores: None,
+        // Drawn in this order: the size, then the run time.
+        .map(|i| {
+            let nodes = 1 + (rng.next() * f64::from(widest)) as u32 % widest;
+            JobSpec::rigid(i as u32 + 1, 0.0, nodes, (rng.next() * 20.0).round() / 10.0, 60.0)
         })
         .collect();
     Workload { name: format!("burst:{jobs}"), nodes, jobs: specs, power: None, cores: 1, gpus: 0 }

@@ -341,18 +341,7 @@ mod tests {
     fn job(id: u32, run_time: f64, submit: f64, start: f64, end: f64) -> crate::replay::RunJob {
         use crate::records::LoggedJob;
         use malleable_sim::workloads::workload::JobSpec;
-        let spec = JobSpec {
-            id,
-            submit,
-            nodes: 1,
-            run_time,
-            estimate: 60.0,
-            malleable: None,
-            power: None,
-            iterative: None,
-            share_cores: false,
-            cores: None,
-        };
+        let spec = JobSpec::rigid(id, submit, 1, run_time, 60.0);
         let logged = LoggedJob { submit: Some(submit), start: Some(start), end: Some(end), ..LoggedJob::default() };
         crate::replay::RunJob { spec, slurm_id: id, logged, state: "COMPLETED".into(), output: None }
     }

@@ -3,7 +3,7 @@
 //! of each strategy on a large snapshot. Wall-clock figures, not tests.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use malleable_core::StrategyChoice;
 use malleable_model::{
@@ -100,17 +100,8 @@ pub fn pass_snapshot(nodes: usize, waiting: usize, seed: u64) -> Snapshot {
 /// One strategy's pass on `snapshot`: the median of `reps` timed passes, each
 /// by a freshly built strategy, and how many decisions a pass took.
 pub fn time_pass(choice: &StrategyChoice, snapshot: &Snapshot, reps: usize) -> (Duration, usize) {
-    let mut times = Vec::with_capacity(reps);
-    let mut decisions = 0;
-    for _ in 0..reps.max(1) {
-        let mut strategy = choice.build();
-        let t = Instant::now();
-        let d = strategy.schedule(std::hint::black_box(snapshot));
-        times.push(t.elapsed());
-        decisions = d.decisions.len();
-    }
-    times.sort_unstable();
-    (times[times.len() / 2], decisions)
+    let t = super::scale::time_pass_spread(choice, snapshot, reps);
+    (t.median, t.decisions)
 }
 
 #[cfg(test)]
