@@ -6,6 +6,7 @@
 //! sched/malleable. (`--slurm 24.11` runs it in that release's build image.)
 
 pub mod list;
+mod series;
 mod suite;
 
 use std::collections::BTreeMap;
@@ -138,7 +139,13 @@ pub fn run(host: &Host, short: bool, only: &[String]) -> Result<()> {
             all.extend(side);
         }
     }
-    report(&chosen, &by_side, &out)
+    // The tree's tests the list leaves out, for the table by series.
+    let mut tree = Vec::new();
+    for kind in [Kind::Python, Kind::Expect] {
+        tree.extend(suite_tests(source, kind)?.into_iter().map(|t| (kind, t)));
+    }
+    let left_out = series::left_out(&entries, &tree);
+    report(&chosen, &by_side, &left_out, &out)
 }
 
 /// The sides' labels, stock's first.
@@ -264,7 +271,12 @@ fn run_side(side: &Side, chosen: &[&Entry], dir: &Path) -> Result<BTreeMap<Strin
     Ok(results)
 }
 
-fn report(chosen: &[&Entry], by_side: &[BTreeMap<String, Outcome>; 2], out: &Path) -> Result<()> {
+fn report(
+    chosen: &[&Entry],
+    by_side: &[BTreeMap<String, Outcome>; 2],
+    left_out: &[(Kind, String)],
+    out: &Path,
+) -> Result<()> {
     let (stock, ours) = (&by_side[0], &by_side[1]);
     println!();
     println!("{:<58}{:>24}{:>26}", "", LABELS[0], LABELS[1]);
@@ -280,6 +292,14 @@ fn report(chosen: &[&Entry], by_side: &[BTreeMap<String, Outcome>; 2], out: &Pat
         let what = format!("{} ({} tests): passed / failed / skipped", kind.name(), of_kind.len());
         println!("{what:<58}{:>24}{:>26}", counts(stock), counts(ours));
     }
+    // By series, with the tests the list leaves out (a run of part of the
+    // list counts only what it ran).
+    let table = series::markdown(&series::rows(chosen, by_side, left_out), LABELS);
+    let file = out.join("series.md");
+    fs::write(&file, &table).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    println!();
+    print!("{table}");
+    println!();
     let mut regressions = Vec::new();
     let mut differ = Vec::new();
     for e in chosen {
