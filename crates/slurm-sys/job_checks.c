@@ -45,6 +45,13 @@ int malleable_job_qos_invalid(job_record_t *job_ptr, uint16_t enforce)
 int malleable_job_assoc_invalid(job_record_t *job_ptr, void *db_conn,
 				uint16_t enforce)
 {
+	/* Without ACCOUNTING_ENFORCE_ASSOCS the function says success once the
+	 * association list exists, after taking the association manager's
+	 * lock: asked of every waiting job at every pass, it is answered here
+	 * without the lock (the same answer; a list not yet made is left to
+	 * the function, which makes it or fails as it would). */
+	if (!(enforce & ACCOUNTING_ENFORCE_ASSOCS) && assoc_mgr_assoc_list)
+		return 0;
 	return assoc_mgr_validate_assoc_id(db_conn, job_ptr->assoc_id,
 					   enforce) != SLURM_SUCCESS;
 }

@@ -4,8 +4,8 @@
 //! and reading it is a walk of strings per job, most of a pass's reading
 //! with ten thousand waiting jobs.
 
+use rustc_hash::FxHashMap;
 use std::collections::hash_map::Entry;
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use malleable_model::submit_options::{Malleability, SubmitOptions};
@@ -30,7 +30,7 @@ impl JobOptions {
 /// The options of the jobs seen lately, by job id.
 #[derive(Default)]
 pub struct OptionsCache {
-    jobs: HashMap<u32, Kept>,
+    jobs: FxHashMap<u32, Kept>,
     walk: u64,
     /// When the jobs first seen lately were, as one (see [`COHORT`]).
     cohort: Option<Instant>,

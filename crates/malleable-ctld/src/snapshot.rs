@@ -11,6 +11,7 @@ use malleable_model::{
     tier_of, CoreRequest, CoreSharing, JobId, MalleableSpec, Node, NodeIndex, PendingJob, Placement, RunningJob,
     SharedCores, Snapshot,
 };
+use rustc_hash::FxHashMap;
 use slurm::ctld::{JobState, JobView, LockGuard, Reserved, Scheduling, ShownWait};
 
 use crate::adaptation::{measured_power, MalleableJob, Measured, Memory};
@@ -26,11 +27,13 @@ pub struct Taken {
     /// Jobs whose options do not read (submitted before job_submit/malleable
     /// checked them): treated as rigid, with the reason.
     pub unreadable: Vec<(JobId, String)>,
-    /// The nodes that can take work (see `NodeView::is_usable`), by name.
-    pub usable: HashSet<String>,
+    /// Whether each node can take work (see `NodeView::is_usable`), by the
+    /// snapshot's node index: a flag, not a set of names, since every node
+    /// is read at every pass.
+    pub usable_at: Vec<bool>,
     /// What each job in the queue shows of its wait, by job id: only a wait
     /// that differs is written back.
-    pub shown: HashMap<u32, ShownWait>,
+    pub shown: FxHashMap<u32, ShownWait>,
     /// The core sharing each running job's SystemComment records, by job:
     /// kept there beside its status when that is written.
     pub shared_cores: HashMap<JobId, SharedCores>,
@@ -45,7 +48,7 @@ pub struct Taken {
     /// Batch jobs in the queue younger than `BatchStartDelay=`, with the
     /// instant each comes of age: the strategy plans with them, but they
     /// are not started before then (see `Config::batch_start_delay`).
-    pub young: HashMap<JobId, Instant>,
+    pub young: FxHashMap<JobId, Instant>,
 }
 
 impl Taken {
@@ -53,6 +56,12 @@ impl Taken {
     pub fn name_at_table(&self, table: usize) -> Option<&str> {
         let i = self.table_index.iter().position(|&t| t == table)?;
         Some(self.snapshot.nodes[i].name.as_str())
+    }
+
+    /// Whether the node of this name can take work (a node the snapshot
+    /// does not hold cannot).
+    pub fn usable(&self, name: &str) -> bool {
+        self.snapshot.nodes.iter().position(|n| n.name == name).is_some_and(|i| self.usable_at[i])
     }
 
     /// A node's index in slurmctld's node table, by name.
@@ -90,10 +99,13 @@ pub fn take(
     let cores = config.strategy.info.places_cores;
     // No resize while slurmdbd is away or behind (slurm::ctld::accounting).
     let db_behind = guard.slurmdbd_behind();
-    let mut nodes = Vec::new();
-    let mut table_index = Vec::new();
-    let mut usable = HashSet::new();
-    let mut core_index = vec![usize::MAX; guard.node_table_len()];
+    // Room made once: ten thousand nodes and jobs at a big site, whose
+    // Vecs would otherwise be copied as they grow, under the locks.
+    let table_len = guard.node_table_len();
+    let mut nodes = Vec::with_capacity(table_len);
+    let mut table_index = Vec::with_capacity(table_len);
+    let mut usable_at = Vec::with_capacity(table_len);
+    let mut core_index = vec![usize::MAX; table_len];
     // The largest node's CPUs, for the nodes a job's CPUs need, from this
     // walk rather than another over the whole table.
     let mut largest_cpus = 1;
@@ -104,9 +116,7 @@ pub fn take(
         core_index[n.index()] = nodes.len();
         table_index.push(n.index());
         let name = n.name();
-        if n.is_usable() {
-            usable.insert(name.clone());
-        }
+        usable_at.push(n.is_usable());
         // A node an expand just failed on is offered to no one for a while.
         let suspect = suspects.contains_key(&name);
         let free = n.is_free() && !suspect;
@@ -121,19 +131,20 @@ pub fn take(
         nodes.push(node);
     }
 
-    let mut partitions = HashMap::new();
+    let jobs = guard.jobs();
+    let mut partitions = FxHashMap::default();
     let mut running = Vec::new();
-    let mut pending = Vec::new();
+    let mut pending = Vec::with_capacity(jobs.size_hint().1.unwrap_or(0));
     let mut malleable = Vec::new();
     let mut unreadable = Vec::new();
-    let mut shown = HashMap::new();
+    let mut shown = FxHashMap::default();
     let mut shared_cores = HashMap::new();
     let mut capped = Vec::new();
     let mut oversubscribers = Vec::new();
-    let mut young = HashMap::new();
+    let mut young = FxHashMap::default();
     let read_at = Instant::now();
     known.begin_walk();
-    for job in guard.jobs() {
+    for job in jobs {
         if job.is_pending() {
             // Held or not, as slurmctld's own queue building does it.
             guard.tend_waiting(&job);
@@ -327,7 +338,7 @@ pub fn take(
         table_index,
         malleable,
         unreadable,
-        usable,
+        usable_at,
         shown,
         shared_cores,
         slurmdbd_behind: db_behind,
@@ -434,7 +445,7 @@ pub fn sharing_as_recorded(running: &mut [RunningJob], nodes: &[Node], shared: &
 /// A partition's nodes in the strategies' indices, read once a pass for
 /// each partition (`table` gives them in node-table indices).
 fn partition_cached(
-    partitions: &mut HashMap<usize, Rc<Vec<usize>>>,
+    partitions: &mut FxHashMap<usize, Rc<Vec<usize>>>,
     key: usize,
     table: impl FnOnce() -> Vec<usize>,
     core_index: &[usize],

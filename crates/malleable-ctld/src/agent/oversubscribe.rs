@@ -35,7 +35,7 @@ impl Agent {
             return;
         }
         let busy: Vec<usize> = (0..taken.snapshot.nodes.len())
-            .filter(|&i| !taken.snapshot.nodes[i].free && taken.usable.contains(&taken.snapshot.nodes[i].name))
+            .filter(|&i| !taken.snapshot.nodes[i].free && taken.usable_at[i])
             .map(|i| taken.table_index[i])
             .collect();
         if busy.is_empty() {

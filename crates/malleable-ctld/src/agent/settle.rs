@@ -40,7 +40,7 @@ impl Agent {
         let mut changed = false;
         let mut statuses = HashMap::new();
         let mut asking = Vec::new();
-        let usable = |name: &str| taken.usable.contains(name);
+        let usable = |name: &str| taken.usable(name);
         let timeout = self.config.adapt_timeout;
         guard.settle_fairshare();
         for job in taken.malleable.iter().filter(|j| j.running) {

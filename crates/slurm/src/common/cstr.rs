@@ -16,6 +16,21 @@ pub(crate) unsafe fn cstr_to_string(p: *const libc::c_char) -> Option<String> {
     }
 }
 
+/// Borrow a C string that may be NULL, without copying it: what a pass reads
+/// of every node and job under slurmctld's locks only to parse it ("" for
+/// NULL; invalid UTF-8 copied and repaired, as [`cstr_to_string`] does).
+///
+/// # Safety
+/// `p` must be NULL or point to a NUL-terminated string that outlives `'a`.
+pub(crate) unsafe fn cstr_borrow<'a>(p: *const libc::c_char) -> std::borrow::Cow<'a, str> {
+    if p.is_null() {
+        std::borrow::Cow::Borrowed("")
+    } else {
+        // SAFETY: non-null, NUL-terminated and outliving 'a by the caller's contract.
+        unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy()
+    }
+}
+
 /// The text as a C string, with any NUL bytes made visible instead of
 /// cutting the line short.
 pub(crate) fn c_text(text: &str) -> CString {

@@ -316,11 +316,13 @@ impl<'g> JobView<'g> {
 
     /// Its TRES requests as slurmctld keeps them: per node, per job, per
     /// task, per socket ("" for none).
-    fn tres_requests(&self) -> [String; 4] {
+    fn tres_requests(&self) -> [std::borrow::Cow<'_, str>; 4] {
         let rec = self.rec();
         [rec.tres_per_node, rec.tres_per_job, rec.tres_per_task, rec.tres_per_socket].map(|p| {
-            // SAFETY: NULL or a NUL-terminated string owned by the record.
-            unsafe { crate::common::cstr::cstr_to_string(p) }.unwrap_or_default()
+            // SAFETY: NULL or a NUL-terminated string owned by the record,
+            // which outlives the view (read under the caller's job lock):
+            // borrowed, since every waiting job's are read at every pass.
+            unsafe { crate::common::cstr::cstr_borrow(p) }
         })
     }
 
@@ -560,6 +562,12 @@ impl<'g> Iterator for JobIter<'g> {
         // SAFETY: records of the job list, which the job lock held for 'g
         // keeps alive (none is freed while it is held).
         self.jobs.next().and_then(|p| unsafe { JobView::from_ptr(p) })
+    }
+
+    /// At most the records left (a NULL one, which the list never holds,
+    /// would end the walk early): what a caller reserves room for.
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.jobs.len()))
     }
 }
 

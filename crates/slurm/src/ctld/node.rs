@@ -43,8 +43,10 @@ impl<'g> NodeView<'g> {
 
     /// Its GPUs, as its `Gres=` gives them (0 without, or when it does not read).
     pub fn gpus(&self) -> u32 {
-        // SAFETY: NULL or a NUL-terminated string owned by the record.
-        let gres = unsafe { crate::common::cstr::cstr_to_string(self.rec.gres) }.unwrap_or_default();
+        // SAFETY: NULL or a NUL-terminated string owned by the record, which
+        // outlives this borrow (read under the caller's node lock); every
+        // node is read at every pass, so it is parsed where it lies.
+        let gres = unsafe { crate::common::cstr::cstr_borrow(self.rec.gres) };
         super::gres::gpus_in(&gres).unwrap_or(0)
     }
 
