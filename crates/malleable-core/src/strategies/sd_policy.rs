@@ -45,10 +45,12 @@ pub const SD_POLICY: StrategyInfo = StrategyInfo {
         },
         ParamSpec {
             key: "ProtectHead",
-            kind: ParamKind::Whole { min: 0, max: 1 },
+            kind: ParamKind::Whole { min: 0, max: 2 },
             default: 1.0,
             help: "1: a mate whose nodes the first waiting job's reservation counts on may not be slowed past its \
-                   start, so sharing never delays it (EASY's promise); 0: the paper's Listing 1, which may",
+                   start, so sharing never delays it (EASY's promise); 0: the paper's Listing 1, which may; 2: such \
+                   a job is no mate at all, so sharing slows nothing the head waits for, even when jobs end before \
+                   their limits",
         },
         ParamSpec {
             key: "MaxJobTest",
@@ -73,7 +75,18 @@ struct SdPolicy {
     sharing_factor: f64,
     max_mates: usize,
     max_job_test: usize,
-    protect_head: bool,
+    protect_head: ProtectHead,
+}
+
+/// What the first waiting job's reservation asks of the mates.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum ProtectHead {
+    /// Nothing (the paper's Listing 1).
+    No,
+    /// A job due back by the head's start is a mate only if it still is once slowed.
+    ByLimits,
+    /// A job due back by the head's start is no mate.
+    Fully,
 }
 
 impl SdPolicy {
@@ -88,7 +101,11 @@ impl SdPolicy {
             sharing_factor: p.number("SharingFactor"),
             max_mates: p.whole("MaxMates") as usize,
             max_job_test: p.whole("MaxJobTest") as usize,
-            protect_head: p.whole("ProtectHead") == 1,
+            protect_head: match p.whole("ProtectHead") {
+                0 => ProtectHead::No,
+                1 => ProtectHead::ByLimits,
+                _ => ProtectHead::Fully,
+            },
         }
     }
 }
@@ -157,7 +174,7 @@ impl SdPolicy {
             })
             .collect();
         // The first waiting job's reservation (EASY's head): its shadow time.
-        let mut head = if self.protect_head { head_shadow(s, &ends, &queue) } else { None };
+        let mut head = if self.protect_head == ProtectHead::No { None } else { head_shadow(s, &ends, &queue) };
         let mut out = Vec::new();
         for (job, size) in queue {
             if !job.share_cores || free_mates.is_empty() {
@@ -236,7 +253,8 @@ impl SdPolicy {
                     continue;
                 };
                 let end = limit.saturating_add(inc);
-                if shadow.is_some_and(|t| limit <= t && end > t) {
+                let fully = self.protect_head == ProtectHead::Fully;
+                if shadow.is_some_and(|t| limit <= t && (fully || end > t)) {
                     continue;
                 }
                 candidates.push(Mate { id: r.id, nodes: n, penalty: p, end });
@@ -439,5 +457,26 @@ mod tests {
         // With 12 due back at 5000, the head starts then: 1200 delays nothing.
         s.running[2].end_limit = Some(5000);
         assert!(matches!(pass(&s, &[])[..], [Decision::Share { .. }]));
+    }
+
+    #[test]
+    fn protecting_the_head_fully_slows_nothing_it_waits_for() {
+        // Head 5 asks for 3 nodes; 12 (nodes 3-5) is due back at 1100, the
+        // mates 10 and 11 at 5000. The head counts on 12 alone: 10 and 11 may
+        // share under both rules.
+        let mut s = busy();
+        s.running[0].end_limit = Some(5000);
+        s.running[1].end_limit = Some(5000);
+        s.pending.insert(0, limited(job(5, 10, 0, 3), Some(1000)));
+        assert!(matches!(pass(&s, &[])[..], [Decision::Share { .. }]));
+        assert!(matches!(pass(&s, &[("ProtectHead", "2")])[..], [Decision::Share { .. }]));
+        // Head 5 asks for all 6 and 12 is due back at 6000: the head counts
+        // on 10 and 11 too. Slowed to 5100, they still end by its start, so
+        // ProtectHead=1 lets them share (in a run, where jobs end before
+        // their limits, they may still delay it); ProtectHead=2 does not.
+        s.running[2].end_limit = Some(6000);
+        s.pending[0] = limited(job(5, 10, 0, 6), Some(1000));
+        assert!(matches!(pass(&s, &[])[..], [Decision::Share { .. }]));
+        assert_eq!(pass(&s, &[("ProtectHead", "2")]), vec![]);
     }
 }

@@ -52,12 +52,16 @@ pub(super) fn print_columns(columns: &[Vec<Summary>]) {
 }
 
 /// With several seeds, each figure's ratio to the first column's on the
-/// same seed (the same workload), median over the seeds: the comparison a
-/// paper's one run against its baseline stands for, where the table's
-/// ratio of medians sets one seed's figure against another's.
+/// same seed (the same workload), median over the seeds, and its range
+/// (lowest to highest seed's ratio): the comparison a paper's one run
+/// against its baseline stands for, where the table's ratio of medians sets
+/// one seed's figure against another's.
 pub(super) fn print_paired(columns: &[Vec<Summary>]) {
     let metrics = metrics_of(columns);
-    outln!("paired: each seed's ratio to {} on that seed, median over the seeds", columns[0][0].strategy);
+    outln!(
+        "paired: each seed's ratio to {} on that seed, median over the seeds [lowest, highest]",
+        columns[0][0].strategy
+    );
     out!("{:<26}", "metric");
     for c in columns {
         out!("{:>26}", c[0].strategy);
@@ -66,8 +70,8 @@ pub(super) fn print_paired(columns: &[Vec<Summary>]) {
     for (name, f) in &metrics {
         out!("{name:<26}");
         for c in columns {
-            match paired_ratio(c, &columns[0], f.as_ref()) {
-                Some(r) => out!("{r:>26.3}"),
+            match paired_spread(c, &columns[0], f.as_ref()) {
+                Some(p) => out!("{:>26}", format!("{:.3} [{:.3}, {:.3}]", p.median, p.lowest, p.highest)),
                 None => out!("{:>26}", "-"),
             }
         }
@@ -75,10 +79,22 @@ pub(super) fn print_paired(columns: &[Vec<Summary>]) {
     }
 }
 
-/// The median over the seeds of each run's figure over the base column's on
-/// the same seed (runs in seed order in both); `None` when no seed has both
-/// figures and a base that is not 0.
-pub(super) fn paired_ratio(runs: &[Summary], base: &[Summary], f: &dyn Fn(&Summary) -> Option<f64>) -> Option<f64> {
+/// The seeds' ratios to the base: their median, lowest and highest.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub(super) struct PairedRatio {
+    pub median: f64,
+    pub lowest: f64,
+    pub highest: f64,
+}
+
+/// Each run's figure over the base column's on the same seed (runs in seed
+/// order in both): the median of those ratios and their range; `None` when
+/// no seed has both figures and a base that is not 0.
+pub(super) fn paired_spread(
+    runs: &[Summary],
+    base: &[Summary],
+    f: &dyn Fn(&Summary) -> Option<f64>,
+) -> Option<PairedRatio> {
     let ratios: Vec<f64> = runs
         .iter()
         .zip(base)
@@ -86,7 +102,11 @@ pub(super) fn paired_ratio(runs: &[Summary], base: &[Summary], f: &dyn Fn(&Summa
         .filter(|&(_, b)| b != 0.0)
         .map(|(v, b)| v / b)
         .collect();
-    (!ratios.is_empty()).then(|| metrics::median(&ratios))
+    (!ratios.is_empty()).then(|| PairedRatio {
+        median: metrics::median(&ratios),
+        lowest: ratios.iter().copied().fold(f64::INFINITY, f64::min),
+        highest: ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    })
 }
 
 /// The rows of the comparison: the figures every summary has, power's when
@@ -231,10 +251,23 @@ mod tests {
         let base = vec![run(100.0), run(100.0), run(200.0)];
         let other = vec![run(50.0), run(90.0), run(60.0)];
         let f = |s: &Summary| Some(s.makespan_s);
-        assert_eq!(paired_ratio(&other, &base, &f), Some(0.5));
+        let median = |r: &[Summary], b: &[Summary], f: &dyn Fn(&Summary) -> Option<f64>| {
+            paired_spread(r, b, f).map(|p| p.median)
+        };
+        assert_eq!(median(&other, &base, &f), Some(0.5));
         // A seed whose base is 0 or that lacks the figure is left out.
         let zero = vec![run(0.0), run(100.0), run(200.0)];
-        assert_eq!(paired_ratio(&other, &zero, &f), Some((0.9 + 0.3) / 2.0));
-        assert_eq!(paired_ratio(&other, &base, &|_| None), None);
+        assert_eq!(median(&other, &zero, &f), Some((0.9 + 0.3) / 2.0));
+        assert_eq!(median(&other, &base, &|_| None), None);
+    }
+
+    #[test]
+    fn a_paired_ratio_comes_with_the_seeds_range() {
+        let run = |makespan_s: f64| Summary { makespan_s, ..Summary::default() };
+        let base = vec![run(100.0), run(100.0), run(200.0)];
+        let other = vec![run(50.0), run(90.0), run(60.0)];
+        let f = |s: &Summary| Some(s.makespan_s);
+        assert_eq!(paired_spread(&other, &base, &f), Some(PairedRatio { median: 0.5, lowest: 0.3, highest: 0.9 }));
+        assert_eq!(paired_spread(&other, &base, &|_| None), None);
     }
 }
