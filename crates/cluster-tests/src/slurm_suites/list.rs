@@ -50,6 +50,14 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// Whether this line names `test`: alone, or by its prefix (`test2.*`).
+    pub fn names(&self, test: &str) -> bool {
+        match self.test.strip_suffix('*') {
+            Some(prefix) => test.starts_with(prefix),
+            None => self.test == test,
+        }
+    }
+
     /// Whether a run with or without `--short` runs it.
     pub fn runs(&self, short: bool) -> bool {
         match self.mark {
@@ -126,15 +134,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Entry>> {
 /// The tests of the suites that the list names nowhere, neither alone nor
 /// by a prefix: each must be listed, run or out with a reason.
 pub fn unlisted(entries: &[Entry], kind: Kind, all: &[String]) -> Vec<String> {
-    all.iter()
-        .filter(|t| {
-            !entries.iter().filter(|e| e.kind == kind).any(|e| match e.test.strip_suffix('*') {
-                Some(prefix) => t.starts_with(prefix),
-                None => e.test == **t,
-            })
-        })
-        .cloned()
-        .collect()
+    all.iter().filter(|t| !entries.iter().any(|e| e.kind == kind && e.names(t))).cloned().collect()
 }
 
 #[cfg(test)]

@@ -59,14 +59,14 @@ fn read_list(root: &Path, version: &str) -> Result<(String, Vec<Entry>)> {
 /// has, else which lack one.
 pub fn check_listed(root: &Path, version: &str, source: &Path) -> Result<usize> {
     let (list, entries) = read_list(root, version)?;
-    listed(&list, &entries, source)
+    Ok(listed(&list, &entries, source)?.len())
 }
 
-fn listed(list: &str, entries: &[Entry], source: &Path) -> Result<usize> {
-    let mut found = 0;
+/// Every test of the tree, by kind, once each is known to have its line.
+fn listed(list: &str, entries: &[Entry], source: &Path) -> Result<Vec<(Kind, String)>> {
+    let mut tree = Vec::new();
     for kind in [Kind::Python, Kind::Expect] {
         let all = suite_tests(source, kind)?;
-        found += all.len();
         let missing = list::unlisted(entries, kind, &all);
         if !missing.is_empty() {
             return Err(format!(
@@ -75,8 +75,9 @@ fn listed(list: &str, entries: &[Entry], source: &Path) -> Result<usize> {
                 missing.join(" ")
             ));
         }
+        tree.extend(all.into_iter().map(|t| (kind, t)));
     }
-    Ok(found)
+    Ok(tree)
 }
 
 /// What the runner takes from its caller (xtask, which sets the host up).
@@ -99,7 +100,7 @@ pub fn run(host: &Host, short: bool, only: &[String]) -> Result<()> {
     let release = SlurmRelease::installed()?;
     let (list, entries) = read_list(root, release.version)?;
     let source = host.source;
-    listed(&list, &entries, source)?;
+    let tree = listed(&list, &entries, source)?;
     let chosen: Vec<&Entry> = entries
         .iter()
         .filter(
@@ -140,10 +141,6 @@ pub fn run(host: &Host, short: bool, only: &[String]) -> Result<()> {
         }
     }
     // The tree's tests the list leaves out, for the table by series.
-    let mut tree = Vec::new();
-    for kind in [Kind::Python, Kind::Expect] {
-        tree.extend(suite_tests(source, kind)?.into_iter().map(|t| (kind, t)));
-    }
     let left_out = series::left_out(&entries, &tree);
     report(&chosen, &by_side, &left_out, &out)
 }

@@ -70,14 +70,7 @@ pub fn rows(
 /// each test its prefix begins.
 pub fn left_out(entries: &[Entry], tree: &[(Kind, String)]) -> Vec<(Kind, String)> {
     tree.iter()
-        .filter(|(kind, t)| {
-            entries.iter().filter(|e| e.kind == *kind && matches!(e.mark, Mark::Out(_))).any(|e| {
-                match e.test.strip_suffix('*') {
-                    Some(prefix) => t.starts_with(prefix),
-                    None => e.test == *t,
-                }
-            })
-        })
+        .filter(|(kind, t)| entries.iter().any(|e| e.kind == *kind && matches!(e.mark, Mark::Out(_)) && e.names(t)))
         .cloned()
         .collect()
 }
@@ -89,16 +82,13 @@ pub fn markdown(rows: &BTreeMap<(Kind, String), Row>, labels: [&str; 2]) -> Stri
         labels[0], labels[1]
     );
     let cell = |c: [usize; 3]| format!("{} / {} / {}", c[0], c[1], c[2]);
+    let line = |kind: Kind, series: &str, row: &Row| {
+        format!("| {} | {series} | {} | {} | {} |\n", kind.name(), cell(row.sides[0]), cell(row.sides[1]), row.out)
+    };
     for kind in [Kind::Python, Kind::Expect] {
         let mut total = Row::default();
-        for ((k, series), row) in rows.iter().filter(|((k, _), _)| *k == kind) {
-            s.push_str(&format!(
-                "| {} | {series} | {} | {} | {} |\n",
-                k.name(),
-                cell(row.sides[0]),
-                cell(row.sides[1]),
-                row.out
-            ));
+        for ((_, series), row) in rows.iter().filter(|((k, _), _)| *k == kind) {
+            s.push_str(&line(kind, series, row));
             for (t, r) in total.sides.iter_mut().zip(row.sides) {
                 for (a, b) in t.iter_mut().zip(r) {
                     *a += b;
@@ -107,13 +97,7 @@ pub fn markdown(rows: &BTreeMap<(Kind, String), Row>, labels: [&str; 2]) -> Stri
             total.out += row.out;
         }
         if rows.keys().any(|(k, _)| *k == kind) {
-            s.push_str(&format!(
-                "| {} | **all** | {} | {} | {} |\n",
-                kind.name(),
-                cell(total.sides[0]),
-                cell(total.sides[1]),
-                total.out
-            ));
+            s.push_str(&line(kind, "**all**", &total));
         }
     }
     s

@@ -8,12 +8,9 @@ use std::ffi::CString;
 /// # Safety
 /// `p` must be NULL or point to a NUL-terminated string valid for the call.
 pub(crate) unsafe fn cstr_to_string(p: *const libc::c_char) -> Option<String> {
-    if p.is_null() {
-        None
-    } else {
-        // SAFETY: non-null and NUL-terminated by the caller's contract.
-        Some(unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned())
-    }
+    // SAFETY: NULL or NUL-terminated and valid for the call (caller's
+    // contract), and the borrow ends within it.
+    (!p.is_null()).then(|| unsafe { cstr_borrow(p) }.into_owned())
 }
 
 /// Borrow a C string that may be NULL, without copying it: what a pass reads
