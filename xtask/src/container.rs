@@ -89,7 +89,12 @@ impl Container {
             c.args(["--hostname", TEST_HOST, "--add-host", &format!("{TEST_HOST}:127.0.1.1"), "--dns", "127.0.0.1"]);
             c.args(["--security-opt", "seccomp=unconfined", "--security-opt", "apparmor=unconfined"]);
         } else {
-            c.args(["--network", "host"]);
+            // A build yields to whatever else runs: `cargo xtask test`
+            // builds 24.11's tier beside the host's cluster tests, whose
+            // compose sites' containers have the default 1024 (with cgroup
+            // v1's cpu controller the weights only count where the CPUs
+            // are contended; alone, a build still gets all of them).
+            c.args(["--network", "host", "--cpu-shares", "128"]);
         }
         let mut mount = |p: &Path, mode: &str| {
             c.arg("-v").arg(format!("{0}:{0}:{mode}", p.display()));

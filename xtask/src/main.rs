@@ -76,8 +76,8 @@ const USAGE: &str = "usage: cargo xtask <command>
                                          where they wait for slurmdbd (R shrink-and-grow rounds, 5)
   bench-ipsched [--nodes N] [--keep]     IPSCHED's pass in slurmctld (and EASY's) on N nodes (16) of 8 CPUs and
                                          2 GPUs with the CPU-GPU ESP's 456 jobs scaled to them waiting
-  test [--slurm V]                       formatting, lints, unit, property, symbol and real-cluster tests
-                                         (--slurm 24.11: that release's tier only)
+  test [--slurm V [--no-run]]           formatting, lints, unit, property, symbol and real-cluster tests
+                                         (--slurm 24.11: that release's tier only; --no-run: built, not run)
   cluster up [--nodes N] [--name NAME] [--set KEY=VALUE]... [--networked]
                                          start a cluster and leave it running (KEY=VALUE in slurm.conf;
                                          --networked: each slurmd in its own network namespace)
@@ -270,7 +270,11 @@ fn main() -> ExitCode {
             None => test::run_all(&repo_root(), evaluations()),
             // One release's tier alone (after the host's set-up).
             Some("--slurm") => match args.get(2) {
-                Some(v) if !is_host(v) => test::run_release(&repo_root(), v),
+                Some(v) if !is_host(v) => match args.get(3).map(String::as_str) {
+                    None => test::run_release(&repo_root(), v),
+                    Some("--no-run") => release_tests::compile(&repo_root(), v),
+                    Some(other) => Err(format!("test --slurm {v}: unknown option '{other}'; expected --no-run")),
+                },
                 Some(v) => Err(format!("test --slurm {v}: the host's release; `cargo xtask test` runs its tiers")),
                 None => Err("test --slurm needs a version, e.g. 24.11".into()),
             },

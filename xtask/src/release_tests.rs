@@ -87,6 +87,33 @@ const SITE: &[&str] = &[
 /// crate): the release a compose test's site runs.
 const SITE_SLURM_VAR: &str = "MALLEABLE_SITE_SLURM";
 
+/// `cargo xtask test --slurm V --no-run`: V's plugins built and its tier's
+/// unit and cluster tests compiled, in a build container (low CPU shares),
+/// none run. `cargo xtask test` does this beside the host's cluster tests,
+/// which mostly wait on daemons, so that [`run`] later finds it done.
+pub fn compile(root: &Path, version: &str) -> Result<()> {
+    let r = SlurmRelease::buildable(version)?;
+    build_release::build(root, version)?;
+    // The same arguments as `run` gives, so cargo's fingerprints match and
+    // `run` compiles nothing again.
+    let mut unit = vec!["test", "--offline", "--no-fail-fast", "--no-run"];
+    unit.extend(UNIT);
+    build_release::cargo_in(root, r, &unit, &[])?;
+    build_release::cargo_in(root, r, &cluster_args(&["--no-run"]), &[])
+}
+
+/// `cargo test` of the cluster tests run on every release, with `extra`
+/// before the test names.
+fn cluster_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut cluster = vec!["test", "--offline", "--no-fail-fast"];
+    cluster.extend(extra);
+    cluster.extend(["-p", "cluster-tests"]);
+    for test in CLUSTER {
+        cluster.extend(["--test", test]);
+    }
+    cluster
+}
+
 pub fn run(root: &Path, version: &str) -> Result<TestCounts> {
     let r = SlurmRelease::buildable(version)?;
     let t = Instant::now();
@@ -102,10 +129,7 @@ pub fn run(root: &Path, version: &str) -> Result<TestCounts> {
     eprintln!("xtask: Slurm {version}'s unit tests took {:.1?}", t.elapsed());
 
     let t = Instant::now();
-    let mut cluster = vec!["test", "--offline", "--no-fail-fast", "-p", "cluster-tests"];
-    for test in CLUSTER {
-        cluster.extend(["--test", test]);
-    }
+    let mut cluster = cluster_args(&[]);
     cluster.extend(["--", "--ignored", "--test-threads=1"]);
     total.add(in_image(root, r, &cluster, &plugins)?);
     eprintln!("xtask: Slurm {version}'s symbol check and cluster tests took {:.1?}", t.elapsed());

@@ -69,6 +69,10 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
     eprintln!("xtask: unit and property tests took {:.1?}", t.elapsed());
     total.add(unit?);
     let t = Instant::now();
+    // The other release's image, plugins and tests are built meanwhile:
+    // the cluster tests mostly wait on daemons, and a build container
+    // yields the CPUs to them (`Container::command`).
+    let beside = OtherRelease::compile(root, OTHER_RELEASE);
     let cluster = run_tests(cargo_in(&tree).args([
         "test",
         "-p",
@@ -79,11 +83,12 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
         "--test-threads=1",
     ]));
     eprintln!("xtask: symbol check and cluster tests took {:.1?}", t.elapsed());
+    beside.wait();
     total.add(cluster?);
     // The other supported release: built and tested in its own root.
     let t = Instant::now();
-    let other = crate::release_tests::run(root, "24.11");
-    eprintln!("xtask: Slurm 24.11's tests took {:.1?}", t.elapsed());
+    let other = crate::release_tests::run(root, OTHER_RELEASE);
+    eprintln!("xtask: Slurm {OTHER_RELEASE}'s tests took {:.1?}", t.elapsed());
     total.add(other?);
     let t = Instant::now();
     let evaluations = run_evaluations(evaluations);
@@ -93,6 +98,51 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
     // doc-test block with nothing in it).
     println!("tests: {} passed, {} failed", total.passed, total.failed);
     Ok(())
+}
+
+/// The release whose tier `cargo xtask test` runs after the host's.
+const OTHER_RELEASE: &str = "24.11";
+
+/// `cargo xtask test --slurm V --no-run` as a child process, its output in
+/// a log of its own (not among the tests' lines).
+struct OtherRelease {
+    child: Option<std::process::Child>,
+    log: std::path::PathBuf,
+    started: Instant,
+}
+
+impl OtherRelease {
+    fn compile(root: &Path, version: &str) -> OtherRelease {
+        let log = root.join(format!("target/xtask-compile-{version}.log"));
+        let spawned = std::env::current_exe().map_err(|e| e.to_string()).and_then(|exe| {
+            let out = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+            let err = out.try_clone().map_err(|e| e.to_string())?;
+            Command::new("nice")
+                .args(["-n", "10"])
+                .arg(exe)
+                .args(["test", "--slurm", version, "--no-run"])
+                .current_dir(root)
+                .stdout(out)
+                .stderr(err)
+                .spawn()
+                .map_err(|e| e.to_string())
+        });
+        let child = spawned.map_err(|e| eprintln!("xtask: cannot build Slurm {version}'s tier beside: {e}")).ok();
+        OtherRelease { child, log, started: Instant::now() }
+    }
+
+    /// Wait for it; when it failed, say where its log is: the tier's own
+    /// run builds again in the foreground and stops on the same error.
+    fn wait(self) {
+        let Some(mut child) = self.child else { return };
+        match child.wait() {
+            Ok(s) if s.success() => {
+                eprintln!("xtask: the other release's build, beside them, took {:.1?}", self.started.elapsed())
+            }
+            Ok(s) => eprintln!("xtask: the other release's build beside them failed ({s}); see {}", self.log.display()),
+            Err(e) => eprintln!("xtask: cannot wait for the other release's build: {e}"),
+        }
+    }
 }
 
 /// `cargo xtask test --slurm V`: release V's tier alone, after the host's
