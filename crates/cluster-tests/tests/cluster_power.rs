@@ -163,19 +163,21 @@ fn bad_power_settings_refuse_the_load_naming_the_key() {
         "{log}"
     );
 
-    // A valid corridor, but slurm.conf without defer: slurmctld would start
-    // srun and salloc jobs at submit past the budget.
+    // A valid corridor, but slurm.conf without defer (slurmctld would start
+    // srun and salloc jobs at submit past the budget): the plugin adds it.
     let spec = c.spec.clone();
     drop(c);
     let spec = spec
         .set("SchedulerParameters", testcluster::plugins::SCHEDULER_PARAMETERS)
         .file("malleable.conf", "Strategy=power\nPowerCorridor=0-300\n");
-    let c = Cluster::create(spec).unwrap();
-    let log = refused_log(&c);
+    let c = up_with(spec);
+    let log = c.ctld_log();
     assert!(
         log.contains(
-            "SchedulerParameters in slurm.conf must contain defer with a PowerCorridor in malleable.conf (without \
-             defer slurmctld would start srun and salloc jobs at submit without asking the power budget)"
+            "SchedulerParameters in slurm.conf lacks defer (without defer slurmctld would start srun and salloc jobs \
+             at submit without asking the power budget; it is 'sched_interval=-1,permit_job_expansion'): \
+             sched/malleable adds them, so slurmctld runs with \
+             SchedulerParameters=sched_interval=-1,permit_job_expansion,defer;"
         ),
         "{log}"
     );

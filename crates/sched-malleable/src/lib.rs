@@ -4,7 +4,9 @@
 //! (`malleable_ctld::agent`).
 
 use malleable_ctld::agent::{AgentHandle, Role};
-use malleable_ctld::config::{check_core_placing, check_core_sharing, check_scheduler_parameters, Config};
+use malleable_ctld::config::{
+    check_core_placing, check_core_sharing, check_scheduler_parameters, parameters_added, Config,
+};
 use malleable_ctld::CONF_FILE;
 use slurm::ctld::{PluginContext, SchedPlugin, Slurmctld};
 
@@ -15,14 +17,28 @@ pub struct Malleable {
 fn read_config(ctx: &PluginContext) -> Result<Config, String> {
     let path = ctx.conf_path(CONF_FILE);
     let (config, found) = Config::load(&path)?;
-    check_scheduler_parameters(ctx.scheduler_parameters().as_deref(), config.power_in_use().is_some())?;
-    check_core_sharing(
+    let params = ctx.scheduler_parameters();
+    let mut missing = check_scheduler_parameters(params.as_deref(), config.power_in_use().is_some())?;
+    let sharing = check_core_sharing(
         config.strategy.info,
         ctx.select_type().as_deref(),
         ctx.task_plugin().as_deref(),
-        ctx.scheduler_parameters().as_deref(),
+        params.as_deref(),
     )?;
+    for needed in sharing {
+        if !missing.iter().any(|(w, _)| *w == needed.0) {
+            missing.push(needed);
+        }
+    }
     check_core_placing(config.strategy.info, ctx.select_type().as_deref())?;
+    // What SchedulerParameters lacks is added (on a reconfigure too, as
+    // slurm.conf is read again), so that a site's edit of that line leaves
+    // a controller that runs and schedules as it should.
+    if !missing.is_empty() {
+        let options: Vec<&str> = missing.iter().map(|(w, _)| *w).collect();
+        let now = ctx.add_scheduler_parameters(&options);
+        log::warn!("{}", parameters_added(params.as_deref(), &missing, &now));
+    }
     if found {
         log::info!("read {}: {config}", path.display());
     } else {

@@ -18,7 +18,10 @@ use power::{
     JOB_WATTS_ALLOWED, SCHEDULE_ALLOWED,
 };
 pub use power::{PowerSettings, DEFAULT_IDLE_NODE_WATTS, DEFAULT_JOB_WATTS};
-pub use slurm_conf::{check_answerer_parameters, check_core_placing, check_core_sharing, check_scheduler_parameters};
+pub use slurm_conf::{
+    check_answerer_parameters, check_core_placing, check_core_sharing, check_scheduler_parameters, parameters_added,
+    Needed,
+};
 
 /// The plugin's settings, after validation.
 #[derive(Clone, Debug, PartialEq)]

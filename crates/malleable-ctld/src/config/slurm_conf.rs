@@ -1,10 +1,13 @@
 //! What malleable.conf's settings need of slurm.conf, checked at the
-//! plugin's init (a mismatch stops it, with the line to set): the
-//! scheduler's SchedulerParameters, and the select and task plugins that
-//! placing or sharing cores needs.
+//! plugin's init: the scheduler's SchedulerParameters (what they lack,
+//! sched/malleable adds with a warning; what contradicts it stops the
+//! load), and the select and task plugins that placing or sharing cores needs.
+
+/// An option SchedulerParameters must hold, and why.
+pub type Needed = (&'static str, &'static str);
 
 /// What slurm.conf's SchedulerParameters must hold, and why.
-const REQUIRED_PARAMETERS: &[(&str, &str)] = &[
+const REQUIRED_PARAMETERS: &[Needed] = &[
     ("sched_interval=-1", "slurmctld's periodic scheduler would start jobs too"),
     ("permit_job_expansion", "slurmctld refuses to grow a running job without it"),
 ];
@@ -13,11 +16,11 @@ const REQUIRED_PARAMETERS: &[(&str, &str)] = &[
 /// an srun or salloc job at submit when it is first in its partition's
 /// queue and fits, which every strategy would do too, except that a power
 /// strategy may hold that job for the budget.
-const POWER_PARAMETER: (&str, &str) =
+const POWER_PARAMETER: Needed =
     ("defer", "slurmctld would start srun and salloc jobs at submit without asking the power budget");
 
 /// What a strategy that shares cores needs on top (see [`check_core_sharing`]).
-const SHARING_PARAMETER: (&str, &str) =
+const SHARING_PARAMETER: Needed =
     ("defer", "slurmctld would start srun and salloc jobs at submit on cores that running jobs allow to share");
 
 /// slurmctld must leave job starts to us (its periodic pass off with
@@ -27,11 +30,29 @@ const SHARING_PARAMETER: (&str, &str) =
 /// needed: slurmctld's start at submit of an interactive job that heads its
 /// queue is the start any strategy makes, and without it srun and salloc
 /// wait for a pass and say "queued and waiting for resources".
-/// Returns what is wrong, said as the fix.
-pub fn check_scheduler_parameters(params: Option<&str>, power: bool) -> Result<(), String> {
-    let required: Vec<(&str, &str)> =
-        REQUIRED_PARAMETERS.iter().copied().chain(power.then_some(POWER_PARAMETER)).collect();
+/// Returns what is missing, for sched/malleable to add
+/// ([`parameters_added`]); an error, said as the fix, for what contradicts
+/// it (`disable_job_shrink`, a `sched_interval` of its own).
+pub fn check_scheduler_parameters(params: Option<&str>, power: bool) -> Result<Vec<Needed>, String> {
+    let required: Vec<Needed> = REQUIRED_PARAMETERS.iter().copied().chain(power.then_some(POWER_PARAMETER)).collect();
     check_parameters(params, &required)
+}
+
+/// The warning sched/malleable logs when it added `missing` to `params`
+/// (slurm.conf's), and SchedulerParameters is `now`. A site that edits
+/// SchedulerParameters (Slurm's own test31.2 appends an option, and the
+/// last line wins) keeps a working controller instead of one that will not
+/// start, or, on a reconfigure, one whose own scheduler runs beside ours.
+pub fn parameters_added(params: Option<&str>, missing: &[Needed], now: &str) -> String {
+    let names: Vec<&str> = missing.iter().map(|(w, _)| *w).collect();
+    let reasons: Vec<String> = missing.iter().map(|(w, r)| format!("without {w} {r}")).collect();
+    format!(
+        "SchedulerParameters in slurm.conf lacks {} ({}; it is '{}'): sched/malleable adds them, so slurmctld runs \
+         with SchedulerParameters={now}; set that in slurm.conf to silence this",
+        names.join(" and "),
+        reasons.join("; "),
+        params.unwrap_or("")
+    )
 }
 
 /// A strategy that starts jobs on cores taken from running jobs (SD-Policy)
@@ -48,11 +69,11 @@ pub fn check_core_sharing(
     select: Option<&str>,
     task: Option<&str>,
     params: Option<&str>,
-) -> Result<(), String> {
+) -> Result<Vec<Needed>, String> {
     if !strategy.shares_cores {
-        return Ok(());
+        return Ok(Vec::new());
     }
-    check_parameters(params, &[SHARING_PARAMETER])?;
+    let missing = check_parameters(params, &[SHARING_PARAMETER])?;
     let name = strategy.name;
     let select = select.unwrap_or("select/linear");
     if select != "select/cons_tres" {
@@ -69,7 +90,7 @@ pub fn check_core_sharing(
              its own cores"
         ));
     }
-    Ok(())
+    Ok(missing)
 }
 
 /// A strategy that starts jobs on part of nodes (IPSCHED: the cores and
@@ -90,44 +111,65 @@ pub fn check_core_placing(strategy: &malleable_core::StrategyInfo, select: Optio
 
 /// Beside another scheduler (select/natural under sched/backfill), slurmctld
 /// must let running jobs grow (`permit_job_expansion`) and shrink (no
-/// `disable_job_shrink`); starting jobs is the other scheduler's.
+/// `disable_job_shrink`); starting jobs is the other scheduler's. A select
+/// plugin is loaded before slurmctld reads slurm.conf for good (and again
+/// on each reconfigure), so it cannot add what is missing: it refuses.
 pub fn check_answerer_parameters(params: Option<&str>) -> Result<(), String> {
-    check_parameters(params, &REQUIRED_PARAMETERS[1..])
-}
-
-/// What `params` lacks of `required`, or has that stops a shrink, said as the fix.
-fn check_parameters(params: Option<&str>, required: &[(&str, &str)]) -> Result<(), String> {
-    let tokens: Vec<&str> = params.unwrap_or("").split(',').map(str::trim).filter(|t| !t.is_empty()).collect();
-    let has = |want: &str| tokens.iter().any(|t| t.eq_ignore_ascii_case(want));
-    let required = required.iter().copied();
-    let missing: Vec<(&str, &str)> = required.filter(|(want, _)| !has(want)).collect();
-    let refused: Vec<&str> = tokens.iter().copied().filter(|t| t.eq_ignore_ascii_case("disable_job_shrink")).collect();
-    if missing.is_empty() && refused.is_empty() {
+    let missing = check_parameters(params, &REQUIRED_PARAMETERS[1..])?;
+    if missing.is_empty() {
         return Ok(());
     }
-    let mut why = Vec::new();
-    if !missing.is_empty() {
-        let names: Vec<&str> = missing.iter().map(|(w, _)| *w).collect();
-        let reasons: Vec<String> = missing.iter().map(|(w, r)| format!("without {w} {r}")).collect();
-        let with_power =
-            if missing.contains(&POWER_PARAMETER) { " with a PowerCorridor in malleable.conf" } else { "" };
-        why.push(format!("must contain {}{with_power} ({})", names.join(" and "), reasons.join("; ")));
+    let names: Vec<&str> = missing.iter().map(|(w, _)| *w).collect();
+    let reasons: Vec<String> = missing.iter().map(|(w, r)| format!("without {w} {r}")).collect();
+    Err(format!(
+        "SchedulerParameters in slurm.conf must contain {} ({}) (it is '{}'). Set: SchedulerParameters={}",
+        names.join(" and "),
+        reasons.join("; "),
+        params.unwrap_or(""),
+        tokens_of(params).into_iter().chain(names).collect::<Vec<_>>().join(",")
+    ))
+}
+
+/// SchedulerParameters' options, trimmed.
+fn tokens_of(params: Option<&str>) -> Vec<&str> {
+    params.unwrap_or("").split(',').map(str::trim).filter(|t| !t.is_empty()).collect()
+}
+
+/// What `params` lacks of `required`; an error, said as the fix, when it
+/// has what contradicts them: `disable_job_shrink` (the plugin shrinks
+/// running jobs), or a `sched_interval` other than the -1 required (Slurm
+/// reads the first, so adding ours after it would not do).
+fn check_parameters(params: Option<&str>, required: &[Needed]) -> Result<Vec<Needed>, String> {
+    let tokens = tokens_of(params);
+    let has = |want: &str| tokens.iter().any(|t| t.eq_ignore_ascii_case(want));
+    let key = |t: &str| t.split_once('=').map_or(t, |(k, _)| k).trim().to_ascii_lowercase();
+    let mut refused: Vec<String> = Vec::new();
+    if has("disable_job_shrink") {
+        refused.push("must not contain disable_job_shrink (the plugin shrinks running jobs)".into());
+    }
+    for (want, why) in required.iter().filter(|(w, _)| w.contains('=')) {
+        let own: Vec<&str> =
+            tokens.iter().copied().filter(|t| key(t) == key(want) && !t.eq_ignore_ascii_case(want)).collect();
+        if let Some(t) = own.first() {
+            refused.push(format!("has {t} where {want} is needed (otherwise {why})"));
+        }
     }
     if !refused.is_empty() {
-        why.push("must not contain disable_job_shrink (the plugin shrinks running jobs)".to_string());
+        let fixed: Vec<&str> = tokens
+            .iter()
+            .copied()
+            .filter(|t| !t.eq_ignore_ascii_case("disable_job_shrink"))
+            .filter(|t| !required.iter().any(|(w, _)| w.contains('=') && key(t) == key(w)))
+            .chain(required.iter().map(|(w, _)| *w).filter(|w| w.contains('=') || !has(w)))
+            .collect();
+        return Err(format!(
+            "SchedulerParameters in slurm.conf {} (it is '{}'). Set: SchedulerParameters={}",
+            refused.join(", and "),
+            params.unwrap_or(""),
+            fixed.join(",")
+        ));
     }
-    let fixed: Vec<&str> = tokens
-        .iter()
-        .copied()
-        .filter(|t| !t.eq_ignore_ascii_case("disable_job_shrink"))
-        .chain(missing.iter().map(|(w, _)| *w))
-        .collect();
-    Err(format!(
-        "SchedulerParameters in slurm.conf {} (it is '{}'). Set: SchedulerParameters={}",
-        why.join(", and "),
-        params.unwrap_or(""),
-        fixed.join(",")
-    ))
+    Ok(required.iter().copied().filter(|(want, _)| !has(want)).collect())
 }
 
 #[cfg(test)]
@@ -139,14 +181,23 @@ mod tests {
         malleable_core::REGISTRY.iter().copied().find(|s| s.name == name).unwrap()
     }
 
+    /// The options of `missing`, as the plugin adds them.
+    fn names(missing: Vec<Needed>) -> Vec<&'static str> {
+        missing.into_iter().map(|(w, _)| w).collect()
+    }
+
     #[test]
     fn a_strategy_that_shares_cores_needs_cons_tres_and_task_drom() {
         let sd = info("sd-policy");
         let params = Some("sched_interval=-1,defer,permit_job_expansion");
-        assert!(check_core_sharing(sd, Some("select/cons_tres"), Some("task/affinity,task/drom"), params).is_ok());
-        assert!(check_core_sharing(sd, Some("select/cons_tres"), Some("drom"), params).is_ok());
-        let e = check_core_sharing(sd, Some("select/cons_tres"), Some("drom"), Some("sched_interval=-1")).unwrap_err();
-        assert!(e.contains("defer"), "{e}");
+        assert_eq!(
+            check_core_sharing(sd, Some("select/cons_tres"), Some("task/affinity,task/drom"), params),
+            Ok(vec![])
+        );
+        assert_eq!(check_core_sharing(sd, Some("select/cons_tres"), Some("drom"), params), Ok(vec![]));
+        let missing =
+            check_core_sharing(sd, Some("select/cons_tres"), Some("drom"), Some("sched_interval=-1")).unwrap();
+        assert_eq!(names(missing), ["defer"]);
         let e = check_core_sharing(sd, Some("select/linear"), Some("task/drom"), params).unwrap_err();
         assert!(
             e.starts_with(
@@ -159,40 +210,55 @@ mod tests {
         assert!(e.contains("needs task/drom in slurm.conf's TaskPlugin (it has task/none)"), "{e}");
         // A strategy that shares nothing needs neither.
         let easy = info("easy");
-        assert!(check_core_sharing(easy, Some("select/linear"), None, None).is_ok());
+        assert_eq!(check_core_sharing(easy, Some("select/linear"), None, None), Ok(vec![]));
     }
 
     #[test]
-    fn scheduler_parameters_must_hand_over_scheduling_and_permit_resizing() {
+    fn what_scheduler_parameters_lack_is_added_and_what_contradicts_them_refused() {
         let check = |p: Option<&str>| check_scheduler_parameters(p, false);
-        assert!(check(Some("sched_interval=-1,permit_job_expansion")).is_ok());
-        assert!(check(Some("defer,sched_interval=-1,permit_job_expansion")).is_ok());
-        assert!(check(Some("bf_interval=30, sched_interval=-1 ,defer,permit_job_expansion")).is_ok());
-        let e = check(Some("defer")).unwrap_err();
+        assert_eq!(check(Some("sched_interval=-1,permit_job_expansion")), Ok(vec![]));
+        assert_eq!(check(Some("defer,sched_interval=-1,permit_job_expansion")), Ok(vec![]));
+        assert_eq!(check(Some("bf_interval=30, sched_interval=-1 ,defer,permit_job_expansion")), Ok(vec![]));
+        assert_eq!(names(check(Some("defer")).unwrap()), ["sched_interval=-1", "permit_job_expansion"]);
+        assert_eq!(names(check(None).unwrap()), ["sched_interval=-1", "permit_job_expansion"]);
+        assert_eq!(names(check(Some("SCHED_INTERVAL=-1")).unwrap()), ["permit_job_expansion"], "any case, as Slurm");
+        let missing = check(Some("defer")).unwrap();
+        let w = parameters_added(Some("defer"), &missing, "defer,sched_interval=-1,permit_job_expansion");
         assert!(
-            e.contains("must contain sched_interval=-1 and permit_job_expansion")
-                && e.contains("Set: SchedulerParameters=defer,sched_interval=-1,permit_job_expansion"),
+            w.starts_with("SchedulerParameters in slurm.conf lacks sched_interval=-1 and permit_job_expansion ("),
+            "{w}"
+        );
+        assert!(w.contains("without permit_job_expansion slurmctld refuses to grow a running job"), "{w}");
+        assert!(
+            w.contains(
+                "it is 'defer'): sched/malleable adds them, so slurmctld runs with \
+                            SchedulerParameters=defer,sched_interval=-1,permit_job_expansion;"
+            ),
+            "{w}"
+        );
+        // A scheduler interval of its own: Slurm reads the first, so none is added.
+        let e = check(Some("sched_interval=-10,permit_job_expansion")).unwrap_err();
+        assert!(
+            e.contains("has sched_interval=-10 where sched_interval=-1 is needed (otherwise slurmctld's periodic"),
             "{e}"
         );
-        assert!(e.contains("without permit_job_expansion slurmctld refuses to grow a running job"), "{e}");
-        let e = check(None).unwrap_err();
-        assert!(e.contains("must contain sched_interval=-1 and permit_job_expansion ("), "{e}");
-        assert!(check(Some("sched_interval=-10,permit_job_expansion")).is_err());
+        assert!(e.ends_with("Set: SchedulerParameters=permit_job_expansion,sched_interval=-1"), "{e}");
         let e = check(Some("sched_interval=-1,permit_job_expansion,disable_job_shrink")).unwrap_err();
         assert!(e.contains("must not contain disable_job_shrink"), "{e}");
+        assert!(e.ends_with("Set: SchedulerParameters=permit_job_expansion,sched_interval=-1"), "{e}");
+        let e = check(Some("disable_job_shrink")).unwrap_err();
         assert!(e.ends_with("Set: SchedulerParameters=sched_interval=-1,permit_job_expansion"), "{e}");
     }
 
     #[test]
     fn a_power_corridor_needs_defer() {
         let check = |p: Option<&str>| check_scheduler_parameters(p, true);
-        assert!(check(Some("defer,sched_interval=-1,permit_job_expansion")).is_ok());
-        let e = check(Some("sched_interval=-1,permit_job_expansion")).unwrap_err();
-        assert!(e.contains("must contain defer with a PowerCorridor in malleable.conf"), "{e}");
-        assert!(e.contains("at submit without asking the power budget"), "{e}");
-        assert!(e.ends_with("Set: SchedulerParameters=sched_interval=-1,permit_job_expansion,defer"), "{e}");
+        assert_eq!(check(Some("defer,sched_interval=-1,permit_job_expansion")), Ok(vec![]));
+        let missing = check(Some("sched_interval=-1,permit_job_expansion")).unwrap();
+        assert_eq!(names(missing.clone()), ["defer"]);
+        let w = parameters_added(None, &missing, "defer");
+        assert!(w.contains("lacks defer (without defer slurmctld would start srun and salloc jobs at submit without asking the power budget"), "{w}");
         // "defer" must be its own option, not part of another one.
-        let e = check(Some("sched_interval=-1,nodeferral,permit_job_expansion")).unwrap_err();
-        assert!(e.contains("must contain defer"), "{e}");
+        assert_eq!(names(check(Some("sched_interval=-1,nodeferral,permit_job_expansion")).unwrap()), ["defer"]);
     }
 }

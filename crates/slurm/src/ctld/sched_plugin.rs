@@ -49,6 +49,30 @@ impl PluginContext {
         unsafe { crate::common::cstr::cstr_to_string(std::ptr::addr_of!(sys::slurm_conf.sched_params).read()) }
     }
 
+    /// Append `options` to `SchedulerParameters`, as if slurm.conf had
+    /// them, and return what it is now. slurmctld reads its scheduler's
+    /// options from this string again whenever `last_update` moves, which
+    /// this moves; `scontrol show config` shows the string. Only for a
+    /// scheduler plugin: its init runs inside read_slurm_conf after
+    /// slurm.conf is read (a select plugin's runs before, and would lose it).
+    pub fn add_scheduler_parameters(&self, options: &[&str]) -> String {
+        let old = self.scheduler_parameters().filter(|p| !p.trim().is_empty());
+        let now = old.into_iter().chain(options.iter().map(|o| o.to_string())).collect::<Vec<_>>().join(",");
+        let text = crate::common::cstr::c_text(&now);
+        let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        // SAFETY: init and reconfig run inside read_slurm_conf, which holds
+        // slurmctld's config write lock (at startup, before any thread that
+        // reads slurm_conf); sched_params is NULL or xmalloc'd (xfree takes
+        // both and NULLs it), and xstrdup gives the xmalloc'd copy
+        // slurmctld frees when it next reads slurm.conf.
+        unsafe {
+            sys::slurm_xfree(std::ptr::addr_of_mut!(sys::slurm_conf.sched_params).cast());
+            std::ptr::addr_of_mut!(sys::slurm_conf.sched_params).write(sys::xstrdup(text.as_ptr()));
+            std::ptr::addr_of_mut!(sys::slurm_conf.last_update).write(stamp as sys::time_t);
+        }
+        now
+    }
+
     /// The path of a configuration file that sits beside slurm.conf.
     pub fn conf_path(&self, file: &str) -> PathBuf {
         let name = crate::common::cstr::c_text(file);
