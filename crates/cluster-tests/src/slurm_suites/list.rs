@@ -37,6 +37,12 @@ pub enum Mark {
     Auto(bool),
     /// As `Auto`, on the clusters with accounting.
     AutoDbd,
+    /// Run by full runs only, in local-config mode but one side after the
+    /// other, both clusters up: a test that uses a fixed path of the node
+    /// it runs on, which both sides' nodes share on this one host.
+    Alone,
+    /// As `Alone`, on the clusters with accounting.
+    AloneDbd,
     /// Never run here, for this reason.
     Out(String),
 }
@@ -62,19 +68,24 @@ impl Entry {
     pub fn runs(&self, short: bool) -> bool {
         match self.mark {
             Mark::Short | Mark::Auto(true) => true,
-            Mark::Run | Mark::Dbd | Mark::Auto(false) | Mark::AutoDbd => !short,
+            Mark::Run | Mark::Dbd | Mark::Auto(false) | Mark::AutoDbd | Mark::Alone | Mark::AloneDbd => !short,
             Mark::Out(_) => false,
         }
     }
 
     /// Whether it runs on the clusters with accounting.
     pub fn accounting(&self) -> bool {
-        matches!(self.mark, Mark::Dbd | Mark::AutoDbd)
+        matches!(self.mark, Mark::Dbd | Mark::AutoDbd | Mark::AloneDbd)
     }
 
     /// Whether it runs in the python suite's auto-config mode.
     pub fn auto_config(&self) -> bool {
         matches!(self.mark, Mark::Auto(_) | Mark::AutoDbd)
+    }
+
+    /// Whether the sides take turns at it (auto-config mode, or `alone`).
+    pub fn in_turns(&self) -> bool {
+        self.auto_config() || matches!(self.mark, Mark::Alone | Mark::AloneDbd)
     }
 }
 
@@ -105,14 +116,16 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Entry>> {
             (Some("auto"), true) => Mark::Auto(false),
             (Some("auto-short"), true) => Mark::Auto(true),
             (Some("auto-dbd"), true) => Mark::AutoDbd,
+            (Some("alone"), true) => Mark::Alone,
+            (Some("alone-dbd"), true) => Mark::AloneDbd,
             (Some("out"), false) => Mark::Out(rest),
             (Some("out"), true) => return Err(format!("{}: {test} is out without a reason", at())),
-            (Some(m @ ("short" | "run" | "dbd" | "auto" | "auto-short" | "auto-dbd")), false) => {
+            (Some(m @ ("short" | "run" | "dbd" | "auto" | "auto-short" | "auto-dbd" | "alone" | "alone-dbd")), false) => {
                 return Err(format!("{}: {test}: text after '{m}': only an out line has a reason", at()))
             }
             (other, _) => {
                 return Err(format!(
-                    "{}: {test}: mark {other:?}: expected short, run, dbd, auto, auto-short, auto-dbd or out",
+                    "{}: {test}: mark {other:?}: expected short, run, dbd, auto, auto-short, auto-dbd, alone, alone-dbd or out",
                     at()
                 ))
             }
@@ -147,13 +160,16 @@ mod tests {
         let text =
             "# a comment\n\npython  tests/a.py  short\nexpect test1.2 run\nexpect  test2.*  out  needs   slurmdbd\n\
              expect test21.1 dbd\npython tests/b.py auto\npython tests/c.py auto-dbd\n\
-                    python tests/d.py auto-short\n";
+                    python tests/d.py auto-short\nexpect test14.9 alone\nexpect test14.10 alone-dbd\n";
         let e = parse(text, "l").unwrap();
-        assert_eq!(e.len(), 7);
+        assert_eq!(e.len(), 9);
         assert!(e[6].auto_config() && !e[6].accounting() && e[6].runs(true));
         assert!(e[4].auto_config() && !e[4].accounting() && !e[4].runs(true) && e[4].runs(false));
         assert!(e[5].auto_config() && e[5].accounting() && e[3].accounting() && !e[3].auto_config());
         assert_eq!(e[3].mark, Mark::Dbd);
+        assert!(e[7].in_turns() && !e[7].auto_config() && !e[7].accounting() && !e[7].runs(true) && e[7].runs(false));
+        assert!(e[6].in_turns() && !e[3].in_turns());
+        assert!(e[8].in_turns() && e[8].accounting() && !e[8].auto_config() && !e[8].runs(true));
         assert!(!e[3].runs(true) && e[3].runs(false));
         assert_eq!((e[0].kind, e[0].test.as_str(), &e[0].mark), (Kind::Python, "tests/a.py", &Mark::Short));
         assert_eq!(e[2].mark, Mark::Out("needs slurmdbd".into()));
@@ -167,7 +183,7 @@ mod tests {
         assert_eq!(err("perl t.pl run\n"), "l:1: kind Some(\"perl\"): expected python or expect");
         assert_eq!(
             err("expect test1.1 maybe\n"),
-            "l:1: test1.1: mark Some(\"maybe\"): expected short, run, dbd, auto, auto-short, auto-dbd or out"
+            "l:1: test1.1: mark Some(\"maybe\"): expected short, run, dbd, auto, auto-short, auto-dbd, alone, alone-dbd or out"
         );
         assert_eq!(
             err("expect test1.1 run because\n"),

@@ -188,7 +188,8 @@ fn run_pair(
         Side::new(LABELS[0], names[0], Cluster::up(stock)?, source, work)?,
         Side::new(LABELS[1], names[1], Cluster::up(ours)?, source, work)?,
     ];
-    let (auto, local): (Vec<&Entry>, Vec<&Entry>) = tests.iter().partition(|e| e.auto_config());
+    let (in_turns, local): (Vec<&Entry>, Vec<&Entry>) = tests.iter().partition(|e| e.in_turns());
+    let (auto, alone): (Vec<&Entry>, Vec<&Entry>) = in_turns.into_iter().partition(|e| e.auto_config());
     let results: Vec<Result<BTreeMap<String, Outcome>>> = std::thread::scope(|scope| {
         let handles: Vec<_> =
             sides.iter().map(|side| scope.spawn(|| run_side(side, &local, &out.join(side.name)))).collect();
@@ -197,6 +198,14 @@ fn run_pair(
     let mut by_side = [BTreeMap::new(), BTreeMap::new()];
     for ((side, r), all) in sides.iter().zip(results).zip(by_side.iter_mut()) {
         *all = r.map_err(|e| format!("{}: {e}", side.label))?;
+    }
+    if !alone.is_empty() {
+        println!("slurm-tests: {} tests one side after the other", alone.len());
+        for (side, all) in sides.iter().zip(by_side.iter_mut()) {
+            let mut dir = out.join(side.name).into_os_string();
+            dir.push("-alone");
+            all.extend(run_side(side, &alone, Path::new(&dir)).map_err(|e| format!("{}: {e}", side.label))?);
+        }
     }
     if !auto.is_empty() {
         println!("slurm-tests: {} files in auto-config mode, one side after the other", auto.len());
