@@ -326,6 +326,9 @@ const CTLD: Allow = Allow {
         "job_states",
         "job_state_reason",
         "node_states",
+        // A dependency (its type: aftercorr splits a waiting array).
+        "depend_spec_t",
+        "slurm_depend_types_t",
     ],
     functions: &[
         "lock_slurmctld",
@@ -340,6 +343,13 @@ const CTLD: Allow = Allow {
         "job_limits_check",
         "deadline_ok",
         "job_array_start_test",
+        // A waiting array with an aftercorr dependency split into tasks,
+        // as slurmctld's build_job_queue does (22.05: (job); 24.11: (job,
+        // list_add)), and 24.11's setter of a job's state.
+        "job_array_split",
+        "job_array_post_sched",
+        "num_pending_job_array_tasks",
+        "job_state_set",
         "valid_feature_counts",
         "find_job_record",
         "find_part_record",
@@ -414,6 +424,7 @@ const DAEMONS: Allow = Allow {
         "slurm_bit_test",
         "bit_size",
         "bit_set_count",
+        "bit_ffs",
         "bit_not",
         "bit_or",
         "bit_copy",

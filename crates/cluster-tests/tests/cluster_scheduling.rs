@@ -1,10 +1,11 @@
 //! On a real cluster: jobs start and complete, and every start goes through
-//! sched/malleable (batch scripts and srun allocations alike); and EASY's
-//! behaviour with a blocked head job.
+//! sched/malleable (batch scripts and srun allocations alike); EASY's
+//! behaviour with a blocked head job; an aftercorr array split into tasks.
 
 use std::time::Duration;
 
-use cluster_tests::{srun, start_lines, up, wait_child};
+use cluster_tests::{show_field, srun, start_lines, up, wait_child};
+use testcluster::process::output;
 
 #[test]
 #[ignore = "needs a real cluster: cargo xtask test"]
@@ -80,4 +81,41 @@ fn easy_backfills_only_jobs_that_do_not_delay_the_head() {
     assert!(cj.start < b.start, "C ({:?}) should start before B ({:?})", cj.start, b.start);
     assert!(b.start >= a.end, "B starts when A's nodes come back");
     assert!(d.start >= b.end, "D ran after B (B holds every node), D {:?} B end {:?}", d.start, b.end);
+}
+
+/// An array waiting on another's corresponding tasks (`--depend=aftercorr`)
+/// is split into task records, as slurmctld's own queue building splits
+/// it, so a task whose corresponding task was cancelled shows
+/// DependencyNeverSatisfied alone while its sibling waits on (Slurm's
+/// test37.17). Before, the array stayed one record, waiting on both.
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn an_aftercorr_array_task_fails_alone_with_its_corresponding_task() {
+    let c = up("t-aftercorr", 2);
+    let show = |task: &str| output(c.cmd("scontrol").args(["show", "job", task])).unwrap_or_default();
+    let first = c.sbatch(&["--array=1-2", "-t", "2", "--wrap", "sleep 120"]).unwrap();
+    testcluster::wait::until("both tasks of the first array running", Duration::from_secs(30), || {
+        let both = ["1", "2"].iter().all(|t| show_field(&show(&format!("{first}_{t}")), "JobState") == "RUNNING");
+        Ok(both.then_some(()))
+    })
+    .unwrap();
+    let after = format!("--depend=aftercorr:{first}");
+    let second = c.sbatch(&["--array=1-2", &after, "-t", "1", "--wrap", "true"]).unwrap();
+    let _ = c.cmd("scancel").arg(format!("{first}_1")).status();
+    let reason = |t: &str| show_field(&show(&format!("{second}_{t}")), "Reason");
+    testcluster::wait::until("the second array's task 1 to fail its dependency", Duration::from_secs(30), || {
+        let r = reason("1");
+        if r == "DependencyNeverSatisfied" {
+            Ok(Some(()))
+        } else {
+            Err(format!("{second}_1: Reason={r}"))
+        }
+    })
+    .unwrap();
+    let task2 = show(&format!("{second}_2"));
+    assert_eq!(show_field(&task2, "Reason"), "Dependency", "{task2}");
+    assert_eq!(show_field(&task2, "Dependency"), format!("aftercorr:{first}_*(unfulfilled)"), "{task2}");
+    let log = c.ctld_log();
+    assert!(log.contains(&format!("JobId={second}: tasks split off as JobIds [")), "{log}");
+    let _ = c.cmd("scancel").args([first.to_string(), second.to_string()]).status();
 }

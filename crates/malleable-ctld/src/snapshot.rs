@@ -144,10 +144,15 @@ pub fn take(
     let mut young = FxHashMap::default();
     let read_at = Instant::now();
     known.begin_walk();
+    // Waiting arrays with an aftercorr dependency, split after the walk.
+    let mut correspond = Vec::new();
     for job in jobs {
         if job.is_pending() {
             // Held or not, as slurmctld's own queue building does it.
             guard.tend_waiting(&job);
+            if job.is_unsplit_correspond_array() {
+                correspond.push(job);
+            }
         }
         let JobOptions { options, submitted } = known.of(&job);
         let submitted = *submitted;
@@ -328,6 +333,20 @@ pub fn take(
         }
     }
     known.end_walk();
+    // As slurmctld's queue building: each task of such an array waits on its
+    // corresponding task as a record of its own (one whose task failed then
+    // shows DependencyNeverSatisfied alone), read as such from the next pass.
+    if !correspond.is_empty() {
+        let limit = guard.correspond_after_task_cnt();
+        for job in correspond {
+            // The array's own id: the record a task is split from gets the task's.
+            let array = job.id();
+            let split = guard.split_correspond_array(&job, limit);
+            if !split.is_empty() {
+                log::info!("JobId={array}: tasks split off as JobIds {split:?} for their aftercorr dependency");
+            }
+        }
+    }
     if guard.preemption_enabled() {
         who_may_preempt(guard, &mut pending);
     }

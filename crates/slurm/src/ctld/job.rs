@@ -352,6 +352,38 @@ impl<'g> JobView<'g> {
         }
     }
 
+    /// A waiting array's record of the tasks not yet split off, with an
+    /// `aftercorr` dependency. slurmctld's own queue building
+    /// (build_job_queue) splits such an array into task records, each then
+    /// waiting on its corresponding task (one that fails fails it alone);
+    /// [`LockGuard::split_correspond_array`](crate::ctld::LockGuard) does
+    /// it under sched/malleable, which builds no such queue.
+    pub fn is_unsplit_correspond_array(&self) -> bool {
+        let rec = self.rec();
+        let Some(details) = self.details() else { return false };
+        // SAFETY: array_recs is NULL or owned by the record; depend_list is
+        // NULL or a list of depend_spec_t owned by its details; both only
+        // read, under the job lock the guard holds.
+        unsafe {
+            let Some(array) = rec.array_recs.as_ref() else { return false };
+            if array.task_id_bitmap.is_null() || rec.array_task_id != sys::NO_VAL || details.depend_list.is_null() {
+                return false;
+            }
+            let it = sys::list_iterator_create(details.depend_list);
+            let mut found = false;
+            loop {
+                let d = sys::list_next(it).cast::<sys::depend_spec_t>();
+                let Some(d) = d.as_ref() else { break };
+                if u32::from(d.depend_type) == sys::slurm_depend_types_t_SLURM_DEPEND_AFTER_CORRESPOND {
+                    found = true;
+                    break;
+                }
+            }
+            sys::list_iterator_destroy(it);
+            found
+        }
+    }
+
     /// The partition it runs in (or, waiting, its first).
     pub fn partition_record(&self) -> Option<JobPartition<'g>> {
         // SAFETY: part_ptr is NULL or a live partition record.

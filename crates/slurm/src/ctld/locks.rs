@@ -405,6 +405,78 @@ impl<L: WritesJobs> LockGuard<L> {
         }
     }
 
+    /// Split `job` (see [`JobView::is_unsplit_correspond_array`]) into
+    /// records of its waiting tasks, lowest first, as slurmctld's
+    /// build_job_queue does, until `limit` of the array's tasks wait as
+    /// records of their own (SchedulerParameters' correspond_after_task_cnt,
+    /// [`LockGuard::correspond_after_task_cnt`]); its last task takes the
+    /// record itself. The ids of the tasks split off (the record split from
+    /// takes a new id: the array's stays with the rest). (A federation's remote
+    /// dependencies of a last task are not sent on: no federation here.)
+    pub fn split_correspond_array(&self, job: &JobView<'_>, limit: u32) -> Vec<u32> {
+        let mut ptr = job.as_ptr();
+        let mut split = Vec::new();
+        // SAFETY: `ptr` is a live waiting array record under our job write
+        // lock, which job_array_split and job_array_post_sched need (they
+        // copy the record and add the copy to job_list, which no iterator
+        // of ours walks meanwhile: the caller has finished its walk);
+        // array_recs and the new record are checked for NULL before use.
+        unsafe {
+            loop {
+                let rec = &mut *ptr;
+                let Some(array) = rec.array_recs.as_ref() else { break };
+                if array.task_cnt < 1 || array.task_id_bitmap.is_null() {
+                    break;
+                }
+                let waiting = (self.ctld.num_pending_job_array_tasks)(rec.array_job_id);
+                if u32::try_from(waiting).unwrap_or(0) >= limit {
+                    break;
+                }
+                let Ok(first) = u32::try_from(sys::bit_ffs(array.task_id_bitmap)) else { break };
+                rec.array_task_id = first;
+                if array.task_cnt == 1 {
+                    #[cfg(not(slurm_since_24_11))]
+                    (self.ctld.job_array_post_sched)(ptr);
+                    #[cfg(slurm_since_24_11)]
+                    (self.ctld.job_array_post_sched)(ptr, true);
+                    split.push(rec.job_id);
+                    break;
+                }
+                #[cfg(not(slurm_since_24_11))]
+                let rest = (self.ctld.job_array_split)(ptr);
+                #[cfg(slurm_since_24_11)]
+                let rest = (self.ctld.job_array_split)(ptr, true);
+                let Some(rest) = rest.as_mut() else { break };
+                split.push(rec.job_id);
+                // What is left of the array waits, as build_job_queue leaves it.
+                #[cfg(not(slurm_since_24_11))]
+                {
+                    rest.job_state = sys::job_states_JOB_PENDING;
+                }
+                #[cfg(slurm_since_24_11)]
+                (self.ctld.job_state_set)(rest, sys::job_states_JOB_PENDING);
+                rest.start_time = 0;
+                ptr = rest;
+            }
+        }
+        split
+    }
+
+    /// How many of an aftercorr array's tasks may wait as records of their
+    /// own: SchedulerParameters' correspond_after_task_cnt, 10 by default
+    /// (job_scheduler.c's CORRESPOND_ARRAY_TASK_CNT).
+    pub fn correspond_after_task_cnt(&self) -> u32 {
+        // SAFETY: sched_params is NULL or a string slurm_conf owns, read
+        // under the config read lock Scheduling holds.
+        let params =
+            unsafe { crate::common::cstr::cstr_to_string(std::ptr::addr_of!(sys::slurm_conf.sched_params).read()) };
+        params
+            .unwrap_or_default()
+            .split(',')
+            .find_map(|o| o.trim().strip_prefix("correspond_after_task_cnt=")?.parse().ok())
+            .unwrap_or(10)
+    }
+
     /// True if the job's dependencies are met and nothing else holds it back
     /// (slurmctld's job_independent, which also updates the job's reason).
     pub fn job_is_independent(&self, job: &JobView<'_>) -> bool {

@@ -83,6 +83,18 @@ type AccrueFn = unsafe extern "C" fn(*mut sys::job_record_t, bool) -> libc::c_in
 /// job_fail_qos(job, func_name, assoc_locked): Reason InvalidQOS for a waiting job.
 type JobFailQosFn = unsafe extern "C" fn(*mut sys::job_record_t, *const libc::c_char, bool) -> libc::c_int;
 
+/// job_array_split and job_array_post_sched: 22.05's take the job; 24.11's
+/// also whether to add a new record to job_list themselves.
+#[cfg(not(slurm_since_24_11))]
+type ArraySplitFn = unsafe extern "C" fn(*mut sys::job_record_t) -> *mut sys::job_record_t;
+#[cfg(slurm_since_24_11)]
+type ArraySplitFn = unsafe extern "C" fn(*mut sys::job_record_t, bool) -> *mut sys::job_record_t;
+/// num_pending_job_array_tasks(array_job_id).
+type PendingTasksFn = unsafe extern "C" fn(u32) -> libc::c_int;
+/// 24.11's job_state_set(job, state), which keeps slurmctld's counts of states.
+#[cfg(slurm_since_24_11)]
+type JobStateSetFn = unsafe extern "C" fn(*mut sys::job_record_t, u32);
+
 /// Handles on slurmctld's internals. Obtain it with [`Slurmctld::get`].
 pub struct Slurmctld {
     pub(crate) job_list: *mut sys::List,
@@ -111,6 +123,11 @@ pub struct Slurmctld {
     pub(crate) job_limits_check: JobLimitsCheckFn,
     pub(crate) deadline_ok: DeadlineOkFn,
     pub(crate) job_array_start_test: JobTestFn,
+    pub(crate) job_array_split: ArraySplitFn,
+    pub(crate) job_array_post_sched: ArraySplitFn,
+    pub(crate) num_pending_job_array_tasks: PendingTasksFn,
+    #[cfg(slurm_since_24_11)]
+    pub(crate) job_state_set: JobStateSetFn,
     pub(crate) valid_feature_counts: ValidFeatureCountsFn,
     /// AccountingStorageEnforce as flags (ACCOUNTING_ENFORCE_*).
     pub(crate) accounting_enforce: *const u16,
@@ -214,6 +231,17 @@ impl Slurmctld {
                     job_array_start_test: std::mem::transmute::<*mut libc::c_void, JobTestFn>(symbol(
                         c"job_array_start_test",
                     )?),
+                    job_array_split: std::mem::transmute::<*mut libc::c_void, ArraySplitFn>(symbol(
+                        c"job_array_split",
+                    )?),
+                    job_array_post_sched: std::mem::transmute::<*mut libc::c_void, ArraySplitFn>(symbol(
+                        c"job_array_post_sched",
+                    )?),
+                    num_pending_job_array_tasks: std::mem::transmute::<*mut libc::c_void, PendingTasksFn>(symbol(
+                        c"num_pending_job_array_tasks",
+                    )?),
+                    #[cfg(slurm_since_24_11)]
+                    job_state_set: std::mem::transmute::<*mut libc::c_void, JobStateSetFn>(symbol(c"job_state_set")?),
                     valid_feature_counts: std::mem::transmute::<*mut libc::c_void, ValidFeatureCountsFn>(symbol(
                         c"valid_feature_counts",
                     )?),
