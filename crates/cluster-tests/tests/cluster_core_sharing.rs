@@ -127,7 +127,7 @@ fn a_job_started_on_mates_cores_and_its_mate_each_run_on_their_own_cpus() {
 
     // B needs both nodes for 2 minutes: waiting for A would end it after
     // 12 minutes, on half of A's cores it ends within 4; A's predicted
-    // slowdown stays below MaxSlowdown=5. SD-Policy starts it on A's cores.
+    // slowdown, 1.2, stays below MaxSlowdown=2. SD-Policy starts it on A's cores.
     let b = submit(&c, "B", "2", &[]);
     let started = c.wait_job(b, "running on A's cores", Duration::from_secs(30), |j| j.state == "RUNNING").unwrap();
     let record = job_field(&c, b, "SystemComment");

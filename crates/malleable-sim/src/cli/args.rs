@@ -56,8 +56,9 @@ impl Shared {
 
 #[derive(Args)]
 pub(super) struct SweepArgs {
-    /// esp | swf:PATH | synthetic:JOBS | lublin:JOBS:NODES:CORES (the Lublin-Feitelson
-    /// model on NODES nodes of CORES processors, jobs asking whole nodes)
+    /// esp | swf:PATH | synthetic:JOBS | lublin:JOBS:NODES:CORES[:maxprocs=N][:rate=F] (the
+    /// Lublin-Feitelson model on NODES nodes of CORES processors, jobs asking whole nodes;
+    /// sizes drawn as for N processors, jobs arriving F times as often)
     #[arg(long, default_value = "esp")]
     pub(super) workload: String,
     #[command(flatten)]
@@ -83,8 +84,9 @@ pub(super) struct SweepArgs {
 #[derive(Args, Clone)]
 pub(super) struct Common {
     /// esp | mpdata (Iserte et al. 2025's 30 MPDATA jobs on 31 nodes) | swf:PATH |
-    /// synthetic:JOBS | lublin:JOBS:NODES:CORES (the Lublin-Feitelson model on NODES nodes
-    /// of CORES processors, jobs asking whole nodes) | power-corridor (Chadha et al. 2020's
+    /// synthetic:JOBS | lublin:JOBS:NODES:CORES[:maxprocs=N][:rate=F] (the Lublin-Feitelson
+    /// model on NODES nodes of CORES processors, jobs asking whole nodes; sizes drawn as for
+    /// N processors, jobs arriving F times as often) | power-corridor (Chadha et al. 2020's
     /// Table II scenario) | cpu-gpu-esp (Soner and Ozturan's 458 jobs on 1,024 nodes of 8
     /// cores and 2 GPUs, asking for cores) | cpu-gpu-esp-ragged (their Table 7 sizes)
     #[arg(long)]

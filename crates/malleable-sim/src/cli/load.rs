@@ -64,18 +64,19 @@ pub(super) fn load_workload(
             })?;
         Ok(synthetic(jobs, nodes.unwrap_or(5_000), SYNTHETIC_LOAD, fraction, seed))
     } else if workload.starts_with("lublin:") {
-        let spec = lublin::parse_spec(workload)?;
+        let lublin_workload = lublin::parse(workload)?;
+        let spec = lublin_workload.spec;
         match nodes {
             Some(n) if n != spec.nodes as usize => Err(format!(
                 "--nodes {n} not allowed with --workload '{workload}': its NODES, {}, is the machine",
                 spec.nodes
             )),
-            _ => Ok(lublin(spec, fraction, seed, arrival_scale)),
+            _ => Ok(lublin(lublin_workload, fraction, seed, arrival_scale)),
         }
     } else {
         Err(format!(
             "--workload '{workload}' not allowed: esp | mpdata | swf:PATH | synthetic:JOBS | \
-             lublin:JOBS:NODES:CORES | power-corridor | cpu-gpu-esp | cpu-gpu-esp-ragged"
+             lublin:JOBS:NODES:CORES[:maxprocs=N][:rate=F] | power-corridor | cpu-gpu-esp | cpu-gpu-esp-ragged"
         ))
     }
 }

@@ -1,4 +1,4 @@
-//! The Lublin-Feitelson workload model (`--workload lublin:JOBS:NODES:CORES`): any
+//! The Lublin-Feitelson workload model (`--workload lublin:JOBS:NODES:CORES[:maxprocs=N][:rate=F]`): any
 //! number of rigid jobs for any machine, drawn from a seed. It stands in for the Cirne-model
 //! workloads of the SD-Policy evaluation on W1 (1,024 nodes x 48 cores) and for RICC's
 //! machine (1,024 nodes x 8 cores).
@@ -47,6 +47,19 @@
 //! [`generate`] gives [`LublinJob`]s on a machine of `NODES * CORES` processors. The
 //! simulator does not model cores yet, so [`lublin`] turns each into a whole-node
 //! [`JobSpec`] asking ceil(procs / CORES) nodes.
+//!
+//! # A site's shape: `maxprocs=N`, `rate=F`
+//! On 1,024 x 8 the model's largest power of two is the whole machine, and some 150 jobs in
+//! 10,000 ask all of it; RICC's own trace, which the SD-Policy paper ran, had none above
+//! 72 nodes (576 processors). `lublin:JOBS:NODES:CORES:maxprocs=N` draws the sizes as the
+//! program would for a machine of N processors (its `UHi` = log2(N), `UMed` = `UHi` - 2.5:
+//! what its header asks of whoever runs it on another machine), so none is above N, and
+//! places them on NODES x CORES. Smaller jobs offer a smaller load for the same arrivals
+//! (the model's arrivals do not depend on the machine): `rate=F` has jobs arrive F times as
+//! often, by dividing each rush-hour gap by F, so the day keeps its cycle (the program's
+//! advice for another load is a shorter rush-hour gap). `lublin:10000:1024:8:maxprocs=576:rate=14.5`
+//! offers on seeds 1 to 20 the load `lublin:10000:1024:8` does, within -6% to +3% a seed.
+//! Neither option changes a workload without it.
 
 use rand::Rng;
 use rand::SeedableRng;
@@ -182,7 +195,15 @@ pub struct LublinJob {
 
 /// `jobs` jobs on a machine of `procs` processors with `params`, all drawn from `seed`.
 pub fn generate(jobs: usize, procs: u32, params: &Params, seed: u64) -> Vec<LublinJob> {
-    let mut model = Model::new(procs.max(1), params, seed);
+    generate_at(jobs, procs, params, seed, 1.0)
+}
+
+/// [`generate`] with jobs arriving `rate` times as often: each gap, drawn in rush-hour
+/// seconds, is divided by `rate` before the daily cycle spends it, so the day keeps its
+/// 24 hours and its shape (the program's advice for another load: a shorter rush-hour
+/// gap). The draws are [`generate`]'s, so at 1 the jobs are its to the second.
+pub fn generate_at(jobs: usize, procs: u32, params: &Params, seed: u64, rate: f64) -> Vec<LublinJob> {
+    let mut model = Model::new(procs.max(1), params, seed, rate);
     (0..jobs).map(|_| model.next_job()).collect()
 }
 
@@ -193,8 +214,11 @@ pub fn generate(jobs: usize, procs: u32, params: &Params, seed: u64) -> Vec<Lubl
 /// model's arrival rate does not depend on the machine, so a big machine gets a light load
 /// unless its arrivals are compressed, as SD-Policy's authors scaled theirs "to the
 /// considered system size".
-pub fn lublin(spec: LublinSpec, malleable_fraction: f64, seed: u64, arrival_scale: f64) -> Workload {
-    let jobs = generate(spec.jobs, spec.procs(), &WHOLE_SAMPLE, seed);
+pub fn lublin(workload: impl Into<LublinWorkload>, malleable_fraction: f64, seed: u64, arrival_scale: f64) -> Workload {
+    let workload = workload.into();
+    let spec = workload.spec;
+    let procs = workload.max_procs.unwrap_or(spec.procs());
+    let jobs = generate_at(spec.jobs, procs, &WHOLE_SAMPLE, seed, workload.rate.unwrap_or(1.0));
     let mut specs: Vec<JobSpec> =
         jobs.iter().enumerate().map(|(i, job)| job_spec(i as u32 + 1, job, spec.cores)).collect();
     for j in &mut specs {
@@ -202,7 +226,7 @@ pub fn lublin(spec: LublinSpec, malleable_fraction: f64, seed: u64, arrival_scal
     }
     make_malleable(&mut specs, malleable_fraction, seed, spec.nodes as usize);
     Workload {
-        name: spec.to_string(),
+        name: workload.to_string(),
         nodes: spec.nodes as usize,
         jobs: specs,
         power: None,
@@ -244,28 +268,90 @@ impl std::fmt::Display for LublinSpec {
     }
 }
 
-/// Read `--workload lublin:JOBS:NODES:CORES`; the error names the input, what was wrong
-/// and what is allowed.
+/// A whole `lublin:` workload string: the machine and job count, and the options after
+/// them (`maxprocs=N`, `rate=F`), each at most once, in any order.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LublinWorkload {
+    pub spec: LublinSpec,
+    /// `maxprocs=N`: the model draws sizes as it would for a machine of N processors
+    /// (m_lublin99's `UHi` = log2(N), `UMed` = `UHi` - 2.5), placed on NODES x CORES; so no
+    /// job asks more than N processors (ceil(N / CORES) nodes). None: the machine's own.
+    pub max_procs: Option<u32>,
+    /// `rate=F`: jobs arrive F times as often as the model has them (see [`generate_at`]).
+    /// None: the model's rate.
+    pub rate: Option<f64>,
+}
+
+impl From<LublinSpec> for LublinWorkload {
+    fn from(spec: LublinSpec) -> LublinWorkload {
+        LublinWorkload { spec, max_procs: None, rate: None }
+    }
+}
+
+impl std::fmt::Display for LublinWorkload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.spec)?;
+        if let Some(n) = self.max_procs {
+            write!(f, ":maxprocs={n}")?;
+        }
+        if let Some(rate) = self.rate {
+            write!(f, ":rate={rate}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What `lublin:` takes, for the errors.
+const FORM: &str = "lublin:JOBS:NODES:CORES takes three whole numbers above 0 (jobs, nodes, \
+                    processors per node), e.g. lublin:5000:1024:48, then optionally maxprocs=N (sizes \
+                    drawn as for a machine of N processors, 1 <= N <= NODES x CORES) and rate=F (jobs \
+                    arriving F times as often, F > 0), e.g. lublin:10000:1024:8:maxprocs=576:rate=14.5";
+
+/// Read `--workload lublin:JOBS:NODES:CORES`, its options ignored (see [`parse`]); the error
+/// names the input, what was wrong and what is allowed.
 pub fn parse_spec(workload: &str) -> Result<LublinSpec, String> {
-    let refuse = |why: String| {
-        format!(
-            "--workload '{workload}' not allowed: lublin:JOBS:NODES:CORES takes three whole numbers \
-             above 0 (jobs, nodes, processors per node), e.g. lublin:5000:1024:48; {why}"
-        )
-    };
+    parse(workload).map(|w| w.spec)
+}
+
+/// Read `--workload lublin:JOBS:NODES:CORES[:maxprocs=N][:rate=F]`; the error names the input,
+/// what was wrong and what is allowed.
+pub fn parse(workload: &str) -> Result<LublinWorkload, String> {
+    let refuse = |why: String| format!("--workload '{workload}' not allowed: {FORM}; {why}");
     let fields: Vec<&str> = workload.strip_prefix("lublin:").unwrap_or(workload).split(':').collect();
-    let [jobs, nodes, cores] = fields[..] else {
-        return Err(refuse(format!("it has {} of them", fields.len())));
+    // The three numbers come first; the options, named, after them.
+    let (numbers, options): (Vec<&str>, Vec<&str>) = fields.iter().partition(|f| !f.contains('='));
+    let [jobs, nodes, cores] = numbers[..] else {
+        return Err(refuse(format!("it has {} of them", numbers.len())));
     };
+    if let Some(early) = fields[..3].iter().find(|f| f.contains('=')) {
+        return Err(refuse(format!("'{early}' comes before the three numbers")));
+    }
     let number = |name: &str, text: &str| match text.parse::<u32>() {
         Ok(n) if n > 0 => Ok(n),
         _ => Err(refuse(format!("{name} is '{text}'"))),
     };
     let (jobs, nodes, cores) = (number("JOBS", jobs)?, number("NODES", nodes)?, number("CORES", cores)?);
-    if nodes.checked_mul(cores).is_none() {
+    let Some(procs) = nodes.checked_mul(cores) else {
         return Err(refuse(format!("NODES x CORES is {}, above {}", nodes as u64 * cores as u64, u32::MAX)));
+    };
+    let mut w = LublinWorkload::from(LublinSpec { jobs: jobs as usize, nodes, cores });
+    for option in options {
+        let (key, value) = option.split_once('=').expect("an option has '='");
+        match key {
+            "maxprocs" if w.max_procs.is_some() => return Err(refuse("maxprocs is given twice".to_string())),
+            "maxprocs" => match value.parse::<u32>() {
+                Ok(n) if (1..=procs).contains(&n) => w.max_procs = Some(n),
+                _ => return Err(refuse(format!("maxprocs is '{value}', not 1 to {procs}"))),
+            },
+            "rate" if w.rate.is_some() => return Err(refuse("rate is given twice".to_string())),
+            "rate" => match value.parse::<f64>() {
+                Ok(r) if r.is_finite() && r > 0.0 => w.rate = Some(r),
+                _ => return Err(refuse(format!("rate is '{value}', not a number above 0"))),
+            },
+            _ => return Err(refuse(format!("'{option}' is no option (maxprocs=N, rate=F)"))),
+        }
     }
-    Ok(LublinSpec { jobs: jobs as usize, nodes, cores })
+    Ok(w)
 }
 
 /// The model's state while it draws jobs one after another.
@@ -286,10 +372,12 @@ struct Model {
     at: f64,
     clock: u64,
     rng: ChaCha8Rng,
+    /// Gaps are divided by this (1: the model's).
+    rate: f64,
 }
 
 impl Model {
-    fn new(procs: u32, p: &Params, seed: u64) -> Model {
+    fn new(procs: u32, p: &Params, seed: u64, rate: f64) -> Model {
         let gamma = |shape: f64, scale: f64| Gamma::new(shape, scale).expect("the model's gammas are valid");
         let u_hi = (procs as f64).log2();
         Model {
@@ -309,6 +397,7 @@ impl Model {
             clock: 0,
             // Its own stream, apart from the malleable choice's (seeded from the same seed).
             rng: ChaCha8Rng::seed_from_u64(seed ^ 0x6c75_626c_696e_3939),
+            rate,
         }
     }
 
@@ -329,7 +418,7 @@ impl Model {
             }
         };
         // The gap in rush-hour seconds, as a number of full-weight half-hours ("points").
-        let mut points = ln_gap.exp() / SECONDS_IN_BUCKET;
+        let mut points = ln_gap.exp() / self.rate / SECONDS_IN_BUCKET;
         loop {
             let w = self.weights[(self.bucket % BUCKETS as u64) as usize];
             let left = (1.0 - self.passed) * w;
@@ -657,5 +746,118 @@ mod tests {
             assert!(e.starts_with(&format!("--workload '{bad}' not allowed: lublin:JOBS:NODES:CORES takes")), "{e}");
             assert!(e.ends_with(why), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn options_parse_in_any_order_and_name_the_workload() {
+        let ricc = parse("lublin:10000:1024:8:maxprocs=576:rate=14.5").unwrap();
+        let spec = LublinSpec { jobs: 10_000, nodes: 1024, cores: 8 };
+        assert_eq!(ricc, LublinWorkload { spec, max_procs: Some(576), rate: Some(14.5) });
+        assert_eq!(parse("lublin:10000:1024:8:rate=14.5:maxprocs=576"), Ok(ricc));
+        assert_eq!(ricc.to_string(), "lublin:10000:1024:8:maxprocs=576:rate=14.5");
+        assert_eq!(parse(&ricc.to_string()), Ok(ricc));
+        // Each alone, the whole machine as the largest cap, and no options at all.
+        assert_eq!(parse("lublin:10:4:8:maxprocs=32").unwrap().max_procs, Some(32));
+        assert_eq!(parse("lublin:10:4:8:rate=2").unwrap().to_string(), "lublin:10:4:8:rate=2");
+        assert_eq!(parse("lublin:5000:1024:48"), Ok(LublinWorkload::from(parse_spec("lublin:5000:1024:48").unwrap())));
+        assert_eq!(parse_spec("lublin:10000:1024:8:maxprocs=576"), Ok(spec));
+    }
+
+    #[test]
+    fn bad_options_are_refused_with_what_is_allowed() {
+        for (bad, why) in [
+            ("lublin:10000:1024:8:maxprocs=0", "maxprocs is '0', not 1 to 8192"),
+            ("lublin:10000:1024:8:maxprocs=8193", "maxprocs is '8193', not 1 to 8192"),
+            ("lublin:10000:1024:8:maxprocs=57.6", "maxprocs is '57.6', not 1 to 8192"),
+            ("lublin:10000:1024:8:maxprocs=", "maxprocs is '', not 1 to 8192"),
+            ("lublin:10000:1024:8:rate=0", "rate is '0', not a number above 0"),
+            ("lublin:10000:1024:8:rate=-2", "rate is '-2', not a number above 0"),
+            ("lublin:10000:1024:8:rate=inf", "rate is 'inf', not a number above 0"),
+            ("lublin:10000:1024:8:rate=NaN", "rate is 'NaN', not a number above 0"),
+            ("lublin:10000:1024:8:rate=fast", "rate is 'fast', not a number above 0"),
+            ("lublin:10000:1024:8:maxprocs=576:maxprocs=72", "maxprocs is given twice"),
+            ("lublin:10000:1024:8:rate=2:rate=2", "rate is given twice"),
+            ("lublin:10000:1024:8:load=1", "'load=1' is no option (maxprocs=N, rate=F)"),
+            ("lublin:10000:1024:8:576", "it has 4 of them"),
+            ("lublin:maxprocs=576:10000:1024:8", "'maxprocs=576' comes before the three numbers"),
+            ("lublin:10000:1024:maxprocs=576", "it has 2 of them"),
+            ("lublin:10000:0:8:maxprocs=576", "NODES is '0'"),
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert!(e.starts_with(&format!("--workload '{bad}' not allowed: lublin:JOBS:NODES:CORES takes")), "{e}");
+            assert!(e.contains("then optionally maxprocs=N") && e.contains("and rate=F"), "{e}");
+            assert!(e.ends_with(why), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_cap_draws_sizes_as_the_model_does_for_that_machine() {
+        // RICC's shape: nothing above 576 processors (72 nodes of 8), and every job as
+        // the model draws it for a 576-processor machine (UHi = log2 576), placed on
+        // 1,024 x 8.
+        let w = lublin(parse("lublin:20000:1024:8:maxprocs=576").unwrap(), 0.0, 3, 1.0);
+        let model = generate(20_000, 576, &WHOLE_SAMPLE, 3);
+        assert_eq!((w.name.as_str(), w.nodes), ("lublin:20000:1024:8:maxprocs=576", 1024));
+        for (i, (spec, job)) in w.jobs.iter().zip(&model).enumerate() {
+            assert_eq!(*spec, job_spec(i as u32 + 1, job, 8));
+        }
+        assert!(model.iter().all(|j| (1..=576).contains(&j.procs)));
+        assert_eq!(w.jobs.iter().map(|j| j.nodes).max(), Some(72));
+        // Not a truncation: no pile at the cap, the powers of two stop at 512 (the
+        // largest that fits, as on W1's 49,152), and the second stage reaches past it.
+        assert!(model.iter().filter(|j| j.procs == 576).count() < 50);
+        assert!(
+            model.iter().any(|j| j.procs == 512) && !model.iter().any(|j| j.procs.is_power_of_two() && j.procs > 512)
+        );
+        assert!(model.iter().any(|j| j.procs > 512 && j.procs < 576));
+        // The uncapped machine's serial share, and a cap of 256 gives the sizes checked
+        // against lublin_256 above (the model on 256 processors), whatever the nodes.
+        let serial = model.iter().filter(|j| j.procs == 1).count() as f64 / 20_000.0;
+        assert!((serial - WHOLE_SAMPLE.serial_prob).abs() < 0.01, "{serial}");
+        let small = lublin(parse("lublin:5000:64:48:maxprocs=256").unwrap(), 0.0, 9, 1.0);
+        let model = generate(5_000, 256, &WHOLE_SAMPLE, 9);
+        assert!(small
+            .jobs
+            .iter()
+            .zip(&model)
+            .all(|(s, j)| s.nodes == j.procs.div_ceil(48) && s.run_time == j.run_time as f64));
+        // The cap at the machine's size is no cap.
+        let whole = lublin(parse("lublin:2000:1024:8:maxprocs=8192").unwrap(), 0.3, 4, 1.0);
+        assert_eq!(whole.jobs, lublin(parse_spec("lublin:2000:1024:8").unwrap(), 0.3, 4, 1.0).jobs);
+    }
+
+    #[test]
+    fn a_rate_shortens_the_gaps_and_keeps_the_jobs_and_the_day() {
+        let plain = generate(10_000, 576, &WHOLE_SAMPLE, 6);
+        assert_eq!(generate_at(10_000, 576, &WHOLE_SAMPLE, 6, 1.0), plain);
+        let fast = generate_at(10_000, 576, &WHOLE_SAMPLE, 6, 14.5);
+        // The same jobs, sooner: 14.5 times as many a day (within the whole-second
+        // clock's lag, about half a second a job), with the same daily cycle.
+        for (a, b) in plain.iter().zip(&fast) {
+            assert_eq!((a.procs, a.run_time, a.estimate), (b.procs, b.run_time, b.estimate));
+        }
+        let span = |jobs: &[LublinJob]| (jobs[jobs.len() - 1].submit - jobs[0].submit) as f64;
+        let speedup = span(&plain) / span(&fast);
+        assert!((13.5..15.5).contains(&speedup), "{speedup}");
+        let hours = |jobs: &[LublinJob]| {
+            let mut share = [0.0_f64; 24];
+            jobs.iter().for_each(|j| share[(j.submit / 3600 % 24) as usize] += 1e-4);
+            share
+        };
+        let (a, b) = (hours(&plain), hours(&fast));
+        // A week against 16 weeks: a seed's hours differ by noise (0.056 here), while a
+        // compressed day (--arrival-scale) would spread the arrivals flat, 0.28 apart.
+        let apart: f64 = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).sum::<f64>() / 2.0;
+        assert!(apart < 0.1, "hour shares {apart} apart: {a:?} against {b:?}");
+        for share in [a, b] {
+            let (day, night) = (share[9..17].iter().sum::<f64>(), share[0..6].iter().sum::<f64>());
+            assert!(day > 0.5 && night < 0.1, "09:00-17:00 {day}, 00:00-06:00 {night}");
+        }
+        // In the workload: the name says it, and the offered load grows with it.
+        let ricc = |rate: &str| lublin(parse(&format!("lublin:10000:1024:8:maxprocs=576{rate}")).unwrap(), 0.0, 6, 1.0);
+        let (slow, quick) = (ricc(""), ricc(":rate=14.5"));
+        assert_eq!(quick.name, "lublin:10000:1024:8:maxprocs=576:rate=14.5");
+        let gain = quick.offered_load() / slow.offered_load();
+        assert!((13.5..15.5).contains(&gain), "{gain}");
     }
 }

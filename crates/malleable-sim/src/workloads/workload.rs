@@ -73,6 +73,21 @@ pub struct Workload {
     pub gpus: u32,
 }
 
+impl Workload {
+    /// The offered load: the jobs' node-seconds over the machine's nodes times the span of
+    /// the submissions (last - first); 0 when there is no span.
+    pub fn offered_load(&self) -> f64 {
+        let first = self.jobs.iter().map(|j| j.submit).fold(f64::INFINITY, f64::min);
+        let last = self.jobs.iter().map(|j| j.submit).fold(f64::NEG_INFINITY, f64::max);
+        let work: f64 = self.jobs.iter().map(|j| j.nodes as f64 * j.run_time).sum();
+        if last > first {
+            work / (self.nodes as f64 * (last - first))
+        } else {
+            0.0
+        }
+    }
+}
+
 /// A machine's power contract: its corridor over time and what an idle node draws.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PowerSetup {
