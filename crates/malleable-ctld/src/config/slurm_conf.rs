@@ -44,15 +44,19 @@ pub fn check_scheduler_parameters(params: Option<&str>, power: bool) -> Result<V
 /// last line wins) keeps a working controller instead of one that will not
 /// start, or, on a reconfigure, one whose own scheduler runs beside ours.
 pub fn parameters_added(params: Option<&str>, missing: &[Needed], now: &str) -> String {
-    let names: Vec<&str> = missing.iter().map(|(w, _)| *w).collect();
-    let reasons: Vec<String> = missing.iter().map(|(w, r)| format!("without {w} {r}")).collect();
+    let (names, reasons) = named(missing);
     format!(
-        "SchedulerParameters in slurm.conf lacks {} ({}; it is '{}'): sched/malleable adds them, so slurmctld runs \
-         with SchedulerParameters={now}; set that in slurm.conf to silence this",
-        names.join(" and "),
-        reasons.join("; "),
+        "SchedulerParameters in slurm.conf lacks {names} ({reasons}; it is '{}'): sched/malleable adds them, so \
+         slurmctld runs with SchedulerParameters={now}; set that in slurm.conf to silence this",
         params.unwrap_or("")
     )
+}
+
+/// `missing`'s options ("a and b") and why each is needed ("without a ...; without b ...").
+fn named(missing: &[Needed]) -> (String, String) {
+    let names: Vec<&str> = missing.iter().map(|(w, _)| *w).collect();
+    let reasons: Vec<String> = missing.iter().map(|(w, r)| format!("without {w} {r}")).collect();
+    (names.join(" and "), reasons.join("; "))
 }
 
 /// A strategy that starts jobs on cores taken from running jobs (SD-Policy)
@@ -119,14 +123,12 @@ pub fn check_answerer_parameters(params: Option<&str>) -> Result<(), String> {
     if missing.is_empty() {
         return Ok(());
     }
-    let names: Vec<&str> = missing.iter().map(|(w, _)| *w).collect();
-    let reasons: Vec<String> = missing.iter().map(|(w, r)| format!("without {w} {r}")).collect();
+    let (names, reasons) = named(&missing);
+    let fixed: Vec<&str> = tokens_of(params).into_iter().chain(missing.iter().map(|(w, _)| *w)).collect();
     Err(format!(
-        "SchedulerParameters in slurm.conf must contain {} ({}) (it is '{}'). Set: SchedulerParameters={}",
-        names.join(" and "),
-        reasons.join("; "),
+        "SchedulerParameters in slurm.conf must contain {names} ({reasons}) (it is '{}'). Set: SchedulerParameters={}",
         params.unwrap_or(""),
-        tokens_of(params).into_iter().chain(names).collect::<Vec<_>>().join(",")
+        fixed.join(",")
     ))
 }
 
@@ -148,9 +150,7 @@ fn check_parameters(params: Option<&str>, required: &[Needed]) -> Result<Vec<Nee
         refused.push("must not contain disable_job_shrink (the plugin shrinks running jobs)".into());
     }
     for (want, why) in required.iter().filter(|(w, _)| w.contains('=')) {
-        let own: Vec<&str> =
-            tokens.iter().copied().filter(|t| key(t) == key(want) && !t.eq_ignore_ascii_case(want)).collect();
-        if let Some(t) = own.first() {
+        if let Some(t) = tokens.iter().find(|t| key(t) == key(want) && !t.eq_ignore_ascii_case(want)) {
             refused.push(format!("has {t} where {want} is needed (otherwise {why})"));
         }
     }
