@@ -149,6 +149,10 @@ impl JobSubmitPlugin for Malleable {
         job: &JobView<'_>,
         _uid: u32,
     ) -> Result<(), String> {
+        // sched/malleable reads under slurmctld's locks only the jobs that
+        // changed: this hook is where an update (hold, release, Priority=,
+        // nice, any field) is seen, and slurmctld marks no job as changed.
+        slurm::ctld::changes::note_update(job.id());
         let env = job.spank_job_env_with(SubmitOptions::ENV_PREFIX);
         let given = SubmitOptions::from_env(env.iter().map(String::as_str))?;
         if update.contiguous() && (given.min_nodes.is_some() || given.max_nodes.is_some()) {
@@ -164,6 +168,7 @@ impl JobSubmitPlugin for Malleable {
 }
 
 slurm::job_submit_plugin!(Malleable, name: "Malleable job options", type: "job_submit/malleable");
+slurm::export_update_notes!();
 
 #[cfg(test)]
 mod tests {

@@ -72,6 +72,11 @@ impl<'g> JobView<'g> {
         self.ptr
     }
 
+    /// The record itself, for the safe layer's other rooms.
+    pub(crate) fn record(&self) -> &'g sys::job_record_t {
+        self.rec()
+    }
+
     fn rec(&self) -> &'g sys::job_record_t {
         // SAFETY: live and locked for 'g (constructor contract).
         unsafe { &*self.ptr }

@@ -539,6 +539,11 @@ impl Wait<'_> {
         self.text.or(self.code.default_text())
     }
 
+    /// What the job shows once given this wait.
+    pub fn as_shown(&self) -> ShownWait {
+        ShownWait { reason: self.code.reason(), text: self.shown_text().map(String::from), start: self.start }
+    }
+
     /// Whether the job already shows this wait (read with
     /// [`JobView::shown_wait`]): then [`LockGuard::set_waiting`] has
     /// nothing to change.

@@ -4,6 +4,7 @@
 
 pub mod accounting;
 pub mod alloc;
+pub mod changes;
 pub mod extern_step;
 pub mod fairshare;
 pub mod features;
@@ -21,6 +22,7 @@ mod select_ops;
 pub mod symbols;
 
 pub use alloc::AllocError;
+pub use changes::{Stamps, Updates};
 pub use job::{JobPartition, JobState, JobView, ShownWait};
 pub use locks::{LockGuard, LockSet, Reading, Scheduling, Wait, WaitCode};
 pub use node::NodeView;

@@ -27,6 +27,8 @@ type SelectNodesFn = unsafe extern "C" fn(*mut sys::job_node_select_t, bool, boo
 type JobFn = unsafe extern "C" fn(*mut sys::job_record_t);
 type JobTestFn = unsafe extern "C" fn(*mut sys::job_record_t) -> bool;
 type FindJobFn = unsafe extern "C" fn(u32) -> *mut sys::job_record_t;
+/// get_next_job_id(test_only): the id the next job gets (both releases).
+type NextJobIdFn = unsafe extern "C" fn(bool) -> u32;
 type FindPartFn = unsafe extern "C" fn(*mut libc::c_char) -> *mut sys::part_record_t;
 type UpdateJobFn = unsafe extern "C" fn(*mut sys::slurm_msg_t, libc::uid_t, bool) -> libc::c_int;
 type JobAllocateFn = unsafe extern "C" fn(
@@ -102,7 +104,10 @@ pub struct Slurmctld {
     /// slurmctld's connection to its accounting storage (`void *`).
     pub(crate) acct_db_conn: *mut *mut libc::c_void,
     pub(crate) last_job_update: *mut libc::time_t,
-    diag_stats: *const sys::diag_stats_t,
+    /// The seconds of the last change to any partition and any reservation.
+    pub(crate) last_part_update: *const libc::time_t,
+    pub(crate) last_resv_update: *const libc::time_t,
+    pub(crate) diag_stats: *const sys::diag_stats_t,
     config: *const sys::slurmctld_config_t,
     pub(crate) lock: LockFn,
     pub(crate) unlock: LockFn,
@@ -111,6 +116,7 @@ pub struct Slurmctld {
     pub(crate) srun_allocate: JobFn,
     pub(crate) job_independent: JobTestFn,
     pub(crate) find_job_record: FindJobFn,
+    pub(crate) get_next_job_id: NextJobIdFn,
     pub(crate) find_part_record: FindPartFn,
     pub(crate) default_part_loc: *mut *mut sys::part_record_t,
     pub(crate) update_job: UpdateJobFn,
@@ -196,6 +202,8 @@ impl Slurmctld {
                     resv_list: symbol(c"resv_list")?.cast(),
                     acct_db_conn: symbol(c"acct_db_conn")?.cast(),
                     last_job_update: symbol(c"last_job_update")?.cast(),
+                    last_part_update: symbol(c"last_part_update")?.cast(),
+                    last_resv_update: symbol(c"last_resv_update")?.cast(),
                     diag_stats: symbol(c"slurmctld_diag_stats")?.cast(),
                     config: symbol(c"slurmctld_config")?.cast(),
                     lock: std::mem::transmute::<*mut libc::c_void, LockFn>(symbol(c"lock_slurmctld")?),
@@ -205,6 +213,7 @@ impl Slurmctld {
                     srun_allocate: std::mem::transmute::<*mut libc::c_void, JobFn>(symbol(c"srun_allocate")?),
                     job_independent: std::mem::transmute::<*mut libc::c_void, JobTestFn>(symbol(c"job_independent")?),
                     find_job_record: std::mem::transmute::<*mut libc::c_void, FindJobFn>(symbol(c"find_job_record")?),
+                    get_next_job_id: std::mem::transmute::<*mut libc::c_void, NextJobIdFn>(symbol(c"get_next_job_id")?),
                     find_part_record: std::mem::transmute::<*mut libc::c_void, FindPartFn>(symbol(
                         c"find_part_record",
                     )?),
