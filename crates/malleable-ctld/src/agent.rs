@@ -17,6 +17,7 @@ use slurm::ctld::{LockGuard, Scheduling, Slurmctld, UpdateCounters, WaitCode};
 use crate::adaptation::Memory;
 use crate::config::Config;
 use crate::job_options::OptionsCache;
+use crate::kept::Kept;
 use crate::snapshot::{self, Taken};
 
 mod apply;
@@ -147,6 +148,9 @@ struct Agent {
     suspects: HashMap<String, Instant>,
     /// Each job's options, read once from its SPANK environment.
     known: OptionsCache,
+    /// The waiting jobs as the last reads left them, and the feed that
+    /// says which to read again (`kept.rs`, `feed.rs`).
+    kept: Kept,
     /// For each waiting job slurmctld refused to start, the refusal and how
     /// many times it repeated: a strategy decides the same start again at
     /// every pass, and the log says it once (apply.rs).
@@ -218,6 +222,9 @@ fn unix_now() -> i64 {
 
 impl Agent {
     fn new(ctld: &'static Slurmctld, config: Config, role: Role, shared: Arc<Shared>) -> Agent {
+        // Beside another scheduler, jobs start that no decision of ours
+        // named: every pass reads every job there.
+        let kept = Kept::new(config.feed, role == Role::Scheduler);
         Agent {
             ctld,
             role,
@@ -240,6 +247,7 @@ impl Agent {
             adapting: false,
             suspects: HashMap::new(),
             known: OptionsCache::default(),
+            kept,
             refused: HashMap::new(),
             next_of_age: None,
         }
@@ -269,6 +277,11 @@ impl Agent {
                         self.strategy = c.strategy.build();
                     }
                     self.config = c;
+                    // What a waiting job's read gives may differ under the
+                    // new settings (the strategy's, the power keys'): every
+                    // job is read anew.
+                    self.kept.settings = self.config.feed;
+                    self.kept.feed.ask_whole();
                     reconfigured = true;
                     self.force_next = true;
                     log::info!("{}", LogLine::Reconfigured { config: self.config.to_string() });
@@ -336,7 +349,8 @@ impl Agent {
     /// adaptations under way; outside them, decide; under them again, read
     /// the cluster anew and apply the decisions that still fit it.
     fn snapshot(&mut self, guard: &LockGuard<Scheduling>, now: i64) -> Taken {
-        let mut taken = snapshot::take(guard, now, &self.config, &self.memory, &self.suspects, &mut self.known);
+        let mut taken =
+            snapshot::take(guard, now, &self.config, &self.memory, &self.suspects, &mut self.known, &mut self.kept);
         // slurmdbd away or behind for long: an elastic job's resize is held
         // for as long, and a job that may preempt it no longer waits for it.
         if taken.slurmdbd_behind

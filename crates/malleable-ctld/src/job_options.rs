@@ -90,6 +90,11 @@ impl OptionsCache {
         self.jobs.get(&id).map(|k| k.seen_first)
     }
 
+    /// Forget an ended job (read between whole walks).
+    pub fn forget(&mut self, id: u32) {
+        self.jobs.remove(&id);
+    }
+
     /// Forget the jobs this walk did not see (ended and purged).
     pub fn end_walk(&mut self) {
         let walk = self.walk;

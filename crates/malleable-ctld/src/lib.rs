@@ -9,7 +9,9 @@
 pub mod adaptation;
 pub mod agent;
 pub mod config;
+pub mod feed;
 pub mod job_options;
+pub mod kept;
 pub mod snapshot;
 
 /// The plugins' configuration file, beside slurm.conf.

@@ -2,21 +2,23 @@
 //! the core's node indices map back to slurmctld's node table.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 use std::time::Instant;
 
-use malleable_model::runtime_msg::{Phase, Status};
-use malleable_model::submit_options::Malleability;
-use malleable_model::{
-    tier_of, CoreRequest, CoreSharing, JobId, MalleableSpec, Node, NodeIndex, PendingJob, Placement, RunningJob,
-    SharedCores, Snapshot,
-};
+use malleable_model::log_lines::LogLine;
+use malleable_model::{CoreRequest, JobId, Node, NodeIndex, PendingJob, Placement, RunningJob, SharedCores, Snapshot};
 use rustc_hash::FxHashMap;
-use slurm::ctld::{JobState, JobView, LockGuard, Reserved, Scheduling, ShownWait};
+use slurm::ctld::{changes, JobView, LockGuard, Reserved, Scheduling, ShownWait, Updates};
 
-use crate::adaptation::{measured_power, MalleableJob, Measured, Memory};
+use crate::adaptation::{MalleableJob, Memory};
 use crate::config::Config;
-use crate::job_options::{JobOptions, OptionsCache};
+use crate::feed::{Found, Plan, Whole};
+use crate::job_options::OptionsCache;
+use crate::kept::Kept;
+
+mod jobs;
+use jobs::Reader;
 
 /// A snapshot plus the node-table index of each of its nodes.
 pub struct Taken {
@@ -74,6 +76,12 @@ impl Taken {
 /// yet (held, unmet dependencies, heterogeneous, over their partition's or
 /// QOS's limits, their partition down, past their deadline, kept out by a
 /// reservation) are left out of the queue.
+///
+/// Every node and every running job is read; of the waiting jobs, those
+/// `kept`'s feed names (new, updated, named by a decision, read at every
+/// pass, a few in turn), or all of them when it says the world changed
+/// wholesale; the others are handed over as read before (see `feed.rs`).
+/// A read of changes that leaves sdiag's counts unexplained is made whole.
 /// Nodes in `suspects` are not free. With a power-aware strategy, the corridor in force now and
 /// every job's draw: its own `--min-power`/`--max-power`, else
 /// `DefaultJobWatts=`.
@@ -94,253 +102,124 @@ pub fn take(
     memory: &Memory,
     suspects: &HashMap<String, Instant>,
     known: &mut OptionsCache,
+    kept: &mut Kept,
 ) -> Taken {
-    let power = config.power_in_use();
-    let cores = config.strategy.info.places_cores;
-    // No resize while slurmdbd is away or behind (slurm::ctld::accounting).
-    let db_behind = guard.slurmdbd_behind();
-    // Room made once: ten thousand nodes and jobs at a big site, whose
-    // Vecs would otherwise be copied as they grow, under the locks.
-    let table_len = guard.node_table_len();
-    let mut nodes = Vec::with_capacity(table_len);
-    let mut table_index = Vec::with_capacity(table_len);
-    let mut usable_at = Vec::with_capacity(table_len);
-    let mut core_index = vec![usize::MAX; table_len];
-    // The largest node's CPUs, for the nodes a job's CPUs need, from this
-    // walk rather than another over the whole table.
-    let mut largest_cpus = 1;
-    let mut room = Room::default();
-    for n in guard.nodes() {
-        largest_cpus = largest_cpus.max(n.cpus());
-        room.add(n.memory_mb(), n.gpus());
-        core_index[n.index()] = nodes.len();
-        table_index.push(n.index());
-        let name = n.name();
-        usable_at.push(n.is_usable());
-        // A node an expand just failed on is offered to no one for a while.
-        let suspect = suspects.contains_key(&name);
-        let free = n.is_free() && !suspect;
-        let mut node = Node { name, free, cores: n.cpus().max(1), ..Node::default() };
-        if cores {
-            node.gpus = n.gpus();
-            // What running jobs leave of it is counted below, once they are read.
-            if n.takes_more() && !suspect {
-                (node.spare_cores, node.spare_gpus) = (node.cores, node.gpus);
-            }
-        }
-        nodes.push(node);
+    // The notes of the jobs updated since the last read, taken at every
+    // read so that they never pile up.
+    let updates = if kept.enabled { changes::take_updates(UPDATE_NOTES_PLUGIN) } else { Updates::NotNoted };
+    if kept.enabled && updates == Updates::NotNoted && !kept.said_not_noted {
+        kept.said_not_noted = true;
+        log::warn!(
+            "job_submit/malleable is not loaded (JobSubmitPlugins=malleable in slurm.conf): job updates cannot be \
+             seen as they come, so every pass reads every job"
+        );
     }
-
-    let jobs = guard.jobs();
-    let mut partitions = FxHashMap::default();
-    let mut running = Vec::new();
-    let mut pending = Vec::with_capacity(jobs.size_hint().1.unwrap_or(0));
-    let mut malleable = Vec::new();
-    let mut unreadable = Vec::new();
-    let mut shown = FxHashMap::default();
-    let mut shared_cores = HashMap::new();
-    let mut capped = Vec::new();
-    let mut oversubscribers = Vec::new();
-    let mut young = FxHashMap::default();
-    let read_at = Instant::now();
-    known.begin_walk();
-    // Waiting arrays with an aftercorr dependency, split after the walk.
-    let mut correspond = Vec::new();
-    for job in jobs {
-        if job.is_pending() {
-            // Held or not, as slurmctld's own queue building does it.
-            guard.tend_waiting(&job);
-            if job.is_unsplit_correspond_array() {
-                correspond.push(job);
+    let stamps = guard.stamps();
+    let mut whole = None;
+    loop {
+        let table = NodeTable::read(guard, config, suspects);
+        let shape = table.shape();
+        let plan = match whole {
+            Some(why) => Plan::Whole(why),
+            None if !kept.enabled => Plan::Whole(Whole::First),
+            None => kept.feed.plan(&kept.settings, &stamps, shape, &updates, now),
+        };
+        let mut r = Reader {
+            guard,
+            now,
+            config,
+            memory,
+            known: &mut *known,
+            table,
+            partitions: FxHashMap::default(),
+            db_behind: guard.slurmdbd_behind(),
+            read_at: Instant::now(),
+            running: Vec::new(),
+            malleable: Vec::new(),
+            unreadable: Vec::new(),
+            shared_cores: HashMap::new(),
+            capped: Vec::new(),
+            correspond: Vec::new(),
+        };
+        let records = match &plan {
+            Plan::Jobs(ids) => {
+                for &id in ids {
+                    match guard.find_job(id) {
+                        Some(job) => {
+                            let read = r.read(&job);
+                            kept.found(id, read.found, read.weight, read.waiter);
+                        }
+                        None => {
+                            r.known.forget(id);
+                            kept.found(id, Found::Gone { cancelled: false }, 1, None);
+                        }
+                    }
+                }
+                ids.len()
             }
-        }
-        let JobOptions { options, submitted } = known.of(&job);
-        let submitted = *submitted;
-        let (spec, own_power, share_cores) = match options {
-            Ok(Malleability { spec, power, share_cores }) => (*spec, *power, *share_cores),
-            Err(why) => {
-                unreadable.push((JobId(job.id()), why.clone()));
-                (None, None, false)
+            Plan::Whole(_) => {
+                kept.begin_whole();
+                r.known.begin_walk();
+                let mut n = 0;
+                for job in guard.jobs() {
+                    let read = r.read(&job);
+                    kept.found(job.id(), read.found, read.weight, read.waiter);
+                    n += 1;
+                }
+                r.known.end_walk();
+                n
             }
         };
-        let id = JobId(job.id());
-        let measured = memory.0.get(&id);
-        let live = job.holds_nodes() || job.is_pending();
-        let mut adapting = false;
-        let mut resizable = false;
-        let mut resize_held = false;
-        if let Some(spec) = spec.filter(|_| live) {
-            let status =
-                Status::decode(&job.system_comment()).and_then(Result::ok).unwrap_or_else(|| Status::new(spec));
-            adapting = status.phase != Phase::Steady;
-            // Only a job whose application runtime is there can carry a
-            // resize out; any other would only see it time out. One whose
-            // last adaptation failed waits a while (adaptation.rs); with
-            // slurmdbd, one whose accounting a resize now would spoil waits
-            // for the next pass (JobView::accounting_holds_resize).
-            let accounting = db_behind || job.accounting_holds_resize(now);
-            resizable = (status.runtime && !measured.is_some_and(Measured::held) && !accounting) || adapting;
-            // Held for a moment (this second, or slurmdbd's queue not yet
-            // drained: the agent stops counting that once it lasts).
-            resize_held = !resizable && status.runtime && !measured.is_some_and(Measured::held) && accounting;
-            let names =
-                job.node_indices().into_iter().filter_map(|i| core_index.get(i).copied()).filter(|&c| c != usize::MAX);
-            malleable.push(MalleableJob {
-                id,
-                spec,
-                status,
-                comment: job.comment(),
-                running: job.holds_nodes(),
-                nodes: names.map(|c| nodes[c].name.clone()).collect(),
-            });
+        if let Err(why) = kept.feed.end(&stamps, shape, matches!(plan, Plan::Whole(_))) {
+            // sdiag counted what no read saw: read again, whole.
+            whole = Some(why);
+            continue;
         }
-        let job_power = power.map(|p| measured_power(own_power, measured).unwrap_or_else(|| p.default_job()));
-        if job.holds_nodes() {
-            if cores {
-                take_spare(&mut nodes, &job, &core_index);
-            }
-            let completing = !matches!(job.state(), JobState::Running | JobState::Suspended);
-            let mut held: Vec<NodeIndex> = job
-                .node_indices()
-                .into_iter()
-                .filter_map(|i| core_index.get(i).copied().filter(|&c| c != usize::MAX))
-                .collect();
-            batch_host_first(&mut held, &job.batch_host(), &nodes);
-            let holds = u32::try_from(held.len()).unwrap_or(u32::MAX);
-            if let Some(Ok(rec)) = SharedCores::decode(&job.system_comment()) {
-                shared_cores.insert(JobId(job.id()), rec);
-            }
-            running.push(RunningJob {
-                id: JobId(job.id()),
-                nodes: held,
-                start: job.start_time(),
-                // A completing job's nodes come back as soon as its epilog ends.
-                end_limit: if completing { Some(now) } else { job.time_limit_minutes().map(|_| job.end_time()) },
-                malleable: spec.filter(|_| resizable).map(|sp| {
-                    // Its QOS's and association's node limits bound its growth.
-                    let Some(most) = guard.node_limit(&job) else { return sp };
-                    let cap = most.max(sp.min).max(holds);
-                    if cap < sp.max {
-                        capped.push((id, cap));
-                        MalleableSpec { max: cap, ..sp }
-                    } else {
-                        sp
-                    }
-                }),
-                adapting,
-                mtct_ratio: measured.and_then(|m| m.mtct_ratio),
-                power: job_power,
-                asked: spec.and(submitted),
-                placement: if resizable {
-                    // Where it may grow: reservations that begin while it runs count too.
-                    let reserved = guard.reserved_for(&job, now);
-                    let part = match job.partition_record() {
-                        Some(p) => partition_cached(&mut partitions, p.key(), || p.nodes(), &core_index),
-                        None => Rc::new(Vec::new()),
-                    };
-                    let features = guard.feature_nodes(&job);
-                    let holding = room.holding(&job);
-                    let p = placement_of(
-                        &job,
-                        &part,
-                        &reserved,
-                        features.as_deref(),
-                        holding.as_ref(),
-                        &core_index,
-                        nodes.len(),
-                    );
-                    // An elastic job cannot be contiguous (job_submit/malleable refuses it).
-                    Placement {
-                        required: Vec::new(),
-                        contiguous: false,
-                        ..p.unwrap_or_else(|| Placement::only(Vec::new()))
-                    }
-                } else {
-                    Placement::anywhere()
-                },
-                // With whom and how many cores, once every running job is read.
-                sharing: CoreSharing {
-                    opted_in: share_cores,
-                    wait: (job.start_time() - job.submit_time()).max(0),
-                    ..CoreSharing::default()
-                },
-                resize_held,
-            });
-        } else if job.is_pending()
-            && job.priority() > 0
-            && !job.is_het_job()
-            && job.expanding_job().is_none()
-            && guard.job_is_independent(&job)
-            && guard.may_start_now(&job)
-        {
-            // A job reservations keep from starting now is not in the queue.
-            // One of several partitions (`-p a,b`) is placed in the first
-            // it could start in now, else in its first, as Slurm tries them.
-            let reserved = guard.reserved_for(&job, now);
-            let features = guard.feature_nodes(&job);
-            let holding = room.holding(&job);
-            let mut options = Vec::new();
-            for part in job.partitions() {
-                let nodes_of = partition_cached(&mut partitions, part.key(), || part.nodes(), &core_index);
-                if let Some(p) = placement_of(
-                    &job,
-                    &nodes_of,
-                    &reserved,
-                    features.as_deref(),
-                    holding.as_ref(),
-                    &core_index,
-                    nodes.len(),
-                ) {
-                    options.push((p, part.tier));
-                }
-            }
-            if options.is_empty() {
-                continue;
-            }
-            let needed = job.nodes_needed(largest_cpus);
-            let size = needed as usize;
-            let chosen = if options.len() > 1 {
-                options.iter().position(|(p, _)| fits_now(p, &nodes, size)).unwrap_or(0)
-            } else {
-                0
-            };
-            let (placement, part_tier) = options.swap_remove(chosen);
-            shown.insert(job.id(), job.shown_wait());
-            let held_back = job.is_batch() && !config.batch_start_delay.is_zero();
-            let of_age = held_back.then(|| known.first_seen(job.id())).flatten().map(|t| t + config.batch_start_delay);
-            match of_age {
-                Some(at) if at > read_at => {
-                    young.insert(JobId(job.id()), at);
-                }
-                _ if spec.is_none() && job.may_oversubscribe() => oversubscribers.push(JobId(job.id())),
-                _ => {}
-            }
-            pending.push(PendingJob {
-                id: JobId(job.id()),
-                priority: job.priority(),
-                tier: tier_of(job.in_reservation(), part_tier),
-                submit: job.submit_time(),
-                nodes: needed,
-                time_limit: job.time_limit_minutes().map(|m| i64::from(m) * 60),
-                time_min: job.time_min_minutes().map(|m| i64::from(m) * 60),
-                malleable: spec,
-                power: job_power,
-                placement,
-                share_cores,
-                cores: if cores { core_request(&job, nodes.len()) } else { None },
-                preempts: Vec::new(),
-            });
+        let whole = match plan {
+            Plan::Whole(why) => Some(format!("{why:?}")),
+            Plan::Jobs(_) => None,
+        };
+        log::debug!("{}", LogLine::FeedRead { records, whole, kept: kept.feed.waiting() });
+        return taken(guard, now, config, r, kept);
+    }
+}
+
+/// The Taken of a pass's reads: its running jobs, and the waiting ones kept.
+fn taken(guard: &LockGuard<Scheduling>, now: i64, config: &Config, r: Reader<'_>, kept: &Kept) -> Taken {
+    let Reader {
+        table, mut running, mut malleable, mut unreadable, shared_cores, capped, correspond, db_behind, ..
+    } = r;
+    let NodeTable { nodes, table_index, usable_at, .. } = table;
+    let mut pending = Vec::with_capacity(kept.feed.waiting());
+    let mut shown = FxHashMap::default();
+    let mut oversubscribers = Vec::new();
+    let mut young = FxHashMap::default();
+    for (&id, w) in kept.waiters() {
+        if let Some(m) = &w.malleable {
+            malleable.push(m.clone());
+        }
+        if let Some(why) = &w.unreadable {
+            unreadable.push((JobId(id), why.clone()));
+        }
+        let Some(p) = &w.queued else { continue };
+        pending.push(p.clone());
+        if let Some(s) = &w.shown {
+            shown.insert(id, s.clone());
+        }
+        if let Some(at) = w.young {
+            young.insert(JobId(id), at);
+        } else if w.oversubscribes {
+            oversubscribers.push(JobId(id));
         }
     }
-    known.end_walk();
     // As slurmctld's queue building: each task of such an array waits on its
     // corresponding task as a record of its own (one whose task failed then
     // shows DependencyNeverSatisfied alone), read as such from the next pass.
     if !correspond.is_empty() {
         let limit = guard.correspond_after_task_cnt();
-        for job in correspond {
+        for array in correspond {
+            let Some(job) = guard.find_job(array) else { continue };
             // The array's own id: the record a task is split from gets the task's.
-            let array = job.id();
             let split = guard.split_correspond_array(&job, limit);
             if !split.is_empty() {
                 log::info!("JobId={array}: tasks split off as JobIds {split:?} for their aftercorr dependency");
@@ -351,7 +230,7 @@ pub fn take(
         who_may_preempt(guard, &mut pending);
     }
     sharing_as_recorded(&mut running, &nodes, &shared_cores);
-    let power = power.and_then(|p| p.state_at(now));
+    let power = config.power_in_use().and_then(|p| p.state_at(now));
     Taken {
         snapshot: Snapshot { now, nodes, running, pending, power },
         table_index,
@@ -364,6 +243,71 @@ pub fn take(
         capped,
         oversubscribers,
         young,
+    }
+}
+
+/// The file of the job_submit plugin that notes updates (see `slurm::ctld::changes`).
+const UPDATE_NOTES_PLUGIN: &str = "job_submit_malleable.so";
+
+/// The node table as a pass reads it at every read (its nodes are few
+/// beside a long queue, and change at every start and end).
+pub(crate) struct NodeTable {
+    pub nodes: Vec<Node>,
+    pub table_index: Vec<usize>,
+    pub usable_at: Vec<bool>,
+    pub core_index: Vec<usize>,
+    /// The largest node's CPUs, for the nodes a job's CPUs need, from this
+    /// walk rather than another over the whole table.
+    pub largest_cpus: u32,
+    pub room: Room,
+}
+
+impl NodeTable {
+    /// Nodes in `suspects` are not free; with a strategy that places
+    /// cores, each node's GPUs and spare cores (less what running jobs
+    /// hold, counted as they are read).
+    fn read(guard: &LockGuard<Scheduling>, config: &Config, suspects: &HashMap<String, Instant>) -> NodeTable {
+        let cores = config.strategy.info.places_cores;
+        // Room made once: ten thousand nodes at a big site, whose Vecs would
+        // otherwise be copied as they grow, under the locks.
+        let table_len = guard.node_table_len();
+        let mut t = NodeTable {
+            nodes: Vec::with_capacity(table_len),
+            table_index: Vec::with_capacity(table_len),
+            usable_at: Vec::with_capacity(table_len),
+            core_index: vec![usize::MAX; table_len],
+            largest_cpus: 1,
+            room: Room::default(),
+        };
+        for n in guard.nodes() {
+            t.largest_cpus = t.largest_cpus.max(n.cpus());
+            t.room.add(n.memory_mb(), n.gpus());
+            t.core_index[n.index()] = t.nodes.len();
+            t.table_index.push(n.index());
+            let name = n.name();
+            t.usable_at.push(n.is_usable());
+            // A node an expand just failed on is offered to no one for a while.
+            let suspect = suspects.contains_key(&name);
+            let free = n.is_free() && !suspect;
+            let mut node = Node { name, free, cores: n.cpus().max(1), ..Node::default() };
+            if cores {
+                node.gpus = n.gpus();
+                // What running jobs leave of it is counted as they are read.
+                if n.takes_more() && !suspect {
+                    (node.spare_cores, node.spare_gpus) = (node.cores, node.gpus);
+                }
+            }
+            t.nodes.push(node);
+        }
+        t
+    }
+
+    /// What a waiting job's read takes from the node table, as one number:
+    /// when it changes, every kept read may be wrong (see `feed::Whole::NodeTable`).
+    fn shape(&self) -> u64 {
+        let mut h = rustc_hash::FxHasher::default();
+        (self.table_index.len(), self.core_index.len(), self.largest_cpus, self.room.least).hash(&mut h);
+        h.finish()
     }
 }
 
@@ -481,7 +425,7 @@ fn to_core(table: &[usize], core_index: &[usize]) -> Vec<usize> {
 /// and GPUs, and the least of each over the nodes, so that a job every node
 /// can hold (the usual case) costs no walk.
 #[derive(Default)]
-struct Room {
+pub(crate) struct Room {
     nodes: Vec<(u64, u32)>,
     least: Option<(u64, u32)>,
 }

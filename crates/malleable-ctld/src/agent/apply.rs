@@ -27,6 +27,15 @@ impl Agent {
         records: &mut HashMap<JobId, SharedCores>,
         now: i64,
     ) {
+        // A start is checked against the live record first: the queue the
+        // strategy decided on may hold a job as it was some passes ago (the
+        // feed reads only what changed), and select_nodes refuses a held job
+        // but not one whose dependency came back or whose limits now stop it.
+        if d.starts_a_job() && !still_startable(guard, d.job()) {
+            log::debug!("JobId={}: no longer startable as it was read, decided again at the next pass", d.job());
+            self.force_next = true;
+            return;
+        }
         let table = |nodes: &[usize]| -> Vec<usize> { nodes.iter().map(|&i| taken.table_index[i]).collect() };
         let names =
             |nodes: &[usize]| -> Vec<String> { nodes.iter().map(|&i| taken.snapshot.nodes[i].name.clone()).collect() };
@@ -169,6 +178,20 @@ impl Agent {
             (line, times) => log::debug!("{line} (again, {times} times)"),
         }
     }
+}
+
+/// Whether waiting job `job` may still start, by the checks a read makes
+/// of it (snapshot.rs): waiting, not held, not heterogeneous nor a helper
+/// of an expand, its dependencies met, and Slurm's own checks passed.
+fn still_startable(guard: &LockGuard<Scheduling>, job: JobId) -> bool {
+    guard.find_job(job.0).is_some_and(|j| {
+        j.is_pending()
+            && j.priority() > 0
+            && !j.is_het_job()
+            && j.expanding_job().is_none()
+            && guard.job_is_independent(&j)
+            && guard.may_start_now(&j)
+    })
 }
 
 /// CPUs per node as the log says them: "n1:3 n2:8", in the order given.

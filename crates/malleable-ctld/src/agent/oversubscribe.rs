@@ -60,6 +60,8 @@ impl Agent {
         sharing.sort_by(|a, b| PendingJob::queue_cmp(a, b));
         let sharing: Vec<JobId> = sharing.into_iter().map(|p| p.id).take(OFFERS).collect();
         for job in sharing {
+            // Read again at the next pass, started or not (the kept queue).
+            self.kept.feed.touched(job.0);
             if let Ok((started, list)) = guard.start_sharing(job.0, &busy) {
                 self.refused.remove(&job);
                 let detail =

@@ -185,6 +185,8 @@ impl Agent {
                 );
                 break;
             }
+            // Whatever comes of it, the job is read again at the next pass.
+            self.kept.feed.touched(d.job().0);
             self.apply(&mut guard, &fresh, d, &mut statuses, &mut records, now);
         }
         // Jobs that may share cores, on busy nodes, where the strategy does
@@ -206,6 +208,10 @@ impl Agent {
         match self.role {
             Role::Scheduler => {
                 guard.set_waiting(&waits);
+                // What they show now, kept: the next pass compares with it.
+                for w in &waits {
+                    self.kept.shown(JobId(w.job), w.as_shown());
+                }
             }
             // The scheduler beside us starts the job a shrink was made for,
             // as the first of its queue.

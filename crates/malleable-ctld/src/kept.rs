@@ -1,0 +1,80 @@
+//! The waiting jobs as the last reads left them, and the feed that says
+//! which to read again: what a pass hands the strategy of the jobs it did
+//! not read under slurmctld's locks this time.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use malleable_model::{JobId, PendingJob};
+use slurm::ctld::ShownWait;
+
+use crate::adaptation::MalleableJob;
+use crate::feed::{Feed, FeedSettings, Found};
+
+/// One waiting job, as last read.
+#[derive(Clone, Debug, Default)]
+pub struct Waiter {
+    /// Its entry in the strategy's queue; `None` when it is kept out (held,
+    /// dependent, over a limit...).
+    pub queued: Option<PendingJob>,
+    /// What it showed of its wait when read, or was given since.
+    pub shown: Option<ShownWait>,
+    pub malleable: Option<MalleableJob>,
+    /// Why its malleable options do not read, if they do not.
+    pub unreadable: Option<String>,
+    /// A rigid job that may share cores (its partition's OverSubscribe).
+    pub oversubscribes: bool,
+    /// A batch job younger than `BatchStartDelay=`: when it comes of age.
+    pub young: Option<Instant>,
+}
+
+/// The kept waiting jobs, by id (so the queue is handed over in the order
+/// slurmctld made the jobs), and the feed.
+pub struct Kept {
+    pub feed: Feed,
+    pub settings: FeedSettings,
+    /// Off: every pass reads every job (beside another scheduler, which
+    /// starts jobs the feed would not see start).
+    pub enabled: bool,
+    waiting: BTreeMap<u32, Waiter>,
+    /// Whether the log said that updates are not noted.
+    pub said_not_noted: bool,
+}
+
+impl Kept {
+    pub fn new(settings: FeedSettings, enabled: bool) -> Kept {
+        Kept { feed: Feed::default(), settings, enabled, waiting: BTreeMap::new(), said_not_noted: false }
+    }
+
+    /// A whole read begins: nothing kept counts.
+    pub fn begin_whole(&mut self) {
+        self.feed.begin_whole();
+        self.waiting.clear();
+    }
+
+    /// What a read found of job `id`.
+    pub fn found(&mut self, id: u32, found: Found, weight: u64, waiter: Option<Waiter>) {
+        self.feed.found(id, found, weight);
+        match waiter {
+            Some(w) => {
+                self.waiting.insert(id, w);
+            }
+            None => {
+                self.waiting.remove(&id);
+            }
+        }
+    }
+
+    /// The kept waiting jobs, in id order.
+    pub fn waiters(&self) -> impl Iterator<Item = (&u32, &Waiter)> {
+        self.waiting.iter()
+    }
+
+    /// A job was given this wait to show (its Reason, start): kept, so the
+    /// next pass compares with it without reading the job.
+    pub fn shown(&mut self, id: JobId, shown: ShownWait) {
+        if let Some(w) = self.waiting.get_mut(&id.0) {
+            w.shown = Some(shown);
+        }
+    }
+}
