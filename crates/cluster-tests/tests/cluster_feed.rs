@@ -1,0 +1,121 @@
+//! The change feed (issue 35) on a real slurmctld: forced on for a short
+//! queue (`WholeReadBelow=0`, `RecheckPerPass=2`), a pass reads only the
+//! jobs that may have changed, and an admin's hold, release and Priority=
+//! (which job_submit/malleable notes) and a scancel of a waiting job (which
+//! sdiag counts) are honoured at the next pass, a `scontrol top` (no sign at
+//! all) within ceil(waiting / RecheckPerPass) passes, as docs/architecture.md
+//! says.
+
+use std::time::Duration;
+
+use cluster_tests::malleable::malleable_spec;
+use cluster_tests::up_with;
+use malleable_model::log_lines::LogLine;
+use testcluster::process::output;
+use testcluster::Cluster;
+
+/// Waiting records read again in turn at each pass (malleable.conf).
+const RECHECK: usize = 2;
+
+fn scontrol(c: &Cluster, args: &[&str]) {
+    output(c.cmd("scontrol").args(args)).unwrap_or_else(|e| panic!("scontrol {args:?}: {e}"));
+}
+
+/// squeue's Reason for a job.
+fn reason(c: &Cluster, id: u32) -> String {
+    output(c.cmd("squeue").args(["-h", "-j", &id.to_string(), "-o", "%r"])).unwrap_or_default().trim().to_string()
+}
+
+/// A job's priority, as squeue shows it.
+fn priority(c: &Cluster, id: u32) -> u64 {
+    let text = output(c.cmd("squeue").args(["-h", "-j", &id.to_string(), "-o", "%Q"])).unwrap_or_default();
+    text.trim().parse().unwrap_or_else(|e| panic!("priority of {id} '{text}': {e}"))
+}
+
+/// The feed's lines and the passes' ends in a stretch of slurmctld's log.
+fn said(log: &str) -> (Vec<(usize, Option<String>, usize)>, usize) {
+    let mut reads = Vec::new();
+    let mut passes = 0;
+    for l in log.lines() {
+        match LogLine::parse(l) {
+            Some(LogLine::FeedRead { records, whole, kept }) => reads.push((records, whole, kept)),
+            Some(LogLine::LocksHeld { .. }) => passes += 1,
+            _ => {}
+        }
+    }
+    (reads, passes)
+}
+
+/// Do `act`, then wait until job `job` shows Reason `want`: how many passes
+/// ended meanwhile, and the feed's reads in that time.
+fn passes_until(c: &Cluster, what: &str, act: impl FnOnce(), job: u32, want: &str) -> (usize, Vec<Option<String>>) {
+    let from = c.ctld_log().len();
+    act();
+    testcluster::wait::until(what, Duration::from_secs(60), || {
+        let now = reason(c, job);
+        if now == want {
+            Ok(Some(()))
+        } else {
+            Err(format!("JobId={job} shows {now}"))
+        }
+    })
+    .unwrap_or_else(|e| {
+        c.print_logs();
+        panic!("{what}: {e}")
+    });
+    let (reads, passes) = said(&c.ctld_log()[from..]);
+    (passes, reads.into_iter().map(|(_, whole, _)| whole).collect())
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn hold_release_priority_top_and_scancel_are_honoured_within_the_feeds_bound() {
+    let conf = format!("Strategy=easy\nSchedulerTick=1\nWholeReadBelow=0\nRecheckPerPass={RECHECK}\n");
+    // The feed's and the passes' lines are at debug level.
+    let c = up_with(malleable_spec("t-feed", 2, &conf).set("SlurmctldDebug", "debug"));
+    let job = || c.sbatch(&["-N2", "-t", "5", "--wrap", "sleep 300"]).unwrap();
+    let a = job();
+    c.wait_job(a, "A running", Duration::from_secs(30), |j| j.state == "RUNNING").unwrap();
+    // Eight waiting, each wanting both nodes: the head shows Resources, the
+    // rest Priority (EASY), in submission order (priority/basic).
+    let w: Vec<u32> = (0..8).map(|_| job()).collect();
+    // Once they are older than BatchStartDelay (read at every pass until
+    // then), a read of changes reads the running job and two in turn, not
+    // the queue.
+    let from = c.ctld_log().len();
+    testcluster::wait::until("reads of changes only", Duration::from_secs(60), || {
+        let (reads, _) = said(&c.ctld_log()[from..]);
+        let few = reads.iter().any(|(n, whole, kept)| whole.is_none() && *kept == 8 && *n <= 1 + RECHECK);
+        Ok((few && reason(&c, w[0]) == "Resources").then_some(()))
+    })
+    .unwrap_or_else(|e| {
+        c.print_logs();
+        panic!("{e}")
+    });
+
+    // Noted by job_submit/malleable's job_modify: at the next pass (the pass
+    // under way when the command came may have read before it: two ends).
+    let (n, _) = passes_until(&c, "hold", || scontrol(&c, &["hold", &w[0].to_string()]), w[1], "Resources");
+    assert!(n <= 2, "hold seen within {n} passes, not at the next");
+    assert_eq!(reason(&c, w[0]), "JobHeldAdmin");
+    let above = priority(&c, w[1]) + 10;
+    let raise = || scontrol(&c, &["update", &format!("JobId={}", w[5]), &format!("Priority={above}")]);
+    let (n, _) = passes_until(&c, "Priority=", raise, w[5], "Resources");
+    assert!(n <= 2, "Priority= seen within {n} passes, not at the next");
+    let (n, _) = passes_until(&c, "release", || scontrol(&c, &["release", &w[0].to_string()]), w[0], "Priority");
+    assert!(n <= 2, "release seen within {n} passes, not at the next");
+
+    // No sign: read in turn, within ceil(8 / 2) passes (and one under way).
+    let bound = 8usize.div_ceil(RECHECK) + 1;
+    let (n, reads) = passes_until(&c, "top", || scontrol(&c, &["top", &w[7].to_string()]), w[7], "Resources");
+    assert!(n <= bound, "top seen after {n} passes, beyond the bound of {bound}");
+    assert!(reads.iter().all(Option::is_none), "seen by a read of changes, not a whole one: {reads:?}");
+
+    // A waiting job cancelled: sdiag counts it, no read of changes saw it,
+    // so the read is made whole at once.
+    let (n, reads) =
+        passes_until(&c, "scancel", || drop(output(c.cmd("scancel").arg(w[7].to_string()))), w[5], "Resources");
+    assert!(n <= 2, "scancel seen within {n} passes, not at the next");
+    assert!(reads.iter().any(|r| r.as_deref() == Some("Unseen")), "the cancel made a read whole: {reads:?}");
+    drop(output(c.cmd("scancel").args(["-u", "root"])));
+}
