@@ -10,6 +10,7 @@ use slurm::ctld::ShownWait;
 
 use crate::adaptation::MalleableJob;
 use crate::feed::{Feed, FeedSettings, Found};
+use crate::snapshot::NodeConfigs;
 
 /// One waiting job, as last read.
 #[derive(Clone, Debug, Default)]
@@ -37,13 +38,22 @@ pub struct Kept {
     /// starts jobs the feed would not see start).
     pub enabled: bool,
     waiting: BTreeMap<u32, Waiter>,
+    /// Each node's configuration as last read.
+    pub nodes: NodeConfigs,
     /// Whether the log said that updates are not noted.
     pub said_not_noted: bool,
 }
 
 impl Kept {
     pub fn new(settings: FeedSettings, enabled: bool) -> Kept {
-        Kept { feed: Feed::default(), settings, enabled, waiting: BTreeMap::new(), said_not_noted: false }
+        Kept {
+            feed: Feed::default(),
+            settings,
+            enabled,
+            waiting: BTreeMap::new(),
+            nodes: NodeConfigs::default(),
+            said_not_noted: false,
+        }
     }
 
     /// A whole read begins: nothing kept counts.
@@ -68,6 +78,11 @@ impl Kept {
     /// The kept waiting jobs, in id order.
     pub fn waiters(&self) -> impl Iterator<Item = (&u32, &Waiter)> {
         self.waiting.iter()
+    }
+
+    /// What a kept waiting job shows of its wait (as read, or as given since).
+    pub fn shown_of(&self, id: u32) -> Option<&ShownWait> {
+        self.waiting.get(&id)?.shown.as_ref()
     }
 
     /// A job was given this wait to show (its Reason, start): kept, so the

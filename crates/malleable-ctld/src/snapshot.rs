@@ -2,14 +2,13 @@
 //! the core's node indices map back to slurmctld's node table.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 use std::time::Instant;
 
 use malleable_model::log_lines::LogLine;
 use malleable_model::{CoreRequest, JobId, Node, NodeIndex, PendingJob, Placement, RunningJob, SharedCores, Snapshot};
 use rustc_hash::FxHashMap;
-use slurm::ctld::{changes, JobView, LockGuard, Reserved, Scheduling, ShownWait, Updates};
+use slurm::ctld::{changes, JobView, LockGuard, Reserved, Scheduling, Updates};
 
 use crate::adaptation::{MalleableJob, Memory};
 use crate::config::Config;
@@ -18,7 +17,10 @@ use crate::job_options::OptionsCache;
 use crate::kept::Kept;
 
 mod jobs;
+mod nodes;
 use jobs::Reader;
+pub use nodes::NodeConfigs;
+use nodes::NodeTable;
 
 /// A snapshot plus the node-table index of each of its nodes.
 pub struct Taken {
@@ -33,9 +35,6 @@ pub struct Taken {
     /// snapshot's node index: a flag, not a set of names, since every node
     /// is read at every pass.
     pub usable_at: Vec<bool>,
-    /// What each job in the queue shows of its wait, by job id: only a wait
-    /// that differs is written back.
-    pub shown: FxHashMap<u32, ShownWait>,
     /// The core sharing each running job's SystemComment records, by job:
     /// kept there beside its status when that is written.
     pub shared_cores: HashMap<JobId, SharedCores>,
@@ -115,15 +114,23 @@ pub fn take(
         );
     }
     let stamps = guard.stamps();
-    let mut whole = None;
+    let mut whole = if kept.enabled { None } else { Some(Whole::First) };
     loop {
-        let table = NodeTable::read(guard, config, suspects);
+        // A whole read reads every node's configuration too; a read of
+        // changes, RecheckPerPass of them in turn.
+        let all = whole.is_some();
+        let table = NodeTable::read(guard, config, suspects, &mut kept.nodes, all, kept.settings.recheck);
         let shape = table.shape();
         let plan = match whole {
             Some(why) => Plan::Whole(why),
-            None if !kept.enabled => Plan::Whole(Whole::First),
             None => kept.feed.plan(&kept.settings, &stamps, shape, &updates, now),
         };
+        if let Plan::Whole(why) = plan {
+            if !all {
+                whole = Some(why);
+                continue;
+            }
+        }
         let mut r = Reader {
             guard,
             now,
@@ -180,38 +187,15 @@ pub fn take(
             Plan::Jobs(_) => None,
         };
         log::debug!("{}", LogLine::FeedRead { records, whole, kept: kept.feed.waiting() });
-        return taken(guard, now, config, r, kept);
+        return taken(guard, now, config, r);
     }
 }
 
-/// The Taken of a pass's reads: its running jobs, and the waiting ones kept.
-fn taken(guard: &LockGuard<Scheduling>, now: i64, config: &Config, r: Reader<'_>, kept: &Kept) -> Taken {
-    let Reader {
-        table, mut running, mut malleable, mut unreadable, shared_cores, capped, correspond, db_behind, ..
-    } = r;
+/// The Taken of a pass's reads: its nodes and running jobs. The waiting
+/// jobs are added by [`add_waiting`], away from the locks where it can be.
+fn taken(guard: &LockGuard<Scheduling>, now: i64, config: &Config, r: Reader<'_>) -> Taken {
+    let Reader { table, mut running, malleable, unreadable, shared_cores, capped, correspond, db_behind, .. } = r;
     let NodeTable { nodes, table_index, usable_at, .. } = table;
-    let mut pending = Vec::with_capacity(kept.feed.waiting());
-    let mut shown = FxHashMap::default();
-    let mut oversubscribers = Vec::new();
-    let mut young = FxHashMap::default();
-    for (&id, w) in kept.waiters() {
-        if let Some(m) = &w.malleable {
-            malleable.push(m.clone());
-        }
-        if let Some(why) = &w.unreadable {
-            unreadable.push((JobId(id), why.clone()));
-        }
-        let Some(p) = &w.queued else { continue };
-        pending.push(p.clone());
-        if let Some(s) = &w.shown {
-            shown.insert(id, s.clone());
-        }
-        if let Some(at) = w.young {
-            young.insert(JobId(id), at);
-        } else if w.oversubscribes {
-            oversubscribers.push(JobId(id));
-        }
-    }
     // As slurmctld's queue building: each task of such an array waits on its
     // corresponding task as a record of its own (one whose task failed then
     // shows DependencyNeverSatisfied alone), read as such from the next pass.
@@ -226,90 +210,60 @@ fn taken(guard: &LockGuard<Scheduling>, now: i64, config: &Config, r: Reader<'_>
             }
         }
     }
-    if guard.preemption_enabled() {
-        who_may_preempt(guard, &mut pending);
-    }
     sharing_as_recorded(&mut running, &nodes, &shared_cores);
     let power = config.power_in_use().and_then(|p| p.state_at(now));
     Taken {
-        snapshot: Snapshot { now, nodes, running, pending, power },
+        snapshot: Snapshot { now, nodes, running, pending: Vec::new(), power },
         table_index,
         malleable,
         unreadable,
         usable_at,
-        shown,
         shared_cores,
         slurmdbd_behind: db_behind,
         capped,
-        oversubscribers,
-        young,
+        oversubscribers: Vec::new(),
+        young: FxHashMap::default(),
     }
+}
+
+/// Add the waiting jobs as `kept` holds them: the strategy's queue (a copy
+/// of every queued job, made where it can be without slurmctld's locks),
+/// the malleable ones' statuses, the options that do not read, the young
+/// and those that may share cores.
+pub fn add_waiting(taken: &mut Taken, kept: &Kept) {
+    taken.snapshot.pending.reserve(kept.feed.waiting());
+    for (&id, w) in kept.waiters() {
+        if let Some(m) = &w.malleable {
+            taken.malleable.push(m.clone());
+        }
+        if let Some(why) = &w.unreadable {
+            taken.unreadable.push((JobId(id), why.clone()));
+        }
+        let Some(p) = &w.queued else { continue };
+        taken.snapshot.pending.push(p.clone());
+        if let Some(at) = w.young {
+            taken.young.insert(JobId(id), at);
+        } else if w.oversubscribes {
+            taken.oversubscribers.push(JobId(id));
+        }
+    }
+}
+
+/// Move what [`add_waiting`] added from `from` to `to`, a read of the same
+/// pass made later: the waiting jobs are the same kept ones (each start is
+/// checked against its live record anyway), not copied again under the locks.
+pub fn carry_waiting(from: &mut Taken, to: &mut Taken) {
+    to.snapshot.pending = std::mem::take(&mut from.snapshot.pending);
+    to.young = std::mem::take(&mut from.young);
+    to.oversubscribers = std::mem::take(&mut from.oversubscribers);
+    let running: HashSet<JobId> = to.snapshot.running.iter().map(|r| r.id).collect();
+    to.malleable.extend(from.malleable.iter().filter(|m| !m.running && !running.contains(&m.id)).cloned());
+    let said: HashSet<JobId> = to.unreadable.iter().map(|(id, _)| *id).collect();
+    to.unreadable.extend(from.unreadable.iter().filter(|(id, _)| !said.contains(id)).cloned());
 }
 
 /// The file of the job_submit plugin that notes updates (see `slurm::ctld::changes`).
 const UPDATE_NOTES_PLUGIN: &str = "job_submit_malleable.so";
-
-/// The node table as a pass reads it at every read (its nodes are few
-/// beside a long queue, and change at every start and end).
-pub(crate) struct NodeTable {
-    pub nodes: Vec<Node>,
-    pub table_index: Vec<usize>,
-    pub usable_at: Vec<bool>,
-    pub core_index: Vec<usize>,
-    /// The largest node's CPUs, for the nodes a job's CPUs need, from this
-    /// walk rather than another over the whole table.
-    pub largest_cpus: u32,
-    pub room: Room,
-}
-
-impl NodeTable {
-    /// Nodes in `suspects` are not free; with a strategy that places
-    /// cores, each node's GPUs and spare cores (less what running jobs
-    /// hold, counted as they are read).
-    fn read(guard: &LockGuard<Scheduling>, config: &Config, suspects: &HashMap<String, Instant>) -> NodeTable {
-        let cores = config.strategy.info.places_cores;
-        // Room made once: ten thousand nodes at a big site, whose Vecs would
-        // otherwise be copied as they grow, under the locks.
-        let table_len = guard.node_table_len();
-        let mut t = NodeTable {
-            nodes: Vec::with_capacity(table_len),
-            table_index: Vec::with_capacity(table_len),
-            usable_at: Vec::with_capacity(table_len),
-            core_index: vec![usize::MAX; table_len],
-            largest_cpus: 1,
-            room: Room::default(),
-        };
-        for n in guard.nodes() {
-            t.largest_cpus = t.largest_cpus.max(n.cpus());
-            t.room.add(n.memory_mb(), n.gpus());
-            t.core_index[n.index()] = t.nodes.len();
-            t.table_index.push(n.index());
-            let name = n.name();
-            t.usable_at.push(n.is_usable());
-            // A node an expand just failed on is offered to no one for a while.
-            let suspect = suspects.contains_key(&name);
-            let free = n.is_free() && !suspect;
-            let mut node = Node { name, free, cores: n.cpus().max(1), ..Node::default() };
-            if cores {
-                node.gpus = n.gpus();
-                // What running jobs leave of it is counted as they are read.
-                if n.takes_more() && !suspect {
-                    (node.spare_cores, node.spare_gpus) = (node.cores, node.gpus);
-                }
-            }
-            t.nodes.push(node);
-        }
-        t
-    }
-
-    /// What a waiting job's read takes from the node table, as one number:
-    /// when it changes, every kept read may be wrong (see `feed::Whole::NodeTable`).
-    fn shape(&self) -> u64 {
-        let mut h = rustc_hash::FxHasher::default();
-        (self.table_index.len(), self.core_index.len(), self.largest_cpus, self.room.least).hash(&mut h);
-        h.finish()
-    }
-}
 
 /// How many waiting jobs, from the head of the queue, are asked whom they
 /// may preempt: Slurm walks every job to answer, so a pass asks no more
@@ -318,7 +272,7 @@ const PREEMPT_DEPTH: usize = 100;
 
 /// Fill in, for the first [`PREEMPT_DEPTH`] waiting jobs in queue order,
 /// the running jobs slurmctld lets each preempt.
-fn who_may_preempt(guard: &LockGuard<Scheduling>, pending: &mut [PendingJob]) {
+pub fn who_may_preempt(guard: &LockGuard<Scheduling>, pending: &mut [PendingJob]) {
     let mut order: Vec<usize> = (0..pending.len()).collect();
     // Under the locks: only which are the first, in linear time, not the
     // whole queue sorted (their own order does not matter here).

@@ -15,7 +15,7 @@ use slurm::ctld::{LockGuard, Scheduling, UpdateCounters, Wait};
 use super::settle::Settled;
 use super::SLURMDBD_BEHIND_SAID_AFTER;
 use super::{answer_asking, slurm_reason, stale, unix_now, Agent, Answers, Role, TOP_PRIORITY};
-use crate::snapshot::Taken;
+use crate::snapshot::{self, Taken};
 
 /// What the read under the locks gave.
 struct Read {
@@ -65,9 +65,20 @@ impl Agent {
         if changed {
             taken = self.snapshot(&guard, now);
         }
+        // The waiting jobs as kept: copied after the locks are let go,
+        // unless slurmctld is to say whom the first of them may preempt.
+        let preempting = guard.preemption_enabled();
+        if preempting {
+            snapshot::add_waiting(&mut taken, &self.kept);
+            snapshot::who_may_preempt(&guard, &mut taken.snapshot.pending);
+        }
         let read_at = self.ctld.update_counters();
         drop(guard);
-        Read { taken, settled, asking, read_at, read_ms: held.elapsed().as_secs_f64() * 1e3, now }
+        let read_ms = held.elapsed().as_secs_f64() * 1e3;
+        if !preempting {
+            snapshot::add_waiting(&mut taken, &self.kept);
+        }
+        Read { taken, settled, asking, read_at, read_ms, now }
     }
 
     /// Without the locks: the answers to the jobs that asked, the strategy's
@@ -126,8 +137,19 @@ impl Agent {
     /// the jobs left waiting get their Reasons, each malleable job its
     /// status; then, without the locks, what the pass has to say.
     fn write(&mut self, read: Read, decided: Decided) {
-        let Read { taken, settled, read_at, read_ms, now, .. } = read;
+        let Read { mut taken, settled, read_at, read_ms, now, .. } = read;
         let Decided { mut decisions, waits, start_first, notes, decide_ms } = decided;
+        // Why the others wait, for squeue: only the waits that differ from
+        // what the jobs show (as kept: read, or given since), found before
+        // the locks are taken, for ten thousand waiting jobs.
+        let to_show: Vec<Wait> = waits
+            .iter()
+            .map(|w| {
+                let (code, text) = slurm_reason(w.reason);
+                Wait { job: w.job.0, code, text, start: w.start.unwrap_or(0) }
+            })
+            .filter(|w| self.kept.shown_of(w.job).is_none_or(|shown| !w.is_shown(shown)))
+            .collect();
         let mut guard = LockGuard::<Scheduling>::acquire(self.ctld);
         // Told to stop while the strategy decided: nothing is started or
         // resized now (seen: a job started 30 ms after SIGTERM was never
@@ -149,7 +171,8 @@ impl Agent {
         let (fresh, stale) = if unchanged {
             (taken, HashSet::new())
         } else {
-            let fresh = self.snapshot(&guard, unix_now());
+            let mut fresh = self.snapshot(&guard, unix_now());
+            snapshot::carry_waiting(&mut taken, &mut fresh);
             let stale = stale(&taken, &fresh, &decisions);
             (fresh, stale)
         };
@@ -195,21 +218,12 @@ impl Agent {
         if self.role == Role::Scheduler && !info.shares_cores && !info.places_cores {
             self.oversubscribe(&mut guard, &fresh, &decisions, &waits);
         }
-        // Why the others wait, for squeue (a job started meanwhile is left):
-        // only the waits that differ from what the jobs show.
-        let waits: Vec<Wait> = waits
-            .iter()
-            .map(|w| {
-                let (code, text) = slurm_reason(w.reason);
-                Wait { job: w.job.0, code, text, start: w.start.unwrap_or(0) }
-            })
-            .filter(|w| fresh.shown.get(&w.job).is_none_or(|shown| !w.is_shown(shown)))
-            .collect();
+        // Why the others wait (a job started meanwhile is left).
         match self.role {
             Role::Scheduler => {
-                guard.set_waiting(&waits);
+                guard.set_waiting(&to_show);
                 // What they show now, kept: the next pass compares with it.
-                for w in &waits {
+                for w in &to_show {
                     self.kept.shown(JobId(w.job), w.as_shown());
                 }
             }

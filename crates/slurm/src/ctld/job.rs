@@ -105,6 +105,11 @@ impl<'g> JobView<'g> {
         self.state() == JobState::Pending && self.rec().job_state & sys::JOB_REVOKED == 0
     }
 
+    /// Waiting and not held (a held job's priority is 0).
+    pub fn waits_unheld(&self) -> bool {
+        self.is_pending() && self.rec().priority != 0
+    }
+
     /// Holding nodes: running, suspended, or completing after its end.
     pub fn holds_nodes(&self) -> bool {
         matches!(self.state(), JobState::Running | JobState::Suspended)

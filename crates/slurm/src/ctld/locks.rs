@@ -185,8 +185,9 @@ impl<L: WritesJobs> LockGuard<L> {
     /// Say why waiting jobs wait and when each is expected to start, as
     /// Slurm's backfill does: its Reason, a text squeue shows instead of
     /// the reason's name (`None`: the name), and its expected start
-    /// (`squeue --start`; 0: not known). A job no longer waiting is left as
-    /// it is. Returns how many changed.
+    /// (`squeue --start`; 0: not known). A job no longer waiting, or held
+    /// since the pass read it (its JobHeldAdmin stays), is left as it is.
+    /// Returns how many changed.
     ///
     /// Callers pass the waits that differ from what the job shows (see
     /// [`Wait::is_shown`]), so that a pass with ten thousand waiting jobs
@@ -199,7 +200,7 @@ impl<L: WritesJobs> LockGuard<L> {
         let mut changed = 0;
         if waits.len() <= LOOKUPS {
             for w in waits {
-                if let Some(job) = self.find_job(w.job).filter(JobView::is_pending) {
+                if let Some(job) = self.find_job(w.job).filter(JobView::waits_unheld) {
                     // SAFETY: a live record under our job write lock.
                     changed += usize::from(unsafe { self.show_wait(job.as_ptr(), w) });
                 }
@@ -208,7 +209,7 @@ impl<L: WritesJobs> LockGuard<L> {
         }
         let by_id: HashMap<u32, &Wait<'_>> = waits.iter().map(|w| (w.job, w)).collect();
         for job in self.jobs() {
-            let Some(w) = by_id.get(&job.id()).filter(|_| job.is_pending()) else { continue };
+            let Some(w) = by_id.get(&job.id()).filter(|_| job.waits_unheld()) else { continue };
             // SAFETY: a live record under our job write lock.
             changed += usize::from(unsafe { self.show_wait(job.as_ptr(), w) });
         }

@@ -26,6 +26,13 @@ impl<'g> NodeView<'g> {
         self.index
     }
 
+    /// Where its record lies: a record made anew (a reconfigure, a node
+    /// created) lies elsewhere, so what was read of the old one can be kept
+    /// while this stays the same, without touching the record.
+    pub fn record_address(&self) -> usize {
+        std::ptr::from_ref(self.rec) as usize
+    }
+
     pub fn name(&self) -> String {
         // SAFETY: NULL or a NUL-terminated string owned by the record.
         unsafe { crate::common::cstr::cstr_to_string(self.rec.name) }.unwrap_or_default()
