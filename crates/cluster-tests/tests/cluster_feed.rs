@@ -3,8 +3,8 @@
 //! jobs that may have changed, and an admin's hold, release and Priority=
 //! (which job_submit/malleable notes) and a scancel of a waiting job (which
 //! sdiag counts) are honoured at the next pass, a `scontrol top` (no sign at
-//! all) within ceil(waiting / RecheckPerPass) passes, as docs/architecture.md
-//! says.
+//! all) within ceil(waiting / RecheckPerPass) passes, and a dependency met by
+//! a job's end at the pass after the end is seen, as the README says.
 
 use std::time::Duration;
 
@@ -64,6 +64,7 @@ fn passes_until(c: &Cluster, what: &str, act: impl FnOnce(), job: u32, want: &st
         panic!("{what}: {e}")
     });
     let (reads, passes) = said(&c.ctld_log()[from..]);
+    eprintln!("{what}: honoured after {passes} pass ends, reads {reads:?}");
     (passes, reads.into_iter().map(|(_, whole, _)| whole).collect())
 }
 
@@ -74,7 +75,10 @@ fn hold_release_priority_top_and_scancel_are_honoured_within_the_feeds_bound() {
     // The feed's and the passes' lines are at debug level.
     let c = up_with(malleable_spec("t-feed", 2, &conf).set("SlurmctldDebug", "debug"));
     let job = || c.sbatch(&["-N2", "-t", "5", "--wrap", "sleep 300"]).unwrap();
-    let a = job();
+    // A holds both nodes until the test lets it end by itself (no cancel).
+    let done = c.dir.join("a-done");
+    let wait_for = format!("while [ ! -e {} ]; do sleep 0.2; done", done.display());
+    let a = c.sbatch(&["-N2", "-t", "5", "--wrap", &wait_for]).unwrap();
     c.wait_job(a, "A running", Duration::from_secs(30), |j| j.state == "RUNNING").unwrap();
     // Eight waiting, each wanting both nodes: the head shows Resources, the
     // rest Priority (EASY), in submission order (priority/basic).
@@ -117,5 +121,31 @@ fn hold_release_priority_top_and_scancel_are_honoured_within_the_feeds_bound() {
         passes_until(&c, "scancel", || drop(output(c.cmd("scancel").arg(w[7].to_string()))), w[5], "Resources");
     assert!(n <= 2, "scancel seen within {n} passes, not at the next");
     assert!(reads.iter().any(|r| r.as_deref() == Some("Unseen")), "the cancel made a read whole: {reads:?}");
+
+    // A dependency met by A's end, which leaves no sign of its own: the
+    // dependent job is read at the pass after the end is seen, in the turn
+    // of the jobs kept out for what an end may lift, not in the queue's turn
+    // (sixteen waiting, held: eight passes). The nodes A frees then go to it.
+    for &j in &w[..7] {
+        scontrol(&c, &["hold", &j.to_string()]);
+    }
+    for _ in 0..8 {
+        c.sbatch(&["-H", "-N2", "-t", "5", "--wrap", "sleep 300"]).unwrap();
+    }
+    let d = c.sbatch(&["-N2", "-t", "5", &format!("--dependency=afterok:{a}"), "--wrap", "sleep 300"]).unwrap();
+    c.wait_job(d, "D waiting for A", Duration::from_secs(30), |j| j.state == "PENDING").unwrap();
+    std::fs::write(&done, "").unwrap();
+    c.wait_job(a, "A ended", Duration::from_secs(60), |j| !matches!(j.state.as_str(), "RUNNING" | "COMPLETING"))
+        .unwrap();
+    let from = c.ctld_log().len();
+    c.wait_job(d, "D started", Duration::from_secs(60), |j| j.state == "RUNNING").unwrap_or_else(|e| {
+        c.print_logs();
+        panic!("{e}")
+    });
+    let (reads, n) = said(&c.ctld_log()[from..]);
+    eprintln!("dependency: D started {n} pass ends after A's end was seen, reads {reads:?}");
+    let bound = 1 + 1 + 1;
+    assert!(n <= bound, "D started {n} passes after A's end was seen, beyond {bound}: {reads:?}");
+    assert!(reads.iter().all(|(_, whole, _)| whole.is_none()), "by reads of changes: {reads:?}");
     drop(output(c.cmd("scancel").args(["-u", "root"])));
 }

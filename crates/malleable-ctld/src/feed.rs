@@ -33,6 +33,11 @@ pub enum Recheck {
     EveryPass,
     /// From this second on (a `--begin` time), in turn meanwhile.
     From(i64),
+    /// After a job ends: kept out of the queue by what another job's end
+    /// may lift (a dependency, its association's or QOS's limits, its
+    /// array's throttle, licenses). At the pass after an end,
+    /// `RecheckPerPass` of them are read in their own turn.
+    AfterEnds,
 }
 
 /// What a read found of a job.
@@ -81,6 +86,11 @@ pub struct Feed {
     waiting: BTreeMap<u32, Recheck>,
     every_pass: BTreeSet<u32>,
     from: BTreeSet<(i64, u32)>,
+    after_ends: BTreeSet<u32>,
+    /// The last id read in the turn of those waiting for an end, and whether
+    /// a job ended since the last plan.
+    ends_cursor: u32,
+    ended: bool,
     /// Jobs holding nodes, and whether each was found cancelled.
     running: FxHashMap<u32, bool>,
     /// The last id read in turn.
@@ -103,8 +113,13 @@ struct Seen {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Plan {
     Whole(Whole),
-    /// These records, by id (each once, ascending).
-    Jobs(Vec<u32>),
+    /// These records, by id (each once, ascending): those to read, and
+    /// those read in turn, which a queued job need be read whole only when
+    /// its record's fingerprint moved (see `JobView::fingerprint`).
+    Jobs {
+        read: Vec<u32>,
+        check: Vec<u32>,
+    },
 }
 
 impl Feed {
@@ -160,10 +175,15 @@ impl Feed {
         ids.extend(new);
         ids.extend(self.every_pass.iter().copied());
         ids.extend(self.from.iter().take_while(|&&(t, _)| t <= now).map(|&(_, id)| id));
-        ids.extend(self.in_turn(s.recheck));
+        if std::mem::take(&mut self.ended) {
+            ids.extend(turn_of(&self.after_ends, &mut self.ends_cursor, s.recheck));
+        }
         ids.sort_unstable();
         ids.dedup();
-        Plan::Jobs(ids)
+        let mut check = self.in_turn(s.recheck);
+        check.retain(|id| ids.binary_search(id).is_err());
+        check.sort_unstable();
+        Plan::Jobs { read: ids, check }
     }
 
     /// The next `k` waiting records after the cursor, wrapping; the cursor
@@ -186,6 +206,7 @@ impl Feed {
         self.waiting.clear();
         self.every_pass.clear();
         self.from.clear();
+        self.after_ends.clear();
         self.running.clear();
         self.touched.clear();
     }
@@ -215,6 +236,9 @@ impl Feed {
                     Recheck::From(t) => {
                         self.from.insert((t, id));
                     }
+                    Recheck::AfterEnds => {
+                        self.after_ends.insert(id);
+                    }
                 }
             }
             // A cancelled job holds its nodes while it completes: counted once.
@@ -228,6 +252,8 @@ impl Feed {
                 if cancelled && was_running != Some(true) {
                     self.seen.cancelled += 1;
                 }
+                // Its end may lift what keeps others waiting.
+                self.ended |= was_running.is_some();
             }
         }
     }
@@ -242,6 +268,9 @@ impl Feed {
             }
             Recheck::From(t) => {
                 self.from.remove(&(t, id));
+            }
+            Recheck::AfterEnds => {
+                self.after_ends.remove(&id);
             }
         }
         Some(r)
@@ -264,6 +293,18 @@ impl Feed {
         }
         Ok(())
     }
+}
+
+/// The next `k` of `set` after `cursor`, wrapping; the cursor moves to the last.
+fn turn_of(set: &BTreeSet<u32>, cursor: &mut u32, k: usize) -> Vec<u32> {
+    let mut turn: Vec<u32> = set.range(cursor.saturating_add(1)..).copied().take(k).collect();
+    if turn.len() < k {
+        turn.extend(set.range(..=*cursor).copied().take(k - turn.len()));
+    }
+    if let Some(&last) = turn.last() {
+        *cursor = last;
+    }
+    turn
 }
 
 /// The ids handed out since `from` (the next id at the last read), up to
@@ -295,9 +336,14 @@ mod tests {
         Stamps { next_job_id: next, first_job_id: 1, max_job_id: 1000, ..Stamps::default() }
     }
 
+    /// Every id the plan names, read or checked.
     fn jobs(plan: Plan) -> Vec<u32> {
         match plan {
-            Plan::Jobs(ids) => ids,
+            Plan::Jobs { mut read, check } => {
+                read.extend(check);
+                read.sort_unstable();
+                read
+            }
             Plan::Whole(why) => panic!("a whole read ({why:?}) where changes were due"),
         }
     }
@@ -340,6 +386,16 @@ mod tests {
     }
 
     #[test]
+    fn those_in_turn_are_checked_and_the_rest_read() {
+        let mut f = after_whole(6);
+        let s = Stamps { submitted: 6, ..stamps(7) };
+        f.touched(2);
+        let plan = f.plan(&SETTINGS, &s, 0, &Updates::Jobs(vec![5]), 0);
+        // In turn: 1 and 2; 2 is read anyway (touched).
+        assert_eq!(plan, Plan::Jobs { read: vec![2, 5], check: vec![1] });
+    }
+
+    #[test]
     fn a_touched_job_and_those_read_every_pass_or_from_a_time_are_read() {
         let mut f = after_whole(6);
         let s = Stamps { submitted: 6, ..stamps(7) };
@@ -355,6 +411,34 @@ mod tests {
     }
 
     #[test]
+    fn those_waiting_for_an_end_are_read_after_one_in_their_own_turn() {
+        let mut f = after_whole(6);
+        let s = Stamps { submitted: 6, ..stamps(7) };
+        let s1 = FeedSettings { recheck: 1, ..SETTINGS };
+        let none = Updates::Jobs(vec![]);
+        // 1 runs; 4, 5 and 6 wait for it (a dependency, a limit).
+        f.found(1, Found::Running { cancelled: false }, 1);
+        for id in [4, 5, 6] {
+            f.found(id, Found::Waiting(Recheck::AfterEnds), 1);
+        }
+        assert_eq!(jobs(f.plan(&s1, &s, 0, &none, 0)), vec![1, 2], "no end yet: the running job, one in turn");
+        f.found(1, Found::Gone { cancelled: false }, 1);
+        // The pass after the end reads one of them more, in their own turn.
+        assert_eq!(jobs(f.plan(&s1, &s, 0, &none, 0)), vec![3, 4]);
+        assert_eq!(jobs(f.plan(&s1, &s, 0, &none, 0)), vec![4], "only after an end");
+        f.found(9, Found::Running { cancelled: false }, 1);
+        f.found(9, Found::Gone { cancelled: false }, 1);
+        // Their turn and the queue's meet at 5; then wrap apart.
+        assert_eq!(jobs(f.plan(&s1, &s, 0, &none, 0)), vec![5]);
+        f.found(9, Found::Running { cancelled: false }, 1);
+        f.found(9, Found::Gone { cancelled: false }, 1);
+        assert_eq!(jobs(f.plan(&s1, &s, 0, &none, 0)), vec![6]);
+        f.found(9, Found::Running { cancelled: false }, 1);
+        f.found(9, Found::Gone { cancelled: false }, 1);
+        assert_eq!(jobs(f.plan(&s1, &s, 0, &none, 0)), vec![2, 4], "the queue's turn wrapped to 2, theirs to 4");
+    }
+
+    #[test]
     fn the_world_changing_wholesale_makes_the_read_whole() {
         let mut f = after_whole(6);
         let s = Stamps { submitted: 6, ..stamps(7) };
@@ -367,7 +451,7 @@ mod tests {
         assert_eq!(plan(&mut f, &s, 0, &Updates::NotNoted), Plan::Whole(Whole::NoUpdateNotes));
         f.ask_whole();
         assert_eq!(plan(&mut f, &s, 0, &none), Plan::Whole(Whole::Asked));
-        assert!(matches!(plan(&mut f, &s, 0, &none), Plan::Jobs(_)), "asked once");
+        assert!(matches!(plan(&mut f, &s, 0, &none), Plan::Jobs { .. }), "asked once");
         let short = FeedSettings { whole_below: 7, ..SETTINGS };
         assert_eq!(f.plan(&short, &s, 0, &none, 0), Plan::Whole(Whole::ShortQueue));
         // More new ids than records kept (6 waiting): whole.

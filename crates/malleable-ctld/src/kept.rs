@@ -27,6 +27,8 @@ pub struct Waiter {
     pub oversubscribes: bool,
     /// A batch job younger than `BatchStartDelay=`: when it comes of age.
     pub young: Option<Instant>,
+    /// Its record's fingerprint when read (`JobView::fingerprint`).
+    pub print: u64,
 }
 
 /// The kept waiting jobs, by id (so the queue is handed over in the order
@@ -73,6 +75,12 @@ impl Kept {
                 self.waiting.remove(&id);
             }
         }
+    }
+
+    /// Whether job `id` is queued as read with this fingerprint: then a
+    /// read in turn need not read it whole.
+    pub fn unmoved(&self, id: u32, print: u64) -> bool {
+        self.waiting.get(&id).is_some_and(|w| w.queued.is_some() && w.print == print)
     }
 
     /// The kept waiting jobs, in id order.

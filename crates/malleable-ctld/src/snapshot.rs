@@ -149,8 +149,9 @@ pub fn take(
             correspond: Vec::new(),
         };
         let records = match &plan {
-            Plan::Jobs(ids) => {
-                for &id in ids {
+            Plan::Jobs { read, check } => {
+                let mut n = read.len();
+                for &id in read {
                     match guard.find_job(id) {
                         Some(job) => {
                             let read = r.read(&job);
@@ -162,7 +163,28 @@ pub fn take(
                         }
                     }
                 }
-                ids.len()
+                // In turn: a queued job whose fingerprint has not moved is
+                // as read (a fraction of a whole read's cost); but where
+                // reservations are defined, what they keep from a job moves
+                // with the clock (its time limit reaching into one), so it is
+                // read whole. A start on what went stale is refused by
+                // select_nodes, and the job read again at the next pass.
+                let skim = !guard.any_reservation();
+                for &id in check {
+                    match guard.find_job(id) {
+                        Some(job) if skim && kept.unmoved(id, job.fingerprint()) => {}
+                        Some(job) => {
+                            n += 1;
+                            let read = r.read(&job);
+                            kept.found(id, read.found, read.weight, read.waiter);
+                        }
+                        None => {
+                            r.known.forget(id);
+                            kept.found(id, Found::Gone { cancelled: false }, 1, None);
+                        }
+                    }
+                }
+                n
             }
             Plan::Whole(_) => {
                 kept.begin_whole();
@@ -184,7 +206,7 @@ pub fn take(
         }
         let whole = match plan {
             Plan::Whole(why) => Some(format!("{why:?}")),
-            Plan::Jobs(_) => None,
+            Plan::Jobs { .. } => None,
         };
         log::debug!("{}", LogLine::FeedRead { records, whole, kept: kept.feed.waiting() });
         return taken(guard, now, config, r);

@@ -209,7 +209,7 @@ impl Reader<'_> {
     fn waiting(&mut self, job: &JobView<'_>, correspond: bool) -> (Waiter, Recheck) {
         let (spec, own_power, share_cores, _, unreadable) = self.options(job);
         let (guard, now) = (self.guard, self.now);
-        let mut waiter = Waiter { unreadable, ..Waiter::default() };
+        let mut waiter = Waiter { unreadable, print: job.fingerprint(), ..Waiter::default() };
         if let Some(spec) = spec {
             let status =
                 Status::decode(&job.system_comment()).and_then(Result::ok).unwrap_or_else(|| Status::new(spec));
@@ -231,13 +231,19 @@ impl Reader<'_> {
             Some(t) => Recheck::From(t),
             None => Recheck::InTurn,
         };
-        if job.priority() == 0
-            || job.is_het_job()
-            || job.expanding_job().is_some()
-            || !guard.job_is_independent(job)
-            || !guard.may_start_now(job)
-        {
+        // Held (released through scontrol update, which job_modify notes),
+        // heterogeneous or an expand's helper: in turn.
+        if job.priority() == 0 || job.is_het_job() || job.expanding_job().is_some() {
             return (waiter, recheck(false));
+        }
+        // A dependency, its limits, its array's throttle: what another job's
+        // end lifts (a --begin still to come is read from then).
+        if !guard.job_is_independent(job) || !guard.may_start_now(job) {
+            let r = match recheck(false) {
+                Recheck::InTurn => Recheck::AfterEnds,
+                r => r,
+            };
+            return (waiter, r);
         }
         // A job reservations keep from starting now is not in the queue.
         // One of several partitions (`-p a,b`) is placed in the first

@@ -105,6 +105,29 @@ impl JobView<'_> {
         self.details().map(|d| d.begin_time).filter(|&t| t > now)
     }
 
+    /// The fields of a queued job's record that can move with no sign the
+    /// feed sees (`scontrol top`, multifactor's recalculated priorities, a
+    /// job ended by slurmctld itself), as one number: a job read in turn
+    /// whose number has not moved need not be read whole. Neither its
+    /// Reason nor its expected start counts: the scheduler writes those.
+    pub fn fingerprint(&self) -> u64 {
+        let r = self.record();
+        let words = [
+            u64::from(r.job_state),
+            u64::from(r.priority),
+            u64::from(r.time_limit),
+            u64::from(r.time_min),
+            r.part_ptr as u64,
+            r.qos_ptr as u64,
+            r.resv_ptr as u64,
+            r.bit_flags,
+            u64::from(r.het_job_id),
+        ];
+        // FNV-1a over the words: no hash crate here, and collisions only
+        // cost a job read a turn later.
+        words.iter().fold(0xcbf2_9ce4_8422_2325, |h, w| (h ^ w).wrapping_mul(0x0000_0100_0000_01b3))
+    }
+
     /// Whether its `--constraint` names node features.
     pub fn asks_features(&self) -> bool {
         self.details().is_some_and(|d| !d.feature_list.is_null() || !d.feature_list_use.is_null())
