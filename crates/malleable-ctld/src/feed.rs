@@ -134,6 +134,11 @@ impl Feed {
         self.touched.insert(id);
     }
 
+    /// Whether the next read is to be whole because it was asked.
+    pub fn whole_asked(&self) -> bool {
+        self.whole_asked
+    }
+
     /// How many waiting records are kept.
     pub fn waiting(&self) -> usize {
         self.waiting.len()

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use malleable_model::{JobId, PendingJob};
+use slurm::ctld::changes::UpdateNotes;
 use slurm::ctld::ShownWait;
 
 use crate::adaptation::MalleableJob;
@@ -42,6 +43,8 @@ pub struct Kept {
     waiting: BTreeMap<u32, Waiter>,
     /// Each node's configuration as last read.
     pub nodes: NodeConfigs,
+    /// Where job_submit/malleable's notes of updated jobs are taken from.
+    pub notes: Option<UpdateNotes>,
     /// Whether the log said that updates are not noted.
     pub said_not_noted: bool,
 }
@@ -54,6 +57,7 @@ impl Kept {
             enabled,
             waiting: BTreeMap::new(),
             nodes: NodeConfigs::default(),
+            notes: None,
             said_not_noted: false,
         }
     }

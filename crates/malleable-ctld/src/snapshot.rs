@@ -8,7 +8,8 @@ use std::time::Instant;
 use malleable_model::log_lines::LogLine;
 use malleable_model::{CoreRequest, JobId, Node, NodeIndex, PendingJob, Placement, RunningJob, SharedCores, Snapshot};
 use rustc_hash::FxHashMap;
-use slurm::ctld::{changes, JobView, LockGuard, Reserved, Scheduling, Updates};
+use slurm::ctld::changes::UpdateNotes;
+use slurm::ctld::{JobView, LockGuard, Reserved, Scheduling, Updates};
 
 use crate::adaptation::{MalleableJob, Memory};
 use crate::config::Config;
@@ -104,8 +105,16 @@ pub fn take(
     kept: &mut Kept,
 ) -> Taken {
     // The notes of the jobs updated since the last read, taken at every
-    // read so that they never pile up.
-    let updates = if kept.enabled { changes::take_updates(UPDATE_NOTES_PLUGIN) } else { Updates::NotNoted };
+    // read so that they never pile up; where they are taken from is looked
+    // up again after a reconfigure (it may have reloaded job_submit
+    // plugins) and while job_submit/malleable is not found.
+    if kept.enabled && (kept.notes.is_none() || kept.feed.whole_asked()) {
+        kept.notes = UpdateNotes::find(UPDATE_NOTES_PLUGIN);
+    }
+    let updates = match kept.notes.as_mut() {
+        Some(notes) if kept.enabled => notes.take(),
+        _ => Updates::NotNoted,
+    };
     if kept.enabled && updates == Updates::NotNoted && !kept.said_not_noted {
         kept.said_not_noted = true;
         log::warn!(

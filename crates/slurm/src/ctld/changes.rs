@@ -208,38 +208,66 @@ pub enum Updates {
     NotNoted,
 }
 
-/// Take the updates job_submit/malleable noted since the last take. The
-/// plugin is found among the objects loaded now and its export looked up
-/// at each take, so a plugin reloaded by `scontrol reconfigure` is the one
-/// asked; it is held open only for the call.
-pub fn take_updates(plugin_file: &str) -> Updates {
-    let Some(path) = loaded_object_ending(plugin_file) else { return Updates::NotNoted };
-    let mut ids = vec![0u32; NOTES_HELD];
-    let mut lost = false;
-    // SAFETY: RTLD_NOLOAD only opens an object already loaded (the path is
-    // the loader's own name for it), adding a reference that dlclose drops;
-    // the symbol, when there, has TakeNotesFn's signature (our macro), and
-    // is called with a buffer of the size given.
-    unsafe {
-        let handle = libc::dlopen(path.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD);
-        if handle.is_null() {
-            return Updates::NotNoted;
-        }
-        let f = libc::dlsym(handle, TAKE_NOTES_SYMBOL.as_ptr());
-        let taken = if f.is_null() {
-            None
-        } else {
-            let f = std::mem::transmute::<*mut libc::c_void, TakeNotesFn>(f);
-            Some(f(ids.as_mut_ptr(), ids.len(), &mut lost))
-        };
-        libc::dlclose(handle);
-        match taken {
-            None => Updates::NotNoted,
-            Some(_) if lost => Updates::Lost,
-            Some(n) => {
-                ids.truncate(n);
-                Updates::Jobs(ids)
+/// job_submit/malleable's notes, as sched/malleable reaches them: the
+/// plugin's object held open (so its code stays mapped while we hold its
+/// entry point, whatever slurmctld does with its own reference) and the
+/// buffer the notes are copied into. Found again after each reconfigure
+/// (which may reload job_submit plugins), by [`UpdateNotes::find`].
+pub struct UpdateNotes {
+    handle: *mut libc::c_void,
+    take: TakeNotesFn,
+    ids: Vec<u32>,
+}
+
+// SAFETY: a dlopen handle and a function pointer, usable from any thread;
+// the notes behind them are behind the plugin's own mutex.
+unsafe impl Send for UpdateNotes {}
+
+impl UpdateNotes {
+    /// The loaded object whose file name is `plugin_file`, if it exports
+    /// the notes. Looking it up takes the loader's lock and walks every
+    /// loaded object (up to a few hundred microseconds in slurmctld), so it
+    /// is done at a reconfigure, not at every read.
+    pub fn find(plugin_file: &str) -> Option<UpdateNotes> {
+        let path = loaded_object_ending(plugin_file)?;
+        // SAFETY: RTLD_NOLOAD only opens an object already loaded (the path
+        // is the loader's own name for it), adding a reference that Drop
+        // gives back; the symbol, when there, has TakeNotesFn's signature
+        // (our macro).
+        unsafe {
+            let handle = libc::dlopen(path.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD);
+            if handle.is_null() {
+                return None;
             }
+            let f = libc::dlsym(handle, TAKE_NOTES_SYMBOL.as_ptr());
+            if f.is_null() {
+                libc::dlclose(handle);
+                return None;
+            }
+            let take = std::mem::transmute::<*mut libc::c_void, TakeNotesFn>(f);
+            Some(UpdateNotes { handle, take, ids: vec![0; NOTES_HELD] })
+        }
+    }
+
+    /// The updates noted since the last take.
+    pub fn take(&mut self) -> Updates {
+        let mut lost = false;
+        // SAFETY: the object is held open by our handle; the buffer has the
+        // length given.
+        let n = unsafe { (self.take)(self.ids.as_mut_ptr(), self.ids.len(), &mut lost) };
+        if lost {
+            Updates::Lost
+        } else {
+            Updates::Jobs(self.ids[..n].to_vec())
+        }
+    }
+}
+
+impl Drop for UpdateNotes {
+    fn drop(&mut self) {
+        // SAFETY: the reference find() took, given back once.
+        unsafe {
+            libc::dlclose(self.handle);
         }
     }
 }
@@ -299,7 +327,7 @@ mod tests {
     }
 
     #[test]
-    fn without_the_plugin_loaded_nothing_is_noted() {
-        assert_eq!(take_updates("job_submit_no_such_plugin.so"), Updates::NotNoted);
+    fn without_the_plugin_loaded_there_are_no_notes_to_take() {
+        assert!(UpdateNotes::find("job_submit_no_such_plugin.so").is_none());
     }
 }

@@ -619,7 +619,7 @@ const DETAILS_AHEAD: usize = 4;
 
 /// Ask the CPU to bring `len` bytes at `p` into its caches, without
 /// waiting for them (a hint: nothing is read, nothing can fault).
-fn prefetch_lines(p: *const u8, len: usize) {
+pub(crate) fn prefetch_lines(p: *const u8, len: usize) {
     #[cfg(target_arch = "x86_64")]
     for offset in (0..len).step_by(64) {
         // SAFETY: a prefetch reads nothing and never faults, whatever the
