@@ -54,8 +54,11 @@ pub enum Found {
 /// Why a pass reads every job.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Whole {
-    /// The first pass, or the feed is off (see [`Feed::new`]).
+    /// The first pass.
     First,
+    /// The feed is off: beside another scheduler, which starts jobs no
+    /// decision of ours named.
+    Off,
     /// Asked for: a reconfigure, the role or the strategy changed.
     Asked,
     /// Fewer waiting records than `WholeReadBelow=`.

@@ -123,7 +123,7 @@ pub fn take(
         );
     }
     let stamps = guard.stamps();
-    let mut whole = if kept.enabled { None } else { Some(Whole::First) };
+    let mut whole = if kept.enabled { None } else { Some(Whole::Off) };
     loop {
         // A whole read reads every node's configuration too; a read of
         // changes, RecheckPerPass of them in turn.
