@@ -74,10 +74,13 @@ pub enum Whole {
     NoUpdateNotes,
     /// More new job ids than records kept.
     ManyNew,
-    /// sdiag counted submissions, starts or cancels the reads did not
-    /// see (a job given its id by hand, started by someone else, or a
-    /// waiting job cancelled).
-    Unseen,
+    /// sdiag counted a submission the reads did not see (a job given its
+    /// id by hand, outside the range handed out).
+    UnseenJob,
+    /// sdiag counted a start or a cancel the reads did not see (a job
+    /// started by someone else, a waiting job cancelled), and the kept
+    /// records whose fingerprint moved did not account for it either.
+    UnseenChange,
 }
 
 /// What the feed knows of the jobs between passes, and whose turn it is.
@@ -286,19 +289,26 @@ impl Feed {
 
     /// After a read: the stamps it read are the ones the next compares
     /// with. For a read of changes, `Err` when sdiag counted what the reads
-    /// did not see: then the read is made whole.
+    /// did not see; the stamps are then kept as they were, so that after
+    /// more reads (every kept record's fingerprint, for a start or cancel)
+    /// `end` can be asked again, and else the read is made whole.
     pub fn end(&mut self, stamps: &Stamps, node_shape: u64, whole: bool) -> Result<(), Whole> {
-        let last = self.last.replace(*stamps);
         self.node_shape = node_shape;
-        let Some(last) = last.filter(|_| !whole) else { return Ok(()) };
+        let Some(last) = self.last.filter(|_| !whole) else {
+            self.last = Some(*stamps);
+            return Ok(());
+        };
         // sdiag --reset takes the counts back to 0: nothing unseen then.
         let more = |now: u64, then: u64, seen: u64| now.saturating_sub(then) > seen;
-        if more(stamps.submitted, last.submitted, self.seen.submitted)
-            || more(stamps.started, last.started, self.seen.started)
+        if more(stamps.submitted, last.submitted, self.seen.submitted) {
+            return Err(Whole::UnseenJob);
+        }
+        if more(stamps.started, last.started, self.seen.started)
             || more(stamps.cancelled, last.cancelled, self.seen.cancelled)
         {
-            return Err(Whole::Unseen);
+            return Err(Whole::UnseenChange);
         }
+        self.last = Some(*stamps);
         Ok(())
     }
 }
@@ -473,7 +483,10 @@ mod tests {
         let mut f = after_whole(6);
         let s = Stamps { submitted: 6, ..stamps(7) };
         f.plan(&SETTINGS, &s, 0, &none, 0);
-        assert_eq!(f.end(&Stamps { cancelled: 1, ..s }, 0, false), Err(Whole::Unseen));
+        assert_eq!(f.end(&Stamps { cancelled: 1, ..s }, 0, false), Err(Whole::UnseenChange));
+        // ... found by more reads (its fingerprint moved): asked again, explained.
+        f.found(4, Found::Gone { cancelled: true }, 1);
+        assert_eq!(f.end(&Stamps { cancelled: 1, ..s }, 0, false), Ok(()));
         // ... seen, when it was read in turn.
         let mut f = after_whole(6);
         f.plan(&SETTINGS, &s, 0, &none, 0);
@@ -482,11 +495,11 @@ mod tests {
         // A job started by someone else, not read.
         let mut f = after_whole(6);
         f.plan(&SETTINGS, &s, 0, &none, 0);
-        assert_eq!(f.end(&Stamps { started: 1, ..s }, 0, false), Err(Whole::Unseen));
+        assert_eq!(f.end(&Stamps { started: 1, ..s }, 0, false), Err(Whole::UnseenChange));
         // A job given its id by hand (outside the range handed out).
         let mut f = after_whole(6);
         f.plan(&SETTINGS, &s, 0, &none, 0);
-        assert_eq!(f.end(&Stamps { submitted: 7, ..s }, 0, false), Err(Whole::Unseen));
+        assert_eq!(f.end(&Stamps { submitted: 7, ..s }, 0, false), Err(Whole::UnseenJob));
         // An array of 4 tasks, one record in the range: its weight counts them.
         let mut f = after_whole(6);
         let s8 = Stamps { submitted: 6, ..stamps(8) };
@@ -507,7 +520,7 @@ mod tests {
         f.found(6, Found::Gone { cancelled: true }, 1);
         assert_eq!(f.end(&s, 0, false), Ok(()), "its end is no second cancel");
         f.plan(&SETTINGS, &s, 0, &none, 0);
-        assert_eq!(f.end(&Stamps { cancelled: 2, ..s }, 0, false), Err(Whole::Unseen));
+        assert_eq!(f.end(&Stamps { cancelled: 2, ..s }, 0, false), Err(Whole::UnseenChange));
     }
 
     #[test]

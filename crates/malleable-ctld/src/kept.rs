@@ -87,6 +87,11 @@ impl Kept {
         self.waiting.get(&id).is_some_and(|w| w.queued.is_some() && w.print == print)
     }
 
+    /// The fingerprint job `id` was read with, if it is kept.
+    pub fn print_of(&self, id: u32) -> Option<u64> {
+        self.waiting.get(&id).map(|w| w.print)
+    }
+
     /// The kept waiting jobs, in id order.
     pub fn waiters(&self) -> impl Iterator<Item = (&u32, &Waiter)> {
         self.waiting.iter()

@@ -208,7 +208,36 @@ pub fn take(
                 n
             }
         };
-        if let Err(why) = kept.feed.end(&stamps, shape, matches!(plan, Plan::Whole(_))) {
+        let mut records = records;
+        let mut ended = kept.feed.end(&stamps, shape, matches!(plan, Plan::Whole(_)));
+        if ended == Err(Whole::UnseenChange) {
+            // sdiag counted a start or a cancel no read saw (a waiting job
+            // cancelled, most often): the job is kept, and its record's
+            // state moved. Every kept record's fingerprint is looked at
+            // (a hash lookup and a line or two each: about a tenth of a
+            // whole read), those that moved read whole, and sdiag asked again.
+            log::debug!("feed: sdiag counted a start or cancel no read saw: every kept fingerprint looked at");
+            let ids: Vec<u32> = kept.waiters().map(|(&id, _)| id).collect();
+            for id in ids {
+                let job = guard.find_job(id);
+                if job.as_ref().is_some_and(|j| kept.print_of(id) == Some(j.fingerprint())) {
+                    continue;
+                }
+                records += 1;
+                match job {
+                    Some(job) => {
+                        let read = r.read(&job);
+                        kept.found(id, read.found, read.weight, read.waiter);
+                    }
+                    None => {
+                        r.known.forget(id);
+                        kept.found(id, Found::Gone { cancelled: false }, 1, None);
+                    }
+                }
+            }
+            ended = kept.feed.end(&stamps, shape, false);
+        }
+        if let Err(why) = ended {
             // sdiag counted what no read saw: read again, whole.
             whole = Some(why);
             continue;
