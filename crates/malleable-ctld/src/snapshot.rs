@@ -157,20 +157,10 @@ pub fn take(
             capped: Vec::new(),
             correspond: Vec::new(),
         };
-        let records = match &plan {
+        let mut records = match &plan {
             Plan::Jobs { read, check } => {
-                let mut n = read.len();
                 for &id in read {
-                    match guard.find_job(id) {
-                        Some(job) => {
-                            let read = r.read(&job);
-                            kept.found(id, read.found, read.weight, read.waiter);
-                        }
-                        None => {
-                            r.known.forget(id);
-                            kept.found(id, Found::Gone { cancelled: false }, 1, None);
-                        }
-                    }
+                    read_one(&mut r, kept, id, guard.find_job(id));
                 }
                 // In turn: a queued job whose fingerprint has not moved is
                 // as read (a fraction of a whole read's cost); but where
@@ -179,19 +169,14 @@ pub fn take(
                 // read whole. A start on what went stale is refused by
                 // select_nodes, and the job read again at the next pass.
                 let skim = !guard.any_reservation();
+                let mut n = read.len();
                 for &id in check {
-                    match guard.find_job(id) {
-                        Some(job) if skim && kept.unmoved(id, job.fingerprint()) => {}
-                        Some(job) => {
-                            n += 1;
-                            let read = r.read(&job);
-                            kept.found(id, read.found, read.weight, read.waiter);
-                        }
-                        None => {
-                            r.known.forget(id);
-                            kept.found(id, Found::Gone { cancelled: false }, 1, None);
-                        }
+                    let job = guard.find_job(id);
+                    if skim && job.as_ref().is_some_and(|j| kept.unmoved(id, j.fingerprint())) {
+                        continue;
                     }
+                    n += 1;
+                    read_one(&mut r, kept, id, job);
                 }
                 n
             }
@@ -200,15 +185,13 @@ pub fn take(
                 r.known.begin_walk();
                 let mut n = 0;
                 for job in guard.jobs() {
-                    let read = r.read(&job);
-                    kept.found(job.id(), read.found, read.weight, read.waiter);
+                    read_one(&mut r, kept, job.id(), Some(job));
                     n += 1;
                 }
                 r.known.end_walk();
                 n
             }
         };
-        let mut records = records;
         let mut ended = kept.feed.end(&stamps, shape, matches!(plan, Plan::Whole(_)));
         if ended == Err(Whole::UnseenChange) {
             // sdiag counted a start or a cancel no read saw (a waiting job
@@ -224,16 +207,7 @@ pub fn take(
                     continue;
                 }
                 records += 1;
-                match job {
-                    Some(job) => {
-                        let read = r.read(&job);
-                        kept.found(id, read.found, read.weight, read.waiter);
-                    }
-                    None => {
-                        r.known.forget(id);
-                        kept.found(id, Found::Gone { cancelled: false }, 1, None);
-                    }
-                }
+                read_one(&mut r, kept, id, job);
             }
             ended = kept.feed.end(&stamps, shape, false);
         }
@@ -248,6 +222,21 @@ pub fn take(
         };
         log::debug!("{}", LogLine::FeedRead { records, whole, kept: kept.feed.waiting() });
         return taken(guard, now, config, r);
+    }
+}
+
+/// Read job `id`'s record (`None`: there is none by that id any more) into
+/// `kept` and the pass's running jobs.
+fn read_one(r: &mut Reader<'_>, kept: &mut Kept, id: u32, job: Option<JobView<'_>>) {
+    match job {
+        Some(job) => {
+            let read = r.read(&job);
+            kept.found(id, read.found, read.weight, read.waiter);
+        }
+        None => {
+            r.known.forget(id);
+            kept.found(id, Found::Gone { cancelled: false }, 1, None);
+        }
     }
 }
 
