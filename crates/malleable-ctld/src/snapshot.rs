@@ -109,9 +109,13 @@ pub fn take(
     // The largest node's CPUs, for the nodes a job's CPUs need, from this
     // walk rather than another over the whole table.
     let mut largest_cpus = 1;
-    let mut room = Room::default();
+    // And, with memory consumable, the largest node's memory, for the nodes
+    // a job's memory per CPU needs.
+    let mut largest_memory = 0;
+    let mut room = Room { memory_consumable: slurm::ctld::select::memory_consumable(), ..Room::default() };
     for n in guard.nodes() {
         largest_cpus = largest_cpus.max(n.cpus());
+        largest_memory = largest_memory.max(n.memory_mb());
         room.add(n.memory_mb(), n.gpus());
         core_index[n.index()] = nodes.len();
         table_index.push(n.index());
@@ -297,7 +301,7 @@ pub fn take(
             if options.is_empty() {
                 continue;
             }
-            let needed = job.nodes_needed(largest_cpus);
+            let needed = job.nodes_needed(largest_cpus, room.memory_consumable.then_some(largest_memory));
             let size = needed as usize;
             let chosen = if options.len() > 1 {
                 options.iter().position(|(p, _)| fits_now(p, &nodes, size)).unwrap_or(0)
@@ -484,6 +488,8 @@ fn to_core(table: &[usize], core_index: &[usize]) -> Vec<usize> {
 struct Room {
     nodes: Vec<(u64, u32)>,
     least: Option<(u64, u32)>,
+    /// SelectTypeParameters' CR_*_Memory (see `JobView::memory_per_node_mb`).
+    memory_consumable: bool,
 }
 
 impl Room {
@@ -497,7 +503,8 @@ impl Room {
     /// uses; `None` when every node has them. A node without them can never
     /// take the job (select_nodes would refuse it there at every pass).
     fn holding(&self, job: &JobView) -> Option<HashSet<usize>> {
-        self.with(job.memory_per_node_mb().unwrap_or(0), job.gpus_per_node().unwrap_or(0))
+        let memory = job.memory_per_node_mb(self.memory_consumable).unwrap_or(0);
+        self.with(memory, job.gpus_per_node().unwrap_or(0))
     }
 
     /// The nodes with `memory` MB and `gpus` GPUs at least; `None` when all have.
