@@ -5,7 +5,8 @@
 //! `--constraint` (counts and alternatives too) is met; a `--contiguous`
 //! job gets nodes in a row; a job asking more memory or GPUs a node than
 //! some nodes have waits for those that have them, and holds up no job
-//! that can use the others; one whose licenses are in use waits with
+//! that can use the others, and one asking memory per CPU starts where its
+//! tasks can spread; one whose licenses are in use waits with
 //! Reason Licenses, holding up no one; in an `OverSubscribe=YES:2`
 //! partition, `--oversubscribe` jobs share busy nodes' cores as under
 //! stock Slurm unless that would delay the head job, and others wait for
@@ -126,6 +127,24 @@ fn a_job_waits_for_nodes_with_its_memory_and_gpus_and_the_jobs_behind_use_the_ot
     for id in [wide, gpu, small] {
         cancel(&c, id);
     }
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn a_job_asking_memory_per_cpu_starts_where_its_tasks_can_spread() {
+    // Four nodes of 8 CPUs and 1000 MB, memory consumable. Eight tasks of
+    // 300 MB fit no node together (2400 MB) but spread over three, as
+    // stock Slurm lays them out; a node needs only 300 MB to take one.
+    // Slurm's own test1.35 (-n30 --mem-per-cpu=256M) waited for ever here.
+    let c = up_with(
+        spec("t-mem-cpu", 4)
+            .shape(NodeShape { cores: 8, gpus: 0, memory_mb: 1000 })
+            .set("SelectTypeParameters", "CR_Core_Memory"),
+    );
+    let spread = c.sbatch(&["-n8", "--mem-per-cpu=300", "-t", "5", "--wrap", "sleep 300"]).unwrap();
+    let on = running(&c, spread);
+    assert!(on.num_nodes >= 3, "eight tasks of 300 MB on {} ({} nodes)", on.node_list, on.num_nodes);
+    cancel(&c, spread);
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! preempts `normal` by requeue): an association limit holds a job with the
 //! Reason stock Slurm gives, without holding up the jobs behind it; a
 //! `--qos=high` job gets its hosts from an elastic job by shrinking it
-//! rather than requeueing it; an elastic job grows no further than its
+//! rather than requeueing it, and from a rigid one by requeueing it; an elastic job grows no further than its
 //! QOS's node limit; multifactor's priority, nice included, orders the
 //! queue, and waiting jobs accrue age; a job whose QOS is taken from its
 //! association waits with Reason InvalidQOS until it is given back.
@@ -70,6 +70,19 @@ fn a_limit_holds_a_job_with_stocks_reason_and_a_high_qos_job_shrinks_an_elastic_
     assert_eq!(job_field(&site, elastic, "NumNodes"), "2");
     assert_eq!(job_field(&site, elastic, "Restarts"), "0", "the elastic job was not requeued");
     admin(&site, &["scancel", &elastic.to_string(), &high.to_string()]);
+
+    // A rigid job has nothing to give but its hosts: preempt/qos requeues
+    // it, as stock does (slurm.conf's PreemptMode=REQUEUE), and the high
+    // job runs on what it held (every host). (Slurm's own test34.2 checks this too, but
+    // goes on to heterogeneous jobs, which slurmctld refuses under any
+    // scheduler plugin but sched/backfill.)
+    let rigid = sbatch_as(&site, "alice", &["-N4", "--exclusive", "-t", "5", "--wrap", "sleep 300"]);
+    wait_field(&site, rigid, "JobState", "RUNNING", Duration::from_secs(60));
+    let high = sbatch_as(&site, "bob", &["--qos=high", "-N2", "-t", "5", "--wrap", "sleep 300"]);
+    wait_field(&site, high, "JobState", "RUNNING", Duration::from_secs(60));
+    wait_field(&site, rigid, "Restarts", "1", Duration::from_secs(30));
+    assert_ne!(job_field(&site, rigid, "JobState"), "RUNNING", "the requeued job waits for its four hosts");
+    admin(&site, &["scancel", &rigid.to_string(), &high.to_string()]);
 }
 
 #[test]

@@ -431,6 +431,8 @@ fn to_core(table: &[usize], core_index: &[usize]) -> Vec<usize> {
 pub(crate) struct Room {
     nodes: Vec<(u64, u32)>,
     least: Option<(u64, u32)>,
+    /// SelectTypeParameters' CR_*_Memory (see `JobView::memory_per_node_mb`).
+    pub memory_consumable: bool,
 }
 
 impl Room {
@@ -444,7 +446,8 @@ impl Room {
     /// uses; `None` when every node has them. A node without them can never
     /// take the job (select_nodes would refuse it there at every pass).
     fn holding(&self, job: &JobView) -> Option<HashSet<usize>> {
-        self.with(job.memory_per_node_mb().unwrap_or(0), job.gpus_per_node().unwrap_or(0))
+        let memory = job.memory_per_node_mb(self.memory_consumable).unwrap_or(0);
+        self.with(memory, job.gpus_per_node().unwrap_or(0))
     }
 
     /// The nodes with `memory` MB and `gpus` GPUs at least; `None` when all have.

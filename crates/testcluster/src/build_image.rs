@@ -23,7 +23,8 @@ use crate::Result;
 /// cargo's registry; and what the release's own test suites need (`cargo
 /// xtask slurm-tests --slurm 24.11` runs them in this image, which has no
 /// network to install them then): expect, pytest with pexpect,
-/// pytest-timeout and requests (24.11's atf imports it), sudo; slurmdbd and
+/// pytest-timeout and requests (24.11's atf imports it), sudo, tini (the
+/// init of each auto-config test's PID namespace); slurmdbd and
 /// MariaDB for the suites' tests that need accounting (`accounting::PACKAGES`);
 /// Open MPI and MPICH, which the MPI example is built with and run by, and
 /// mpi4py for the Python one.
@@ -47,6 +48,7 @@ pub const BUILD_PACKAGES: &[&str] = &[
     "python3-pytest-timeout",
     "python3-requests",
     "sudo",
+    "tini",
     "slurmdbd",
     "mariadb-server",
     "openmpi-bin",

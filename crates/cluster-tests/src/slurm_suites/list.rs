@@ -27,24 +27,54 @@ pub enum Mark {
     Short,
     /// Run by full runs only.
     Run,
-    /// Run by full runs only, on the clusters with accounting (slurmdbd,
-    /// enforced associations, QOS and limits, multifactor priority).
-    Dbd,
     /// Run in the python suite's auto-config mode (the test rewrites the
     /// configuration and starts and stops Slurm itself, so the two sides
     /// take turns): by full runs, and by CI too when `true`
     /// (`auto-short`).
     Auto(bool),
-    /// As `Auto`, on the clusters with accounting.
-    AutoDbd,
     /// Run by full runs only, in local-config mode but one side after the
     /// other, both clusters up: a test that uses a fixed path of the node
     /// it runs on, which both sides' nodes share on this one host.
     Alone,
-    /// As `Alone`, on the clusters with accounting.
-    AloneDbd,
     /// Never run here, for this reason.
     Out(String),
+}
+
+/// Which pair of clusters a test runs on: a test that needs a
+/// configuration the others would not have (a database, preemption,
+/// bigger nodes) gets a pair of its own, stock and ours alike.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Setup {
+    /// Four one-CPU nodes, no accounting.
+    Plain,
+    /// With accounting: slurmdbd and MariaDB of their own, enforced
+    /// associations, QOS and limits, multifactor priority.
+    Dbd,
+    /// As `Plain`, with `PreemptType=preempt/partition_prio` and GANG.
+    Preempt,
+    /// As `Dbd`, with nodes of several CPUs and memory, memory consumable:
+    /// most tests of `--mem` want accounting too (sacct, jobacct_gather).
+    Wide,
+}
+
+impl Setup {
+    /// Every setup, in the order a run takes them.
+    pub const ALL: [Setup; 4] = [Setup::Plain, Setup::Dbd, Setup::Preempt, Setup::Wide];
+
+    /// Its word in a mark (`dbd`, `auto-dbd`); none for `Plain`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Setup::Plain => "",
+            Setup::Dbd => "dbd",
+            Setup::Preempt => "preempt",
+            Setup::Wide => "wide",
+        }
+    }
+
+    /// Whether its clusters have accounting.
+    pub fn accounting(self) -> bool {
+        matches!(self, Setup::Dbd | Setup::Wide)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,6 +83,8 @@ pub struct Entry {
     /// The file or script; on an `out` line it may end in `*` (a prefix).
     pub test: String,
     pub mark: Mark,
+    /// The pair of clusters it runs on.
+    pub setup: Setup,
 }
 
 impl Entry {
@@ -68,26 +100,61 @@ impl Entry {
     pub fn runs(&self, short: bool) -> bool {
         match self.mark {
             Mark::Short | Mark::Auto(true) => true,
-            Mark::Run | Mark::Dbd | Mark::Auto(false) | Mark::AutoDbd | Mark::Alone | Mark::AloneDbd => !short,
+            Mark::Run | Mark::Auto(false) | Mark::Alone => !short,
             Mark::Out(_) => false,
         }
     }
 
-    /// Whether it runs on the clusters with accounting.
+    /// Whether it runs on clusters with accounting.
     pub fn accounting(&self) -> bool {
-        matches!(self.mark, Mark::Dbd | Mark::AutoDbd | Mark::AloneDbd)
+        self.setup.accounting()
     }
 
     /// Whether it runs in the python suite's auto-config mode.
     pub fn auto_config(&self) -> bool {
-        matches!(self.mark, Mark::Auto(_) | Mark::AutoDbd)
+        matches!(self.mark, Mark::Auto(_))
     }
 
     /// Whether the sides take turns at it (auto-config mode, or `alone`).
     pub fn in_turns(&self) -> bool {
-        self.auto_config() || matches!(self.mark, Mark::Alone | Mark::AloneDbd)
+        self.auto_config() || self.mark == Mark::Alone
     }
 }
+
+/// The marks' ways to run, longest first (`auto-short` before `auto`).
+const MODES: [(&str, Mark); 5] = [
+    ("auto-short", Mark::Auto(true)),
+    ("short", Mark::Short),
+    ("run", Mark::Run),
+    ("auto", Mark::Auto(false)),
+    ("alone", Mark::Alone),
+];
+
+/// A mark other than `out`: `MODE`, `SETUP` (run on that pair) or
+/// `MODE-SETUP`, e.g. `short`, `dbd`, `auto-dbd`, `alone-wide`. CI's modes
+/// (`short`, `auto-short`) run on the plain pair only: CI brings up no other.
+fn read_mark(word: &str) -> Option<(Mark, Setup)> {
+    let setup_of = |w: &str| Setup::ALL.into_iter().find(|s| s.word() == w && *s != Setup::Plain);
+    if let Some(setup) = setup_of(word) {
+        return Some((Mark::Run, setup));
+    }
+    for (mode, mark) in MODES {
+        if word == mode {
+            return Some((mark, Setup::Plain));
+        }
+        if let Some(setup) = word.strip_prefix(mode).and_then(|r| r.strip_prefix('-')).and_then(setup_of) {
+            if matches!(mark, Mark::Short | Mark::Auto(true)) {
+                return None;
+            }
+            return Some((mark, setup));
+        }
+    }
+    None
+}
+
+/// What a mark may be, for the error naming a bad one.
+const MARKS_ALLOWED: &str = "short, run, auto, auto-short or alone, each but short and auto-short also \
+     followed by -dbd, -preempt or -wide (run's alone: dbd, preempt, wide), or out";
 
 /// Read the list (`origin` names it in errors). Every line is a test, a
 /// comment (`#`) or blank; a test is named once; an `out` line gives a
@@ -109,28 +176,19 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Entry>> {
             other => return Err(format!("{}: kind {other:?}: expected python or expect", at())),
         };
         let test = test.ok_or_else(|| format!("{}: no test named", at()))?.to_string();
-        let mark = match (mark, rest.is_empty()) {
-            (Some("short"), true) => Mark::Short,
-            (Some("run"), true) => Mark::Run,
-            (Some("dbd"), true) => Mark::Dbd,
-            (Some("auto"), true) => Mark::Auto(false),
-            (Some("auto-short"), true) => Mark::Auto(true),
-            (Some("auto-dbd"), true) => Mark::AutoDbd,
-            (Some("alone"), true) => Mark::Alone,
-            (Some("alone-dbd"), true) => Mark::AloneDbd,
-            (Some("out"), false) => Mark::Out(rest),
+        let (mark, setup) = match (mark, rest.is_empty()) {
+            (Some("out"), false) => (Mark::Out(rest), Setup::Plain),
             (Some("out"), true) => return Err(format!("{}: {test} is out without a reason", at())),
-            (Some(m @ ("short" | "run" | "dbd" | "auto" | "auto-short" | "auto-dbd" | "alone" | "alone-dbd")), false) => {
-                return Err(format!("{}: {test}: text after '{m}': only an out line has a reason", at()))
-            }
-            (other, _) => {
-                return Err(format!(
-                    "{}: {test}: mark {other:?}: expected short, run, dbd, auto, auto-short, auto-dbd, alone, alone-dbd or out",
-                    at()
-                ))
-            }
+            (Some(m), empty) => match (read_mark(m), empty) {
+                (Some(read), true) => read,
+                (Some(_), false) => {
+                    return Err(format!("{}: {test}: text after '{m}': only an out line has a reason", at()))
+                }
+                (None, _) => return Err(format!("{}: {test}: mark {m:?}: expected {MARKS_ALLOWED}", at())),
+            },
+            (None, _) => return Err(format!("{}: {test}: no mark: expected {MARKS_ALLOWED}", at())),
         };
-        if matches!(mark, Mark::Auto(_) | Mark::AutoDbd) && kind != Kind::Python {
+        if matches!(mark, Mark::Auto(_)) && kind != Kind::Python {
             return Err(format!("{}: {test}: only a python file runs in auto-config mode", at()));
         }
         if test.ends_with('*') && !matches!(mark, Mark::Out(_)) {
@@ -139,7 +197,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Entry>> {
         if entries.iter().any(|e| e.kind == kind && e.test == test) {
             return Err(format!("{}: {} {test} is listed twice", at(), kind.name()));
         }
-        entries.push(Entry { kind, test, mark });
+        entries.push(Entry { kind, test, mark, setup });
     }
     Ok(entries)
 }
@@ -166,7 +224,7 @@ mod tests {
         assert!(e[6].auto_config() && !e[6].accounting() && e[6].runs(true));
         assert!(e[4].auto_config() && !e[4].accounting() && !e[4].runs(true) && e[4].runs(false));
         assert!(e[5].auto_config() && e[5].accounting() && e[3].accounting() && !e[3].auto_config());
-        assert_eq!(e[3].mark, Mark::Dbd);
+        assert_eq!((&e[3].mark, e[3].setup), (&Mark::Run, Setup::Dbd));
         assert!(e[7].in_turns() && !e[7].auto_config() && !e[7].accounting() && !e[7].runs(true) && e[7].runs(false));
         assert!(e[6].in_turns() && !e[3].in_turns());
         assert!(e[8].in_turns() && e[8].accounting() && !e[8].auto_config() && !e[8].runs(true));
@@ -177,14 +235,36 @@ mod tests {
     }
 
     #[test]
+    fn a_mark_names_its_pair_of_clusters_alone_or_after_its_mode() {
+        let text = "expect test34.1 preempt\nexpect test34.2 dbd\npython tests/w.py auto-wide\n\
+                    expect test1.12 alone-wide\nexpect test1.14 wide\nexpect test1.1 run\n";
+        let e = parse(text, "l").unwrap();
+        let read: Vec<(Mark, Setup)> = e.iter().map(|e| (e.mark.clone(), e.setup)).collect();
+        assert_eq!(
+            read,
+            [
+                (Mark::Run, Setup::Preempt),
+                (Mark::Run, Setup::Dbd),
+                (Mark::Auto(false), Setup::Wide),
+                (Mark::Alone, Setup::Wide),
+                (Mark::Run, Setup::Wide),
+                (Mark::Run, Setup::Plain),
+            ]
+        );
+        assert!(e[1].accounting() && !e[0].accounting() && e[2].accounting() && e[2].auto_config());
+        // CI brings up the plain pair only, so its modes take no setup.
+        let err = parse("expect test1.1 short-dbd\n", "l").unwrap_err();
+        assert_eq!(err, format!("l:1: test1.1: mark \"short-dbd\": expected {MARKS_ALLOWED}"));
+        assert!(parse("python t.py auto-short-wide\n", "l").is_err());
+        assert!(parse("expect t run-\n", "l").is_err());
+    }
+
+    #[test]
     fn a_bad_line_is_named_with_what_is_wrong() {
         let err = |t: &str| parse(t, "l").unwrap_err();
         assert_eq!(err("expect test1.1 out\n"), "l:1: test1.1 is out without a reason");
         assert_eq!(err("perl t.pl run\n"), "l:1: kind Some(\"perl\"): expected python or expect");
-        assert_eq!(
-            err("expect test1.1 maybe\n"),
-            "l:1: test1.1: mark Some(\"maybe\"): expected short, run, dbd, auto, auto-short, auto-dbd, alone, alone-dbd or out"
-        );
+        assert_eq!(err("expect test1.1 maybe\n"), format!("l:1: test1.1: mark \"maybe\": expected {MARKS_ALLOWED}"));
         assert_eq!(
             err("expect test1.1 run because\n"),
             "l:1: test1.1: text after 'run': only an out line has a reason"

@@ -14,12 +14,12 @@ use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
-use testcluster::{plugins, Cluster, ClusterSpec, SlurmRelease};
+use testcluster::{plugins, Cluster, ClusterSpec, NodeShape, SlurmRelease};
 
 /// A runner's error: what went wrong, said.
 pub type Result<T> = std::result::Result<T, String>;
 
-use list::{Entry, Kind, Mark};
+use list::{Entry, Kind, Mark, Setup};
 use suite::{Outcome, Side, Status};
 
 /// The nodes of both clusters: the list's results were taken on four.
@@ -122,21 +122,18 @@ pub fn run(host: &Host, short: bool, only: &[String]) -> Result<()> {
         chosen.iter().filter(|e| e.kind == Kind::Expect).count(),
     );
 
-    let (dbd, plain): (Vec<&Entry>, Vec<&Entry>) = chosen.iter().partition(|e| e.accounting());
-    suite::prepare_host(host, release, !dbd.is_empty())?;
+    suite::prepare_host(host, release, chosen.iter().any(|e| e.accounting()))?;
     let staged = host.staged;
     let mut by_side = [BTreeMap::new(), BTreeMap::new()];
-    for (tests, accounting) in [(&plain, false), (&dbd, true)] {
+    for setup in Setup::ALL {
+        let tests: Vec<&Entry> = chosen.iter().copied().filter(|e| e.setup == setup).collect();
         if tests.is_empty() {
             continue;
         }
-        if accounting {
-            println!(
-                "slurm-tests: {} tests on the clusters with accounting (slurmdbd, limits, multifactor)",
-                tests.len()
-            );
+        if setup != Setup::Plain {
+            println!("slurm-tests: {} tests on the clusters {}", tests.len(), pair_said(setup));
         }
-        for (all, side) in by_side.iter_mut().zip(run_pair(staged, source, accounting, tests, &out)?) {
+        for (all, side) in by_side.iter_mut().zip(run_pair(staged, source, setup, &tests, &out)?) {
             all.extend(side);
         }
     }
@@ -148,8 +145,29 @@ pub fn run(host: &Host, short: bool, only: &[String]) -> Result<()> {
 /// The sides' labels, stock's first.
 const LABELS: [&str; 2] = ["stock sched/backfill", "sched/malleable (easy)"];
 
-/// Bring up a cluster under stock Slurm and one under ours, with
-/// accounting or without, and run `tests` on both at once; then those in
+/// How a setup's pair differs from the plain one, as the run says it.
+fn pair_said(setup: Setup) -> &'static str {
+    match setup {
+        Setup::Plain => "without accounting",
+        Setup::Dbd => "with accounting (slurmdbd, limits, multifactor)",
+        Setup::Preempt => "preempting by partition (preempt/partition_prio, SUSPEND,GANG)",
+        Setup::Wide => "with accounting, whose nodes have 8 CPUs and 4,000 MB of memory each (CR_Core_Memory)",
+    }
+}
+
+/// The names of a setup's clusters (stock's, ours) and of its sides'
+/// result directories.
+fn pair_names(setup: Setup) -> ([&'static str; 2], [&'static str; 2]) {
+    match setup {
+        Setup::Plain => (["stock", "malleable"], ["st-stock", "st-malleable"]),
+        Setup::Dbd => (["stock-dbd", "malleable-dbd"], ["st-stock-db", "st-mall-db"]),
+        Setup::Preempt => (["stock-preempt", "malleable-preempt"], ["st-stock-pp", "st-mall-pp"]),
+        Setup::Wide => (["stock-wide", "malleable-wide"], ["st-stock-w", "st-mall-w"]),
+    }
+}
+
+/// Bring up a cluster under stock Slurm and one under ours, configured as
+/// `setup` says, and run `tests` on both at once; then those in
 /// auto-config mode, which start Slurm themselves, on one side after the
 /// other (the suite knows a node's slurmd by `pgrep -f 'slurmd -N n1'`,
 /// which matches the other side's as well), both clusters' Slurm stopped.
@@ -157,21 +175,27 @@ const LABELS: [&str; 2] = ["stock sched/backfill", "sched/malleable (easy)"];
 fn run_pair(
     staged: &Path,
     source: &Path,
-    accounting: bool,
+    setup: Setup,
     tests: &[&Entry],
     out: &Path,
 ) -> Result<[BTreeMap<String, Outcome>; 2]> {
-    let (names, clusters) = match accounting {
-        false => (["stock", "malleable"], ["st-stock", "st-malleable"]),
-        true => (["stock-dbd", "malleable-dbd"], ["st-stock-db", "st-mall-db"]),
-    };
-    // Room for the nodes the suite adds in auto-config mode.
+    let (names, clusters) = pair_names(setup);
+    // Room for the nodes the suite adds in auto-config mode; the rest as
+    // the setup says, on both sides alike.
     let with = |spec: ClusterSpec| {
         let spec = spec.spare_node_ports(SPARE_PORTS);
-        if accounting {
-            spec.with_accounting()
-        } else {
-            spec
+        let spec = if setup.accounting() { spec.with_accounting() } else { spec };
+        match setup {
+            Setup::Plain | Setup::Dbd => spec,
+            // GANG: the tests try suspending only when it is in PreemptMode,
+            // and set CANCEL, REQUEUE or SUSPEND on the partition or QOS
+            // themselves. (24.11's test34.1 suspends nothing under
+            // CANCEL,GANG, stock or ours; its test_128_1 asks for that.
+            // preempt/qos
+            // has no pair: test34.2, the one test of it, goes on to
+            // heterogeneous jobs; see its line.)
+            Setup::Preempt => spec.set("PreemptType", "preempt/partition_prio").set("PreemptMode", "SUSPEND,GANG"),
+            Setup::Wide => spec.shape(NodeShape { cores: 8, gpus: 0, memory_mb: 4000 }),
         }
     };
     let ours = with(plugins::sched_malleable(ClusterSpec::new(clusters[1], NODES), staged))
@@ -183,6 +207,14 @@ fn run_pair(
         .set("SchedulerParameters", "bf_interval=1")
         .set("SelectType", "select/cons_tres")
         .set("SelectTypeParameters", "CR_Core");
+    // Memory as a consumable where nodes have it: the tests of --mem skip
+    // themselves without CR_*_Memory.
+    let (stock, ours) = match setup {
+        Setup::Wide => {
+            (stock.set("SelectTypeParameters", "CR_Core_Memory"), ours.set("SelectTypeParameters", "CR_Core_Memory"))
+        }
+        _ => (stock, ours),
+    };
     let work = Path::new(WORK);
     let sides = [
         Side::new(LABELS[0], names[0], Cluster::up(stock)?, source, work)?,

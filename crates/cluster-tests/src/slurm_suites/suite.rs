@@ -19,11 +19,12 @@ use super::{Host, Result};
 
 /// What the suites of every release need beyond Slurm: expect; pytest with
 /// pexpect (eight test files), pytest-timeout and requests (24.11's atf
-/// imports it); sudo (a test runs `sudo -u SlurmUser`). All Debian's, so
-/// the python is /usr/bin/python3 whatever else is first in PATH. Another
-/// release's build image has them already (`BUILD_PACKAGES`).
+/// imports it); sudo (a test runs `sudo -u SlurmUser`); tini (see
+/// `Side::run`). All Debian's, so the python is /usr/bin/python3 whatever
+/// else is first in PATH. Another release's build image has them already
+/// (`BUILD_PACKAGES`).
 pub const PACKAGES: &[&str] =
-    &["expect", "python3-pytest", "python3-pexpect", "python3-pytest-timeout", "python3-requests", "sudo"];
+    &["expect", "python3-pytest", "python3-pexpect", "python3-pytest-timeout", "python3-requests", "sudo", "tini"];
 
 /// What 22.05's python suite needs besides: `py` (its conftest imports
 /// `py.io`; trixie has no such package, and 24.11 does not use it).
@@ -228,7 +229,31 @@ impl Side {
         }
         let mut cmd = match kind {
             Kind::Python => {
-                let mut c = Command::new("/usr/bin/python3");
+                // In auto-config mode the suite finds its daemons by
+                // `pgrep -f 'slurmd -N n1'` and /proc/PID/exe, and waits for
+                // every slurmctld and slurmd of the host to stop: any other
+                // cluster on the host (the other side's, a cluster test's,
+                // another release's container) fails it. In a PID namespace
+                // of its own, with its own /proc, it sees only the daemons it
+                // started, and they end with it. tini is the namespace's
+                // init: it reaps what is orphaned there, as the host's init
+                // would (node_features/helpers' test kills a slurmd and waits
+                // for it to be gone, which a zombie never is).
+                let mut c = if auto_config {
+                    let mut c = Command::new("unshare");
+                    c.args([
+                        "--pid",
+                        "--fork",
+                        "--mount-proc",
+                        "--kill-child",
+                        "/usr/bin/tini",
+                        "--",
+                        "/usr/bin/python3",
+                    ]);
+                    c
+                } else {
+                    Command::new("/usr/bin/python3")
+                };
                 // Each side its own pytest temporary root: both sides' pytests
                 // run as root at once, and each removes all but the newest
                 // three of /tmp/pytest-of-root's numbered directories, the
@@ -319,11 +344,64 @@ impl Side {
         if empty.is_err() {
             notes.push("jobs left in the queue after 60 s".to_string());
         }
+        if let Some(found) = self.nodes_back() {
+            notes.push(found);
+        }
         if self.put_back_files() {
             let _ = self.cluster.cmd("scontrol").arg("reconfigure").status();
             notes.push("its configuration was put back".to_string());
         }
         (!notes.is_empty()).then(|| notes.join(", "))
+    }
+
+    /// Wait for every node to be idle again, and resume those a test left
+    /// down, drained or failing: the next test would otherwise find no idle
+    /// node and skip itself ("requires at least one idle node"), as 15 in a
+    /// row did once under one side only. What was found, if anything, so
+    /// the outcome says it.
+    fn nodes_back(&self) -> Option<String> {
+        let states = || -> Vec<(String, String, String)> {
+            let out = self.cluster.cmd("sinfo").args(["-h", "-N", "-o", "%N|%T|%E"]).output();
+            let text = out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+            let mut nodes: Vec<(String, String, String)> = text
+                .lines()
+                .filter_map(|l| {
+                    let mut f = l.splitn(3, '|');
+                    Some((f.next()?.to_string(), f.next()?.to_string(), f.next().unwrap_or("").to_string()))
+                })
+                .collect();
+            // sinfo -N lists a node once per partition it is in.
+            nodes.sort();
+            nodes.dedup();
+            nodes
+        };
+        let idle = wait::until("every node idle", Duration::from_secs(60), || {
+            let now = states();
+            Ok((!now.is_empty() && now.iter().all(|(_, state, _)| state == "idle")).then_some(()))
+        });
+        if idle.is_ok() {
+            return None;
+        }
+        let mut found = Vec::new();
+        for (node, state, reason) in states().into_iter().filter(|(_, state, _)| state != "idle") {
+            let stuck = ["down", "drain", "fail"].iter().any(|s| state.contains(s));
+            let mut said = format!("{node} {state}");
+            if !reason.is_empty() && reason != "none" {
+                said.push_str(&format!(" ({reason})"));
+            }
+            if stuck {
+                let resumed = self
+                    .cluster
+                    .cmd("scontrol")
+                    .args(["update", &format!("nodename={node}"), "state=resume"])
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success());
+                said.push_str(if resumed { ": resumed" } else { ": could not be resumed" });
+            }
+            found.push(said);
+        }
+        (!found.is_empty()).then(|| format!("a node not idle 60 s after it: {}", found.join(", ")))
     }
 
     /// Put back the configuration files a test changed and remove those it

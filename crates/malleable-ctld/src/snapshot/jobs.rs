@@ -270,7 +270,7 @@ impl Reader<'_> {
         if options.is_empty() {
             return (waiter, recheck(matches!(reserved, Reserved::NotNow(..))));
         }
-        let needed = job.nodes_needed(t.largest_cpus);
+        let needed = job.nodes_needed(t.largest_cpus, t.room.memory_consumable.then_some(t.largest_memory));
         let size = needed as usize;
         let chosen = if options.len() > 1 {
             options.iter().position(|(p, _)| fits_now(p, &t.nodes, size)).unwrap_or(0)

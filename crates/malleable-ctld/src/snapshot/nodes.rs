@@ -52,6 +52,9 @@ pub(crate) struct NodeTable {
     /// The largest node's CPUs, for the nodes a job's CPUs need, from this
     /// walk rather than another over the whole table.
     pub largest_cpus: u32,
+    /// And, with memory consumable, the largest node's memory, for the
+    /// nodes a job's memory per CPU needs.
+    pub largest_memory: u64,
     pub room: Room,
 }
 
@@ -79,7 +82,8 @@ impl NodeTable {
             usable_at: Vec::with_capacity(table_len),
             core_index: vec![usize::MAX; table_len],
             largest_cpus: 1,
-            room: Room::default(),
+            largest_memory: 0,
+            room: Room { memory_consumable: slurm::ctld::select::memory_consumable(), ..Room::default() },
         };
         configs.by_index.resize(table_len, None);
         let turn = configs.cursor..configs.cursor.saturating_add(recheck);
@@ -93,6 +97,7 @@ impl NodeTable {
             }
             let Some(c) = kept.as_ref() else { continue };
             t.largest_cpus = t.largest_cpus.max(c.cpus);
+            t.largest_memory = t.largest_memory.max(c.memory_mb);
             t.room.add(c.memory_mb, c.gpus);
             t.core_index[i] = t.nodes.len();
             t.table_index.push(i);
@@ -117,7 +122,8 @@ impl NodeTable {
     /// when it changes, every kept read may be wrong (see `feed::Whole::NodeTable`).
     pub fn shape(&self) -> u64 {
         let mut h = rustc_hash::FxHasher::default();
-        (self.table_index.len(), self.core_index.len(), self.largest_cpus, self.room.least).hash(&mut h);
+        let memory = (self.largest_memory, self.room.memory_consumable);
+        (self.table_index.len(), self.core_index.len(), self.largest_cpus, memory, self.room.least).hash(&mut h);
         h.finish()
     }
 }

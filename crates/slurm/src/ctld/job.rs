@@ -148,11 +148,19 @@ impl<'g> JobView<'g> {
     }
 
     /// The fewest nodes it can run on, the largest node having
-    /// `largest_cpus` CPUs: what it asked for, or more when its CPUs
+    /// `largest_cpus` CPUs and, when memory is consumable,
+    /// `largest_memory_mb`: what it asked for, or more when its CPUs
     /// (`--ntasks=8` without `--nodes`, say) fit on no fewer, as slurmctld
-    /// counts a pending job's NumNodes.
-    pub fn nodes_needed(&self, largest_cpus: u32) -> u32 {
-        self.min_nodes().max(self.min_cpus().div_ceil(largest_cpus.max(1)))
+    /// counts a pending job's NumNodes, or when its `--mem-per-cpu` lets a
+    /// node hold fewer of its CPUs than the node has.
+    pub fn nodes_needed(&self, largest_cpus: u32, largest_memory_mb: Option<u64>) -> u32 {
+        let mut per_node = largest_cpus.max(1);
+        if let (Some(memory), Some(per_cpu)) = (largest_memory_mb, self.memory_per_cpu_mb()) {
+            let held = u32::try_from(memory / per_cpu.max(1)).unwrap_or(u32::MAX);
+            // A node that holds none of them is left out elsewhere (Room).
+            per_node = per_node.min(held.max(1));
+        }
+        self.min_nodes().max(self.min_cpus().div_ceil(per_node))
     }
 
     /// CPUs it needs at least (`--ntasks`, `--cpus-per-task`, ...).
@@ -284,24 +292,38 @@ impl<'g> JobView<'g> {
         })
     }
 
-    /// The memory it needs on each node it uses, in MB: its `--mem`, or
-    /// its `--mem-per-cpu` (or DefMemPerCPU) times the fewest CPUs it takes
-    /// on a node; `None` when it asks none.
-    pub fn memory_per_node_mb(&self) -> Option<u64> {
-        // slurm.h's MEM_PER_CPU: the flag bit of a per-CPU request.
-        const MEM_PER_CPU: u64 = 0x8000_0000_0000_0000;
+    /// The least memory, in MB, a node must have for it to run there: a
+    /// bound every node it could use meets, so that a node below it can be
+    /// left out for good. slurmctld itself leaves out nodes whose
+    /// RealMemory is below the job's `--mem`, or below its `--mem-per-cpu`
+    /// (or DefMemPerCPU) as given, whatever SelectTypeParameters say; with
+    /// memory consumable (`memory_consumable`, CR_*_Memory) a node must
+    /// also hold the per-CPU amount times the fewest CPUs the job puts on a
+    /// node (all its CPUs when it runs on one node; else its CPUs per node
+    /// or per task, the tasks themselves being free to spread). `None` when
+    /// it asks none.
+    pub fn memory_per_node_mb(&self, memory_consumable: bool) -> Option<u64> {
         let d = self.details()?;
-        let m = d.pn_min_memory;
-        if m == 0 || m == u64::from(sys::NO_VAL) || m == super::alloc::NO_VAL64 {
-            return None;
-        }
-        if m & MEM_PER_CPU == 0 {
+        let (m, per_cpu) = memory_asked(d.pn_min_memory)?;
+        if !per_cpu || !memory_consumable {
             return Some(m);
         }
-        let nodes = u64::from(d.min_nodes.max(1));
-        let spread = u64::from(self.min_cpus()).div_ceil(nodes);
-        let per_node = if d.pn_min_cpus != 0 && d.pn_min_cpus != sys::NO_VAL { u64::from(d.pn_min_cpus) } else { 0 };
-        Some((m & !MEM_PER_CPU) * spread.max(per_node).max(1))
+        // Unset counts are 0 or NO_VAL (NO_VAL16 in a u16: 0xfffe, below
+        // the cut-off either way).
+        let set = |v: u32| v != 0 && v < 0xfffe;
+        let per_node = if self.max_nodes() == Some(1) {
+            self.min_cpus()
+        } else {
+            [d.pn_min_cpus, u32::from(d.cpus_per_task)].into_iter().filter(|&v| set(v)).max().unwrap_or(1)
+        };
+        Some(m * u64::from(per_node.max(1)))
+    }
+
+    /// Its `--mem-per-cpu` (or DefMemPerCPU) in MB; `None` when it asks
+    /// memory by the node, or none.
+    pub fn memory_per_cpu_mb(&self) -> Option<u64> {
+        let (m, per_cpu) = memory_asked(self.details()?.pn_min_memory)?;
+        per_cpu.then_some(m)
     }
 
     /// The GPUs it asks for on each node it uses (`--gres=gpu:N`,
@@ -628,4 +650,15 @@ pub(crate) fn prefetch_lines(p: *const u8, len: usize) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (p, len);
+}
+
+/// A job's `pn_min_memory` read: the MB asked, and whether per CPU (slurm.h's
+/// MEM_PER_CPU flag bit) rather than per node; `None` when it asks none.
+fn memory_asked(pn_min_memory: u64) -> Option<(u64, bool)> {
+    const MEM_PER_CPU: u64 = 0x8000_0000_0000_0000;
+    let m = pn_min_memory;
+    if m == 0 || m == u64::from(sys::NO_VAL) || m == super::alloc::NO_VAL64 {
+        return None;
+    }
+    Some((m & !MEM_PER_CPU, m & MEM_PER_CPU != 0))
 }

@@ -190,6 +190,20 @@ pub fn in_slurmctld() -> bool {
     unsafe { sys::running_in_slurmctld() }
 }
 
+/// Whether memory is a consumable resource (SelectTypeParameters with
+/// CR_*_Memory): only then does node selection count a job's memory
+/// against what a node has left.
+pub fn memory_consumable() -> bool {
+    // slurm.h's CR_MEMORY, the same in 22.05 and 24.11 (a define bindgen
+    // does not carry).
+    const CR_MEMORY: u16 = 0x0010;
+    // SAFETY: slurm_conf is set up before any plugin runs and changes only
+    // on reconfigure, under the config write lock every guard excludes; a
+    // u16 is read whole.
+    let params = unsafe { std::ptr::addr_of!(sys::slurm_conf.select_type_param).read() };
+    params & CR_MEMORY != 0
+}
+
 /// A select plugin built on select/linear: what it does beside it, in
 /// slurmctld only (select/linear does all the rest, in every process).
 pub trait SelectPlugin: Send + Sized + 'static {
