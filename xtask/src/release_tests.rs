@@ -52,7 +52,9 @@ const UNIT: &[&str] = &[
 /// have, partitions' limits and deadlines (24.11 refuses at submission a
 /// time limit past the deadline, which 22.05 takes and ends), and the MPI
 /// applications restarted (trixie's Open MPI and MPICH, 24.11's mpi/pmix
-/// and mpi/pmi2). The
+/// and mpi/pmi2), and the change feed (slurmctld's stamps, job ids and
+/// counters it reads, and job_submit/malleable's notes, found through the
+/// loader). The
 /// rest of the host's tier (options, reasons, the other strategies,
 /// failures...) exercises the model, the core and the controller, which do
 /// not change with the release; run on 24.11 too, it would take CI past
@@ -68,6 +70,7 @@ const CLUSTER: &[&str] = &[
     "cluster_preemption",
     "cluster_placement",
     "cluster_mpi",
+    "cluster_feed",
 ];
 
 /// The compose tests run on every release: the README's elastic job under
