@@ -182,6 +182,7 @@ fn run_pair(
     let (names, clusters) = pair_names(setup);
     // Room for the nodes the suite adds in auto-config mode; the rest as
     // the setup says, on both sides alike.
+    // Applied last to both sides, over each scheduler's own keys.
     let with = |spec: ClusterSpec| {
         let spec = spec.spare_node_ports(SPARE_PORTS);
         let spec = if setup.accounting() { spec.with_accounting() } else { spec };
@@ -191,30 +192,29 @@ fn run_pair(
             // and set CANCEL, REQUEUE or SUSPEND on the partition or QOS
             // themselves. (24.11's test34.1 suspends nothing under
             // CANCEL,GANG, stock or ours; its test_128_1 asks for that.
-            // preempt/qos
-            // has no pair: test34.2, the one test of it, goes on to
-            // heterogeneous jobs; see its line.)
+            // preempt/qos has no pair: test34.2, the one test of it, goes on
+            // to heterogeneous jobs; see its line.)
             Setup::Preempt => spec.set("PreemptType", "preempt/partition_prio").set("PreemptMode", "SUSPEND,GANG"),
-            Setup::Wide => spec.shape(NodeShape { cores: 8, gpus: 0, memory_mb: 4000 }),
+            // Memory consumable where nodes have it: the tests of --mem skip
+            // themselves without CR_*_Memory.
+            Setup::Wide => spec
+                .shape(NodeShape { cores: 8, gpus: 0, memory_mb: 4000 })
+                .set("SelectTypeParameters", "CR_Core_Memory"),
         }
     };
-    let ours = with(plugins::sched_malleable(ClusterSpec::new(clusters[1], NODES), staged))
-        .file("malleable.conf", "Strategy=easy\nSchedulerTick=5\n");
+    let ours = with(
+        plugins::sched_malleable(ClusterSpec::new(clusters[1], NODES), staged)
+            .file("malleable.conf", "Strategy=easy\nSchedulerTick=5\n"),
+    );
     // Stock Slurm with nothing of ours loaded, its backfill every second
     // as our agent's passes are.
-    let stock = with(ClusterSpec::new(clusters[0], NODES))
-        .set("SchedulerType", "sched/backfill")
-        .set("SchedulerParameters", "bf_interval=1")
-        .set("SelectType", "select/cons_tres")
-        .set("SelectTypeParameters", "CR_Core");
-    // Memory as a consumable where nodes have it: the tests of --mem skip
-    // themselves without CR_*_Memory.
-    let (stock, ours) = match setup {
-        Setup::Wide => {
-            (stock.set("SelectTypeParameters", "CR_Core_Memory"), ours.set("SelectTypeParameters", "CR_Core_Memory"))
-        }
-        _ => (stock, ours),
-    };
+    let stock = with(
+        ClusterSpec::new(clusters[0], NODES)
+            .set("SchedulerType", "sched/backfill")
+            .set("SchedulerParameters", "bf_interval=1")
+            .set("SelectType", "select/cons_tres")
+            .set("SelectTypeParameters", "CR_Core"),
+    );
     let work = Path::new(WORK);
     let sides = [
         Side::new(LABELS[0], names[0], Cluster::up(stock)?, source, work)?,
