@@ -5,7 +5,9 @@
 //! sdiag counts, and its record's fingerprint shows) are honoured at the
 //! next pass, a `scontrol top` (no sign at
 //! all) within ceil(waiting / RecheckPerPass) passes, and a dependency met by
-//! a job's end at the pass after the end is seen, as the README says.
+//! a job's end at the pass after the end is seen, as the README says; and
+//! a waiting job is read again the second its time limit, counted from
+//! then, reaches into a reservation still to come.
 
 use std::time::Duration;
 
@@ -149,5 +151,66 @@ fn hold_release_priority_top_and_scancel_are_honoured_within_the_feeds_bound() {
     let bound = 1 + 1 + 1;
     assert!(n <= bound, "D started {n} passes after A's end was seen, beyond {bound}: {reads:?}");
     assert!(reads.iter().all(|(_, whole, _)| whole.is_none()), "by reads of changes: {reads:?}");
+    drop(output(c.cmd("scancel").args(["-u", "root"])));
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn a_waiting_job_is_read_again_when_its_window_reaches_a_reservation() {
+    // One record in turn a pass among 120 held ones: a job is read in turn
+    // about every two minutes, so what the test sees is the feed's doing.
+    let conf = "Strategy=easy\nSchedulerTick=1\nWholeReadBelow=0\nRecheckPerPass=1\n";
+    let c = up_with(malleable_spec("t-feed-resv", 2, conf).set("SlurmctldDebug", "debug"));
+    let user = String::from_utf8(std::process::Command::new("id").arg("-un").output().unwrap().stdout).unwrap();
+    let b = c.sbatch(&["-N1", "-w", "n1", "-t", "5", "--wrap", "sleep 300"]).unwrap();
+    c.wait_job(b, "B running on n1", Duration::from_secs(30), |j| j.state == "RUNNING").unwrap();
+    for _ in 0..120 {
+        c.sbatch(&["-H", "-N1", "-t", "5", "--wrap", "sleep 300"]).unwrap();
+    }
+    // n2 reserved from 90 s on.
+    let created = std::time::Instant::now();
+    scontrol(
+        &c,
+        &[
+            "create",
+            "reservation",
+            "ReservationName=soon",
+            &format!("Users={}", user.trim()),
+            "StartTime=now+90",
+            "Duration=10",
+            "Nodes=n2",
+        ],
+    );
+    // A wants both nodes for a minute: read now, its window ends before the
+    // reservation begins, so nothing keeps it from n2, but n1 is busy.
+    let a = c.sbatch(&["-N2", "-t", "1", "--wrap", "sleep 30"]).unwrap();
+    c.wait_job(a, "A waiting", Duration::from_secs(10), |j| j.state == "PENDING").unwrap();
+    // From 31 s on (32 at most, whole seconds) its minute reaches into the
+    // reservation: it cannot have n2 any more. B ends just after that; n1
+    // and n2 are free, and a start of A on both, as planned on its first
+    // read, would be refused by select_nodes. The pass that sees B's end
+    // comes after the second A is due to be read again, and reads it; in
+    // turn, A's read again comes about every two minutes.
+    std::thread::sleep(Duration::from_secs(34).saturating_sub(created.elapsed()));
+    let from = c.ctld_log().len();
+    drop(output(c.cmd("scancel").arg(b.to_string())));
+    c.wait_job(b, "B ended", Duration::from_secs(30), |j| !matches!(j.state.as_str(), "RUNNING" | "COMPLETING"))
+        .unwrap();
+    // Passes with both nodes free for ten seconds, the reservation still to begin.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut passes = 0;
+    while std::time::Instant::now() < deadline && created.elapsed() < Duration::from_secs(85) {
+        std::thread::sleep(Duration::from_millis(250));
+        passes = said(&c.ctld_log()[from..]).1;
+    }
+    let log = c.ctld_log()[from..].to_string();
+    let refused: Vec<&str> = log
+        .lines()
+        .filter(|l| matches!(LogLine::parse(l), Some(LogLine::CouldNotStart { job, .. }) if job.0 == a))
+        .collect();
+    eprintln!("A after {passes} passes with both nodes free: Reason {}", reason(&c, a));
+    assert!(passes >= 5, "{passes} passes in the watch: too few to tell");
+    assert!(refused.is_empty(), "A planned on the reserved node after its window reached it: {refused:?}");
+    assert_eq!(c.job(a).unwrap().state, "PENDING");
     drop(output(c.cmd("scancel").args(["-u", "root"])));
 }

@@ -31,7 +31,8 @@ pub enum Recheck {
     /// At every pass: what it reads depends on the clock or on other jobs
     /// (a deadline, licenses, features, several partitions, accrue limits).
     EveryPass,
-    /// From this second on (a `--begin` time), in turn meanwhile.
+    /// From this second on (a `--begin` time, or its time limit counted
+    /// from now reaching into a reservation still to come), in turn meanwhile.
     From(i64),
     /// After a job ends: kept out of the queue by what another job's end
     /// may lift (a dependency, its association's or QOS's limits, its
@@ -313,6 +314,17 @@ impl Feed {
     }
 }
 
+/// From when a waiting job read at `now` is to be read again because the
+/// clock brings its window up to a reservation: job_test_resv counts a
+/// reservation beginning at `s` (of `starts`, sorted) against a job that
+/// would start now and run `duration` seconds once `s < now + duration`,
+/// so at `s - duration + 1` for the first `s` it does not count yet.
+pub fn reaches_reservation(starts: &[i64], now: i64, duration: i64) -> Option<i64> {
+    let end = now.saturating_add(duration);
+    let i = starts.partition_point(|&s| s < end);
+    starts.get(i).map(|&s| s - duration + 1)
+}
+
 /// The next `k` of `set` after `cursor`, wrapping; the cursor moves to the last.
 fn turn_of(set: &BTreeSet<u32>, cursor: &mut u32, k: usize) -> Vec<u32> {
     let mut turn: Vec<u32> = set.range(cursor.saturating_add(1)..).copied().take(k).collect();
@@ -521,6 +533,21 @@ mod tests {
         assert_eq!(f.end(&s, 0, false), Ok(()), "its end is no second cancel");
         f.plan(&SETTINGS, &s, 0, &none, 0);
         assert_eq!(f.end(&Stamps { cancelled: 2, ..s }, 0, false), Err(Whole::UnseenChange));
+    }
+
+    #[test]
+    fn a_job_is_read_again_when_its_window_first_reaches_a_reservation() {
+        // Reservations at 1,000 and 5,000; a job of 600 s read at 100.
+        let starts = [1_000, 5_000];
+        assert_eq!(reaches_reservation(&starts, 100, 600), Some(401));
+        // At 401 its window (401 + 600 > 1,000) reaches the first: the next.
+        assert_eq!(reaches_reservation(&starts, 401, 600), Some(4_401));
+        assert_eq!(reaches_reservation(&starts, 400, 600), Some(401), "400 + 600 is not past 1,000");
+        // Past them all, or none: nothing to wait for.
+        assert_eq!(reaches_reservation(&starts, 4_401, 600), None);
+        assert_eq!(reaches_reservation(&[], 0, 600), None);
+        // A year's window (no limit) reaches what begins within the year.
+        assert_eq!(reaches_reservation(&starts, 0, 365 * 86_400), None);
     }
 
     #[test]

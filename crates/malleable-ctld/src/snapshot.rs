@@ -156,6 +156,7 @@ pub fn take(
             shared_cores: HashMap::new(),
             capped: Vec::new(),
             correspond: Vec::new(),
+            resv_starts: if guard.any_reservation() { guard.reservation_starts_after(now) } else { Vec::new() },
         };
         let mut records = match &plan {
             Plan::Jobs { read, check } => {
@@ -163,16 +164,14 @@ pub fn take(
                     read_one(&mut r, kept, id, guard.find_job(id));
                 }
                 // In turn: a queued job whose fingerprint has not moved is
-                // as read (a fraction of a whole read's cost); but where
-                // reservations are defined, what they keep from a job moves
-                // with the clock (its time limit reaching into one), so it is
-                // read whole. A start on what went stale is refused by
-                // select_nodes, and the job read again at the next pass.
-                let skim = !guard.any_reservation();
+                // as read (a fraction of a whole read's cost). What
+                // reservations keep from it moves with the clock too, but a
+                // job is read from the second its window reaches one
+                // (Recheck::From, snapshot/jobs.rs).
                 let mut n = read.len();
                 for &id in check {
                     let job = guard.find_job(id);
-                    if skim && job.as_ref().is_some_and(|j| kept.unmoved(id, j.fingerprint())) {
+                    if job.as_ref().is_some_and(|j| kept.unmoved(id, j.fingerprint())) {
                         continue;
                     }
                     n += 1;

@@ -15,7 +15,7 @@ use slurm::ctld::{JobState, JobView, LockGuard, Reserved, Scheduling};
 use super::{batch_host_first, core_request, fits_now, partition_cached, placement_of, take_spare, NodeTable};
 use crate::adaptation::{measured_power, MalleableJob, Measured, Memory};
 use crate::config::Config;
-use crate::feed::{Found, Recheck};
+use crate::feed::{reaches_reservation, Found, Recheck};
 use crate::job_options::{JobOptions, OptionsCache};
 use crate::kept::Waiter;
 
@@ -37,6 +37,8 @@ pub(super) struct Reader<'a> {
     pub capped: Vec<(JobId, u32)>,
     /// Waiting arrays with an aftercorr dependency, split after the reads.
     pub correspond: Vec<u32>,
+    /// The starts of the reservations still to come, earliest first.
+    pub resv_starts: Vec<i64>,
 }
 
 /// What one read found: for the feed, and the waiting job's entry.
@@ -226,7 +228,14 @@ impl Reader<'_> {
             || job.deadline().is_some()
             || correspond
             || guard.needs_tending(job);
-        let recheck = |kept_out_by_reservation: bool| match job.begins_after(now) {
+        // What reservations leave it moves with the clock, once its window
+        // (now to now + its limit) reaches one still to come: read from then.
+        let reaches = if self.resv_starts.is_empty() {
+            None
+        } else {
+            reaches_reservation(&self.resv_starts, now, job.reservation_duration_secs())
+        };
+        let recheck = |kept_out_by_reservation: bool| match job.begins_after(now).into_iter().chain(reaches).min() {
             _ if volatile || kept_out_by_reservation => Recheck::EveryPass,
             Some(t) => Recheck::From(t),
             None => Recheck::InTurn,

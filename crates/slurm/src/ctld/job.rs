@@ -180,6 +180,33 @@ impl<'g> JobView<'g> {
         (limit != sys::INFINITE && limit != sys::NO_VAL).then_some(limit)
     }
 
+    /// How long job_test_resv takes it to run from a start, in seconds
+    /// (its `_get_job_duration`, the same in 22.05 and 24.11): its time
+    /// limit, else its partition's MaxTime, else a year; times the
+    /// partition's OverSubscribe count when gang scheduling is on. A
+    /// reservation it does not yet reach is one beginning that long or
+    /// more after the start.
+    pub fn reservation_duration_secs(&self) -> i64 {
+        // slurm_protocol_defs.h's YEAR_SECONDS, slurm.h's SHARED_FORCE and
+        // PREEMPT_MODE_GANG (internal or macro constants bindgen leaves out).
+        const YEAR_SECONDS: i64 = 365 * 24 * 60 * 60;
+        const SHARED_FORCE: u16 = 0x8000;
+        const PREEMPT_MODE_GANG: u16 = 0x8000;
+        let Some(minutes) = self.time_limit_minutes() else { return YEAR_SECONDS };
+        // SAFETY: part_ptr is NULL or a live partition record; slurm_conf
+        // is read under the config read lock a job view is taken under.
+        let (slices, gang) = unsafe {
+            let slices = self.rec().part_ptr.as_ref().map_or(1, |p| p.max_share & !SHARED_FORCE);
+            (slices, sys::slurm_conf.preempt_mode & PREEMPT_MODE_GANG != 0)
+        };
+        let duration = i64::from(minutes) * 60;
+        if slices > 1 && gang {
+            duration * i64::from(slices)
+        } else {
+            duration
+        }
+    }
+
     /// Its `--time-min` in minutes, if it has one.
     pub fn time_min_minutes(&self) -> Option<u32> {
         let min = self.rec().time_min;

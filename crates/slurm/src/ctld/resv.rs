@@ -111,4 +111,50 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
             !list.is_null() && sys::list_count(list) > 0
         }
     }
+
+    /// The start times of the reservations still to begin after `now`,
+    /// earliest first. What [`LockGuard::reserved_for`] leaves a waiting job
+    /// changes as the clock brings its window (now to now + its limit) up to
+    /// one of them, with no stamp moving: a scheduler that keeps its reads
+    /// reads such a job again from then.
+    pub fn reservation_starts_after(&self, now: i64) -> Vec<i64> {
+        let mut starts: Vec<i64> = Vec::new();
+        // SAFETY: resv_list points to slurmctld's global list (NULL before
+        // its reservations are read), its records written under the node
+        // write lock we hold; `collect_start` only pushes onto `starts`,
+        // which outlives the walk.
+        unsafe {
+            let list = *self.ctld.resv_list;
+            if !list.is_null() {
+                sys::list_for_each(list, Some(collect_start), std::ptr::addr_of_mut!(starts).cast());
+            }
+        }
+        starts.retain(|&t| t > now);
+        starts.sort_unstable();
+        starts
+    }
+}
+
+/// slurm.h's RESERVE_FLAG_TIME_FLOAT (SLURM_BIT(17) in 22.05 and 24.11; a
+/// macro bindgen cannot read).
+const RESERVE_FLAG_TIME_FLOAT: u64 = 1 << 17;
+
+/// list_for_each's callback: a reservation's start onto the Vec `arg` points to.
+extern "C" fn collect_start(resv: *mut std::ffi::c_void, arg: *mut std::ffi::c_void) -> std::ffi::c_int {
+    // A push that fails (memory) stops the walk rather than unwinding into C.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // SAFETY: a live slurmctld_resv_t of resv_list, read under the lock
+        // its writers hold; `arg` is the Vec reservation_starts_after passes,
+        // not otherwise borrowed during the walk.
+        unsafe {
+            let r = &*resv.cast::<sys::slurmctld_resv_t>();
+            // As job_test_resv reads it (_get_rel_start_end): a floating
+            // reservation begins a fixed time after now, whatever the
+            // clock, so it is none of these; any other at start_time_first.
+            if r.flags & RESERVE_FLAG_TIME_FLOAT == 0 {
+                (*arg.cast::<Vec<i64>>()).push(r.start_time_first);
+            }
+        }
+    }))
+    .map_or(-1, |()| 0)
 }
