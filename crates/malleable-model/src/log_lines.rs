@@ -27,7 +27,7 @@
 //! | [`LostCommitted`](LogLine::LostCommitted) `JobId=4: going on without n3 committed` | adaptation.rs | cluster_node_failure |
 //! | [`PriorityRaised`](LogLine::PriorityRaised) `JobId=4: priority raised to 4294967293: ...` | agent/pass.rs | cluster_select_natural |
 //! | [`Capped`](LogLine::Capped) `JobId=4: grows to 3 nodes at most: ...` | agent/pass.rs | compose_policies |
-//! | [`LocksHeld`](LogLine::LocksHeld) `pass 3: slurmctld's locks held 1.2 ms to read, ...` (debug) | agent/pass.rs | xtask soak, bench_scale, bench_ipsched, bench_site |
+//! | [`LocksHeld`](LogLine::LocksHeld) `pass 3: slurmctld's locks held 1.2 ms to read, 0.4 ms to apply, on the CPU 1.5 ms of them ...` (debug) | agent/pass.rs | xtask soak, bench_scale, bench_ipsched, bench_site |
 //! | [`FeedRead`](LogLine::FeedRead) `feed: 12 records read, 5566 waiting kept` or `feed: whole read (Partitions), ...` (debug) | snapshot.rs | cluster_feed |
 //! | [`ResizesResumed`](LogLine::ResizesResumed) `resizes resumed: slurmdbd has caught up` | agent/pass.rs | compose_site |
 //!
@@ -233,11 +233,14 @@ pub enum LogLine {
         job: JobId,
         most: u32,
     },
-    /// The debug line at each pass's end, in milliseconds.
+    /// The debug line at each pass's end, in milliseconds: the locks held
+    /// to read and to apply (wall time), how much of that the agent thread
+    /// was on the CPU, and the deciding between, without them.
     LocksHeld {
         pass: u64,
         read_ms: f64,
         apply_ms: f64,
+        on_cpu_ms: f64,
         decide_ms: f64,
     },
     ResizesResumed,
@@ -348,10 +351,10 @@ impl fmt::Display for LogLine {
             LogLine::FeedRead { records, whole: Some(why), kept } => {
                 write!(f, "feed: whole read ({why}), {records} records, {kept} waiting kept")
             }
-            LogLine::LocksHeld { pass, read_ms, apply_ms, decide_ms } => write!(
+            LogLine::LocksHeld { pass, read_ms, apply_ms, on_cpu_ms, decide_ms } => write!(
                 f,
-                "pass {pass}: slurmctld's locks held {read_ms:.1} ms to read, {apply_ms:.1} ms to apply (none while \
-                 deciding, {decide_ms:.1} ms)"
+                "pass {pass}: slurmctld's locks held {read_ms:.1} ms to read, {apply_ms:.1} ms to apply, on the CPU \
+                 {on_cpu_ms:.1} ms of them (none while deciding, {decide_ms:.1} ms)"
             ),
             LogLine::ResizesResumed => write!(f, "resizes resumed: slurmdbd has caught up"),
         }
@@ -462,12 +465,14 @@ impl LogLine {
         if let Some(rest) = m.strip_prefix("pass ") {
             let (pass, rest) = rest.split_once(": slurmctld's locks held ")?;
             let (read, rest) = rest.split_once(" ms to read, ")?;
-            let (apply, rest) = rest.split_once(" ms to apply (none while deciding, ")?;
+            let (apply, rest) = rest.split_once(" ms to apply, on the CPU ")?;
+            let (on_cpu, rest) = rest.split_once(" ms of them (none while deciding, ")?;
             let decide = rest.strip_suffix(" ms)")?;
             return Some(LogLine::LocksHeld {
                 pass: pass.parse().ok()?,
                 read_ms: read.parse().ok()?,
                 apply_ms: apply.parse().ok()?,
+                on_cpu_ms: on_cpu.parse().ok()?,
                 decide_ms: decide.parse().ok()?,
             });
         }
@@ -683,7 +688,7 @@ mod tests {
             LogLine::LostCommitted { job: j, nodes: names("n3"), after: Some(1.5) },
             LogLine::PriorityRaised { job: j, priority: 4_294_967_293 },
             LogLine::Capped { job: j, most: 3 },
-            LogLine::LocksHeld { pass: 3, read_ms: 1.2, apply_ms: 0.4, decide_ms: 12.0 },
+            LogLine::LocksHeld { pass: 3, read_ms: 1.2, apply_ms: 0.4, on_cpu_ms: 1.5, decide_ms: 12.0 },
             LogLine::FeedRead { records: 12, whole: None, kept: 5566 },
             LogLine::FeedRead { records: 5570, whole: Some("Partitions".into()), kept: 5566 },
             LogLine::ResizesResumed,
@@ -713,7 +718,7 @@ mod tests {
 [2026-11-24T00:24:55.282] sched/malleable: JobId=1: expand onto n2,n3,n4 committed 0.25 s after the decision
 [2026-11-24T00:24:56.033] sched/malleable: JobId=1: shrink off n3,n4 (resize 18, mtct); waiting for its application to leave them and commit
 [2026-11-24T00:24:56.184] sched/malleable: JobId=1: shrink off n3,n4 committed 0.15 s after the decision; it now holds n[1-2]
-[2026-11-24T00:24:56.200] sched/malleable: pass 41: slurmctld's locks held 0.8 ms to read, 2.5 ms to apply (none while deciding, 0.3 ms)
+[2026-11-24T00:24:56.200] sched/malleable: pass 41: slurmctld's locks held 0.8 ms to read, 2.5 ms to apply, on the CPU 0.0 ms of them (none while deciding, 0.3 ms)
 [2026-11-24T14:14:58.351] select/natural: JobId=4: priority raised to 4294967293: a job released nodes for it
 [2026-11-24T00:24:57.000] sched: Allocate JobId=9 NodeList=n5 #CPUs=1 Partition=debug
 ";

@@ -17,7 +17,7 @@ use malleable_sim::workloads::cpu_gpu_esp::{CORES, GPUS, RAGGED, TABLE_4};
 use testcluster::plugins;
 use testcluster::{Cluster, ClusterSpec, NodeShape};
 
-use super::common::{pass_times, switch_strategy, Result};
+use super::common::{pass_times, switch_strategy, PassTimes, Result};
 use crate::records::log_time;
 use crate::throughput::quantile;
 
@@ -92,7 +92,7 @@ pub fn run(staged: &Path, nodes: usize, keep: bool) -> Result<()> {
             std::thread::sleep(WATCH);
             let log = cluster.ctld_log();
             let window: Vec<&str> = log[from..].lines().filter(|l| log_time(l).is_some()).collect();
-            let (read, apply, decide) = pass_times(&window.join("\n"));
+            let PassTimes { read, apply, decide, .. } = pass_times(&window.join("\n"));
             let pass: Vec<f64> = read.iter().zip(&apply).zip(&decide).map(|((r, a), d)| r + a + d).collect();
             // The pass that made the first starts (its line follows them):
             // the whole window on every node.

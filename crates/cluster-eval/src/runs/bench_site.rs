@@ -115,12 +115,12 @@ mod tests {
     fn each_resize_takes_the_pass_line_after_it() {
         let log = "\
 [t] sched/malleable: JobId=1: expand onto c3,c4 (resize 1, through JobId=2); it now holds c[1-4] (mtct); waiting for its application to commit
-[t] debug:  sched/malleable: pass 8: slurmctld's locks held 0.1 ms to read, 226.9 ms to apply (none while deciding, 0.0 ms)
-[t] debug:  sched/malleable: pass 9: slurmctld's locks held 0.3 ms to read, 0.2 ms to apply (none while deciding, 0.0 ms)
+[t] debug:  sched/malleable: pass 8: slurmctld's locks held 0.1 ms to read, 226.9 ms to apply, on the CPU 0.0 ms of them (none while deciding, 0.0 ms)
+[t] debug:  sched/malleable: pass 9: slurmctld's locks held 0.3 ms to read, 0.2 ms to apply, on the CPU 0.0 ms of them (none while deciding, 0.0 ms)
 [t] sched/malleable: JobId=1: shrink off c3,c4 committed 0.12 s after the decision; it now holds c[1-2]
-[t] debug:  sched/malleable: pass 23: slurmctld's locks held 93.1 ms to read, 2.3 ms to apply (none while deciding, 0.0 ms)
+[t] debug:  sched/malleable: pass 23: slurmctld's locks held 93.1 ms to read, 2.3 ms to apply, on the CPU 0.0 ms of them (none while deciding, 0.0 ms)
 [t] sched/malleable: JobId=7: expand onto c3,c4 (resize 3, through JobId=8); it now holds c[1-4] (mtct); waiting for its application to commit
-[t] debug:  sched/malleable: pass 30: slurmctld's locks held 0.3 ms to read, 50.0 ms to apply (none while deciding, 0.0 ms)
+[t] debug:  sched/malleable: pass 30: slurmctld's locks held 0.3 ms to read, 50.0 ms to apply, on the CPU 0.0 ms of them (none while deciding, 0.0 ms)
 ";
         assert_eq!(held_by_resizes(log, 1), (vec![226.9], vec![93.1]));
         assert_eq!(summary(&[3.0, 1.0, 2.0]), Some((2.0, 3.0)));

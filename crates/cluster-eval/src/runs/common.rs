@@ -276,17 +276,30 @@ pub fn write_json(dir: &Path, file: &str, value: &impl serde::Serialize) -> Resu
     Ok(dir.join(file))
 }
 
-/// The plugin's debug line per pass: (read, apply, decide) milliseconds.
-pub fn pass_times(log: &str) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
-    let (mut read, mut apply, mut decide) = (Vec::new(), Vec::new(), Vec::new());
+/// The plugin's debug lines per pass, in milliseconds, one entry a pass.
+#[derive(Debug, Default, PartialEq)]
+pub struct PassTimes {
+    /// The locks held to read and to apply (wall time).
+    pub read: Vec<f64>,
+    pub apply: Vec<f64>,
+    /// How much of those two the agent thread was on the CPU.
+    pub on_cpu: Vec<f64>,
+    /// Deciding, without the locks.
+    pub decide: Vec<f64>,
+}
+
+/// The plugin's debug line per pass, read from slurmctld's log.
+pub fn pass_times(log: &str) -> PassTimes {
+    let mut t = PassTimes::default();
     for line in log.lines().filter(|l| log_time(l).is_some()) {
-        if let Some(LogLine::LocksHeld { read_ms, apply_ms, decide_ms, .. }) = LogLine::parse(line) {
-            read.push(read_ms);
-            apply.push(apply_ms);
-            decide.push(decide_ms);
+        if let Some(LogLine::LocksHeld { read_ms, apply_ms, on_cpu_ms, decide_ms, .. }) = LogLine::parse(line) {
+            t.read.push(read_ms);
+            t.apply.push(apply_ms);
+            t.on_cpu.push(on_cpu_ms);
+            t.decide.push(decide_ms);
         }
     }
-    (read, apply, decide)
+    t
 }
 
 /// Give the running cluster's sched/malleable `Strategy=name` (and the
@@ -375,10 +388,13 @@ mod tests {
 
     #[test]
     fn pass_times_are_read_from_the_debug_lines() {
-        let log = "[2026-11-24T01:00:00.100] debug:  sched/malleable: pass 7: slurmctld's locks held 0.4 ms to read, 1.5 ms to apply (none while deciding, 2.0 ms)\n\
-                   [2026-11-24T01:00:01.100] debug:  sched/malleable: pass 8: slurmctld's locks held 0.2 ms to read, 0.5 ms to apply (none while deciding, 9.0 ms)\n\
+        let log = "[2026-11-24T01:00:00.100] debug:  sched/malleable: pass 7: slurmctld's locks held 0.4 ms to read, 1.5 ms to apply, on the CPU 1.8 ms of them (none while deciding, 2.0 ms)\n\
+                   [2026-11-24T01:00:01.100] debug:  sched/malleable: pass 8: slurmctld's locks held 0.2 ms to read, 0.5 ms to apply, on the CPU 0.3 ms of them (none while deciding, 9.0 ms)\n\
                    [2026-11-24T01:00:01.200] sched/malleable: started JobId=3 on n1 (mtct-backfill)\n";
-        let (r, a, d) = pass_times(log);
-        assert_eq!((r, a, d), (vec![0.4, 0.2], vec![1.5, 0.5], vec![2.0, 9.0]));
+        let t = pass_times(log);
+        assert_eq!(
+            t,
+            PassTimes { read: vec![0.4, 0.2], apply: vec![1.5, 0.5], on_cpu: vec![1.8, 0.3], decide: vec![2.0, 9.0] }
+        );
     }
 }

@@ -11,7 +11,7 @@ use malleable_model::log_lines::{Ending, LogLine};
 use testcluster::plugins;
 use testcluster::{Cluster, ClusterSpec};
 
-use super::common::{self as evaluate, pass_times, Result};
+use super::common::{self as evaluate, pass_times, PassTimes, Result};
 use crate::replay::{ElasticApp, Replay};
 use crate::throughput::quantile;
 use crate::workloads;
@@ -56,7 +56,7 @@ pub fn run(staged: &Path, tools: &Path, jobs: usize, nodes: usize) -> Result<()>
     let forced = LogLine::all(&log)
         .filter(|l| matches!(l, LogLine::Released { ending: Ending::ShrinkForced { .. }, .. }))
         .count();
-    let (read, apply, decide) = pass_times(&log);
+    let PassTimes { read, apply, on_cpu, decide } = pass_times(&log);
     println!();
     println!("jobs:       {} submitted, {started} started by sched/malleable, {completed} completed", run.jobs.len());
     println!(
@@ -66,6 +66,7 @@ pub fn run(staged: &Path, tools: &Path, jobs: usize, nodes: usize) -> Result<()>
     println!("passes:     {}", read.len());
     println!("  locks held to read:  {}", figures(read));
     println!("  locks held to apply: {}", figures(apply));
+    println!("  of which on the CPU: {}", figures(on_cpu));
     println!("  deciding (no locks): {}", figures(decide));
     println!("slurmctld:  {}", if alive { "alive throughout (same pid)" } else { "DIED or restarted" });
     let mut wrong = evaluate::failures(&run);

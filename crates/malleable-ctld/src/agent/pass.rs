@@ -27,6 +27,8 @@ struct Read {
     /// slurmctld's change counters when the locks were let go.
     read_at: UpdateCounters,
     read_ms: f64,
+    /// Of which the agent thread was on the CPU.
+    read_cpu_ms: f64,
     now: i64,
 }
 
@@ -58,6 +60,7 @@ impl Agent {
     fn read(&mut self) -> Read {
         let mut guard = LockGuard::<Scheduling>::acquire(self.ctld);
         let held = Instant::now();
+        let cpu_at = thread_cpu_ms();
         let now = unix_now();
         self.suspects.retain(|_, until| *until > Instant::now());
         let mut taken = self.snapshot(&guard, now);
@@ -75,10 +78,11 @@ impl Agent {
         let read_at = self.ctld.update_counters();
         drop(guard);
         let read_ms = held.elapsed().as_secs_f64() * 1e3;
+        let read_cpu_ms = thread_cpu_ms() - cpu_at;
         if !preempting {
             snapshot::add_waiting(&mut taken, &self.kept);
         }
-        Read { taken, settled, asking, read_at, read_ms, now }
+        Read { taken, settled, asking, read_at, read_ms, read_cpu_ms, now }
     }
 
     /// Without the locks: the answers to the jobs that asked, the strategy's
@@ -137,7 +141,7 @@ impl Agent {
     /// the jobs left waiting get their Reasons, each malleable job its
     /// status; then, without the locks, what the pass has to say.
     fn write(&mut self, read: Read, decided: Decided) {
-        let Read { mut taken, settled, read_at, read_ms, now, .. } = read;
+        let Read { mut taken, settled, read_at, read_ms, read_cpu_ms, now, .. } = read;
         let Decided { mut decisions, waits, start_first, notes, decide_ms } = decided;
         // Why the others wait, for squeue: only the waits that differ from
         // what the jobs show (as kept: read, or given since), found before
@@ -159,6 +163,7 @@ impl Agent {
             return;
         }
         let held = Instant::now();
+        let cpu_at = thread_cpu_ms();
         // What changed while the strategy decided (a job ended, another was
         // submitted, a node went down) may undo a decision: those are
         // dropped, and the next pass decides again. When slurmctld's change
@@ -258,7 +263,8 @@ impl Agent {
         self.seen = self.ctld.update_counters();
         drop(guard);
         let apply_ms = held.elapsed().as_secs_f64() * 1e3;
-        log::debug!("{}", LogLine::LocksHeld { pass: self.passes, read_ms, apply_ms, decide_ms });
+        let on_cpu_ms = read_cpu_ms + thread_cpu_ms() - cpu_at;
+        log::debug!("{}", LogLine::LocksHeld { pass: self.passes, read_ms, apply_ms, on_cpu_ms, decide_ms });
         self.say(&fresh, notes);
     }
 
@@ -299,4 +305,12 @@ impl Agent {
             _ => {}
         }
     }
+}
+
+/// The agent thread's CPU time so far, in milliseconds: beside the wall time
+/// the locks are held, it tells work from the kernel having put the thread
+/// off the CPU (on two busy cores, tens of milliseconds at a time).
+fn thread_cpu_ms() -> f64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    t.tv_sec as f64 * 1e3 + t.tv_nsec as f64 / 1e6
 }
