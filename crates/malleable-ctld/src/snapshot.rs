@@ -57,18 +57,18 @@ impl Taken {
     /// The name of the node at `table` in slurmctld's node table.
     pub fn name_at_table(&self, table: usize) -> Option<&str> {
         let i = self.table_index.iter().position(|&t| t == table)?;
-        Some(self.snapshot.nodes[i].name.as_str())
+        Some(&*self.snapshot.nodes[i].name)
     }
 
     /// Whether the node of this name can take work (a node the snapshot
     /// does not hold cannot).
     pub fn usable(&self, name: &str) -> bool {
-        self.snapshot.nodes.iter().position(|n| n.name == name).is_some_and(|i| self.usable_at[i])
+        self.snapshot.nodes.iter().position(|n| *n.name == *name).is_some_and(|i| self.usable_at[i])
     }
 
     /// A node's index in slurmctld's node table, by name.
     pub fn table_index_of(&self, name: &str) -> Option<usize> {
-        self.snapshot.nodes.iter().position(|n| n.name == name).map(|i| self.table_index[i])
+        self.snapshot.nodes.iter().position(|n| *n.name == *name).map(|i| self.table_index[i])
     }
 }
 
@@ -525,7 +525,7 @@ fn fits_now(p: &Placement, nodes: &[Node], size: usize) -> bool {
 /// job that started on n8 and grew onto n1..n7 would otherwise show n1
 /// first, and a shrink would pick n8 (which slurmctld refuses).
 fn batch_host_first(held: &mut [NodeIndex], batch_host: &str, nodes: &[Node]) {
-    if let Some(at) = held.iter().position(|&i| nodes.get(i).is_some_and(|n| n.name == batch_host)) {
+    if let Some(at) = held.iter().position(|&i| nodes.get(i).is_some_and(|n| *n.name == *batch_host)) {
         held[..=at].rotate_right(1);
     }
 }
@@ -557,7 +557,7 @@ mod batch_host_tests {
     #[test]
     fn the_batch_host_comes_first_and_the_rest_keep_their_order() {
         let nodes: Vec<Node> =
-            (1..=8).map(|i| Node { name: format!("n{i}"), free: false, cores: 1, ..Node::default() }).collect();
+            (1..=8).map(|i| Node { name: format!("n{i}").into(), free: false, cores: 1, ..Node::default() }).collect();
         let mut held: Vec<NodeIndex> = (0..8).collect();
         batch_host_first(&mut held, "n8", &nodes);
         assert_eq!(held, [7, 0, 1, 2, 3, 4, 5, 6]);
@@ -585,7 +585,7 @@ mod sharing_tests {
     #[test]
     fn a_recorded_sharing_gives_each_job_its_cores_while_its_partners_run() {
         let nodes: Vec<Node> =
-            (1..=4).map(|i| Node { name: format!("n{i}"), free: false, cores: 4, ..Node::default() }).collect();
+            (1..=4).map(|i| Node { name: format!("n{i}").into(), free: false, cores: 4, ..Node::default() }).collect();
         // JobId=3 started on 1 core of each node of mates 1 (n1, n2) and 2 (n3).
         let rec = SharedCores { job: JobId(3), cores: 1, of: 4, mates: vec![JobId(1), JobId(2)], increase: 0 };
         let recorded = |increase| {

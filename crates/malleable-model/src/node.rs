@@ -1,9 +1,13 @@
 //! A node as a scheduling pass sees it.
 
+use std::sync::Arc;
+
 /// What a strategy needs to know about one node.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Node {
-    pub name: String,
+    /// Shared, not copied: a read of 10,000 nodes under slurmctld's locks
+    /// at every pass took a copy of each name (most of that read's time).
+    pub name: Arc<str>,
     /// Up, not drained, and allocated to no job: a job may start on it now.
     pub free: bool,
     /// Its cores (Slurm's CPUs): what a job started on part of it, or
@@ -35,7 +39,7 @@ impl Node {
     pub fn numbered_with(free: impl IntoIterator<Item = bool>, cores: u32, gpus: u32) -> Vec<Node> {
         free.into_iter()
             .enumerate()
-            .map(|(i, free)| Node { name: format!("n{i}"), free, cores, gpus, ..Node::default() })
+            .map(|(i, free)| Node { name: format!("n{i}").into(), free, cores, gpus, ..Node::default() })
             .collect()
     }
 

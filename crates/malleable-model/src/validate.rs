@@ -431,7 +431,7 @@ fn free_and_unclaimed(s: &Snapshot, nodes: &[NodeIndex], taken: &Taken) -> Resul
 }
 
 fn node_name(s: &Snapshot, i: NodeIndex) -> String {
-    s.nodes.get(i).map_or_else(|| format!("index {i}"), |n| n.name.clone())
+    s.nodes.get(i).map_or_else(|| format!("index {i}"), |n| n.name.to_string())
 }
 
 fn spec_text(spec: &crate::MalleableSpec) -> String {

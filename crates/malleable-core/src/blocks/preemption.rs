@@ -68,7 +68,7 @@ pub fn preempt(s: &Snapshot, decided: &[Decision], shrink_first: bool) -> PassRe
         if shrink_first {
             if let Some(shrinks) = shrinks_for(s, p, &victims, lacking) {
                 for (r, remove) in shrinks {
-                    let names: Vec<&str> = remove.iter().map(|&i| s.nodes[i].name.as_str()).collect();
+                    let names: Vec<&str> = remove.iter().map(|&i| &*s.nodes[i].name).collect();
                     let ran = (s.now - r.start).max(0);
                     report.notes.push(Note::about(
                         p.id,

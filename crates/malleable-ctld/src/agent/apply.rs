@@ -37,8 +37,9 @@ impl Agent {
             return;
         }
         let table = |nodes: &[usize]| -> Vec<usize> { nodes.iter().map(|&i| taken.table_index[i]).collect() };
-        let names =
-            |nodes: &[usize]| -> Vec<String> { nodes.iter().map(|&i| taken.snapshot.nodes[i].name.clone()).collect() };
+        let names = |nodes: &[usize]| -> Vec<String> {
+            nodes.iter().map(|&i| taken.snapshot.nodes[i].name.to_string()).collect()
+        };
         match d {
             Decision::Start { job, nodes, time_limit } => {
                 // A moldable start (fewer nodes than asked for): its whole
@@ -91,8 +92,7 @@ impl Agent {
                         // Both in node-table order, as the strategies' indices are.
                         let mut decided = layout.clone();
                         decided.sort_unstable();
-                        let decided =
-                            cpus_text(decided.iter().map(|&(i, c)| (taken.snapshot.nodes[i].name.as_str(), c)));
+                        let decided = cpus_text(decided.iter().map(|&(i, c)| (&*taken.snapshot.nodes[i].name, c)));
                         let got = cpus_text(got.iter().filter_map(|&(t, c)| Some((taken.name_at_table(t)?, c))));
                         let name = self.strategy.name();
                         let (job, nodes) = (JobId(started), list);

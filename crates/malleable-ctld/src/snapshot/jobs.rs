@@ -97,7 +97,7 @@ impl Reader<'_> {
             status,
             comment: job.comment(),
             running: job.holds_nodes(),
-            nodes: names.map(|c| t.nodes[c].name.clone()).collect(),
+            nodes: names.map(|c| t.nodes[c].name.to_string()).collect(),
         }
     }
 

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 use std::time::Instant;
 
 use malleable_model::Node;
@@ -17,7 +18,8 @@ use crate::config::Config;
 struct NodeConfig {
     /// Where the record lay when read: another place is another record.
     address: usize,
-    name: String,
+    /// Shared with each pass's snapshot (a count, not a copy, a node).
+    name: Arc<str>,
     cpus: u32,
     memory_mb: u64,
     gpus: u32,
@@ -27,7 +29,7 @@ impl NodeConfig {
     fn read(n: &NodeView<'_>) -> NodeConfig {
         NodeConfig {
             address: n.record_address(),
-            name: n.name(),
+            name: n.name().into(),
             cpus: n.cpus(),
             memory_mb: n.memory_mb(),
             gpus: n.gpus(),
@@ -103,7 +105,7 @@ impl NodeTable {
             t.table_index.push(i);
             t.usable_at.push(n.is_usable());
             // A node an expand just failed on is offered to no one for a while.
-            let suspect = !suspects.is_empty() && suspects.contains_key(&c.name);
+            let suspect = !suspects.is_empty() && suspects.contains_key(&*c.name);
             let free = n.is_free() && !suspect;
             let mut node = Node { name: c.name.clone(), free, cores: c.cpus.max(1), ..Node::default() };
             if cores {
