@@ -1,6 +1,7 @@
 //! On a real cluster: jobs start and complete, and every start goes through
 //! sched/malleable (batch scripts and srun allocations alike); EASY's
-//! behaviour with a blocked head job; an aftercorr array split into tasks.
+//! behaviour with a blocked head job; an aftercorr array split into tasks;
+//! a requeued job not started again while its last run is still completing.
 
 use std::time::Duration;
 
@@ -118,4 +119,30 @@ fn an_aftercorr_array_task_fails_alone_with_its_corresponding_task() {
     let log = c.ctld_log();
     assert!(log.contains(&format!("JobId={second}: tasks split off as JobIds [")), "{log}");
     let _ = c.cmd("scancel").args([first.to_string(), second.to_string()]).status();
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn a_requeued_job_is_not_started_again_while_its_last_run_completes() {
+    // An epilog of 8 s: a job requeued while running stays PENDING and
+    // COMPLETING on its node that long. Stock leaves it out of its queue
+    // until then (found by 24.11's test28.13: under ours an array's record
+    // ran on two nodes at once, and slurmctld's counts of the first underflowed).
+    use std::os::unix::fs::PermissionsExt;
+    let epilog = std::env::temp_dir().join("malleable-t-requeue-epilog.sh");
+    std::fs::write(&epilog, "#!/bin/sh\nsleep 8\n").unwrap();
+    std::fs::set_permissions(&epilog, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let c = cluster_tests::up_with(cluster_tests::spec("t-requeue", 2).set("Epilog", &epilog.display().to_string()));
+    let j = c.sbatch(&["-N1", "-t", "5", "--requeue", "--wrap", "sleep 300"]).unwrap();
+    c.wait_job(j, "running", Duration::from_secs(30), |x| x.state == "RUNNING").unwrap();
+    output(c.cmd("scontrol").args(["requeue", &j.to_string()])).unwrap();
+    // The other node is free all along; the job waits while its epilog runs.
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while std::time::Instant::now() < until {
+        let now = c.job(j).unwrap();
+        assert_ne!(now.state, "RUNNING", "JobId={j} started again while its last run completed: {now:?}");
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    assert_eq!(start_lines(&c, j).len(), 1, "started again: {:?}", start_lines(&c, j));
+    drop(output(c.cmd("scancel").arg(j.to_string())));
 }

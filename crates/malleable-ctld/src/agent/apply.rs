@@ -181,11 +181,13 @@ impl Agent {
 }
 
 /// Whether waiting job `job` may still start, by the checks a read makes
-/// of it (snapshot.rs): waiting, not held, not heterogeneous nor a helper
-/// of an expand, its dependencies met, and Slurm's own checks passed.
+/// of it (snapshot.rs): waiting, not finishing a run it was requeued from,
+/// not held, not heterogeneous nor a helper of an expand, its dependencies
+/// met, and Slurm's own checks passed.
 fn still_startable(guard: &LockGuard<Scheduling>, job: JobId) -> bool {
     guard.find_job(job.0).is_some_and(|j| {
         j.is_pending()
+            && !j.finishing_last_run()
             && j.priority() > 0
             && !j.is_het_job()
             && j.expanding_job().is_none()

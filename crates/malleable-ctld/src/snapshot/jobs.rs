@@ -240,6 +240,12 @@ impl Reader<'_> {
             Some(t) => Recheck::From(t),
             None => Recheck::InTurn,
         };
+        // Requeued and still finishing its last run (its nodes completing):
+        // out of the queue, as stock leaves it, and read at every pass until
+        // that ends (which no sign the feed sees tells).
+        if job.finishing_last_run() {
+            return (waiter, Recheck::EveryPass);
+        }
         // Held (released through scontrol update, which job_modify notes),
         // heterogeneous or an expand's helper: in turn.
         if job.priority() == 0 || job.is_het_job() || job.expanding_job().is_some() {

@@ -105,6 +105,20 @@ impl<'g> JobView<'g> {
         self.state() == JobState::Pending && self.rec().job_state & sys::JOB_REVOKED == 0
     }
 
+    /// Still finishing a run it was requeued from: completing on its old
+    /// nodes, its prolog running, or steps of that run not yet purged. Stock
+    /// Slurm's queue (`_job_runnable_test1`) leaves such a job out until
+    /// that ends, when the requeue is finished (and the job given its
+    /// BeginTime); a start meanwhile runs it twice at once.
+    pub fn finishing_last_run(&self) -> bool {
+        let rec = self.rec();
+        let prolog = self.details().is_some_and(|d| d.prolog_running != 0);
+        // SAFETY: step_list is NULL or a live list owned by the record;
+        // list_count takes the list's own lock.
+        let steps = !rec.step_list.is_null() && unsafe { sys::list_count(rec.step_list) } > 0;
+        rec.job_state & sys::JOB_COMPLETING != 0 || prolog || steps
+    }
+
     /// Waiting and not held (a held job's priority is 0).
     pub fn waits_unheld(&self) -> bool {
         self.is_pending() && self.rec().priority != 0
