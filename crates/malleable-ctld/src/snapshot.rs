@@ -156,7 +156,7 @@ pub fn take(
             shared_cores: HashMap::new(),
             capped: Vec::new(),
             correspond: Vec::new(),
-            resv_starts: if guard.any_reservation() { guard.reservation_starts_after(now) } else { Vec::new() },
+            resv_starts: guard.reservation_starts_after(now),
         };
         let mut records = match &plan {
             Plan::Jobs { read, check } => {

@@ -133,8 +133,7 @@ pub fn run(staged: &Path, nodes: usize, jobs: usize, keep: bool) -> Result<()> {
             }
             let ms = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{:.1} ms", x * 1e3));
             let p99 = |v: &[f64]| quantile(v, 0.99);
-            let longest_switch_read =
-                switch_reads.iter().copied().fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+            let longest_switch_read = switch_reads.iter().copied().reduce(f64::max);
             println!(
                 "{name:<20}{:>8}{:>14}{:>12}{:>14}{:>12}{:>14}{:>14}{:>14}",
                 w.pass.len(),

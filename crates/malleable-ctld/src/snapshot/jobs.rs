@@ -217,6 +217,12 @@ impl Reader<'_> {
                 Status::decode(&job.system_comment()).and_then(Result::ok).unwrap_or_else(|| Status::new(spec));
             waiter.malleable = Some(self.malleable_of(job, spec, status));
         }
+        // Requeued and still finishing its last run (its nodes completing):
+        // out of the queue, as stock leaves it, and read at every pass until
+        // that ends (which no sign the feed sees tells).
+        if job.finishing_last_run() {
+            return (waiter, Recheck::EveryPass);
+        }
         // What it reads depends on the clock or on other jobs, not only on
         // its own record: read at every pass. Several partitions (the one it
         // could start in now), features (nodes' features change without a
@@ -240,12 +246,6 @@ impl Reader<'_> {
             Some(t) => Recheck::From(t),
             None => Recheck::InTurn,
         };
-        // Requeued and still finishing its last run (its nodes completing):
-        // out of the queue, as stock leaves it, and read at every pass until
-        // that ends (which no sign the feed sees tells).
-        if job.finishing_last_run() {
-            return (waiter, Recheck::EveryPass);
-        }
         // Held (released through scontrol update, which job_modify notes),
         // heterogeneous or an expand's helper: in turn.
         if job.priority() == 0 || job.is_het_job() || job.expanding_job().is_some() {

@@ -60,6 +60,10 @@ pub struct JobView<'g> {
     _guard: PhantomData<&'g sys::job_record_t>,
 }
 
+/// slurm.h's SHARED_FORCE: the FORCE bit of a partition's max_share (a
+/// macro bindgen cannot read).
+const SHARED_FORCE: u16 = 0x8000;
+
 impl<'g> JobView<'g> {
     /// # Safety
     /// `ptr` must be NULL or a live job record protected by a job lock that
@@ -116,7 +120,7 @@ impl<'g> JobView<'g> {
         // SAFETY: step_list is NULL or a live list owned by the record;
         // list_count takes the list's own lock.
         let steps = !rec.step_list.is_null() && unsafe { sys::list_count(rec.step_list) } > 0;
-        rec.job_state & sys::JOB_COMPLETING != 0 || prolog || steps
+        self.is_completing() || prolog || steps
     }
 
     /// Waiting and not held (a held job's priority is 0).
@@ -201,10 +205,9 @@ impl<'g> JobView<'g> {
     /// reservation it does not yet reach is one beginning that long or
     /// more after the start.
     pub fn reservation_duration_secs(&self) -> i64 {
-        // slurm_protocol_defs.h's YEAR_SECONDS, slurm.h's SHARED_FORCE and
-        // PREEMPT_MODE_GANG (internal or macro constants bindgen leaves out).
+        // slurm_protocol_defs.h's YEAR_SECONDS and slurm.h's PREEMPT_MODE_GANG
+        // (internal or macro constants bindgen leaves out).
         const YEAR_SECONDS: i64 = 365 * 24 * 60 * 60;
-        const SHARED_FORCE: u16 = 0x8000;
         const PREEMPT_MODE_GANG: u16 = 0x8000;
         let Some(minutes) = self.time_limit_minutes() else { return YEAR_SECONDS };
         // SAFETY: part_ptr is NULL or a live partition record; slurm_conf
@@ -311,8 +314,6 @@ impl<'g> JobView<'g> {
     /// Whether it may share cores with other jobs: its partition's
     /// `OverSubscribe=FORCE`, or `YES` and its own `--oversubscribe`.
     pub fn may_oversubscribe(&self) -> bool {
-        // slurm.h's SHARED_FORCE: the FORCE bit of a partition's max_share.
-        const SHARED_FORCE: u16 = 0x8000;
         // SAFETY: part_ptr is NULL or a live partition record.
         let Some(part) = (unsafe { self.rec().part_ptr.as_ref() }) else { return false };
         let force = part.max_share & SHARED_FORCE != 0;
