@@ -62,9 +62,10 @@ const USAGE: &str = "usage: cargo xtask <command>
                                          SchedMD's HTC guide tunes it, on one cluster (8): srun latency when
                                          idle, then N jobs (1000) of 1-4 nodes and 0-2 s at once: total time,
                                          mean wait, node time used, end-to-start hand-off
-  bench-scale [--nodes N] [--jobs N] [--keep]
-                                         every strategy's pass and lock-hold times in a slurmctld of N nodes
-                                         (5000, 4 with a slurmd) and N waiting jobs (10000), squeue meanwhile
+  bench-scale [--nodes N] [--jobs N] [--strategies A,B] [--keep]
+                                         every strategy's (or those named) pass and lock-hold times in a
+                                         slurmctld of N nodes (5000, 4 with a slurmd) and N waiting jobs
+                                         (10000), squeue meanwhile, and stock's
   slurm-tests [--short] [--only TEXT,...] [--slurm V]
                                          Slurm's own python and expect tests (xtask/slurm-tests/V.list; --short:
                                          CI's selection) under stock sched/backfill and sched/malleable at once,
@@ -106,6 +107,8 @@ struct Opts {
     /// slurm.conf keys to set.
     set: Vec<(String, String)>,
     strategies: Vec<String>,
+    /// Whether `--strategies` was given (bench-scale runs all otherwise).
+    strategies_given: bool,
     /// How many times faster than the workload's own times.
     scale: f64,
     fraction: f64,
@@ -149,6 +152,7 @@ fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
         rounds: 5,
         set: Vec::new(),
         strategies: vec!["easy".into(), "mtct-backfill".into()],
+        strategies_given: false,
         scale: if default_name == "mpdata" { runs::mpdata::DEFAULT_SCALE } else { runs::esp::DEFAULT_SCALE },
         fraction: 0.5,
         seed: 1,
@@ -207,6 +211,7 @@ fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
                 if o.strategies.is_empty() {
                     return Err(format!("--strategies {v}: give at least one strategy"));
                 }
+                o.strategies_given = true;
             }
             "--scale" => {
                 let v = it.next().ok_or("--scale needs a value")?;
@@ -280,8 +285,10 @@ fn main() -> ExitCode {
             },
             Some(other) => Err(format!("test: unknown option '{other}'\n{USAGE}")),
         },
-        Some("bench-scale") => parse_opts(&args[1..], "scale")
-            .and_then(|o| runs::bench_scale::run(&setup::build_plugins(&root)?, o.nodes, o.jobs, o.keep)),
+        Some("bench-scale") => parse_opts(&args[1..], "scale").and_then(|o| {
+            let only = o.strategies_given.then_some(o.strategies.as_slice());
+            runs::bench_scale::run(&setup::build_plugins(&root)?, o.nodes, o.jobs, o.keep, only)
+        }),
         Some("bench-ipsched") => parse_opts(&args[1..], "ipsched")
             .and_then(|o| runs::bench_ipsched::run(&setup::build_plugins(&root)?, o.nodes, o.keep)),
         Some("bench-resize") => parse_opts(&args[1..], "bench").and_then(|o| match &o.slurm {

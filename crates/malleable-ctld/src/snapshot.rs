@@ -128,7 +128,14 @@ pub fn take(
         // A whole read reads every node's configuration too; a read of
         // changes, RecheckPerPass of them in turn.
         let all = whole.is_some();
-        let table = NodeTable::read(guard, config, suspects, &mut kept.nodes, all, kept.settings.recheck);
+        let table = NodeTable::read(
+            guard,
+            config,
+            suspects,
+            &mut kept.nodes,
+            (all, kept.settings.recheck),
+            (stamps.nodes, now),
+        );
         let shape = table.shape();
         let plan = match whole {
             Some(why) => Plan::Whole(why),
@@ -219,7 +226,8 @@ pub fn take(
             Plan::Whole(why) => Some(format!("{why:?}")),
             Plan::Jobs { .. } => None,
         };
-        log::debug!("{}", LogLine::FeedRead { records, whole, kept: kept.feed.waiting() });
+        let nodes_walked = r.table.walked;
+        log::debug!("{}", LogLine::FeedRead { records, whole, kept: kept.feed.waiting(), nodes_walked });
         return taken(guard, now, config, r);
     }
 }
@@ -426,7 +434,7 @@ fn to_core(table: &[usize], core_index: &[usize]) -> Vec<usize> {
 /// What each node has for a job, in the strategies' indices: its memory
 /// and GPUs, and the least of each over the nodes, so that a job every node
 /// can hold (the usual case) costs no walk.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct Room {
     nodes: Vec<(u64, u32)>,
     least: Option<(u64, u32)>,

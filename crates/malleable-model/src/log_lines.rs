@@ -28,7 +28,7 @@
 //! | [`PriorityRaised`](LogLine::PriorityRaised) `JobId=4: priority raised to 4294967293: ...` | agent/pass.rs | cluster_select_natural |
 //! | [`Capped`](LogLine::Capped) `JobId=4: grows to 3 nodes at most: ...` | agent/pass.rs | compose_policies |
 //! | [`LocksHeld`](LogLine::LocksHeld) `pass 3: slurmctld's locks held 1.2 ms to read, 0.4 ms to apply, on the CPU 1.5 ms of them ...` (debug) | agent/pass.rs | xtask soak, bench_scale, bench_ipsched, bench_site |
-//! | [`FeedRead`](LogLine::FeedRead) `feed: 12 records read, 5566 waiting kept` or `feed: whole read (Partitions), ...` (debug) | snapshot.rs | cluster_feed |
+//! | [`FeedRead`](LogLine::FeedRead) `feed: 12 records read, 5566 waiting kept, nodes walked` or `feed: whole read (Partitions), ...` (debug) | snapshot.rs | cluster_feed |
 //! | [`ResizesResumed`](LogLine::ResizesResumed) `resizes resumed: slurmdbd has caught up` | agent/pass.rs | compose_site |
 //!
 //! Not here: the strategies' notes (malleable-core words them) and Slurm's
@@ -246,11 +246,13 @@ pub enum LogLine {
     ResizesResumed,
     /// The debug line of each read of the cluster: how many job records it
     /// read, why it read them all (`None`: only those that may have
-    /// changed), and how many waiting records it keeps.
+    /// changed), how many waiting records it keeps, and whether it walked
+    /// the node table (else the last walk stood: no node change stamped).
     FeedRead {
         records: usize,
         whole: Option<String>,
         kept: usize,
+        nodes_walked: bool,
     },
 }
 
@@ -345,11 +347,12 @@ impl fmt::Display for LogLine {
                 write!(f, "JobId={job}: priority raised to {priority}{PRIORITY_TAIL}")
             }
             LogLine::Capped { job, most } => write!(f, "JobId={job}: grows to {most}{CAPPED_TAIL}"),
-            LogLine::FeedRead { records, whole: None, kept } => {
-                write!(f, "feed: {records} records read, {kept} waiting kept")
-            }
-            LogLine::FeedRead { records, whole: Some(why), kept } => {
-                write!(f, "feed: whole read ({why}), {records} records, {kept} waiting kept")
+            LogLine::FeedRead { records, whole, kept, nodes_walked } => {
+                match whole {
+                    None => write!(f, "feed: {records} records read, {kept} waiting kept")?,
+                    Some(why) => write!(f, "feed: whole read ({why}), {records} records, {kept} waiting kept")?,
+                }
+                write!(f, ", nodes {}", if *nodes_walked { "walked" } else { "as last walked" })
             }
             LogLine::LocksHeld { pass, read_ms, apply_ms, on_cpu_ms, decide_ms } => write!(
                 f,
@@ -452,15 +455,20 @@ impl LogLine {
             return Some(LogLine::ResizesResumed);
         }
         if let Some(rest) = m.strip_prefix("feed: ") {
+            let (rest, nodes_walked) = match rest.rsplit_once(", nodes ")? {
+                (rest, "walked") => (rest, true),
+                (rest, "as last walked") => (rest, false),
+                _ => return None,
+            };
             let (head, kept) = rest.strip_suffix(" waiting kept")?.rsplit_once(", ")?;
             let kept = kept.parse().ok()?;
             if let Some(rest) = head.strip_prefix("whole read (") {
                 let (why, records) = rest.split_once("), ")?;
                 let records = records.strip_suffix(" records")?.parse().ok()?;
-                return Some(LogLine::FeedRead { records, whole: Some(why.to_string()), kept });
+                return Some(LogLine::FeedRead { records, whole: Some(why.to_string()), kept, nodes_walked });
             }
             let records = head.strip_suffix(" records read")?.parse().ok()?;
-            return Some(LogLine::FeedRead { records, whole: None, kept });
+            return Some(LogLine::FeedRead { records, whole: None, kept, nodes_walked });
         }
         if let Some(rest) = m.strip_prefix("pass ") {
             let (pass, rest) = rest.split_once(": slurmctld's locks held ")?;
@@ -689,8 +697,8 @@ mod tests {
             LogLine::PriorityRaised { job: j, priority: 4_294_967_293 },
             LogLine::Capped { job: j, most: 3 },
             LogLine::LocksHeld { pass: 3, read_ms: 1.2, apply_ms: 0.4, on_cpu_ms: 1.5, decide_ms: 12.0 },
-            LogLine::FeedRead { records: 12, whole: None, kept: 5566 },
-            LogLine::FeedRead { records: 5570, whole: Some("Partitions".into()), kept: 5566 },
+            LogLine::FeedRead { records: 12, whole: None, kept: 5566, nodes_walked: false },
+            LogLine::FeedRead { records: 5570, whole: Some("Partitions".into()), kept: 5566, nodes_walked: true },
             LogLine::ResizesResumed,
         ]
     }

@@ -81,7 +81,12 @@ fn spec(name: &str, nodes: usize, jobs: usize) -> ClusterSpec {
 }
 
 /// The bench, with the plugins staged in `staged`.
-pub fn run(staged: &Path, nodes: usize, jobs: usize, keep: bool) -> Result<()> {
+/// `only`: the strategies to run, by name (all of them when `None`).
+pub fn run(staged: &Path, nodes: usize, jobs: usize, keep: bool, only: Option<&[String]>) -> Result<()> {
+    if let Some(unknown) = only.into_iter().flatten().find(|n| !STRATEGIES.iter().any(|(s, _)| s == n)) {
+        let known: Vec<&str> = STRATEGIES.iter().map(|(s, _)| *s).collect();
+        return Err(format!("--strategies: {unknown} is not one bench-scale runs ({})", known.join(", ")));
+    }
     let nodes = nodes.max(REAL);
     println!("bench-scale: {nodes} nodes in slurmctld's table ({REAL} with a slurmd), {jobs} jobs waiting");
     let ours = plugins::sched_malleable(spec("scale", nodes, jobs), staged)
@@ -116,7 +121,7 @@ pub fn run(staged: &Path, nodes: usize, jobs: usize, keep: bool) -> Result<()> {
             "client p99",
             "switch reads"
         );
-        for (name, extra) in STRATEGIES {
+        for (name, extra) in STRATEGIES.iter().filter(|(s, _)| only.is_none_or(|o| o.iter().any(|n| n == s))) {
             let before = cluster.ctld_log().len();
             switch_strategy(&cluster, name, extra)?;
             let (start_at, switch_reads) = after_whole_reads(&cluster, before)?;

@@ -1,6 +1,7 @@
-//! The node table as every read reads it: each node's state at every read,
-//! and what changes only with slurmctld's configuration (its name, CPUs,
-//! memory, GPUs) kept between reads, read again at whole reads and in turn.
+//! The node table as every read reads it: each node's state, walked again
+//! when slurmctld stamped a change on a node since the last walk, and what
+//! changes only with slurmctld's configuration (its name, CPUs, memory,
+//! GPUs) kept between reads, read again at whole reads and in turn.
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -26,6 +27,16 @@ struct NodeConfig {
 }
 
 impl NodeConfig {
+    /// Whether `n` says what this says, read where it lies: a turn of
+    /// hundreds of nodes a pass, under the locks, copies nothing.
+    fn is_of(&self, n: &NodeView<'_>) -> bool {
+        self.address == n.record_address()
+            && self.cpus == n.cpus()
+            && self.memory_mb == n.memory_mb()
+            && self.gpus == n.gpus()
+            && n.name_is(&self.name)
+    }
+
     fn read(n: &NodeView<'_>) -> NodeConfig {
         NodeConfig {
             address: n.record_address(),
@@ -37,15 +48,50 @@ impl NodeConfig {
     }
 }
 
-/// Each node's configuration by table index, and whose turn it is to be
-/// read again (an admin's `scontrol update NodeName= Gres=` moves no stamp).
+/// Each node's configuration by table index, whose turn it is to be read
+/// again (an admin's `scontrol update NodeName= Gres=` moves no stamp), and
+/// the last walk's table.
 #[derive(Default)]
 pub struct NodeConfigs {
     by_index: Vec<Option<NodeConfig>>,
     cursor: usize,
+    last_walk: Option<LastWalk>,
+}
+
+/// A walk of the node table, kept for the reads after it while slurmctld
+/// stamps no change on a node: at 5,000 nodes the walk was most of what a
+/// read of a few changed jobs held the locks for.
+struct LastWalk {
+    /// slurmctld's node stamp when walked, and the second of the walk.
+    stamp: i64,
+    at: i64,
+    /// Whether it counted spare cores (the strategy places cores).
+    cores: bool,
+    table: NodeTable,
+}
+
+/// How long a walk is kept at most. slurmctld does not stamp every move:
+/// power saving's (a node powered down or up) are not, and a node that
+/// became free unseen would wait this long at most to be offered.
+pub const WALK_KEPT_SECS: i64 = 10;
+
+impl LastWalk {
+    /// Whether this walk says what a walk now would: no node change stamped
+    /// since, in a second after the stamp (a change later in the stamp's
+    /// own second would not move it), not too old, the same table, and no
+    /// node kept from the strategies (the walk would have to mark them).
+    fn stands(&self, stamp: i64, now: i64, cores: bool, table_len: usize, suspects: bool) -> bool {
+        self.stamp == stamp
+            && self.at > stamp
+            && now - self.at < WALK_KEPT_SECS
+            && self.cores == cores
+            && self.table.core_index.len() == table_len
+            && !suspects
+    }
 }
 
 /// The node table as one read found it.
+#[derive(Clone)]
 pub(crate) struct NodeTable {
     pub nodes: Vec<Node>,
     pub table_index: Vec<usize>,
@@ -58,6 +104,8 @@ pub(crate) struct NodeTable {
     /// nodes a job's memory per CPU needs.
     pub largest_memory: u64,
     pub room: Room,
+    /// Walked for this read (else the last walk's, as it stood).
+    pub walked: bool,
 }
 
 impl NodeTable {
@@ -65,16 +113,40 @@ impl NodeTable {
     /// (all read again when `all`, else `recheck` of them in turn). Nodes
     /// in `suspects` are not free; with a strategy that places cores, each
     /// node's GPUs and spare cores (less what running jobs hold, counted as
-    /// they are read).
+    /// they are read). The last walk stands in for this one while
+    /// slurmctld's node stamp (`stamp`, read under these locks) has not
+    /// moved and the nodes read in turn are as kept.
     pub fn read(
         guard: &LockGuard<Scheduling>,
         config: &Config,
         suspects: &HashMap<String, Instant>,
         configs: &mut NodeConfigs,
+        (all, recheck): (bool, usize),
+        (stamp, now): (i64, i64),
+    ) -> NodeTable {
+        let cores = config.strategy.info.places_cores;
+        let table_len = guard.node_table_len();
+        let stands = !all
+            && configs.last_walk.as_ref().is_some_and(|w| w.stands(stamp, now, cores, table_len, !suspects.is_empty()));
+        if stands && configs.turn_as_kept(guard, recheck, table_len) {
+            if let Some(last) = configs.last_walk.as_ref() {
+                return NodeTable { walked: false, ..last.table.clone() };
+            }
+        }
+        let t = NodeTable::walk(guard, cores, suspects, configs, all, recheck);
+        configs.last_walk = Some(LastWalk { stamp, at: now, cores, table: t.clone() }).filter(|_| suspects.is_empty());
+        t
+    }
+
+    /// Walk the node table (see [`NodeTable::read`]).
+    fn walk(
+        guard: &LockGuard<Scheduling>,
+        cores: bool,
+        suspects: &HashMap<String, Instant>,
+        configs: &mut NodeConfigs,
         all: bool,
         recheck: usize,
     ) -> NodeTable {
-        let cores = config.strategy.info.places_cores;
         // Room made once: ten thousand nodes at a big site, whose Vecs would
         // otherwise be copied as they grow, under the locks.
         let table_len = guard.node_table_len();
@@ -86,6 +158,7 @@ impl NodeTable {
             largest_cpus: 1,
             largest_memory: 0,
             room: Room { memory_consumable: slurm::ctld::select::memory_consumable(), ..Room::default() },
+            walked: true,
         };
         configs.by_index.resize(table_len, None);
         let turn = configs.cursor..configs.cursor.saturating_add(recheck);
@@ -94,7 +167,8 @@ impl NodeTable {
             let i = n.index();
             let kept = &mut configs.by_index[i];
             let again = all || turn.contains(&i) || kept.as_ref().is_none_or(|c| c.address != n.record_address());
-            if again {
+            // Copied (its name, its Gres parsed) only where it moved.
+            if again && kept.as_ref().is_none_or(|c| !c.is_of(&n)) {
                 *kept = Some(NodeConfig::read(&n));
             }
             let Some(c) = kept.as_ref() else { continue };
@@ -127,5 +201,67 @@ impl NodeTable {
         let memory = (self.largest_memory, self.room.memory_consumable);
         (self.table_index.len(), self.core_index.len(), self.largest_cpus, memory, self.room.least).hash(&mut h);
         h.finish()
+    }
+}
+
+impl NodeConfigs {
+    /// Read this read's turn of node configurations (as a walk would) and
+    /// say whether every one is as kept: one that moved (an admin's
+    /// `scontrol update NodeName= Gres=`, which stamps nothing) asks for a walk.
+    fn turn_as_kept(&mut self, guard: &LockGuard<Scheduling>, recheck: usize, table_len: usize) -> bool {
+        let turn = self.cursor..self.cursor.saturating_add(recheck).min(table_len);
+        self.cursor = if turn.end >= table_len { 0 } else { turn.end };
+        let mut same = true;
+        for i in turn {
+            let node = guard.node(i);
+            let kept = &mut self.by_index[i];
+            let moved = match (&*kept, &node) {
+                (Some(c), Some(n)) => !c.is_of(n),
+                (None, None) => false,
+                _ => true,
+            };
+            if moved {
+                *kept = node.map(|n| NodeConfig::read(&n));
+                same = false;
+            }
+        }
+        same
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn walk(stamp: i64, at: i64, table_len: usize) -> LastWalk {
+        let table = NodeTable {
+            nodes: Vec::new(),
+            table_index: Vec::new(),
+            usable_at: Vec::new(),
+            core_index: vec![usize::MAX; table_len],
+            largest_cpus: 1,
+            largest_memory: 0,
+            room: Room::default(),
+            walked: true,
+        };
+        LastWalk { stamp, at, cores: false, table }
+    }
+
+    #[test]
+    fn a_walk_stands_while_no_node_change_is_stamped_after_its_second() {
+        let w = walk(100, 105, 4);
+        assert!(w.stands(100, 106, false, 4, false));
+        assert!(!w.stands(107, 107, false, 4, false), "a change stamped since");
+        assert!(!w.stands(100, 105 + WALK_KEPT_SECS, false, 4, false), "too old: unstamped moves");
+        assert!(!w.stands(100, 106, true, 4, false), "spare cores not counted in it");
+        assert!(!w.stands(100, 106, false, 5, false), "a node added");
+        assert!(!w.stands(100, 106, false, 4, true), "a node to keep from the strategies");
+    }
+
+    #[test]
+    fn a_walk_in_the_second_of_the_last_stamp_does_not_stand() {
+        // A change later in second 100 would leave the stamp at 100.
+        let w = walk(100, 100, 4);
+        assert!(!w.stands(100, 101, false, 4, false));
     }
 }

@@ -24,6 +24,10 @@ pub struct Stamps {
     /// The second of the last change to any partition, and to any reservation.
     pub partitions: i64,
     pub reservations: i64,
+    /// The second of the last change slurmctld stamped on a node (a job
+    /// started or ended on it, its state set by an admin or by its slurmd
+    /// not answering; power saving's own moves are not stamped).
+    pub nodes: i64,
     /// sdiag's counts since slurmctld started: jobs submitted (an array's
     /// tasks each), started, and cancel requests that succeeded.
     pub submitted: u64,
@@ -50,6 +54,7 @@ impl LockGuard<Scheduling> {
                 max_job_id: sys::slurm_conf.max_job_id,
                 partitions: std::ptr::read_volatile(c.last_part_update) as i64,
                 reservations: std::ptr::read_volatile(c.last_resv_update) as i64,
+                nodes: std::ptr::read_volatile(std::ptr::addr_of!(sys::last_node_update)) as i64,
                 submitted: u64::from(std::ptr::read_volatile(std::ptr::addr_of!((*d).jobs_submitted))),
                 started: u64::from(std::ptr::read_volatile(std::ptr::addr_of!((*d).jobs_started))),
                 cancelled: u64::from(std::ptr::read_volatile(std::ptr::addr_of!((*d).jobs_canceled))),

@@ -26,7 +26,7 @@ use std::marker::PhantomData;
 use slurm_sys as sys;
 
 use crate::ctld::job::{JobIter, JobView, ShownWait};
-use crate::ctld::node::NodeIter;
+use crate::ctld::node::{NodeIter, NodeView};
 use crate::ctld::symbols::Slurmctld;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -151,6 +151,11 @@ impl<L: ReadsNodes> LockGuard<L> {
     /// Every node record with its index in the node table.
     pub fn nodes(&self) -> NodeIter<'_> {
         NodeIter::new()
+    }
+
+    /// The node at `index` of slurmctld's node table, if that slot holds one.
+    pub fn node(&self, index: usize) -> Option<NodeView<'_>> {
+        NodeView::at(index)
     }
 
     /// Size of slurmctld's node table (node indices run below it).

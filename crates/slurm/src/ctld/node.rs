@@ -21,6 +21,21 @@ const UNAVAILABLE: u32 = sys::NODE_STATE_DRAIN
     | sys::NODE_STATE_REBOOT_REQUESTED;
 
 impl<'g> NodeView<'g> {
+    /// The record at `index` of the node table, if the slot holds one; for
+    /// the lifetime of a guard holding a node lock.
+    pub(crate) fn at(index: usize) -> Option<NodeView<'g>> {
+        // SAFETY: the node table and its count change only under the node
+        // write lock, and the caller's guard holds a node lock for 'g; the
+        // slot is read only below the count.
+        unsafe {
+            let count = sys::node_record_count.max(0) as usize;
+            if index >= count {
+                return None;
+            }
+            (*sys::node_record_table_ptr.add(index)).as_ref().map(|rec| NodeView { index, rec })
+        }
+    }
+
     /// Position in slurmctld's node table.
     pub fn index(&self) -> usize {
         self.index
@@ -36,6 +51,14 @@ impl<'g> NodeView<'g> {
     pub fn name(&self) -> String {
         // SAFETY: NULL or a NUL-terminated string owned by the record.
         unsafe { crate::common::cstr::cstr_to_string(self.rec.name) }.unwrap_or_default()
+    }
+
+    /// Whether its name is `name`, read where it lies (no copy).
+    pub fn name_is(&self, name: &str) -> bool {
+        // SAFETY: NULL or a NUL-terminated string owned by the record, which
+        // outlives this borrow (read under the caller's node lock).
+        let own = unsafe { crate::common::cstr::cstr_borrow(self.rec.name) };
+        own == name
     }
 
     /// Its CPUs, as slurm.conf gives them.
