@@ -416,11 +416,11 @@ mod tests {
     fn a_reconfigure_s_whole_reads_are_set_apart_from_the_watch() {
         let p = "[2026-11-29T09:23:20.280] debug:  sched/malleable: ";
         let lines = [
-            "feed: whole read (Partitions), 5567 records, 5566 waiting kept".to_string(),
+            "feed: whole read (Partitions), 5567 records, 5566 waiting kept, nodes walked".to_string(),
             "pass 7: slurmctld's locks held 70.0 ms to read, 7.0 ms to apply, on the CPU 60.0 ms of them (none while deciding, 1.0 ms)".into(),
-            "feed: whole read (Asked), 5567 records, 5566 waiting kept".into(),
+            "feed: whole read (Asked), 5567 records, 5566 waiting kept, nodes walked".into(),
             "pass 8: slurmctld's locks held 20.0 ms to read, 3.5 ms to apply, on the CPU 20.0 ms of them (none while deciding, 1.0 ms)".into(),
-            "feed: 2 records read, 5566 waiting kept".into(),
+            "feed: 2 records read, 5566 waiting kept, nodes as last walked".into(),
             "pass 9: slurmctld's locks held 1.0 ms to read, 0.1 ms to apply, on the CPU 1.1 ms of them (none while deciding, 1.0 ms)".into(),
         ];
         let head = "[2026-11-29T09:23:20.000] an earlier line\n";
