@@ -25,6 +25,7 @@ impl Nodes {
         self.0[i / 64] |= 1 << (i % 64);
     }
 
+    #[cfg(test)]
     fn clear(&mut self, i: NodeIndex) {
         self.0[i / 64] &= !(1 << (i % 64));
     }
@@ -73,6 +74,28 @@ impl Step {
             self.free.set(i);
             self.count += 1;
         }
+    }
+}
+
+/// Each step's free nodes a job may use, counted when first asked for.
+struct StepCounts<'a> {
+    allowed: Option<&'a Nodes>,
+    /// By step; `usize::MAX`: not counted yet (a confined job's only).
+    counted: Vec<usize>,
+}
+
+impl<'a> StepCounts<'a> {
+    fn new(steps: &[Step], allowed: Option<&'a Nodes>) -> StepCounts<'a> {
+        let counted = if allowed.is_some() { vec![usize::MAX; steps.len()] } else { Vec::new() };
+        StepCounts { allowed, counted }
+    }
+
+    fn at(&mut self, steps: &[Step], k: usize) -> usize {
+        let Some(a) = self.allowed else { return steps[k].count };
+        if self.counted[k] == usize::MAX {
+            self.counted[k] = steps[k].free.count_within(a);
+        }
+        self.counted[k]
     }
 }
 
@@ -128,12 +151,11 @@ impl NodePlan {
         let mut k = self.split_at(from.max(self.steps[0].at));
         // Each step's free nodes that the job may use: an upper bound on what
         // a start there can get, so a count below `size` rules a step out.
-        let counts: Vec<usize> = match &allowed {
-            Some(a) => self.steps.iter().map(|step| step.free.count_within(a)).collect(),
-            None => self.steps.iter().map(|step| step.count).collect(),
-        };
+        // Counted as steps are looked at (a confined job's count takes a
+        // pass over the step's bits): most searches end in the first steps.
+        let mut counts = StepCounts::new(&self.steps, allowed.as_ref());
         while k < self.steps.len() {
-            if counts[k] < size {
+            if counts.at(&self.steps, k) < size {
                 k += 1;
                 continue;
             }
@@ -143,7 +165,7 @@ impl NodePlan {
             // out this start, and every later one up to that step (their spans
             // reach it too, ending later): skip past it on counts alone,
             // before any bits are intersected.
-            if let Some(short) = self.short_step(&counts, k, end, size) {
+            if let Some(short) = self.short_step(&mut counts, k, end, size) {
                 k = short + 1;
                 continue;
             }
@@ -218,13 +240,10 @@ impl NodePlan {
 
     /// The first step after `k` and before `end` (`None`: for ever) with
     /// fewer than `size` nodes free (`counts`, by step).
-    fn short_step(&self, counts: &[usize], k: usize, end: Option<Time>, size: usize) -> Option<usize> {
-        self.steps[k + 1..]
-            .iter()
-            .zip(&counts[k + 1..])
-            .take_while(|(step, _)| end.is_none_or(|e| step.at < e))
-            .position(|(_, &count)| count < size)
-            .map(|d| k + 1 + d)
+    fn short_step(&self, counts: &mut StepCounts, k: usize, end: Option<Time>, size: usize) -> Option<usize> {
+        (k + 1..self.steps.len())
+            .take_while(|&j| end.is_none_or(|e| self.steps[j].at < e))
+            .find(|&j| counts.at(&self.steps, j) < size)
     }
 
     /// Take `nodes` from `start` for `length` seconds (`None`: for ever).
@@ -234,12 +253,25 @@ impl NodePlan {
             Some(l) => self.split_at(start.saturating_add(l)),
             None => self.steps.len(),
         };
+        // The job's nodes as words of bits, taken from each step a word at
+        // a time: a job of hundreds of nodes over hundreds of steps.
+        let mut words: Vec<(usize, u64)> = Vec::new();
+        for &i in nodes.iter().filter(|&&i| i < self.nodes) {
+            let (w, bit) = (i / 64, 1u64 << (i % 64));
+            // Lowest first, as chosen: a node's word is most often the last one.
+            match words.last_mut().filter(|(at, _)| *at == w) {
+                Some((_, mask)) => *mask |= bit,
+                None => match words.iter_mut().find(|(at, _)| *at == w) {
+                    Some((_, mask)) => *mask |= bit,
+                    None => words.push((w, bit)),
+                },
+            }
+        }
         for step in &mut self.steps[from..to] {
-            for &i in nodes {
-                if step.free.has(i) {
-                    step.free.clear(i);
-                    step.count -= 1;
-                }
+            for &(w, mask) in &words {
+                let word = &mut step.free.0[w];
+                step.count -= (*word & mask).count_ones() as usize;
+                *word &= !mask;
             }
         }
     }
@@ -371,6 +403,23 @@ mod tests {
         None
     }
 
+    /// The booking before words of bits: node by node, step by step.
+    fn book_node_by_node(plan: &mut NodePlan, start: Time, length: Option<Time>, nodes: &[NodeIndex]) {
+        let from = plan.split_at(start);
+        let to = match length {
+            Some(l) => plan.split_at(start.saturating_add(l)),
+            None => plan.steps.len(),
+        };
+        for step in &mut plan.steps[from..to] {
+            for &i in nodes {
+                if step.free.has(i) {
+                    step.free.clear(i);
+                    step.count -= 1;
+                }
+            }
+        }
+    }
+
     #[test]
     fn the_search_finds_what_intersecting_whole_sets_finds() {
         use rand::{Rng, SeedableRng};
@@ -395,7 +444,11 @@ mod tests {
                 assert_eq!(found, earliest_by_sets(&mut reference, s.now, size, length, &p));
                 if let Some((start, nodes)) = found {
                     plan.book(start, length, &nodes);
-                    reference.book(start, length, &nodes);
+                    book_node_by_node(&mut reference, start, length, &nodes);
+                    assert_eq!(plan.steps.len(), reference.steps.len());
+                    for (a, b) in plan.steps.iter().zip(&reference.steps) {
+                        assert_eq!((a.at, &a.free, a.count), (b.at, &b.free, b.count));
+                    }
                 }
             }
         }
