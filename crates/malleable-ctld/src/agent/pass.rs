@@ -79,6 +79,7 @@ impl Agent {
         drop(guard);
         let read_ms = held.elapsed().as_secs_f64() * 1e3;
         let read_cpu_ms = thread_cpu_ms() - cpu_at;
+        self.kept.nodes.tidy();
         if !preempting {
             snapshot::add_waiting(&mut taken, &self.kept);
         }
@@ -264,6 +265,8 @@ impl Agent {
         drop(guard);
         let apply_ms = held.elapsed().as_secs_f64() * 1e3;
         let on_cpu_ms = read_cpu_ms + thread_cpu_ms() - cpu_at;
+        // The fresh read may have taken the spare node table.
+        self.kept.nodes.tidy();
         log::debug!("{}", LogLine::LocksHeld { pass: self.passes, read_ms, apply_ms, on_cpu_ms, decide_ms });
         self.say(&fresh, notes);
     }
