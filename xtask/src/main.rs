@@ -6,7 +6,7 @@
 //!   cargo xtask mpdata [--scale F] [--seed S]   Iserte et al. 2025's MPDATA, static against natural, on 31 nodes
 //!   cargo xtask soak [--jobs N]   many jobs, a third elastic, resizing often
 //!   cargo xtask versus-stock [--jobs N]   srun latency and a burst of short jobs, ours against stock Slurm
-//!   cargo xtask bench-scale [--nodes N] [--jobs N]   pass and lock-hold times with 5,000 nodes, 10,000 jobs
+//!   cargo xtask bench-scale [--nodes N] [--jobs N] [--strategies A,B]   pass and lock-hold times with 5,000 nodes, 10,000 jobs
 //!   cargo xtask bench-resize [--nodes N] [--rounds R] [--mpi restart] [--slurm V]   one-node resize latency, 1 to N nodes
 //!   cargo xtask bench-ipsched [--nodes N]   IPSCHED's pass in slurmctld, nodes of 8 CPUs and 2 GPUs
 //!   cargo xtask bench-site [--rounds R]     locks held by resizes on the compose site (slurmdbd)
