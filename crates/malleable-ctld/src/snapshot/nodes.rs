@@ -66,8 +66,9 @@ pub struct NodeConfigs {
 }
 
 /// A walk of the node table, kept for the reads after it while slurmctld
-/// stamps no change on a node: at 5,000 nodes the walk was most of what a
-/// read of a few changed jobs held the locks for.
+/// stamps no change on a node: at 5,000 nodes the walk was about a third
+/// of what a read of a few changed jobs held the locks for (bench-scale:
+/// 1.4 ms median walked, 1.0 ms with the walk kept).
 struct LastWalk {
     /// slurmctld's node stamp when walked, and the second of the walk.
     stamp: i64,
