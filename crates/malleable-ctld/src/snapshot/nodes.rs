@@ -175,8 +175,7 @@ impl NodeTable {
             walked: true,
         };
         configs.by_index.resize(table_len, None);
-        let turn = configs.cursor..configs.cursor.saturating_add(recheck);
-        configs.cursor = if turn.end >= table_len { 0 } else { turn.end };
+        let turn = configs.next_turn(recheck, table_len);
         for n in guard.nodes() {
             let i = n.index();
             let kept = &mut configs.by_index[i];
@@ -228,14 +227,20 @@ impl NodeConfigs {
         }
     }
 
+    /// The table indices whose configuration this read reads again in
+    /// turn, `recheck` of them from where the last turn ended, wrapping.
+    fn next_turn(&mut self, recheck: usize, table_len: usize) -> std::ops::Range<usize> {
+        let turn = self.cursor..self.cursor.saturating_add(recheck).min(table_len);
+        self.cursor = if turn.end >= table_len { 0 } else { turn.end };
+        turn
+    }
+
     /// Read this read's turn of node configurations (as a walk would) and
     /// say whether every one is as kept: one that moved (an admin's
     /// `scontrol update NodeName= Gres=`, which stamps nothing) asks for a walk.
     fn turn_as_kept(&mut self, guard: &LockGuard<Scheduling>, recheck: usize, table_len: usize) -> bool {
-        let turn = self.cursor..self.cursor.saturating_add(recheck).min(table_len);
-        self.cursor = if turn.end >= table_len { 0 } else { turn.end };
         let mut same = true;
-        for i in turn {
+        for i in self.next_turn(recheck, table_len) {
             let node = guard.node(i);
             let kept = &mut self.by_index[i];
             let moved = match (&*kept, &node) {
