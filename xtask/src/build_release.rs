@@ -33,8 +33,8 @@ fn packages() -> Vec<&'static str> {
 /// SLURM_SRC_DIR = its configured source tree and its own target dir;
 /// `packages` as `-p` arguments after `args`.
 pub fn cargo_in(root: &Path, r: &SlurmRelease, args: &[&str], packages: &[&str]) -> Result<()> {
-    let box_ = Container::claim(&format!("malleable-build-{}", r.version))?;
-    let mut cargo = image_cargo(root, r, &box_, &[])?;
+    let mut box_ = Container::claim(&format!("malleable-build-{}", r.version))?;
+    let mut cargo = image_cargo(root, r, &mut box_, &[])?;
     cargo.args(args);
     for p in packages {
         cargo.args(["-p", p]);
@@ -48,17 +48,31 @@ pub fn cargo_in(root: &Path, r: &SlurmRelease, args: &[&str], packages: &[&str])
 /// `cargo` in `r`'s build image (made when missing), run as `box_`, with
 /// SLURM_SRC_DIR = its configured source tree, its own target dir and
 /// `env`; the caller adds cargo's arguments.
-pub fn image_cargo(root: &Path, r: &SlurmRelease, box_: &Container, env: &[(&str, String)]) -> Result<Command> {
+pub fn image_cargo(root: &Path, r: &SlurmRelease, box_: &mut Container, env: &[(&str, String)]) -> Result<Command> {
     let tree = ensure_release_tree(root, r)?;
     let image = release_image(root, r)?;
+    fetch_on_host(root)?;
+    box_.usr_from(root, &image)?;
     let mut all = vec![
         ("SLURM_SRC_DIR", tree.display().to_string()),
         ("CARGO_TARGET_DIR", target_dir(root, r).display().to_string()),
+        ("CARGO_NET_OFFLINE", "true".to_string()),
     ];
     all.extend(env.iter().cloned());
     let mut cargo = box_.command(&image, root, &[&release_cache(root, r)], root, &all);
     cargo.arg("cargo");
     Ok(cargo)
+}
+
+/// The crates Cargo.lock names, fetched on the host into the CARGO_HOME the
+/// image mounts: the image's cargo then builds offline. The host's trust
+/// store is the one that knows the registry's certificate (behind a proxy
+/// that signs its own, the image's cargo fails "self-signed certificate in
+/// certificate chain" on a machine whose host has built nothing yet).
+fn fetch_on_host(root: &Path) -> Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    run(Command::new(cargo).current_dir(root).args(["fetch", "--locked"]))
+        .map_err(|e| format!("cargo fetch on the host, for the build image: {e}"))
 }
 
 /// Build and stage everything for Slurm `version`: the plugins under their

@@ -2,10 +2,11 @@
 //! machine: the repository at its own path, the host's Rust toolchain,
 //! cargo's registry shared; the container named and removed even on failure.
 
-use std::path::Path;
-use std::process::Command;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
-use testcluster::process::output;
+use testcluster::process::{output, run};
 
 use crate::Result;
 
@@ -29,6 +30,9 @@ pub struct Container {
     /// capabilities a test cluster needs to give each slurmd a network
     /// namespace, instead of the host's network.
     tests: bool,
+    /// A test container's /usr: a copy of its image's on the host's own
+    /// file system (see [`Container::usr_from`]).
+    usr: Option<PathBuf>,
 }
 
 impl Container {
@@ -42,7 +46,7 @@ impl Container {
             }
         }
         let _ = Command::new("docker").args(["rm", "-f", name]).output();
-        Ok(Container { name: name.to_string(), tests: false })
+        Ok(Container { name: name.to_string(), tests: false, usr: None })
     }
 
     /// As [`Container::claim`], for the real-cluster tests: the test
@@ -61,6 +65,22 @@ impl Container {
         let mut c = Container::claim(name)?;
         c.tests = true;
         Ok(c)
+    }
+
+    /// A test container's /usr mounted (read-only) from a copy of `image`'s
+    /// on the host, made once an image. Docker's storage here is
+    /// fuse-overlayfs, whose one process keeps a file open for every
+    /// mapping of every library by every process in the container, under
+    /// the daemon's limit of open files (20,000 here): test9.8's 600 steps
+    /// on each side at once took it past, and the next exec in the container
+    /// failed "Too many open files" (24.11, 2026-12-01: slurmstepd and srun
+    /// map about 15 libraries each). A bind mount has no such process.
+    /// `/lib` and `/bin` are links into /usr in trixie's root.
+    pub fn usr_from(&mut self, root: &Path, image: &str) -> Result<()> {
+        if self.tests {
+            self.usr = Some(usr_copy(root, image)?);
+        }
+        Ok(())
     }
 
     /// `docker run` of `args` in `image`, in `workdir`, with `env`:
@@ -105,6 +125,9 @@ impl Container {
         }
         mount(Path::new(CARGO_HOME), "rw");
         mount(Path::new(RUSTUP_HOME), "ro");
+        if let Some(usr) = &self.usr {
+            c.arg("-v").arg(format!("{}:/usr:ro", usr.display()));
+        }
         c.args(["-e", &format!("CARGO_HOME={CARGO_HOME}"), "-e", &format!("RUSTUP_HOME={RUSTUP_HOME}")]);
         c.args(["-e", &format!("PATH={CARGO_HOME}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")]);
         for (k, v) in env {
@@ -116,11 +139,55 @@ impl Container {
             // listening address with AI_ADDRCONFIG, which finds none in a
             // container with no network ("Unable to resolve (null)", then it
             // exits), where a cluster on loopback (the demo's, the benches')
-            // has nothing else. The caller's command runs after it.
-            c.args(["sh", "-c", TEST_ADDRESS, "sh"]);
+            // has nothing else. The caller's command runs after it, under
+            // tini as the container's PID 1: `cargo run` execs the program
+            // in its place, so that xtask was PID 1, and every slurmstepd
+            // and srun orphaned in a test stayed a zombie (6,784 after 25
+            // minutes of 24.11's suites, towards pid_max's 32,768).
+            c.args(["/usr/bin/tini", "--", "sh", "-c", TEST_ADDRESS, "sh"]);
         }
         c
     }
+}
+
+/// `.cache/image-usr/IMAGE/usr`, `image`'s /usr as `docker export` gives
+/// it (owners and modes kept: tar runs as root), made when missing; the
+/// copies of other images are removed, so the cache holds one.
+fn usr_copy(root: &Path, image: &str) -> Result<PathBuf> {
+    let all = crate::slurm_src::cache_dir(root).join("image-usr");
+    let dir = all.join(image.replace([':', '/'], "_"));
+    let done = dir.join(".complete");
+    if done.is_file() {
+        return Ok(dir.join("usr"));
+    }
+    if let Ok(entries) = fs::read_dir(&all) {
+        for e in entries.flatten() {
+            let _ = fs::remove_dir_all(e.path());
+        }
+    }
+    fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let name = "malleable-usr-export";
+    let _ = output(Command::new("docker").args(["rm", "-f", name]));
+    run(Command::new("docker").args(["create", "--name", name, image, "true"]).stdout(Stdio::null()))?;
+    let copied = (|| {
+        let mut export = Command::new("docker")
+            .args(["export", name])
+            .stdout(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run docker export: {e}"))?;
+        let tar = export.stdout.take().ok_or("docker export: no output")?;
+        let untar = Command::new("tar").arg("-x").arg("-C").arg(&dir).arg("usr").stdin(tar).status();
+        let exported = export.wait().map_err(|e| format!("docker export: {e}"))?;
+        match untar {
+            Ok(s) if s.success() && exported.success() => Ok(()),
+            Ok(s) => Err(format!("docker export {name} | tar -x usr: {exported}, {s}")),
+            Err(e) => Err(format!("cannot run tar: {e}")),
+        }
+    })();
+    let _ = output(Command::new("docker").args(["rm", "-f", name]));
+    copied?;
+    fs::write(&done, image).map_err(|e| format!("cannot write {}: {e}", done.display()))?;
+    Ok(dir.join("usr"))
 }
 
 impl Drop for Container {

@@ -206,8 +206,8 @@ fn in_image(root: &Path, r: &SlurmRelease, args: &[&str], plugins: &Path) -> Res
 /// The command `cargo ARGS` in the release's build image, and its test
 /// container (named after the release), removed when that is dropped.
 fn image_cargo(root: &Path, r: &SlurmRelease, args: &[&str], plugins: &Path) -> Result<(Container, Command)> {
-    let box_ = Container::claim_for_tests(&format!("malleable-test-{}", r.version))?;
-    let mut cargo = build_release::image_cargo(root, r, &box_, &[(PLUGIN_DIR_VAR, plugins.display().to_string())])?;
+    let mut box_ = Container::claim_for_tests(&format!("malleable-test-{}", r.version))?;
+    let mut cargo = build_release::image_cargo(root, r, &mut box_, &[(PLUGIN_DIR_VAR, plugins.display().to_string())])?;
     cargo.args(args);
     Ok((box_, cargo))
 }
