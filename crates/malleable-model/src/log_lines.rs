@@ -235,12 +235,16 @@ pub enum LogLine {
     },
     /// The debug line at each pass's end, in milliseconds: the locks held
     /// to read and to apply (wall time), how much of that the agent thread
-    /// was on the CPU, and the deciding between, without them.
+    /// was on the CPU, and how much it was runnable but waiting for a CPU
+    /// (the kernel's run delay; `None` where the kernel keeps none), and
+    /// the deciding between, without them. The rest of the hold the thread
+    /// was blocked (a mutex, a write).
     LocksHeld {
         pass: u64,
         read_ms: f64,
         apply_ms: f64,
         on_cpu_ms: f64,
+        queued_ms: Option<f64>,
         decide_ms: f64,
     },
     ResizesResumed,
@@ -354,11 +358,17 @@ impl fmt::Display for LogLine {
                 }
                 write!(f, ", nodes {}", if *nodes_walked { "walked" } else { "as last walked" })
             }
-            LogLine::LocksHeld { pass, read_ms, apply_ms, on_cpu_ms, decide_ms } => write!(
-                f,
-                "pass {pass}: slurmctld's locks held {read_ms:.1} ms to read, {apply_ms:.1} ms to apply, on the CPU \
-                 {on_cpu_ms:.1} ms of them (none while deciding, {decide_ms:.1} ms)"
-            ),
+            LogLine::LocksHeld { pass, read_ms, apply_ms, on_cpu_ms, queued_ms, decide_ms } => {
+                write!(
+                    f,
+                    "pass {pass}: slurmctld's locks held {read_ms:.1} ms to read, {apply_ms:.1} ms to apply, on the CPU \
+                     {on_cpu_ms:.1} ms of them"
+                )?;
+                if let Some(q) = queued_ms {
+                    write!(f, ", waiting for one {q:.1} ms")?;
+                }
+                write!(f, " (none while deciding, {decide_ms:.1} ms)")
+            }
             LogLine::ResizesResumed => write!(f, "resizes resumed: slurmdbd has caught up"),
         }
     }
@@ -474,13 +484,19 @@ impl LogLine {
             let (pass, rest) = rest.split_once(": slurmctld's locks held ")?;
             let (read, rest) = rest.split_once(" ms to read, ")?;
             let (apply, rest) = rest.split_once(" ms to apply, on the CPU ")?;
-            let (on_cpu, rest) = rest.split_once(" ms of them (none while deciding, ")?;
+            let (held, rest) = rest.split_once(" (none while deciding, ")?;
             let decide = rest.strip_suffix(" ms)")?;
+            // The run delay is said only where the kernel keeps it.
+            let (on_cpu, queued) = match held.split_once(" ms of them, waiting for one ") {
+                Some((on_cpu, queued)) => (on_cpu, Some(queued.strip_suffix(" ms")?.parse().ok()?)),
+                None => (held.strip_suffix(" ms of them")?, None),
+            };
             return Some(LogLine::LocksHeld {
                 pass: pass.parse().ok()?,
                 read_ms: read.parse().ok()?,
                 apply_ms: apply.parse().ok()?,
                 on_cpu_ms: on_cpu.parse().ok()?,
+                queued_ms: queued,
                 decide_ms: decide.parse().ok()?,
             });
         }
@@ -696,7 +712,22 @@ mod tests {
             LogLine::LostCommitted { job: j, nodes: names("n3"), after: Some(1.5) },
             LogLine::PriorityRaised { job: j, priority: 4_294_967_293 },
             LogLine::Capped { job: j, most: 3 },
-            LogLine::LocksHeld { pass: 3, read_ms: 1.2, apply_ms: 0.4, on_cpu_ms: 1.5, decide_ms: 12.0 },
+            LogLine::LocksHeld {
+                pass: 3,
+                read_ms: 1.2,
+                apply_ms: 0.4,
+                on_cpu_ms: 1.5,
+                queued_ms: None,
+                decide_ms: 12.0,
+            },
+            LogLine::LocksHeld {
+                pass: 4,
+                read_ms: 2.2,
+                apply_ms: 0.4,
+                on_cpu_ms: 1.5,
+                queued_ms: Some(0.9),
+                decide_ms: 12.0,
+            },
             LogLine::FeedRead { records: 12, whole: None, kept: 5566, nodes_walked: false },
             LogLine::FeedRead { records: 5570, whole: Some("Partitions".into()), kept: 5566, nodes_walked: true },
             LogLine::ResizesResumed,

@@ -52,8 +52,10 @@ const STRATEGIES: &[(&str, &str)] = &[
 struct Watched {
     pass: Vec<f64>,
     locks: Vec<f64>,
-    /// Of the locks' time, the agent thread on the CPU.
+    /// Of the locks' time, the agent thread on the CPU, and runnable but
+    /// waiting for one.
     on_cpu: Vec<f64>,
+    queued: Vec<f64>,
     /// sbatch and `squeue -j` of the job it made, in turn: what a user
     /// waits for while the passes hold the locks.
     client: Vec<f64>,
@@ -121,7 +123,7 @@ pub fn run(staged: &Path, nodes: usize, jobs: usize, keep: bool, only: Option<&[
         );
         println!();
         println!(
-            "{:<20}{:>8}{:>14}{:>12}{:>14}{:>12}{:>14}{:>14}{:>14}{:>14}",
+            "{:<20}{:>8}{:>14}{:>12}{:>14}{:>12}{:>14}{:>16}{:>14}{:>14}{:>14}",
             "strategy",
             "passes",
             "pass median",
@@ -129,6 +131,7 @@ pub fn run(staged: &Path, nodes: usize, jobs: usize, keep: bool, only: Option<&[
             "locks median",
             "locks p99",
             "on CPU p99",
+            "CPU-wait p99",
             "client p99",
             "squeue all",
             "switch reads"
@@ -141,24 +144,26 @@ pub fn run(staged: &Path, nodes: usize, jobs: usize, keep: bool, only: Option<&[
             let log = cluster.ctld_log();
             let window: String =
                 log[start_at..].lines().filter(|l| log_time(l).is_some()).collect::<Vec<_>>().join("\n");
-            let PassTimes { read, apply, on_cpu, decide } = pass_times(&window);
+            let PassTimes { read, apply, on_cpu, queued, decide } = pass_times(&window);
             w.pass = read.iter().zip(&apply).zip(&decide).map(|((r, a), d)| (r + a + d) / 1e3).collect();
             w.locks = read.iter().zip(&apply).map(|(r, a)| (r + a) / 1e3).collect();
             w.on_cpu = on_cpu.iter().map(|c| c / 1e3).collect();
-            for v in [&mut w.pass, &mut w.locks, &mut w.on_cpu, &mut w.client] {
+            w.queued = queued.iter().map(|c| c / 1e3).collect();
+            for v in [&mut w.pass, &mut w.locks, &mut w.on_cpu, &mut w.queued, &mut w.client] {
                 v.sort_by(f64::total_cmp);
             }
             let ms = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{:.1} ms", x * 1e3));
             let p99 = |v: &[f64]| quantile(v, 0.99);
             let longest_switch_read = switch_reads.iter().copied().reduce(f64::max);
             println!(
-                "{name:<20}{:>8}{:>14}{:>12}{:>14}{:>12}{:>14}{:>14}{:>14}{:>14}",
+                "{name:<20}{:>8}{:>14}{:>12}{:>14}{:>12}{:>14}{:>16}{:>14}{:>14}{:>14}",
                 w.pass.len(),
                 ms(quantile(&w.pass, 0.5)),
                 ms(p99(&w.pass)),
                 ms(quantile(&w.locks, 0.5)),
                 ms(p99(&w.locks)),
                 ms(p99(&w.on_cpu)),
+                ms(p99(&w.queued)),
                 format!("{:.2} s", p99(&w.client).unwrap_or(0.0)),
                 format!("{:.2} s", w.whole_queue),
                 format!("{} to {}", switch_reads.len(), ms(longest_switch_read.map(|x| x / 1e3)))
@@ -274,7 +279,7 @@ fn watch(cluster: &Cluster, how_long: Duration) -> Result<Watched> {
     if !out.status.success() {
         return Err(format!("squeue of the whole queue failed: {}", String::from_utf8_lossy(&out.stderr)));
     }
-    Ok(Watched { pass: Vec::new(), locks: Vec::new(), on_cpu: Vec::new(), client, whole_queue })
+    Ok(Watched { pass: Vec::new(), locks: Vec::new(), on_cpu: Vec::new(), queued: Vec::new(), client, whole_queue })
 }
 
 /// After `scontrol reconfigure` (the log from `from` on): wait until the

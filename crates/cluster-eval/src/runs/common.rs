@@ -284,6 +284,9 @@ pub struct PassTimes {
     pub apply: Vec<f64>,
     /// How much of those two the agent thread was on the CPU.
     pub on_cpu: Vec<f64>,
+    /// And how much it was runnable, waiting for a CPU (where the line
+    /// says: the kernel keeps it).
+    pub queued: Vec<f64>,
     /// Deciding, without the locks.
     pub decide: Vec<f64>,
 }
@@ -292,10 +295,13 @@ pub struct PassTimes {
 pub fn pass_times(log: &str) -> PassTimes {
     let mut t = PassTimes::default();
     for line in log.lines().filter(|l| log_time(l).is_some()) {
-        if let Some(LogLine::LocksHeld { read_ms, apply_ms, on_cpu_ms, decide_ms, .. }) = LogLine::parse(line) {
+        if let Some(LogLine::LocksHeld { read_ms, apply_ms, on_cpu_ms, queued_ms, decide_ms, .. }) =
+            LogLine::parse(line)
+        {
             t.read.push(read_ms);
             t.apply.push(apply_ms);
             t.on_cpu.push(on_cpu_ms);
+            t.queued.extend(queued_ms);
             t.decide.push(decide_ms);
         }
     }
@@ -389,12 +395,18 @@ mod tests {
     #[test]
     fn pass_times_are_read_from_the_debug_lines() {
         let log = "[2026-11-24T01:00:00.100] debug:  sched/malleable: pass 7: slurmctld's locks held 0.4 ms to read, 1.5 ms to apply, on the CPU 1.8 ms of them (none while deciding, 2.0 ms)\n\
-                   [2026-11-24T01:00:01.100] debug:  sched/malleable: pass 8: slurmctld's locks held 0.2 ms to read, 0.5 ms to apply, on the CPU 0.3 ms of them (none while deciding, 9.0 ms)\n\
+                   [2026-11-24T01:00:01.100] debug:  sched/malleable: pass 8: slurmctld's locks held 0.2 ms to read, 0.5 ms to apply, on the CPU 0.3 ms of them, waiting for one 0.4 ms (none while deciding, 9.0 ms)\n\
                    [2026-11-24T01:00:01.200] sched/malleable: started JobId=3 on n1 (mtct-backfill)\n";
         let t = pass_times(log);
         assert_eq!(
             t,
-            PassTimes { read: vec![0.4, 0.2], apply: vec![1.5, 0.5], on_cpu: vec![1.8, 0.3], decide: vec![2.0, 9.0] }
+            PassTimes {
+                read: vec![0.4, 0.2],
+                apply: vec![1.5, 0.5],
+                on_cpu: vec![1.8, 0.3],
+                queued: vec![0.4],
+                decide: vec![2.0, 9.0]
+            }
         );
     }
 }

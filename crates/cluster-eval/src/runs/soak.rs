@@ -56,7 +56,7 @@ pub fn run(staged: &Path, tools: &Path, jobs: usize, nodes: usize) -> Result<()>
     let forced = LogLine::all(&log)
         .filter(|l| matches!(l, LogLine::Released { ending: Ending::ShrinkForced { .. }, .. }))
         .count();
-    let PassTimes { read, apply, on_cpu, decide } = pass_times(&log);
+    let PassTimes { read, apply, on_cpu, decide, .. } = pass_times(&log);
     println!();
     println!("jobs:       {} submitted, {started} started by sched/malleable, {completed} completed", run.jobs.len());
     println!(

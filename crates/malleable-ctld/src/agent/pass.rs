@@ -27,8 +27,8 @@ struct Read {
     /// slurmctld's change counters when the locks were let go.
     read_at: UpdateCounters,
     read_ms: f64,
-    /// Of which the agent thread was on the CPU.
-    read_cpu_ms: f64,
+    /// Of which the agent thread was on the CPU, and waiting for one.
+    read_times: ThreadTimes,
     now: i64,
 }
 
@@ -60,7 +60,7 @@ impl Agent {
     fn read(&mut self) -> Read {
         let mut guard = LockGuard::<Scheduling>::acquire(self.ctld);
         let held = Instant::now();
-        let cpu_at = thread_cpu_ms();
+        let at = ThreadTimes::now();
         let now = unix_now();
         self.suspects.retain(|_, until| *until > Instant::now());
         let mut taken = self.snapshot(&guard, now);
@@ -78,12 +78,12 @@ impl Agent {
         let read_at = self.ctld.update_counters();
         drop(guard);
         let read_ms = held.elapsed().as_secs_f64() * 1e3;
-        let read_cpu_ms = thread_cpu_ms() - cpu_at;
+        let read_times = ThreadTimes::now().since(&at);
         self.kept.nodes.tidy();
         if !preempting {
             snapshot::add_waiting(&mut taken, &self.kept);
         }
-        Read { taken, settled, asking, read_at, read_ms, read_cpu_ms, now }
+        Read { taken, settled, asking, read_at, read_ms, read_times, now }
     }
 
     /// Without the locks: the answers to the jobs that asked, the strategy's
@@ -142,7 +142,7 @@ impl Agent {
     /// the jobs left waiting get their Reasons, each malleable job its
     /// status; then, without the locks, what the pass has to say.
     fn write(&mut self, read: Read, decided: Decided) {
-        let Read { mut taken, settled, read_at, read_ms, read_cpu_ms, now, .. } = read;
+        let Read { mut taken, settled, read_at, read_ms, read_times, now, .. } = read;
         let Decided { mut decisions, waits, start_first, notes, decide_ms } = decided;
         // Why the others wait, for squeue: only the waits that differ from
         // what the jobs show (as kept: read, or given since), found before
@@ -164,7 +164,7 @@ impl Agent {
             return;
         }
         let held = Instant::now();
-        let cpu_at = thread_cpu_ms();
+        let at = ThreadTimes::now();
         // What changed while the strategy decided (a job ended, another was
         // submitted, a node went down) may undo a decision: those are
         // dropped, and the next pass decides again. When slurmctld's change
@@ -264,10 +264,12 @@ impl Agent {
         self.seen = self.ctld.update_counters();
         drop(guard);
         let apply_ms = held.elapsed().as_secs_f64() * 1e3;
-        let on_cpu_ms = read_cpu_ms + thread_cpu_ms() - cpu_at;
+        let applied = ThreadTimes::now().since(&at);
+        let on_cpu_ms = read_times.cpu_ms + applied.cpu_ms;
+        let queued_ms = read_times.queued_ms.zip(applied.queued_ms).map(|(r, a)| r + a);
         // The fresh read may have taken the spare node table.
         self.kept.nodes.tidy();
-        log::debug!("{}", LogLine::LocksHeld { pass: self.passes, read_ms, apply_ms, on_cpu_ms, decide_ms });
+        log::debug!("{}", LogLine::LocksHeld { pass: self.passes, read_ms, apply_ms, on_cpu_ms, queued_ms, decide_ms });
         self.say(&fresh, notes);
     }
 
@@ -310,10 +312,47 @@ impl Agent {
     }
 }
 
-/// The agent thread's CPU time so far, in milliseconds: beside the wall time
-/// the locks are held, it tells work from the kernel having put the thread
-/// off the CPU (on two busy cores, tens of milliseconds at a time).
-fn thread_cpu_ms() -> f64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-    t.tv_sec as f64 * 1e3 + t.tv_nsec as f64 / 1e6
+/// The agent thread's time so far, in milliseconds, on the CPU and runnable
+/// but waiting for one: beside the wall time the locks are held, they tell
+/// work from the kernel having put the thread off the CPU for another (on
+/// two busy cores, tens of milliseconds at a time), and what is left of the
+/// hold from the thread blocked (a mutex, a write to the log).
+struct ThreadTimes {
+    cpu_ms: f64,
+    /// The kernel's run delay (`/proc/thread-self/schedstat`, kept where
+    /// CONFIG_SCHED_INFO is built in, as Debian's kernels have it).
+    queued_ms: Option<f64>,
+}
+
+impl ThreadTimes {
+    fn now() -> ThreadTimes {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+        ThreadTimes { cpu_ms: t.tv_sec as f64 * 1e3 + t.tv_nsec as f64 / 1e6, queued_ms: run_delay_ms() }
+    }
+
+    fn since(&self, earlier: &ThreadTimes) -> ThreadTimes {
+        ThreadTimes {
+            cpu_ms: self.cpu_ms - earlier.cpu_ms,
+            queued_ms: self.queued_ms.zip(earlier.queued_ms).map(|(now, then)| now - then),
+        }
+    }
+}
+
+thread_local! {
+    /// This thread's schedstat, opened once (thread-self names the thread
+    /// that opens it), read again from its start: one pread under the locks.
+    static SCHEDSTAT: Option<std::fs::File> = std::fs::File::open("/proc/thread-self/schedstat").ok();
+}
+
+/// The second of schedstat's three figures: nanoseconds spent runnable on a
+/// run queue, waiting for a CPU.
+fn run_delay_ms() -> Option<f64> {
+    use std::os::unix::fs::FileExt;
+    SCHEDSTAT.with(|f| {
+        let mut buf = [0u8; 96];
+        let n = f.as_ref()?.read_at(&mut buf, 0).ok()?;
+        let text = std::str::from_utf8(&buf[..n]).ok()?;
+        let ns: f64 = text.split_whitespace().nth(1)?.parse().ok()?;
+        Some(ns / 1e6)
+    })
 }
