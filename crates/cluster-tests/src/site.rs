@@ -142,31 +142,52 @@ pub struct Record {
     pub node_list: String,
 }
 
-/// Every accounting record of job `id` (`sacct -D -X`), in order of start.
+/// Every accounting record of the ended job `id` (`sacct -D -X`), in order
+/// of start, once the database has them all ended. slurmctld sends a
+/// record's end through its slurmdbd agent, after the job has ended in
+/// slurmctld (and after slurmctld's restart, from its saved queue), so for
+/// a while after `wait_finished` sacct may still show a record RUNNING, as
+/// it would to a user under stock Slurm; a record still open after a minute
+/// is lost, and fails the test with the site's logs.
 pub fn records(site: &Site, id: u32) -> Vec<Record> {
-    let out = site
-        .output(
-            None,
-            "login",
-            &["sacct", "-D", "-X", "-n", "-P", "-j", &id.to_string(), "-o", "Start,End,NNodes,State,NodeList"],
-        )
-        .unwrap_or_else(|e| panic!("sacct: {e}"));
-    let mut recs: Vec<Record> = out
-        .lines()
-        .map(|l| {
-            let f: Vec<&str> = l.split('|').collect();
-            let time = |s: &str| testcluster::jobs::parse_time(s).unwrap_or_else(|| panic!("time {s:?} in {l}"));
-            Record {
-                start: time(f[0]),
-                end: time(f[1]),
-                nodes: f[2].parse().unwrap_or_else(|_| panic!("NNodes in {l}")),
-                state: f[3].to_string(),
-                node_list: f[4].to_string(),
+    let ended =
+        wait::until(&format!("every record of JobId={id} ended in the database"), Duration::from_secs(60), || {
+            let out = site
+                .output(
+                    None,
+                    "login",
+                    &["sacct", "-D", "-X", "-n", "-P", "-j", &id.to_string(), "-o", "Start,End,NNodes,State,NodeList"],
+                )
+                .map_err(|e| format!("sacct: {e}"))?;
+            let recs: Option<Vec<Record>> = out.lines().map(parse_record).collect();
+            match recs {
+                Some(r) if !r.is_empty() => Ok(Some(r)),
+                _ => Err(format!("sacct said {out:?}")),
             }
-        })
-        .collect();
+        });
+    let mut recs = ended.unwrap_or_else(|e| {
+        site.print_logs();
+        panic!("{e}")
+    });
     recs.sort_by_key(|r| (r.start, r.end));
     recs
+}
+
+/// One line of `sacct -P -o Start,End,NNodes,State,NodeList`; None while
+/// the record is open (End "Unknown") or the line is not one.
+fn parse_record(line: &str) -> Option<Record> {
+    let f: Vec<&str> = line.split('|').collect();
+    if f.len() != 5 {
+        return None;
+    }
+    let time = testcluster::jobs::parse_time;
+    Some(Record {
+        start: time(f[0])?,
+        end: time(f[1])?,
+        nodes: f[2].parse().ok()?,
+        state: f[3].to_string(),
+        node_list: f[4].to_string(),
+    })
 }
 
 /// Records that tile a job's life: each starts where the one before ended.
