@@ -1,6 +1,6 @@
 //! `cargo xtask bench-scale`'s run: sched/malleable in a slurmctld with a big
-//! machine's node table (a few nodes with a slurmd, the rest without, which
-//! slurmctld marks not responding and then down) and a long queue (sizes,
+//! machine's node table (a few nodes with a slurmd, the rest without, DOWN
+//! from the start: testcluster's phantoms) and a long queue (sizes,
 //! limits, two partitions, job arrays). Each strategy in turn (switched by
 //! `scontrol reconfigure` on the same queue): its pass time and slurmctld
 //! lock hold time from the plugin's debug line per pass, and how long the
