@@ -61,10 +61,11 @@ fn the_readme_elastic_job_grows_shrinks_and_completes_on_the_compose_site() {
     assert!(alone.is_some());
     assert_eq!(checksum_in(&out), alone, "{out}");
 
-    // The database has the job, billed to alice's account.
+    // The database has the job, billed to alice's account (read once its
+    // records have all ended there: `records`, in the story).
+    accounting_tells_its_story(&site, id);
     let acct = as_user(&site, "alice", &["sacct", "-X", "-n", "-P", "-j", &id.to_string(), "-o", "State,Account,User"]);
     assert_eq!(acct.lines().last(), Some("COMPLETED|physics|alice"), "{acct}");
-    accounting_tells_its_story(&site, id);
     usage_is_what_it_held(&site, id);
 }
 
@@ -214,9 +215,11 @@ fn with_slurmdbd_away_resizes_wait_and_every_job_reaches_the_database() {
     as_user(&site, "bob", &["scancel", &later.to_string()]);
     assert_eq!(wait_finished(&site, id, Duration::from_secs(300)), "COMPLETED");
     assert_eq!(records(&site, rigid).last().map(|r| r.state.as_str()), Some("COMPLETED"));
+    // Read after `records` waited for the elastic job's end to reach the
+    // database: slurmctld's agent sent the cancel before it.
+    let recs = records(&site, id);
     let cancelled = as_user(&site, "bob", &["sacct", "-X", "-n", "-P", "-j", &later.to_string(), "-o", "State"]);
     assert!(cancelled.starts_with("CANCELLED"), "JobId={later} in the database: {cancelled:?}");
-    let recs = records(&site, id);
     assert_tiling(&recs);
     assert_eq!(recs.last().map(|r| r.state.as_str()), Some("COMPLETED"), "{recs:#?}");
     let runaway = site.output(None, "slurmctld", &["sacctmgr", "-n", "show", "runawayjobs"]).unwrap();
