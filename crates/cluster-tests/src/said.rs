@@ -141,6 +141,16 @@ pub fn shrink_committed(id: u32, nodes: &str) -> Said {
     released(id, what, nodes, |e| matches!(e, Ending::ShrinkCommitted { .. }))
 }
 
+/// Job `id`'s adaptation ended (its nodes `nodes` to be freed), and the
+/// freeing held until slurmdbd is back.
+pub fn release_held(id: u32, nodes: &str) -> Said {
+    let nodes = nodes.to_string();
+    Said::new(format!("JobId={id}: freeing{} waits for slurmdbd", on(&nodes)), move |l| match l {
+        LogLine::ReleaseHeld { ending, .. } => about(l, id) && nodes_are(ending.nodes(), &nodes),
+        _ => false,
+    })
+}
+
 /// Job `id`'s shrink off `nodes` forced without its application.
 pub fn shrink_forced(id: u32, nodes: &str) -> Said {
     let what = format!("JobId={id}: shrink off{} forced", on(nodes));

@@ -166,13 +166,17 @@ fn accounting_tells_its_story(site: &Site, id: u32) {
 /// slurmdbd away during a busy run: the plugin holds resizes until it is
 /// back (a resize then would leave the job without a record index, refusing
 /// every update), waiting jobs wait, and afterwards every job is in the
-/// database with its records tiling its life. slurmctld restarted in the
-/// middle of the shrink that follows: the shrink commits after it.
+/// database with its records tiling its life. slurmdbd away again while
+/// the shrink that follows is under way: its application commits, and the
+/// nodes are freed only once slurmdbd is back, with slurmctld restarted
+/// in between.
 #[test]
 #[ignore = "needs Docker and a built site: cargo xtask test"]
 fn with_slurmdbd_away_resizes_wait_and_every_job_reaches_the_database() {
     let site = up_site("t-faults", 4, |s| s);
-    let long = README_ELASTIC_JOB.replace("--iterations 600", "--iterations 2500");
+    // Its application commits an adaptation 12 s after it began, time for
+    // slurmdbd to be stopped in the middle of one.
+    let long = README_ELASTIC_JOB.replace("--iterations 600", "--iterations 2500 --adapt-delay-ms 12000");
     let script = put_file(&site, "alice", "long.sh", &long);
     let id = sbatch_as(&site, "alice", &[&script]);
     wait_ctld_said(&site, &said::expand_committed(id, "c3,c4"), Duration::from_secs(90));
@@ -209,8 +213,19 @@ fn with_slurmdbd_away_resizes_wait_and_every_job_reaches_the_database() {
     wait_ctld_said(&site, &said::resizes_resumed(), Duration::from_secs(90));
     // (The plugin says so only after a hold it reported: this line is the one after the stop.)
     wait_ctld_said(&site, &said::shrinking(id, ""), Duration::from_secs(60));
+    let shrink_begun = site.log("slurmctld", "slurmctld.log").len();
+    docker(&["stop", "-t", "1", &site.container("slurmdbd")]);
+    let meanwhile = sbatch_as(&site, "bob", &["-N1", "--begin=now+1hour", "-t", "1", "--wrap", "true"]);
+    // The application commits the shrink (its COMMIT acknowledged), but
+    // the nodes stay the job's until slurmdbd is back.
+    wait_ctld_said(&site, &said::release_held(id, "c3,c4"), Duration::from_secs(60));
+    let log = site.log("slurmctld", "slurmctld.log");
+    assert!(!said::shrink_committed(id, "").in_log(&log[shrink_begun..]), "nodes freed with slurmdbd away");
+    assert_eq!(job_field(&site, id, "NodeList"), "c[1-4]");
     docker(&["restart", "-t", "1", &site.container("slurmctld")]);
-    wait_ctld_said(&site, &said::shrink_committed(id, ""), Duration::from_secs(90));
+    docker(&["start", &site.container("slurmdbd")]);
+    wait_ctld_said(&site, &said::shrink_committed(id, "c3,c4"), Duration::from_secs(90));
+    as_user(&site, "bob", &["scancel", &meanwhile.to_string()]);
     assert_eq!(wait_finished(&site, rigid, Duration::from_secs(120)), "COMPLETED");
     as_user(&site, "bob", &["scancel", &later.to_string()]);
     assert_eq!(wait_finished(&site, id, Duration::from_secs(300)), "COMPLETED");

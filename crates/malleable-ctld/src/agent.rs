@@ -138,6 +138,9 @@ struct Agent {
     /// Since when slurmdbd has been away or behind, and whether the log said so.
     slurmdbd_behind_since: Option<Instant>,
     slurmdbd_held_said: bool,
+    /// Jobs whose ended adaptation waits for slurmdbd to free its nodes,
+    /// said so once.
+    release_held_said: HashSet<JobId>,
     /// What the runtimes measured, and when adaptations were decided.
     memory: Memory,
     /// The last adaptation id handed out.
@@ -242,6 +245,7 @@ impl Agent {
             capped_said: HashSet::new(),
             slurmdbd_behind_since: None,
             slurmdbd_held_said: false,
+            release_held_said: HashSet::new(),
             memory: Memory::default(),
             last_resize: 0,
             adapting: false,

@@ -21,6 +21,7 @@
 //! | [`Shrinking`](LogLine::Shrinking) `JobId=4: shrink off n3 (resize 18, mtct); waiting ...` | agent/apply.rs | cluster-eval resize_latency, tests |
 //! | [`Released`](LogLine::Released) `JobId=4: shrink off n3 committed ...; it now holds n[1-2]` (also forced, rolled back) | adaptation.rs + agent/settle.rs | cluster-eval records, resize_latency, xtask soak, bench_site, tests |
 //! | [`ReleaseFailed`](LogLine::ReleaseFailed) `JobId=4: shrink off n3 committed, but freeing the nodes failed: ...` | agent/settle.rs | cluster-eval resize_latency |
+//! | [`ReleaseHeld`](LogLine::ReleaseHeld) `JobId=4: shrink off n3 committed; freeing the nodes waits for slurmdbd ...` | agent/settle.rs | compose_site |
 //! | [`Stretched`](LogLine::Stretched) `JobId=4: time limit stretched to 12 min for the work left on fewer nodes` | agent/settle.rs | cluster_malleable |
 //! | [`Suspect`](LogLine::Suspect) `n2 kept from the strategies for 60 s` | agent/settle.rs | cluster_adapt_failures |
 //! | [`Lost`](LogLine::Lost) `JobId=4: lost n3; it goes on with 2 nodes` | adaptation.rs | cluster-eval records |
@@ -204,6 +205,12 @@ pub enum LogLine {
         ending: Ending,
         error: String,
     },
+    /// An adaptation ended while slurmdbd is away or behind: its nodes are
+    /// freed once it has caught up (said once per job and hold).
+    ReleaseHeld {
+        job: JobId,
+        ending: Ending,
+    },
     Stretched {
         job: JobId,
         minutes: u32,
@@ -279,6 +286,7 @@ const STRETCHED_TAIL: &str = " min for the work left on fewer nodes";
 const PRIORITY_TAIL: &str = ": a job released nodes for it";
 const CAPPED_TAIL: &str = " nodes at most: its QOS's and association's node limits allow no more";
 const LOST_TAIL: &str = "); waiting for its application to commit";
+const RELEASE_HELD_TAIL: &str = "; freeing the nodes waits for slurmdbd, away or behind (sdiag: DBD Agent queue size)";
 
 impl fmt::Display for LogLine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -333,6 +341,7 @@ impl fmt::Display for LogLine {
             LogLine::ReleaseFailed { job, ending, error } => {
                 write!(f, "JobId={job}: {ending}, but freeing the nodes failed: {error}")
             }
+            LogLine::ReleaseHeld { job, ending } => write!(f, "JobId={job}: {ending}{RELEASE_HELD_TAIL}"),
             LogLine::Stretched { job, minutes } => {
                 write!(f, "JobId={job}: time limit stretched to {minutes}{STRETCHED_TAIL}")
             }
@@ -405,6 +414,7 @@ impl LogLine {
             | LogLine::Shrinking { job, .. }
             | LogLine::Released { job, .. }
             | LogLine::ReleaseFailed { job, .. }
+            | LogLine::ReleaseHeld { job, .. }
             | LogLine::Stretched { job, .. }
             | LogLine::Lost { job, .. }
             | LogLine::LostCommitted { job, .. }
@@ -516,6 +526,9 @@ impl LogLine {
             if !holds.contains(' ') {
                 return Some(LogLine::Released { job, ending: Ending::parse(ending)?, holds: holds.to_string() });
             }
+        }
+        if let Some(ending) = what.strip_suffix(RELEASE_HELD_TAIL) {
+            return Some(LogLine::ReleaseHeld { job, ending: Ending::parse(ending)? });
         }
         if let Some((ending, error)) = what.split_once(", but freeing the nodes failed: ") {
             return Some(LogLine::ReleaseFailed { job, ending: Ending::parse(ending)?, error: error.to_string() });
@@ -704,6 +717,11 @@ mod tests {
                 job: j,
                 ending: Ending::ShrinkCommitted { nodes: names("n3"), after: None },
                 error: "Invalid job id specified".into(),
+            },
+            LogLine::ReleaseHeld { job: j, ending: Ending::ShrinkCommitted { nodes: names("n3"), after: Some(4.5) } },
+            LogLine::ReleaseHeld {
+                job: j,
+                ending: Ending::ShrinkForced { nodes: names("n2"), why: "not committed within 2 s".into(), hold_s: 2 },
             },
             LogLine::Stretched { job: j, minutes: 12 },
             LogLine::Suspect { nodes: names("n2,n3"), secs: 60 },

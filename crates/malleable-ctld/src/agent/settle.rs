@@ -51,9 +51,27 @@ impl Agent {
             let mut last_resize = self.last_resize;
             let mut next_resize = || next_resize(&mut last_resize);
             let mut cx = Context { now, timeout, usable: &usable, next_resize: &mut next_resize };
-            let m = self.memory.0.entry(job.id).or_default();
-            let step = adaptation::step(job, &mut cx, m);
+            // Stepped on a copy: a step that is held leaves no trace.
+            let mut trial = self.memory.0.get(&job.id).cloned().unwrap_or_default();
+            let step = adaptation::step(job, &mut cx, &mut trial);
+            if step.cancel.is_none() && step.release.as_ref().is_some_and(|_| accounting_holds(guard, job.id, now)) {
+                // Freeing nodes is a resize in slurmctld, and with slurmdbd
+                // away one would leave the job refusing every update (as a
+                // new decision is held, snapshot/jobs.rs). The job stays as
+                // it is, adapting, and its application's request is in its
+                // Comment still: the next pass steps it again.
+                if let Some(release) = step.release.filter(|_| self.release_held_said.insert(job.id)) {
+                    log::warn!("{}", LogLine::ReleaseHeld { job: job.id, ending: release.ending });
+                }
+                let mut status = job.status.clone();
+                status.spec = job.spec;
+                statuses.insert(job.id, status);
+                continue;
+            }
+            self.release_held_said.remove(&job.id);
             self.last_resize = last_resize;
+            let m = self.memory.0.entry(job.id).or_default();
+            *m = trial;
             for line in &step.log {
                 log::info!("{line}");
             }
@@ -112,4 +130,11 @@ impl Agent {
         }
         Settled { changed, statuses, asking }
     }
+}
+
+/// Whether freeing nodes of job `id` now would spoil its accounting: slurmdbd
+/// away or behind, or the job's record not ready for another resize
+/// (`JobView::accounting_holds_resize`).
+fn accounting_holds(guard: &LockGuard<Scheduling>, id: JobId, now: i64) -> bool {
+    guard.slurmdbd_behind() || guard.find_job(id.0).is_some_and(|j| j.accounting_holds_resize(now))
 }
