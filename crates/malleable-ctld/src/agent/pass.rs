@@ -280,6 +280,7 @@ impl Agent {
         let live: HashSet<JobId> = fresh.malleable.iter().map(|j| j.id).collect();
         self.memory.keep_only(|id| live.contains(&id));
         self.capped_said.retain(|id| live.contains(id));
+        self.release_held_said.retain(|id| live.contains(id));
         for (id, most) in &fresh.capped {
             if self.capped_said.insert(*id) {
                 log::info!("{}", LogLine::Capped { job: *id, most: *most });

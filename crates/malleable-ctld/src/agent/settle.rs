@@ -51,10 +51,16 @@ impl Agent {
             let mut last_resize = self.last_resize;
             let mut next_resize = || next_resize(&mut last_resize);
             let mut cx = Context { now, timeout, usable: &usable, next_resize: &mut next_resize };
-            // Stepped on a copy: a step that is held leaves no trace.
-            let mut trial = self.memory.0.get(&job.id).cloned().unwrap_or_default();
-            let step = adaptation::step(job, &mut cx, &mut trial);
-            if step.cancel.is_none() && step.release.as_ref().is_some_and(|_| accounting_holds(guard, job.id, now)) {
+            // Whether a free would be held is known before the step; only
+            // then is it stepped on a copy, so a held step leaves no trace
+            // (cloning every job's memory each pass, under the locks, would
+            // cost the largest queues).
+            let holds =
+                taken.slurmdbd_behind || guard.find_job(job.id.0).is_some_and(|j| j.accounting_holds_resize(now));
+            let memory = self.memory.0.entry(job.id).or_default();
+            let mut trial = holds.then(|| memory.clone());
+            let step = adaptation::step(job, &mut cx, trial.as_mut().unwrap_or(memory));
+            if holds && step.cancel.is_none() && step.release.is_some() {
                 // Freeing nodes is a resize in slurmctld, and with slurmdbd
                 // away one would leave the job refusing every update (as a
                 // new decision is held, snapshot/jobs.rs). The job stays as
@@ -71,7 +77,9 @@ impl Agent {
             self.release_held_said.remove(&job.id);
             self.last_resize = last_resize;
             let m = self.memory.0.entry(job.id).or_default();
-            *m = trial;
+            if let Some(t) = trial {
+                *m = t;
+            }
             for line in &step.log {
                 log::info!("{line}");
             }
@@ -130,11 +138,4 @@ impl Agent {
         }
         Settled { changed, statuses, asking }
     }
-}
-
-/// Whether freeing nodes of job `id` now would spoil its accounting: slurmdbd
-/// away or behind, or the job's record not ready for another resize
-/// (`JobView::accounting_holds_resize`).
-fn accounting_holds(guard: &LockGuard<Scheduling>, id: JobId, now: i64) -> bool {
-    guard.slurmdbd_behind() || guard.find_job(id.0).is_some_and(|j| j.accounting_holds_resize(now))
 }
