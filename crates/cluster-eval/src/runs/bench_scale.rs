@@ -90,7 +90,28 @@ fn spec(name: &str, nodes: usize, jobs: usize) -> ClusterSpec {
         .partition(Partition::new("short", "n[1-2]").extra("MaxTime=60 State=UP"))
         .set("MaxJobCount", &(jobs * 2 + 1000).to_string())
         .set("MaxArraySize", "1001")
-        .set("SlurmdTimeout", "30")
+    // SlurmdTimeout as shipped (300 s: a ping round every 100 s). Each
+    // round asks every node that never registered to register, and with
+    // SlurmdTimeout=30, as here until 2026-12-02, slurmctld's agent threads
+    // spent 1.7 CPU-seconds every 10 s on the 4,996 phantoms of 5,000 nodes
+    // (perf sched): most of what the passes waited for a CPU while holding
+    // the locks. The phantoms are DOWN from the start; nothing here needs
+    // them timed out sooner.
+}
+
+/// The ping rounds in `log` that asked many nodes to register (slurmctld's
+/// debug line `Spawning registration agent for HOSTS N hosts`): each
+/// keeps slurmctld's agent threads on both CPUs for a while.
+fn registration_rounds(log: &str) -> usize {
+    log.lines()
+        .filter_map(|l| l.split("Spawning registration agent for ").nth(1))
+        .filter(|rest| {
+            rest.trim_end()
+                .strip_suffix(" hosts")
+                .and_then(|r| r.rsplit(' ').next()?.parse::<usize>().ok())
+                .is_some_and(|n| n >= 100)
+        })
+        .count()
 }
 
 /// The bench, with the plugins staged in `staged`.
@@ -123,7 +144,7 @@ pub fn run(staged: &Path, nodes: usize, jobs: usize, keep: bool, only: Option<&[
         );
         println!();
         println!(
-            "{:<20}{:>8}{:>14}{:>12}{:>14}{:>12}{:>14}{:>16}{:>14}{:>14}{:>14}",
+            "{:<20}{:>8}{:>14}{:>12}{:>14}{:>12}{:>14}{:>16}{:>14}{:>14}{:>14}{:>12}",
             "strategy",
             "passes",
             "pass median",
@@ -134,7 +155,8 @@ pub fn run(staged: &Path, nodes: usize, jobs: usize, keep: bool, only: Option<&[
             "CPU-wait p99",
             "client p99",
             "squeue all",
-            "switch reads"
+            "switch reads",
+            "reg rounds"
         );
         for (name, extra) in STRATEGIES.iter().filter(|(s, _)| only.is_none_or(|o| o.iter().any(|n| n == s))) {
             let before = cluster.ctld_log().len();
@@ -156,7 +178,7 @@ pub fn run(staged: &Path, nodes: usize, jobs: usize, keep: bool, only: Option<&[
             let p99 = |v: &[f64]| quantile(v, 0.99);
             let longest_switch_read = switch_reads.iter().copied().reduce(f64::max);
             println!(
-                "{name:<20}{:>8}{:>14}{:>12}{:>14}{:>12}{:>14}{:>16}{:>14}{:>14}{:>14}",
+                "{name:<20}{:>8}{:>14}{:>12}{:>14}{:>12}{:>14}{:>16}{:>14}{:>14}{:>14}{:>12}",
                 w.pass.len(),
                 ms(quantile(&w.pass, 0.5)),
                 ms(p99(&w.pass)),
@@ -166,7 +188,8 @@ pub fn run(staged: &Path, nodes: usize, jobs: usize, keep: bool, only: Option<&[
                 ms(p99(&w.queued)),
                 format!("{:.2} s", p99(&w.client).unwrap_or(0.0)),
                 format!("{:.2} s", w.whole_queue),
-                format!("{} to {}", switch_reads.len(), ms(longest_switch_read.map(|x| x / 1e3)))
+                format!("{} to {}", switch_reads.len(), ms(longest_switch_read.map(|x| x / 1e3))),
+                registration_rounds(&window)
             );
             let (pass, locks, client) = (
                 p99(&w.pass).unwrap_or(f64::NAN) * 1e3,
@@ -478,6 +501,16 @@ mod tests {
         // A short queue is read whole at every pass: that is its steady state.
         let short = log.replace("feed: 2 records read,", "feed: whole read (ShortQueue), 2 records,");
         assert_eq!(steady_from(&short, head.len()).map(|(_, w)| w), Some(vec![77.0, 23.5]));
+    }
+
+    #[test]
+    fn registration_rounds_count_the_big_ones_only() {
+        let log = "[2026-12-02T21:30:07.574] debug:  Spawning registration agent for p[1-4996] 4996 hosts\n\
+                   [2026-12-02T21:30:30.699] debug:  Spawning ping agent for n[1-4]\n\
+                   [2026-12-02T21:30:30.699] debug:  Spawning registration agent for n[1-4] 4 hosts\n\
+                   [2026-12-02T21:30:40.699] debug:  Spawning registration agent for p[1-9996] 9996 hosts\n";
+        assert_eq!(registration_rounds(log), 2);
+        assert_eq!(registration_rounds("[2026-12-02T21:30:30.699] debug:  Spawning ping agent for n[1-4]\n"), 0);
     }
 
     #[test]
