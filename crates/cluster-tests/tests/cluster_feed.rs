@@ -8,7 +8,9 @@
 //! a job's end at the pass after the end is seen, as the README says; and
 //! a waiting job is read again the second its time limit, counted from
 //! then, reaches into a reservation still to come; and a node resumed is
-//! offered at the next pass, though reads keep the last walk of the nodes.
+//! offered at the next pass, though reads keep the last walk of the nodes;
+//! and a pass with nothing to write does not take the locks again, while
+//! the next start still comes.
 
 use std::time::Duration;
 
@@ -274,4 +276,68 @@ fn a_node_resumed_is_offered_at_the_next_pass_though_reads_keep_the_last_walk() 
         c.wait_job(a, "A ended", Duration::from_secs(30), |j| !matches!(j.state.as_str(), "RUNNING" | "COMPLETING"))
             .unwrap();
     }
+}
+
+/// How many passes in a stretch of the log did not take the locks again
+/// to apply (nothing to write), and how many did.
+fn applies(log: &str) -> (usize, usize) {
+    let held: Vec<Option<f64>> = log
+        .lines()
+        .filter_map(|l| match LogLine::parse(l) {
+            Some(LogLine::LocksHeld { apply_ms, .. }) => Some(apply_ms),
+            _ => None,
+        })
+        .collect();
+    let quiet = held.iter().filter(|a| a.is_none()).count();
+    (quiet, held.len() - quiet)
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn a_pass_with_nothing_to_write_takes_the_locks_once_and_the_next_start_still_comes() {
+    let conf = format!("Strategy=easy\nSchedulerTick=1\nWholeReadBelow=0\nRecheckPerPass={RECHECK}\n");
+    let c = up_with(malleable_spec("t-feed-quiet", 2, &conf).set("SlurmctldDebug", "debug"));
+    // A holds both nodes until the test lets it end; behind it an elastic
+    // job and a rigid one, neither of which can start.
+    let done = c.dir.join("a-done");
+    let wait_for = format!("while [ ! -e {} ]; do sleep 0.2; done", done.display());
+    let a = c.sbatch(&["-N2", "-t", "5", "--wrap", &wait_for]).unwrap();
+    c.wait_job(a, "A running", Duration::from_secs(30), |j| j.state == "RUNNING").unwrap();
+    let m =
+        c.sbatch(&["-N2", "-t", "5", "--min-nodes-invasive=1", "--max-nodes-invasive=2", "--wrap", "sleep 1"]).unwrap();
+    let w = c.sbatch(&["-N2", "-t", "5", "--wrap", "sleep 1"]).unwrap();
+    // Their Reasons and the elastic one's status are written once; from
+    // then on each pass reads and finds nothing to write. Were the status
+    // (or a Reason) written again at each pass, no pass would be quiet.
+    let from = c.ctld_log().len();
+    testcluster::wait::until("three passes in a row with nothing to write", Duration::from_secs(60), || {
+        let log = c.ctld_log();
+        let ends: Vec<Option<f64>> = log[from..]
+            .lines()
+            .filter_map(|l| match LogLine::parse(l) {
+                Some(LogLine::LocksHeld { apply_ms, .. }) => Some(apply_ms),
+                _ => None,
+            })
+            .collect();
+        let quiet_run = ends.windows(3).any(|w| w.iter().all(Option::is_none));
+        Ok((quiet_run && reason(&c, m) == "Resources" && reason(&c, w) == "Priority").then_some(()))
+    })
+    .unwrap_or_else(|e| {
+        c.print_logs();
+        panic!("{e}")
+    });
+    let status = cluster_tests::malleable::status(&c, m);
+    assert!(status.contains("state=steady"), "JobId={m}: its status was not written: SystemComment={status}");
+    // Quiet passes still notice a change: A's end starts the head of the queue.
+    let from = c.ctld_log().len();
+    std::fs::write(&done, "").unwrap();
+    c.wait_job(m, "the elastic job running after A", Duration::from_secs(30), |j| j.state == "RUNNING").unwrap_or_else(
+        |e| {
+            c.print_logs();
+            panic!("{e}")
+        },
+    );
+    let (quiet, applied) = applies(&c.ctld_log()[from..]);
+    eprintln!("after A's end: {quiet} passes with nothing to write, {applied} that applied");
+    assert!(applied >= 1, "the start was applied without the locks being taken to apply");
 }

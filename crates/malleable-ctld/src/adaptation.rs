@@ -49,6 +49,8 @@ pub struct MalleableJob {
     pub spec: MalleableSpec,
     /// From its SystemComment, or steady if it has none yet.
     pub status: Status,
+    /// Its SystemComment read as `status` (else it is still to be written).
+    pub shown: bool,
     /// Its Comment: the runtime's latest request, or the owner's own text.
     pub comment: String,
     pub running: bool,
@@ -359,6 +361,7 @@ mod tests {
             id: JobId(7),
             spec,
             status: Status { spec, phase, ack: 4, refused: None, runtime: true },
+            shown: true,
             comment: comment.into(),
             running: true,
             nodes: vec!["n1".into(), "n2".into(), "n3".into()],

@@ -21,6 +21,7 @@ use crate::kept::Kept;
 use crate::snapshot::{self, Taken};
 
 mod apply;
+mod comments;
 mod oversubscribe;
 mod pass;
 mod settle;

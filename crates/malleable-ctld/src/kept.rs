@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+use malleable_model::runtime_msg::Status;
 use malleable_model::{JobId, PendingJob};
 use slurm::ctld::changes::UpdateNotes;
 use slurm::ctld::ShownWait;
@@ -100,6 +101,15 @@ impl Kept {
     /// What a kept waiting job shows of its wait (as read, or as given since).
     pub fn shown_of(&self, id: u32) -> Option<&ShownWait> {
         self.waiting.get(&id)?.shown.as_ref()
+    }
+
+    /// A kept waiting malleable job was written this status: kept as
+    /// shown, so the next pass does not write it again.
+    pub fn status_shown(&mut self, id: JobId, status: &Status) {
+        if let Some(m) = self.waiting.get_mut(&id.0).and_then(|w| w.malleable.as_mut()) {
+            m.status = status.clone();
+            m.shown = true;
+        }
     }
 
     /// A job was given this wait to show (its Reason, start): kept, so the

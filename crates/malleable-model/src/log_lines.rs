@@ -28,7 +28,7 @@
 //! | [`LostCommitted`](LogLine::LostCommitted) `JobId=4: going on without n3 committed` | adaptation.rs | cluster_node_failure |
 //! | [`PriorityRaised`](LogLine::PriorityRaised) `JobId=4: priority raised to 4294967293: ...` | agent/pass.rs | cluster_select_natural |
 //! | [`Capped`](LogLine::Capped) `JobId=4: grows to 3 nodes at most: ...` | agent/pass.rs | compose_policies |
-//! | [`LocksHeld`](LogLine::LocksHeld) `pass 3: slurmctld's locks held 1.2 ms to read, 0.4 ms to apply, on the CPU 1.5 ms of them ...` (debug) | agent/pass.rs | xtask soak, bench_scale, bench_ipsched, bench_site |
+//! | [`LocksHeld`](LogLine::LocksHeld) `pass 3: slurmctld's locks held 1.2 ms to read, 0.4 ms to apply, on the CPU 1.5 ms of them ...` (`not again to apply`: nothing to write) (debug) | agent/pass.rs | xtask soak, bench_scale, bench_ipsched, bench_site |
 //! | [`FeedRead`](LogLine::FeedRead) `feed: 12 records read, 5566 waiting kept, nodes walked` or `feed: whole read (Partitions), ...` (debug) | snapshot.rs | cluster_feed |
 //! | [`ResizesResumed`](LogLine::ResizesResumed) `resizes resumed: slurmdbd has caught up` | agent/pass.rs | compose_site |
 //!
@@ -245,11 +245,12 @@ pub enum LogLine {
     /// was on the CPU, and how much it was runnable but waiting for a CPU
     /// (the kernel's run delay; `None` where the kernel keeps none), and
     /// the deciding between, without them. The rest of the hold the thread
-    /// was blocked (a mutex, a write).
+    /// was blocked (a mutex, a write). `apply_ms` is `None` when the pass
+    /// had nothing to write, so the locks were not taken a second time.
     LocksHeld {
         pass: u64,
         read_ms: f64,
-        apply_ms: f64,
+        apply_ms: Option<f64>,
         on_cpu_ms: f64,
         queued_ms: Option<f64>,
         decide_ms: f64,
@@ -368,9 +369,10 @@ impl fmt::Display for LogLine {
                 write!(f, ", nodes {}", if *nodes_walked { "walked" } else { "as last walked" })
             }
             LogLine::LocksHeld { pass, read_ms, apply_ms, on_cpu_ms, queued_ms, decide_ms } => {
+                let apply = apply_ms.map_or("not again".to_string(), |a| format!("{a:.1} ms"));
                 write!(
                     f,
-                    "pass {pass}: slurmctld's locks held {read_ms:.1} ms to read, {apply_ms:.1} ms to apply, on the CPU \
+                    "pass {pass}: slurmctld's locks held {read_ms:.1} ms to read, {apply} to apply, on the CPU \
                      {on_cpu_ms:.1} ms of them"
                 )?;
                 if let Some(q) = queued_ms {
@@ -493,7 +495,12 @@ impl LogLine {
         if let Some(rest) = m.strip_prefix("pass ") {
             let (pass, rest) = rest.split_once(": slurmctld's locks held ")?;
             let (read, rest) = rest.split_once(" ms to read, ")?;
-            let (apply, rest) = rest.split_once(" ms to apply, on the CPU ")?;
+            let (apply, rest) = rest.split_once(" to apply, on the CPU ")?;
+            // "not again": nothing to write, the locks were not taken for it.
+            let apply_ms = match apply {
+                "not again" => None,
+                a => Some(a.strip_suffix(" ms")?.parse().ok()?),
+            };
             let (held, rest) = rest.split_once(" (none while deciding, ")?;
             let decide = rest.strip_suffix(" ms)")?;
             // The run delay is said only where the kernel keeps it.
@@ -504,7 +511,7 @@ impl LogLine {
             return Some(LogLine::LocksHeld {
                 pass: pass.parse().ok()?,
                 read_ms: read.parse().ok()?,
-                apply_ms: apply.parse().ok()?,
+                apply_ms,
                 on_cpu_ms: on_cpu.parse().ok()?,
                 queued_ms: queued,
                 decide_ms: decide.parse().ok()?,
@@ -733,7 +740,7 @@ mod tests {
             LogLine::LocksHeld {
                 pass: 3,
                 read_ms: 1.2,
-                apply_ms: 0.4,
+                apply_ms: Some(0.4),
                 on_cpu_ms: 1.5,
                 queued_ms: None,
                 decide_ms: 12.0,
@@ -741,10 +748,19 @@ mod tests {
             LogLine::LocksHeld {
                 pass: 4,
                 read_ms: 2.2,
-                apply_ms: 0.4,
+                apply_ms: Some(0.4),
                 on_cpu_ms: 1.5,
                 queued_ms: Some(0.9),
                 decide_ms: 12.0,
+            },
+            // Nothing to write: the locks were not taken again.
+            LogLine::LocksHeld {
+                pass: 5,
+                read_ms: 0.6,
+                apply_ms: None,
+                on_cpu_ms: 0.5,
+                queued_ms: Some(0.0),
+                decide_ms: 0.3,
             },
             LogLine::FeedRead { records: 12, whole: None, kept: 5566, nodes_walked: false },
             LogLine::FeedRead { records: 5570, whole: Some("Partitions".into()), kept: 5566, nodes_walked: true },

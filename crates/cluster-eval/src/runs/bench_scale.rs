@@ -332,7 +332,7 @@ fn steady_from(log: &str, from: usize) -> Option<(usize, Vec<f64>)> {
             Some(LogLine::FeedRead { whole: Some(why), .. }) if why == "ShortQueue" => return Some((at, whole)),
             Some(LogLine::FeedRead { whole: Some(_), .. }) => in_whole = true,
             Some(LogLine::LocksHeld { read_ms, apply_ms, .. }) if std::mem::take(&mut in_whole) => {
-                whole.push(read_ms + apply_ms)
+                whole.push(read_ms + apply_ms.unwrap_or(0.0))
             }
             _ => {}
         }

@@ -90,7 +90,7 @@ fn held_by_resizes(log: &str, id: u32) -> (Vec<f64>, Vec<f64>) {
                 waiting = Some(false)
             }
             LogLine::LocksHeld { read_ms, apply_ms, .. } => match waiting.take() {
-                Some(true) => expands.push(apply_ms),
+                Some(true) => expands.push(apply_ms.unwrap_or(0.0)),
                 Some(false) => shrinks.push(read_ms),
                 None => {}
             },

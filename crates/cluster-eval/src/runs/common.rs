@@ -299,7 +299,8 @@ pub fn pass_times(log: &str) -> PassTimes {
             LogLine::parse(line)
         {
             t.read.push(read_ms);
-            t.apply.push(apply_ms);
+            // Not taken again: no time held to apply.
+            t.apply.push(apply_ms.unwrap_or(0.0));
             t.on_cpu.push(on_cpu_ms);
             t.queued.extend(queued_ms);
             t.decide.push(decide_ms);

@@ -10,8 +10,10 @@ use malleable_core::{Note, PassReport, Waiting};
 use malleable_model::log_lines::LogLine;
 use malleable_model::runtime_msg::{Phase, Status};
 use malleable_model::{rejections, Decision, JobId};
+use slurm::common::logger;
 use slurm::ctld::{LockGuard, Scheduling, UpdateCounters, Wait};
 
+use super::comments;
 use super::settle::Settled;
 use super::SLURMDBD_BEHIND_SAID_AFTER;
 use super::{answer_asking, slurm_reason, stale, unix_now, Agent, Answers, Role, TOP_PRIORITY};
@@ -58,6 +60,8 @@ impl Agent {
     /// under way settled first (one that ends frees nodes the strategy may
     /// hand out in this very pass, so the cluster is read again then).
     fn read(&mut self) -> Read {
+        // What the read says is written once the locks are let go.
+        let lines = logger::hold();
         let mut guard = LockGuard::<Scheduling>::acquire(self.ctld);
         let held = Instant::now();
         let at = ThreadTimes::now();
@@ -79,6 +83,7 @@ impl Agent {
         drop(guard);
         let read_ms = held.elapsed().as_secs_f64() * 1e3;
         let read_times = ThreadTimes::now().since(&at);
+        drop(lines);
         self.kept.nodes.tidy();
         if !preempting {
             snapshot::add_waiting(&mut taken, &self.kept);
@@ -155,6 +160,33 @@ impl Agent {
             })
             .filter(|w| self.kept.shown_of(w.job).is_none_or(|shown| !w.is_shown(shown)))
             .collect();
+        // Nothing to start, resize or say: the locks are not taken again.
+        // With ten thousand waiting jobs and nothing free, most passes are
+        // such, and each second hold of the locks was one more a client
+        // waited behind.
+        let info = self.config.strategy.info;
+        let oversubscribing = self.role == Role::Scheduler
+            && !info.shares_cores
+            && !info.places_cores
+            && !taken.oversubscribers.is_empty();
+        if decisions.is_empty() && to_show.is_empty() && start_first.is_empty() && !oversubscribing {
+            let mut statuses: HashMap<JobId, Status> =
+                taken.malleable.iter().map(|j| (j.id, j.status.clone())).collect();
+            statuses.extend(settled.iter().map(|(id, st)| (*id, st.clone())));
+            if comments::to_write(&taken.malleable, &taken.shared_cores, &statuses, &taken.shared_cores).is_empty() {
+                self.adapting = statuses.values().any(|st| st.phase != Phase::Steady);
+                // What changed since the read (while deciding) is decided at the next pass.
+                self.seen = read_at;
+                let (on_cpu_ms, queued_ms) = (read_times.cpu_ms, read_times.queued_ms);
+                log::debug!(
+                    "{}",
+                    LogLine::LocksHeld { pass: self.passes, read_ms, apply_ms: None, on_cpu_ms, queued_ms, decide_ms }
+                );
+                self.say(&taken, notes);
+                return;
+            }
+        }
+        let lines = logger::hold();
         let mut guard = LockGuard::<Scheduling>::acquire(self.ctld);
         // Told to stop while the strategy decided: nothing is started or
         // resized now (seen: a job started 30 ms after SIGTERM was never
@@ -187,15 +219,6 @@ impl Agent {
             decisions = decisions.into_iter().enumerate().filter(|(i, _)| !stale.contains(i)).map(|(_, d)| d).collect();
             self.force_next = true;
         }
-        log::debug!(
-            "pass {}: {} nodes ({} free), {} running, {} ready to start, {} decisions",
-            self.passes,
-            fresh.snapshot.nodes.len(),
-            fresh.snapshot.nodes.iter().filter(|n| n.free).count(),
-            fresh.snapshot.running.len(),
-            fresh.snapshot.pending.len(),
-            decisions.len()
-        );
         let mut statuses: HashMap<JobId, Status> = fresh.malleable.iter().map(|j| (j.id, j.status.clone())).collect();
         statuses.extend(settled);
         let mut records = fresh.shared_cores.clone();
@@ -220,7 +243,6 @@ impl Agent {
         }
         // Jobs that may share cores, on busy nodes, where the strategy does
         // not place cores itself (sd-policy and ipsched do).
-        let info = self.config.strategy.info;
         if self.role == Role::Scheduler && !info.shares_cores && !info.places_cores {
             self.oversubscribe(&mut guard, &fresh, &decisions, &waits);
         }
@@ -250,25 +272,36 @@ impl Agent {
         // application's runtime, which reads it there.
         // A job that shares cores keeps its record there too, for task/drom
         // on its nodes and for the next pass.
-        for (id, st) in &statuses {
-            let status = st.encode();
-            match records.get(id) {
-                Some(rec) => guard.set_system_comment(id.0, &rec.beside(Some(&status))),
-                None => guard.set_system_comment(id.0, &status),
-            };
-        }
-        for (id, rec) in records.iter().filter(|(id, _)| !statuses.contains_key(id)) {
-            guard.set_system_comment(id.0, &rec.encode());
+        // Only those that differ from what the job showed when read.
+        for (id, text) in comments::to_write(&fresh.malleable, &fresh.shared_cores, &statuses, &records) {
+            guard.set_system_comment(id.0, &text);
         }
         self.adapting = statuses.values().any(|st| st.phase != Phase::Steady);
         self.seen = self.ctld.update_counters();
         drop(guard);
         let apply_ms = held.elapsed().as_secs_f64() * 1e3;
         let applied = ThreadTimes::now().since(&at);
+        drop(lines);
+        // A kept waiting job keeps what it was written as shown.
+        for m in fresh.malleable.iter().filter(|m| !m.running) {
+            if let Some(st) = statuses.get(&m.id).filter(|st| !m.shown || *st != &m.status) {
+                self.kept.status_shown(m.id, st);
+            }
+        }
+        log::debug!(
+            "pass {}: {} nodes ({} free), {} running, {} ready to start, {} decisions",
+            self.passes,
+            fresh.snapshot.nodes.len(),
+            fresh.snapshot.nodes.iter().filter(|n| n.free).count(),
+            fresh.snapshot.running.len(),
+            fresh.snapshot.pending.len(),
+            decisions.len()
+        );
         let on_cpu_ms = read_times.cpu_ms + applied.cpu_ms;
         let queued_ms = read_times.queued_ms.zip(applied.queued_ms).map(|(r, a)| r + a);
         // The fresh read may have taken the spare node table.
         self.kept.nodes.tidy();
+        let apply_ms = Some(apply_ms);
         log::debug!("{}", LogLine::LocksHeld { pass: self.passes, read_ms, apply_ms, on_cpu_ms, queued_ms, decide_ms });
         self.say(&fresh, notes);
     }

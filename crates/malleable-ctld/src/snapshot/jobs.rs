@@ -87,7 +87,7 @@ impl Reader<'_> {
     }
 
     /// A malleable job's entry for the agent: its status, comment and nodes.
-    fn malleable_of(&self, job: &JobView<'_>, spec: MalleableSpec, status: Status) -> MalleableJob {
+    fn malleable_of(&self, job: &JobView<'_>, spec: MalleableSpec, status: Status, shown: bool) -> MalleableJob {
         let t = &self.table;
         let names =
             job.node_indices().into_iter().filter_map(|i| t.core_index.get(i).copied()).filter(|&c| c != usize::MAX);
@@ -95,6 +95,7 @@ impl Reader<'_> {
             id: JobId(job.id()),
             spec,
             status,
+            shown,
             comment: job.comment(),
             running: job.holds_nodes(),
             nodes: names.map(|c| t.nodes[c].name.to_string()).collect(),
@@ -114,8 +115,9 @@ impl Reader<'_> {
         let mut resizable = false;
         let mut resize_held = false;
         if let Some(spec) = spec {
-            let status =
-                Status::decode(&job.system_comment()).and_then(Result::ok).unwrap_or_else(|| Status::new(spec));
+            let status = Status::decode(&job.system_comment()).and_then(Result::ok);
+            let shown = status.is_some();
+            let status = status.unwrap_or_else(|| Status::new(spec));
             adapting = status.phase != Phase::Steady;
             // Only a job whose application runtime is there can carry a
             // resize out; any other would only see it time out. One whose
@@ -127,7 +129,7 @@ impl Reader<'_> {
             // Held for a moment (this second, or slurmdbd's queue not yet
             // drained: the agent stops counting that once it lasts).
             resize_held = !resizable && status.runtime && !measured.is_some_and(Measured::held) && accounting;
-            let m = self.malleable_of(job, spec, status);
+            let m = self.malleable_of(job, spec, status, shown);
             self.malleable.push(m);
         }
         let power = self.config.power_in_use();
@@ -213,9 +215,10 @@ impl Reader<'_> {
         let (guard, now) = (self.guard, self.now);
         let mut waiter = Waiter { unreadable, print: job.fingerprint(), ..Waiter::default() };
         if let Some(spec) = spec {
-            let status =
-                Status::decode(&job.system_comment()).and_then(Result::ok).unwrap_or_else(|| Status::new(spec));
-            waiter.malleable = Some(self.malleable_of(job, spec, status));
+            let status = Status::decode(&job.system_comment()).and_then(Result::ok);
+            let shown = status.is_some();
+            let status = status.unwrap_or_else(|| Status::new(spec));
+            waiter.malleable = Some(self.malleable_of(job, spec, status, shown));
         }
         // Requeued and still finishing its last run (its nodes completing):
         // out of the queue, as stock leaves it, and read at every pass until
