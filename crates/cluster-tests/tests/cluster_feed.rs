@@ -278,18 +278,15 @@ fn a_node_resumed_is_offered_at_the_next_pass_though_reads_keep_the_last_walk() 
     }
 }
 
-/// How many passes in a stretch of the log did not take the locks again
-/// to apply (nothing to write), and how many did.
-fn applies(log: &str) -> (usize, usize) {
-    let held: Vec<Option<f64>> = log
-        .lines()
+/// Each pass's hold of the locks to apply in a stretch of the log, in
+/// order (`None`: nothing to write, not taken again).
+fn apply_holds(log: &str) -> Vec<Option<f64>> {
+    log.lines()
         .filter_map(|l| match LogLine::parse(l) {
             Some(LogLine::LocksHeld { apply_ms, .. }) => Some(apply_ms),
             _ => None,
         })
-        .collect();
-    let quiet = held.iter().filter(|a| a.is_none()).count();
-    (quiet, held.len() - quiet)
+        .collect()
 }
 
 #[test]
@@ -311,14 +308,7 @@ fn a_pass_with_nothing_to_write_takes_the_locks_once_and_the_next_start_still_co
     // (or a Reason) written again at each pass, no pass would be quiet.
     let from = c.ctld_log().len();
     testcluster::wait::until("three passes in a row with nothing to write", Duration::from_secs(60), || {
-        let log = c.ctld_log();
-        let ends: Vec<Option<f64>> = log[from..]
-            .lines()
-            .filter_map(|l| match LogLine::parse(l) {
-                Some(LogLine::LocksHeld { apply_ms, .. }) => Some(apply_ms),
-                _ => None,
-            })
-            .collect();
+        let ends = apply_holds(&c.ctld_log()[from..]);
         let quiet_run = ends.windows(3).any(|w| w.iter().all(Option::is_none));
         Ok((quiet_run && reason(&c, m) == "Resources" && reason(&c, w) == "Priority").then_some(()))
     })
@@ -337,7 +327,9 @@ fn a_pass_with_nothing_to_write_takes_the_locks_once_and_the_next_start_still_co
             panic!("{e}")
         },
     );
-    let (quiet, applied) = applies(&c.ctld_log()[from..]);
+    let ends = apply_holds(&c.ctld_log()[from..]);
+    let quiet = ends.iter().filter(|a| a.is_none()).count();
+    let applied = ends.len() - quiet;
     eprintln!("after A's end: {quiet} passes with nothing to write, {applied} that applied");
     assert!(applied >= 1, "the start was applied without the locks being taken to apply");
 }

@@ -10,6 +10,14 @@ use malleable_model::JobId;
 
 use crate::adaptation::MalleableJob;
 
+/// Each malleable job's status as the pass leaves it: as read, or as
+/// settling its adaptation left it.
+pub(super) fn statuses(read: &[MalleableJob], settled: &HashMap<JobId, Status>) -> HashMap<JobId, Status> {
+    let mut out: HashMap<JobId, Status> = read.iter().map(|j| (j.id, j.status.clone())).collect();
+    out.extend(settled.iter().map(|(id, st)| (*id, st.clone())));
+    out
+}
+
 /// The SystemComments to write: `statuses` and `cores` as the pass leaves
 /// them, against `read` and `read_cores` as the jobs showed them. A job
 /// whose comment did not read as a status is written its status; one that

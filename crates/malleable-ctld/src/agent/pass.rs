@@ -170,9 +170,7 @@ impl Agent {
             && !info.places_cores
             && !taken.oversubscribers.is_empty();
         if decisions.is_empty() && to_show.is_empty() && start_first.is_empty() && !oversubscribing {
-            let mut statuses: HashMap<JobId, Status> =
-                taken.malleable.iter().map(|j| (j.id, j.status.clone())).collect();
-            statuses.extend(settled.iter().map(|(id, st)| (*id, st.clone())));
+            let statuses = comments::statuses(&taken.malleable, &settled);
             if comments::to_write(&taken.malleable, &taken.shared_cores, &statuses, &taken.shared_cores).is_empty() {
                 self.adapting = statuses.values().any(|st| st.phase != Phase::Steady);
                 // What changed since the read (while deciding) is decided at the next pass.
@@ -219,8 +217,7 @@ impl Agent {
             decisions = decisions.into_iter().enumerate().filter(|(i, _)| !stale.contains(i)).map(|(_, d)| d).collect();
             self.force_next = true;
         }
-        let mut statuses: HashMap<JobId, Status> = fresh.malleable.iter().map(|j| (j.id, j.status.clone())).collect();
-        statuses.extend(settled);
+        let mut statuses = comments::statuses(&fresh.malleable, &settled);
         let mut records = fresh.shared_cores.clone();
         for (i, d) in decisions.iter().enumerate() {
             // Checked again before each decision: a SIGTERM that comes while

@@ -49,6 +49,15 @@ pub(super) struct Read {
     pub waiter: Option<Waiter>,
 }
 
+/// A malleable job's status from its SystemComment, and whether the comment
+/// read as one (else it is steady, still to be written).
+fn status_of(job: &JobView<'_>, spec: MalleableSpec) -> (Status, bool) {
+    match Status::decode(&job.system_comment()).and_then(Result::ok) {
+        Some(status) => (status, true),
+        None => (Status::new(spec), false),
+    }
+}
+
 impl Reader<'_> {
     /// Read one record.
     pub fn read(&mut self, job: &JobView<'_>) -> Read {
@@ -115,9 +124,7 @@ impl Reader<'_> {
         let mut resizable = false;
         let mut resize_held = false;
         if let Some(spec) = spec {
-            let status = Status::decode(&job.system_comment()).and_then(Result::ok);
-            let shown = status.is_some();
-            let status = status.unwrap_or_else(|| Status::new(spec));
+            let (status, shown) = status_of(job, spec);
             adapting = status.phase != Phase::Steady;
             // Only a job whose application runtime is there can carry a
             // resize out; any other would only see it time out. One whose
@@ -215,9 +222,7 @@ impl Reader<'_> {
         let (guard, now) = (self.guard, self.now);
         let mut waiter = Waiter { unreadable, print: job.fingerprint(), ..Waiter::default() };
         if let Some(spec) = spec {
-            let status = Status::decode(&job.system_comment()).and_then(Result::ok);
-            let shown = status.is_some();
-            let status = status.unwrap_or_else(|| Status::new(spec));
+            let (status, shown) = status_of(job, spec);
             waiter.malleable = Some(self.malleable_of(job, spec, status, shown));
         }
         // Requeued and still finishing its last run (its nodes completing):
