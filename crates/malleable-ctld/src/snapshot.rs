@@ -2,7 +2,7 @@
 //! the core's node indices map back to slurmctld's node table.
 
 use std::collections::{HashMap, HashSet};
-use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Instant;
 
 use malleable_model::log_lines::LogLine;
@@ -147,6 +147,7 @@ pub fn take(
                 continue;
             }
         }
+        let partitions = kept.partitions.take_for(stamps.partitions, shape, matches!(plan, Plan::Whole(_)));
         let mut r = Reader {
             guard,
             now,
@@ -154,7 +155,7 @@ pub fn take(
             memory,
             known: &mut *known,
             table,
-            partitions: FxHashMap::default(),
+            partitions,
             db_behind: guard.slurmdbd_behind(),
             read_at: Instant::now(),
             running: Vec::new(),
@@ -227,6 +228,7 @@ pub fn take(
             Plan::Jobs { .. } => None,
         };
         let nodes_walked = r.table.walked;
+        kept.partitions.keep(std::mem::take(&mut r.partitions), stamps.partitions, shape, now);
         log::debug!("{}", LogLine::FeedRead { records, whole, kept: kept.feed.waiting(), nodes_walked });
         return taken(guard, now, config, r);
     }
@@ -418,12 +420,12 @@ pub fn sharing_as_recorded(running: &mut [RunningJob], nodes: &[Node], shared: &
 /// A partition's nodes in the strategies' indices, read once a pass for
 /// each partition (`table` gives them in node-table indices).
 fn partition_cached(
-    partitions: &mut FxHashMap<usize, Rc<Vec<usize>>>,
+    partitions: &mut FxHashMap<usize, Arc<Vec<usize>>>,
     key: usize,
     table: impl FnOnce() -> Vec<usize>,
     core_index: &[usize],
-) -> Rc<Vec<usize>> {
-    partitions.entry(key).or_insert_with(|| Rc::new(to_core(&table(), core_index))).clone()
+) -> Arc<Vec<usize>> {
+    partitions.entry(key).or_insert_with(|| Arc::new(to_core(&table(), core_index))).clone()
 }
 
 /// Node-table indices as the strategies' (`core_index` maps them).

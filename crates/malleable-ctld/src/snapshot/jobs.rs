@@ -3,7 +3,7 @@
 //! kept queue holds until the job is read again (see `kept.rs`).
 
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Instant;
 
 use malleable_model::runtime_msg::{Phase, Status};
@@ -27,7 +27,7 @@ pub(super) struct Reader<'a> {
     pub memory: &'a Memory,
     pub known: &'a mut OptionsCache,
     pub table: NodeTable,
-    pub partitions: FxHashMap<usize, Rc<Vec<usize>>>,
+    pub partitions: FxHashMap<usize, Arc<Vec<usize>>>,
     pub db_behind: bool,
     pub read_at: Instant,
     pub running: Vec<RunningJob>,
@@ -162,7 +162,7 @@ impl Reader<'_> {
             let reserved = guard.reserved_for(job, now);
             let part = match job.partition_record() {
                 Some(p) => partition_cached(&mut self.partitions, p.key(), || p.nodes(), &t.core_index),
-                None => Rc::new(Vec::new()),
+                None => Arc::new(Vec::new()),
             };
             let features = guard.feature_nodes(job);
             let holding = t.room.holding(job);
