@@ -68,8 +68,8 @@ pub struct PartitionNodes {
 }
 
 impl PartitionNodes {
-    /// The lists for a read at second `now`, with these stamp and shape:
-    /// none when either moved, or the lists were read in the stamp's own
+    /// The lists for a read with these stamp and shape: none when either
+    /// moved, or the lists were read in the stamp's own
     /// second (a change later in it would not move it), or the read is
     /// whole (which reads everything again).
     pub fn take_for(&mut self, stamp: i64, shape: u64, whole: bool) -> FxHashMap<usize, Arc<Vec<usize>>> {

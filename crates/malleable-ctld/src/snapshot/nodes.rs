@@ -231,21 +231,18 @@ impl NodeTable {
             t.largest_cpus = t.largest_cpus.max(c.cpus);
             t.largest_memory = t.largest_memory.max(c.memory_mb);
             t.room.add(c.memory_mb, c.gpus);
-            t.core_index[i] = t.nodes.len();
+            let k = t.nodes.len();
+            t.core_index[i] = k;
             t.table_index.push(i);
-            t.usable_at.push(n.is_usable());
+            t.usable_at.push(false);
+            let gpus = if cores { c.gpus } else { 0 };
+            t.nodes.push(Node { name: c.name.clone(), cores: c.cpus.max(1), gpus, ..Node::default() });
+            let mut state = NodeState::read(&n, cores);
             // A node an expand just failed on is offered to no one for a while.
-            let suspect = !suspects.is_empty() && suspects.contains_key(&*c.name);
-            let free = n.is_free() && !suspect;
-            let mut node = Node { name: c.name.clone(), free, cores: c.cpus.max(1), ..Node::default() };
-            if cores {
-                node.gpus = c.gpus;
-                // What running jobs leave of it is counted as they are read.
-                if n.takes_more() && !suspect {
-                    (node.spare_cores, node.spare_gpus) = (node.cores, node.gpus);
-                }
+            if !suspects.is_empty() && suspects.contains_key(&*c.name) {
+                (state.free, state.takes_more) = (false, false);
             }
-            t.nodes.push(node);
+            state.write(&mut t, k);
         }
         t
     }
@@ -269,14 +266,13 @@ impl NodeConfigs {
     fn walk_states(&mut self, guard: &LockGuard<Scheduling>, stamp: i64, now: i64) -> Option<NodeTable> {
         let walk = self.last_walk.as_mut()?;
         let mut spare = self.spare.take();
-        let mut seen = 0;
+        let (mut seen, mut all_placed) = (0, true);
         for n in guard.nodes() {
             let i = n.index();
             let k = walk.table.core_index.get(i).copied().unwrap_or(usize::MAX);
-            let placed = k != usize::MAX
+            all_placed = k != usize::MAX
                 && self.by_index.get(i).is_some_and(|c| c.as_ref().is_some_and(|c| c.address == n.record_address()));
-            if !placed {
-                seen = usize::MAX;
+            if !all_placed {
                 break;
             }
             seen += 1;
@@ -288,7 +284,7 @@ impl NodeConfigs {
                 }
             }
         }
-        if seen != walk.table.nodes.len() {
+        if !all_placed || seen != walk.table.nodes.len() {
             // Half written: neither stands for anything now.
             self.retired.extend(spare);
             self.retired.extend(self.last_walk.take().map(|w| w.table));
