@@ -1,11 +1,13 @@
 //! Generates the bindings at build time, by daemon, for the Slurm release
-//! the headers are of (22.05, 24.11 or later; see docs/slurm-versions.md):
+//! the headers are of (22.05, 24.11, 25.11 or 26.05; see docs/slurm-versions.md):
 //! - always: the installed public headers (slurm.h, slurm_errno.h, spank.h),
 //!   enough for a SPANK plugin (feature `spank`), from /usr/include or
 //!   SLURM_INCLUDE_DIR;
 //! - features `ctld` and `stepd`: slurmctld's or slurmstepd's internal
-//!   headers too, from the configured source tree named by SLURM_SRC_DIR,
-//!   after checking that the tree is the very Slurm installed on this
+//!   headers too, from the configured source tree named by SLURM_SRC_DIR
+//!   (and SLURM_BUILD_DIR, where configure wrote config.h and
+//!   slurm/slurm_version.h when the tree was built out of tree, as SchedMD's
+//!   Debian packaging builds it), after checking that the tree is the very Slurm installed on this
 //!   machine: a plugin built against other headers would load and misread
 //!   the daemon's structs.
 
@@ -14,10 +16,12 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 const SRC_VAR: &str = "SLURM_SRC_DIR";
+const BUILD_VAR: &str = "SLURM_BUILD_DIR";
 const INCLUDE_VAR: &str = "SLURM_INCLUDE_DIR";
 
 fn main() {
     println!("cargo:rerun-if-env-changed={SRC_VAR}");
+    println!("cargo:rerun-if-env-changed={BUILD_VAR}");
     println!("cargo:rerun-if-env-changed={INCLUDE_VAR}");
     for file in ["wrapper.h", "wrapper_public.h", "layout_probe.c", "fairshare.c", "job_checks.c"] {
         println!("cargo:rerun-if-changed={file}");
@@ -36,12 +40,12 @@ fn main() {
     release.emit();
 
     if ctld || stepd {
-        let src = source_tree();
-        check_same_version(&src, &installed_version);
-        generate_bindings(Headers::Internal { src: &src, stepd }, Features { ctld, stepd, spank, client }, &out);
-        compile_layout_probe(&src, stepd);
+        let tree = source_tree();
+        check_same_version(&tree, &installed_version);
+        generate_bindings(Headers::Internal { tree: &tree, stepd }, Features { ctld, stepd, spank, client }, &out);
+        compile_layout_probe(&tree, stepd);
         if ctld {
-            compile_helpers(&src);
+            compile_helpers(&tree);
         }
     } else {
         generate_bindings(Headers::Public { include: &installed }, Features { ctld, stepd, spank, client }, &out);
@@ -64,7 +68,26 @@ enum Headers<'a> {
     Public { include: &'a Path },
     /// The configured source tree: its public headers (checked identical to
     /// the installed ones) and the internal ones.
-    Internal { src: &'a Path, stepd: bool },
+    Internal { tree: &'a Tree, stepd: bool },
+}
+
+/// A configured source tree: the source, and where configure wrote its
+/// headers (the same folder for a build in the tree).
+struct Tree {
+    src: PathBuf,
+    build: PathBuf,
+}
+
+impl Tree {
+    /// The include folders, generated headers first (the source tree of an
+    /// out-of-tree build has none of them).
+    fn includes(&self) -> Vec<&Path> {
+        if self.build == self.src {
+            vec![&self.src]
+        } else {
+            vec![&self.build, &self.src]
+        }
+    }
 }
 
 /// Every daemon and command loads libslurmfull, and the plugins call its
@@ -89,14 +112,15 @@ fn link_libslurmfull() {
 /// The Slurm release the bindings are for, from SLURM_VERSION_NUMBER.
 /// What differs between releases is decided by cfgs this emits for this
 /// crate and, through `DEP_SLURMFULL_RELEASE`, for the safe layer's build
-/// script: `slurm_since_24_11` (24.11 or later).
+/// script: `slurm_since_24_11`, `slurm_since_25_11`, `slurm_since_26_05`
+/// (that release or later).
 struct Release {
     major: u32,
     minor: u32,
 }
 
 /// The releases whose internals the bindings and the safe layer know.
-const KNOWN_RELEASES: &[(u32, u32)] = &[(22, 5), (24, 11)];
+const KNOWN_RELEASES: &[(u32, u32)] = &[(22, 5), (24, 11), (25, 11), (26, 5)];
 
 impl Release {
     fn of(slurm_version_h: &str) -> Release {
@@ -108,8 +132,8 @@ impl Release {
         let r = Release { major: number >> 16, minor: (number >> 8) & 0xff };
         if !KNOWN_RELEASES.contains(&(r.major, r.minor)) {
             panic!(
-                "Slurm {}.{:02} is not one these bindings know (22.05, 24.11): its internal structs and \
-                 plugin interfaces must be compared first (docs/slurm-versions.md)",
+                "Slurm {}.{:02} is not one these bindings know (22.05, 24.11, 25.11, 26.05): its internal \
+                 structs and plugin interfaces must be compared first (docs/slurm-versions.md)",
                 r.major, r.minor
             );
         }
@@ -117,36 +141,44 @@ impl Release {
     }
 
     fn emit(&self) {
-        println!("cargo::rustc-check-cfg=cfg(slurm_since_24_11)");
-        if (self.major, self.minor) >= (24, 11) {
-            println!("cargo:rustc-cfg=slurm_since_24_11");
+        for &(major, minor) in &KNOWN_RELEASES[1..] {
+            let cfg = format!("slurm_since_{major}_{minor:02}");
+            println!("cargo::rustc-check-cfg=cfg({cfg})");
+            if (self.major, self.minor) >= (major, minor) {
+                println!("cargo:rustc-cfg={cfg}");
+            }
         }
         // Exported to dependents' build scripts as DEP_SLURMFULL_RELEASE.
         println!("cargo:release={}.{:02}", self.major, self.minor);
     }
 }
 
-fn source_tree() -> PathBuf {
+fn source_tree() -> Tree {
     let Some(dir) = env::var_os(SRC_VAR) else {
         panic!(
             "{SRC_VAR} is not set: the ctld and stepd features need the configured source tree of the \
-             installed Slurm (Debian's slurm-wlm) for the daemons' internal headers. `cargo xtask slurm-src \
-             [--slurm 24.11]` fetches and configures one and prints its path. (A SPANK-only build, --no-default-features \
-             --features spank, needs none.)"
+             installed Slurm for the daemons' internal headers. `cargo xtask slurm-src [--slurm VERSION]` \
+             prepares one and prints its path. (A SPANK-only build, --no-default-features --features spank, \
+             needs none.)"
         );
     };
-    let dir = PathBuf::from(dir);
-    for sentinel in ["slurm/slurm_version.h", "src/slurmctld/slurmctld.h", "config.h"] {
-        if !dir.join(sentinel).is_file() {
+    let src = PathBuf::from(dir);
+    let build = env::var_os(BUILD_VAR).map_or_else(|| src.clone(), PathBuf::from);
+    for (base, sentinel) in
+        [(&build, "slurm/slurm_version.h"), (&src, "src/slurmctld/slurmctld.h"), (&build, "config.h")]
+    {
+        if !base.join(sentinel).is_file() {
             panic!(
-                "{SRC_VAR}={} is not a configured Slurm source tree: {sentinel} is missing \
+                "{SRC_VAR}={} (build folder {}) is not a configured Slurm source tree: {} is missing \
                  (config.h appears after ./configure). `cargo xtask slurm-src` prepares one.",
-                dir.display()
+                src.display(),
+                build.display(),
+                base.join(sentinel).display()
             );
         }
-        println!("cargo:rerun-if-changed={}", dir.join(sentinel).display());
+        println!("cargo:rerun-if-changed={}", base.join(sentinel).display());
     }
-    dir
+    Tree { src, build }
 }
 
 /// The installed slurm_version.h, or a panic naming the package to install.
@@ -164,8 +196,8 @@ fn read_installed_version(include: &Path) -> String {
 }
 
 /// The tree's slurm_version.h must be identical to the installed one.
-fn check_same_version(src: &Path, installed: &str) {
-    let tree = src.join("slurm/slurm_version.h");
+fn check_same_version(src: &Tree, installed: &str) {
+    let tree = src.build.join("slurm/slurm_version.h");
     let a = fs::read_to_string(&tree).unwrap_or_else(|e| panic!("cannot read {}: {e}", tree.display()));
     if a != installed {
         panic!(
@@ -198,8 +230,11 @@ fn generate_bindings(headers: Headers, f: Features, out: &Path) {
         .blocklist_item("IPPORT_RESERVED");
     builder = match headers {
         Headers::Public { include } => builder.header("wrapper_public.h").clang_arg(format!("-I{}", include.display())),
-        Headers::Internal { src, stepd } => {
-            let b = builder.header("wrapper.h").clang_arg(format!("-I{}", src.display()));
+        Headers::Internal { tree, stepd } => {
+            let b = tree
+                .includes()
+                .iter()
+                .fold(builder.header("wrapper.h"), |b, dir| b.clang_arg(format!("-I{}", dir.display())));
             if stepd {
                 b.clang_arg("-DMALLEABLE_STEPD")
             } else {
@@ -266,7 +301,8 @@ const SPANK: Allow = Allow {
         "spank_opt_cb_f",
         "slurm_conf_t",
     ],
-    functions: &["spank_.*", "slurm_load_ctl_conf", "slurm_free_ctl_conf"],
+    // 26.05 renamed slurm_free_ctl_conf slurm_free_conf.
+    functions: &["spank_.*", "slurm_load_ctl_conf", "slurm_free_ctl_conf", "slurm_free_conf"],
     vars: &["ESPANK_.*", "SPANK_.*"],
 };
 
@@ -382,11 +418,16 @@ const CTLD: Allow = Allow {
         "list_iterator_destroy",
         "list_remove",
         "list_count",
+        // An empty license list for the expand merge (ctld::merge_licenses).
+        "list_create",
+        "slurm_list_create",
         // slurmctld's: the list slurm_find_preemptable_jobs returns is ours to free.
         "list_destroy",
         "slurm_list_for_each",
         "list_for_each",
+        // A function until 24.11, a macro over run_in_daemon since 25.11.
         "running_in_slurmctld",
+        "run_in_daemon",
         "env_array_overwrite",
         "envcount",
     ],
@@ -408,6 +449,7 @@ const CTLD: Allow = Allow {
         "PROLOG_FLAG_.*",
         "SLURM_EXTERN_CONT",
         "ADMIN_SET_LIMIT",
+        "IS_SLURMCTLD",
         "WHOLE_NODE_.*",
     ],
 };
@@ -468,18 +510,18 @@ const STEPD: Allow = Allow {
 
 /// Our C helpers for slurmctld (fairshare.c, job_checks.c), compiled by gcc
 /// against the same headers as the bindings.
-fn compile_helpers(src: &Path) {
+fn compile_helpers(tree: &Tree) {
     cc::Build::new()
         .file("fairshare.c")
         .file("job_checks.c")
-        .include(src)
+        .includes(tree.includes())
         .include(".")
         .compile("slurm_malleable_helpers");
 }
 
-fn compile_layout_probe(src: &Path, stepd: bool) {
+fn compile_layout_probe(tree: &Tree, stepd: bool) {
     let mut build = cc::Build::new();
-    build.file("layout_probe.c").include(src).include(".").warnings(false);
+    build.file("layout_probe.c").includes(tree.includes()).include(".").warnings(false);
     if stepd {
         build.define("MALLEABLE_STEPD", None);
     }

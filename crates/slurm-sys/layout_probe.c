@@ -54,6 +54,11 @@ PROBE(malleable_probe_offsetof_conf_node_name, offsetof(slurmd_conf_t, node_name
 PROBE(malleable_probe_offsetof_conf_spooldir, offsetof(slurmd_conf_t, spooldir))
 PROBE(malleable_probe_sizeof_step_loc, sizeof(step_loc_t))
 PROBE(malleable_probe_offsetof_step_loc_step_id, offsetof(step_loc_t, step_id))
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 11, 0)
+/* 25.11 keeps a batch launch's job id in its step_id (from the credential). */
+PROBE(malleable_probe_offsetof_batch_job_id, offsetof(batch_job_launch_msg_t, step_id))
+#else
 PROBE(malleable_probe_offsetof_batch_job_id, offsetof(batch_job_launch_msg_t, job_id))
+#endif
 PROBE(malleable_probe_offsetof_launch_step_id, offsetof(launch_tasks_request_msg_t, step_id))
 #endif

@@ -39,10 +39,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("malleable-rt", &[]),
     ("mall-run", &["malleable-model", "malleable-rt", "slurm"]),
     ("mall-example", &["malleable-rt"]),
-    ("testcluster", &[]),
-    ("cluster-tests", &["testcluster", "slurm", "malleable-model"]),
+    ("provision", &[]),
+    ("testcluster", &["provision"]),
+    ("cluster-tests", &["testcluster", "provision", "slurm", "malleable-model"]),
     ("cluster-eval", &["testcluster", "malleable-model", "malleable-core", "malleable-sim"]),
-    ("xtask", &["testcluster", "cluster-eval", "cluster-tests", "malleable-sim", "malleable-core"]),
+    ("xtask", &["provision", "testcluster", "cluster-eval", "cluster-tests", "malleable-sim", "malleable-core"]),
 ];
 
 /// Dev-dependencies a test may take beyond the above.

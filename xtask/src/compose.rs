@@ -5,10 +5,10 @@
 use std::path::PathBuf;
 use testcluster::compose::{site, Site, SiteSpec};
 
+use provision::HOST_RELEASE;
 use testcluster::plugins::plugin_dir_for;
-use testcluster::slurm_release::HOST_RELEASE;
 
-use crate::{build_release, repo_root, setup, Result};
+use crate::{repo_root, Result};
 
 pub const USAGE: &str = "usage: cargo xtask compose <command>
   up [--name NAME] [--nodes N] [--slurm VERSION] [--stock] [--strategy S] [--set KEY=VALUE]...
@@ -107,10 +107,11 @@ fn up(args: &[String]) -> Result<()> {
     for (k, v) in &malleable {
         spec = spec.malleable(k, v);
     }
-    setup::ensure(&["debootstrap", "docker-compose"])?;
+    provision::apt::ensure(&["debootstrap", "docker-compose"])?;
     // A stock site's image has none of our files: nothing to build.
-    let staged = if stock { plugin_dir_for(&repo_root(), &slurm) } else { build_release::build(&repo_root(), &slurm)? };
-    let mut site = Site::up(spec, &root(), &staged)?;
+    let staged =
+        if stock { plugin_dir_for(&repo_root(), &slurm) } else { provision::build::build(&repo_root(), &slurm)? };
+    let mut site = Site::up(spec, &repo_root(), &staged)?;
     site.keep = true;
     let what = if stock { "stock " } else { "" };
     println!(

@@ -15,7 +15,7 @@ use testcluster::process::output;
 
 use cluster_eval::runs::common::{self as evaluate, Setup};
 
-use crate::{repo_root, setup, Result};
+use crate::{repo_root, Result};
 
 pub fn run(nodes: usize, keep: bool, strategies: &[String], app: ElasticApp) -> Result<()> {
     let w = workloads::demo(nodes);
@@ -44,7 +44,7 @@ pub fn run(nodes: usize, keep: bool, strategies: &[String], app: ElasticApp) -> 
         beside_backfill: false,
         app,
     };
-    let staged = setup::staged_plugins(&repo_root())?;
+    let staged = provision::build::staged_plugins(&repo_root())?;
     let runs = evaluate::real_runs(&staged, &w, strategies, &set_up)?;
     let mut summaries = Vec::new();
     for run in &runs {

@@ -6,10 +6,10 @@
 //!   cargo xtask mpdata [--scale F] [--seed S]   Iserte et al. 2025's MPDATA, static against natural, on 31 nodes
 //!   cargo xtask soak [--jobs N]   many jobs, a third elastic, resizing often
 //!   cargo xtask versus-stock [--jobs N]   srun latency and a burst of short jobs, ours against stock Slurm
-//!   cargo xtask bench-scale [--nodes N] [--jobs N] [--strategies A,B]   pass and lock-hold times with 5,000 nodes, 10,000 jobs
+//!   cargo xtask bench-scale [--nodes N] [--jobs N] [--strategies A,B] [--slurm V]   pass and lock-hold times with 5,000 nodes, 10,000 jobs
 //!   cargo xtask bench-resize [--nodes N] [--rounds R] [--mpi restart] [--slurm V]   one-node resize latency, 1 to N nodes
 //!   cargo xtask bench-ipsched [--nodes N]   IPSCHED's pass in slurmctld, nodes of 8 CPUs and 2 GPUs
-//!   cargo xtask bench-site [--rounds R]     locks held by resizes on the compose site (slurmdbd)
+//!   cargo xtask bench-site [--rounds R] [--slurm V]   locks held by resizes on the compose site (slurmdbd)
 //!   cargo xtask test                        every test, with its own set-up
 //!   cargo xtask cluster up|down|status [--nodes N] [--name NAME]
 //!   cargo xtask compose up|down|exec ...   a whole site in docker-compose
@@ -17,16 +17,10 @@
 //!   cargo xtask slurm-src [--slurm V]       prints the configured source tree
 //!   cargo xtask cargo --slurm V ARGS...     cargo ARGS in release V's build image
 
-mod apt_private;
 mod architecture;
-mod build_release;
-mod c_example;
 mod compose;
-mod container;
 mod demo;
 mod release_tests;
-mod setup;
-mod slurm_src;
 mod slurm_tests;
 mod test;
 
@@ -36,9 +30,9 @@ use std::time::Instant;
 
 use cluster_eval::replay::ElasticApp;
 use cluster_eval::runs::{self, esp::EvalOpts};
+use provision::HOST_RELEASE;
 use testcluster::cluster::{self, Cluster};
 use testcluster::plugins::{self, tool_dir};
-use testcluster::slurm_release::HOST_RELEASE;
 use testcluster::ClusterSpec;
 
 pub type Result<T> = std::result::Result<T, String>;
@@ -62,7 +56,7 @@ const USAGE: &str = "usage: cargo xtask <command>
                                          SchedMD's HTC guide tunes it, on one cluster (8): srun latency when
                                          idle, then N jobs (1000) of 1-4 nodes and 0-2 s at once: total time,
                                          mean wait, node time used, end-to-start hand-off
-  bench-scale [--nodes N] [--jobs N] [--strategies A,B] [--keep]
+  bench-scale [--nodes N] [--jobs N] [--strategies A,B] [--keep] [--slurm V]
                                          every strategy's (or those named) pass and lock-hold times in a
                                          slurmctld of N nodes (5000, 4 with a slurmd) and N waiting jobs
                                          (10000), squeue meanwhile, and stock's
@@ -73,7 +67,7 @@ const USAGE: &str = "usage: cargo xtask <command>
   bench-resize [--nodes N] [--rounds R] [--mpi restart] [--slurm V]
                                          one-node resize latency 1 -> N -> 1, table and plot (32, 5); --mpi
                                          restart: of the MPI Jacobi restarted, with Open MPI and with MPICH
-  bench-site [--rounds R]                how long resizes hold slurmctld's locks on a 4-host compose site,
+  bench-site [--rounds R] [--slurm V]    how long resizes hold slurmctld's locks on a 4-host compose site,
                                          where they wait for slurmdbd (R shrink-and-grow rounds, 5)
   bench-ipsched [--nodes N] [--keep]     IPSCHED's pass in slurmctld (and EASY's) on N nodes (16) of 8 CPUs and
                                          2 GPUs with the CPU-GPU ESP's 456 jobs scaled to them waiting
@@ -125,7 +119,7 @@ struct Opts {
 
 /// Whether release `v` is the host's (built and run on this machine).
 fn is_host(v: &str) -> bool {
-    testcluster::SlurmRelease::buildable(v).is_ok_and(|r| r.is_host())
+    testcluster::SlurmRelease::find(v).is_ok_and(|r| r.is_host())
 }
 
 /// A whole-number option's value from `lo` to `hi`.
@@ -177,9 +171,9 @@ fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
                 o.name = v.clone();
             }
             "--keep" => o.keep = true,
-            "--slurm" if default_name == "demo" || default_name == "bench" => {
-                let v = it.next().ok_or("--slurm needs a version, e.g. 24.11")?;
-                testcluster::SlurmRelease::buildable(v).map_err(|e| format!("--slurm {v}: {e}"))?;
+            "--slurm" if ["demo", "bench", "bench-site", "scale"].contains(&default_name) => {
+                let v = it.next().ok_or("--slurm needs a version, e.g. 26.05")?;
+                testcluster::SlurmRelease::find(v).map_err(|e| format!("--slurm {v}: {e}"))?;
                 o.slurm = Some(v.clone());
             }
             "--networked" => o.networked = true,
@@ -249,9 +243,39 @@ fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
     Ok(o)
 }
 
+/// `--slurm-source PATH` taken out of `args`, wherever it is: with the
+/// `--slurm V` it needs, the source is checked and kept as V's for this
+/// command and those that follow (provision::schedmd::choose_source).
+fn take_slurm_source(mut args: Vec<String>) -> Result<Vec<String>> {
+    let Some(i) = args.iter().position(|a| a == "--slurm-source") else {
+        return Ok(args);
+    };
+    let path = args.get(i + 1).cloned().ok_or("--slurm-source needs a path: a Slurm release tarball or tree")?;
+    args.drain(i..i + 2);
+    let version = args
+        .iter()
+        .position(|a| a == "--slurm")
+        .and_then(|j| args.get(j + 1))
+        .ok_or("--slurm-source needs --slurm VERSION (25.11 or 26.05): the release it is a source of")?;
+    let r = testcluster::SlurmRelease::find(version).map_err(|e| format!("--slurm {version}: {e}"))?;
+    let source = provision::schedmd::choose_source(&repo_root(), r, Path::new(&path))?;
+    eprintln!(
+        "xtask: Slurm {} from {} (kept for --slurm {version} from now on)",
+        source.upstream,
+        source.path.display()
+    );
+    Ok(args)
+}
+
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
     let started = Instant::now();
+    let args = match take_slurm_source(std::env::args().skip(1).collect()) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     // What the evaluation runs are given: where the workspace is, and its target/.
     let root = repo_root();
     let target = root.join("target");
@@ -265,12 +289,14 @@ fn main() -> ExitCode {
         }),
         Some("esp") => parse_opts(&args[1..], "esp").and_then(|o| esp(o, false)),
         Some("fidelity") => parse_opts(&args[1..], "fidelity").and_then(|o| esp(o, true)),
-        Some("mpdata") => parse_opts(&args[1..], "mpdata")
-            .and_then(|o| runs::mpdata::run(&setup::staged_plugins(&root)?, &target, o.nodes, o.scale, o.seed, o.keep)),
+        Some("mpdata") => parse_opts(&args[1..], "mpdata").and_then(|o| {
+            runs::mpdata::run(&provision::build::staged_plugins(&root)?, &target, o.nodes, o.scale, o.seed, o.keep)
+        }),
         Some("soak") => parse_opts(&args[1..], "soak")
-            .and_then(|o| runs::soak::run(&setup::build_plugins(&root)?, &tool_dir(&root), o.jobs, o.nodes)),
-        Some("versus-stock") => parse_opts(&args[1..], "versus")
-            .and_then(|o| runs::versus::run(&setup::build_plugins(&root)?, &tool_dir(&root), o.jobs, o.nodes)),
+            .and_then(|o| runs::soak::run(&provision::build::build_plugins(&root)?, &tool_dir(&root), o.jobs, o.nodes)),
+        Some("versus-stock") => parse_opts(&args[1..], "versus").and_then(|o| {
+            runs::versus::run(&provision::build::build_plugins(&root)?, &tool_dir(&root), o.jobs, o.nodes)
+        }),
         Some("test") => match args.get(1).map(String::as_str) {
             None => test::run_all(&repo_root(), evaluations()),
             // One release's tier alone (after the host's set-up).
@@ -285,25 +311,36 @@ fn main() -> ExitCode {
             },
             Some(other) => Err(format!("test: unknown option '{other}'\n{USAGE}")),
         },
-        Some("bench-scale") => parse_opts(&args[1..], "scale").and_then(|o| {
-            let only = o.strategies_given.then_some(o.strategies.as_slice());
-            runs::bench_scale::run(&setup::build_plugins(&root)?, o.nodes, o.jobs, o.keep, only)
+        Some("bench-scale") => parse_opts(&args[1..], "scale").and_then(|o| match &o.slurm {
+            Some(v) if !is_host(v) => release_tests::in_release(&repo_root(), v, "bench-scale", &args[1..]),
+            _ => {
+                let only = o.strategies_given.then_some(o.strategies.as_slice());
+                runs::bench_scale::run(&provision::build::staged_plugins(&root)?, o.nodes, o.jobs, o.keep, only)
+            }
         }),
         Some("bench-ipsched") => parse_opts(&args[1..], "ipsched")
-            .and_then(|o| runs::bench_ipsched::run(&setup::build_plugins(&root)?, o.nodes, o.keep)),
+            .and_then(|o| runs::bench_ipsched::run(&provision::build::build_plugins(&root)?, o.nodes, o.keep)),
         Some("bench-resize") => parse_opts(&args[1..], "bench").and_then(|o| match &o.slurm {
             Some(v) if !is_host(v) => release_tests::in_release(&repo_root(), v, "bench-resize", &args[1..]),
-            _ => runs::bench_resize::run(&setup::staged_plugins(&root)?, &target, o.nodes, o.rounds, o.mpi.is_some()),
+            _ => runs::bench_resize::run(
+                &provision::build::staged_plugins(&root)?,
+                &target,
+                o.nodes,
+                o.rounds,
+                o.mpi.is_some(),
+            ),
         }),
-        Some("bench-site") => parse_opts(&args[1..], "bench-site")
-            .and_then(|o| runs::bench_site::run(&setup::build_plugins(&root)?, &target, o.rounds)),
+        Some("bench-site") => parse_opts(&args[1..], "bench-site").and_then(|o| {
+            let v = o.slurm.as_deref().unwrap_or(HOST_RELEASE);
+            runs::bench_site::run(&provision::build::build(&root, v)?, &target, v, o.rounds)
+        }),
         Some("slurm-tests") => slurm_tests::cmd(&args[1..]),
         Some("cluster") => cluster_cmd(&args[1..]),
         Some("compose") => compose::run(&args[1..]),
         Some("build") => slurm_flag(&args[1..])
             .and_then(|v| match v {
-                None => setup::build_plugins(&repo_root()),
-                Some(v) => build_release::build(&repo_root(), &v),
+                None => provision::build::build_plugins(&repo_root()),
+                Some(v) => provision::build::build(&repo_root(), &v),
             })
             .map(|d| println!("plugins in {}", d.display())),
         Some("slurm-src") => slurm_src_cmd(&args[1..]).map(|t| println!("{}", t.display())),
@@ -339,7 +376,7 @@ fn esp(o: Opts, strict: bool) -> Result<()> {
         strategies: o.strategies,
         keep: o.keep,
     };
-    runs::esp::run(&setup::staged_plugins(&root)?, &root.join("target"), &e, strict)
+    runs::esp::run(&provision::build::staged_plugins(&root)?, &root.join("target"), &e, strict)
 }
 
 /// The evaluation commands' short forms `cargo xtask test` ends with, each a
@@ -368,11 +405,11 @@ fn evaluations() -> Vec<(&'static str, test::Run)> {
         ("cargo xtask demo", Box::new(move || demo::run(16, false, &both, ElasticApp::Example))),
         (
             "cargo xtask esp --scale 120 --fraction 0.2",
-            Box::new(move || runs::esp::run(&setup::staged_plugins(&repo_root())?, &target, &esp, false)),
+            Box::new(move || runs::esp::run(&provision::build::staged_plugins(&repo_root())?, &target, &esp, false)),
         ),
         (
             "cargo xtask soak --jobs 100",
-            Box::new(move || runs::soak::run(&setup::build_plugins(&root)?, &tool_dir(&root), 100, 32)),
+            Box::new(move || runs::soak::run(&provision::build::build_plugins(&root)?, &tool_dir(&root), 100, 32)),
         ),
         ("cargo xtask slurm-tests --short", Box::new(|| slurm_tests::run(true, &[]))),
     ]
@@ -389,12 +426,12 @@ fn slurm_flag(args: &[String]) -> Result<Option<String>> {
 
 fn slurm_src_cmd(args: &[String]) -> Result<PathBuf> {
     let root = repo_root();
-    let r = testcluster::SlurmRelease::buildable(slurm_flag(args)?.as_deref().unwrap_or(HOST_RELEASE))?;
+    let r = testcluster::SlurmRelease::find(slurm_flag(args)?.as_deref().unwrap_or(HOST_RELEASE))?;
     if r.is_host() {
-        setup::ensure_packages()?;
-        setup::ensure_source_tree(&root)
+        provision::host::ensure_packages()?;
+        provision::host::ensure_source_tree(&root)
     } else {
-        slurm_src::ensure_release_tree(&root, r)
+        provision::debian_source::ensure_release_tree(&root, r)
     }
 }
 
@@ -406,12 +443,12 @@ fn cargo_cmd(args: &[String]) -> Result<()> {
     if flag != "--slurm" || rest.is_empty() {
         return Err("cargo: expected --slurm VERSION ARGS... (e.g. --slurm 24.11 check -p slurm)".into());
     }
-    let r = testcluster::SlurmRelease::buildable(v)?;
+    let r = testcluster::SlurmRelease::find(v)?;
     if r.is_host() {
         return Err(format!("cargo --slurm {v}: that is the host's release; run cargo itself"));
     }
     let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
-    build_release::cargo_in(&repo_root(), r, &rest, &[])
+    provision::build::cargo_in(&repo_root(), r, &rest, &[])
 }
 
 fn cluster_cmd(args: &[String]) -> Result<()> {
@@ -420,7 +457,7 @@ fn cluster_cmd(args: &[String]) -> Result<()> {
     let dir = Cluster::dir_of(&o.name);
     match sub {
         "up" => {
-            let staged = setup::build_plugins(&repo_root())?;
+            let staged = provision::build::build_plugins(&repo_root())?;
             let mut spec = plugins::sched_malleable(ClusterSpec::new(&o.name, o.nodes), &staged);
             for (k, v) in &o.set {
                 spec = spec.set(k, v);

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use cluster_tests::slurm_suites::{self, Host};
 use testcluster::SlurmRelease;
 
-use crate::{is_host, release_tests, repo_root, setup, slurm_src, Result};
+use crate::{is_host, release_tests, repo_root, Result};
 
 /// `slurm-tests [--short] [--only TEXT,...] [--slurm V]`: here, or for a
 /// release other than the host's in its build image (the same command
@@ -42,30 +42,44 @@ pub fn cmd(args: &[String]) -> Result<()> {
 pub fn run(short: bool, only: &[String]) -> Result<()> {
     let root = repo_root();
     let source = source_tree(&root, SlurmRelease::installed()?)?;
-    let staged = setup::staged_plugins(&root)?;
-    let host = Host { root: &root, source: &source, staged: &staged, ensure: &|p: &[&str]| setup::ensure(p) };
+    let staged = provision::build::staged_plugins(&root)?;
+    let host = Host { root: &root, source: &source, staged: &staged, ensure: &|p: &[&str]| provision::apt::ensure(p) };
     slurm_suites::run(&host, short, only)
 }
 
-/// Where `r`'s configured source tree is kept, made or not.
-fn cached_tree(root: &Path, r: &SlurmRelease) -> PathBuf {
-    match r.is_host() {
-        true => setup::source_cache(root).join(setup::SLURM_SRC_NAME),
-        false => slurm_src::release_tree(root, r),
+/// Where `r`'s configured source tree is kept, made or not: inside a
+/// release's build container, the one SLURM_SRC_DIR names (the build
+/// container is given it); else the host's, or Debian's source package's.
+/// A tree built from SchedMD's source is found by its source's hash, which
+/// only provisioning outside the container knows.
+fn cached_tree(root: &Path, r: &SlurmRelease) -> Option<PathBuf> {
+    if r.is_host() {
+        return Some(provision::host::source_tree(root));
     }
+    // .cargo/config.toml names the host's tree: only a tree of r's series counts.
+    if let Some(dir) = std::env::var_os("SLURM_SRC_DIR").map(PathBuf::from) {
+        let meta = std::fs::read_to_string(dir.join("META")).unwrap_or_default();
+        let version = meta.lines().find_map(|l| l.trim().strip_prefix("Version:")).map(str::trim);
+        if version.and_then(provision::release::series_of) == Some(r.version) {
+            return Some(dir);
+        }
+    }
+    (!r.from_source()).then(|| provision::debian_source::release_tree(root, r))
 }
 
-/// The configured source tree of `r` (its testsuite is run): the host's
-/// fetched when missing; another release's must be made outside its build
-/// image, where `--slurm` made it.
+/// The source tree of `r` (its testsuite is run): the host's fetched when
+/// missing; another release's must be made outside its build image, where
+/// `--slurm` made it.
 fn source_tree(root: &Path, r: &SlurmRelease) -> Result<PathBuf> {
     if r.is_host() {
-        return setup::ensure_source_tree(root);
+        return provision::host::ensure_source_tree(root);
     }
-    let tree = cached_tree(root, r);
-    if !tree.join("config.h").is_file() {
+    let tree = cached_tree(root, r).ok_or_else(|| {
+        format!("Slurm {}'s source tree: run this through `cargo xtask slurm-tests --slurm {}`", r.version, r.version)
+    })?;
+    if !tree.join("testsuite").is_dir() {
         return Err(format!(
-            "{} is not a configured source tree: `cargo xtask slurm-src --slurm {}` makes it",
+            "{} is not a Slurm source tree: `cargo xtask slurm-src --slurm {}` makes it",
             tree.display(),
             r.version
         ));
@@ -80,8 +94,8 @@ mod tests {
     #[test]
     fn every_test_of_each_cached_tree_is_listed() {
         let root = repo_root();
-        for r in testcluster::slurm_release::RELEASES.iter().filter(|r| r.unavailable.is_none()) {
-            let source = cached_tree(&root, r);
+        for r in provision::release::RELEASES.iter() {
+            let Some(source) = cached_tree(&root, r) else { continue };
             if !source.join("testsuite").is_dir() {
                 // A machine that has not fetched that tree yet: `cargo
                 // xtask slurm-tests` checks the same before it runs anything.

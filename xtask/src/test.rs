@@ -3,7 +3,7 @@
 //! SPANK-only build without the Slurm source tree, unit and property tests,
 //! then the symbol check, the real-cluster tests and the compose site's
 //! (marked #[ignore] so that a plain `cargo test` never needs root, Docker
-//! or a cluster), the same for Slurm 24.11 (release_tests), then the
+//! or a cluster), the other releases' tiers (release_tests), then the
 //! evaluation commands' short forms. It ends with one line that counts every test.
 
 use std::path::Path;
@@ -12,13 +12,13 @@ use std::time::Instant;
 
 use testcluster::process::run;
 
-use crate::{architecture, setup, Result};
+use crate::{architecture, Result};
 
 /// cargo on this machine, in the workspace, built against the host's
 /// Slurm source tree.
 pub(crate) fn cargo_command(root: &Path) -> Command {
     let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    c.current_dir(root).env("SLURM_SRC_DIR", setup::source_cache(root).join(setup::SLURM_SRC_NAME));
+    c.current_dir(root).env("SLURM_SRC_DIR", provision::host::source_tree(root));
     c
 }
 
@@ -29,11 +29,11 @@ pub type Run = Box<dyn Fn() -> Result<()>>;
 /// short forms, which this file does not import).
 pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()> {
     let t = Instant::now();
-    setup::build_plugins(root)?;
+    provision::build::build_plugins(root)?;
     // The compose site's tests make its image with debootstrap.
-    setup::ensure(&["debootstrap", "docker-compose"])?;
+    provision::apt::ensure(&["debootstrap", "docker-compose"])?;
     eprintln!("xtask: set-up and plugin build took {:.1?}", t.elapsed());
-    let tree = setup::source_cache(root).join(setup::SLURM_SRC_NAME);
+    let tree = provision::host::source_tree(root);
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let cargo_in = |tree: &Path| {
         let mut c = Command::new(&cargo);
@@ -69,10 +69,10 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
     eprintln!("xtask: unit and property tests took {:.1?}", t.elapsed());
     total.add(unit?);
     let t = Instant::now();
-    // The other release's image, plugins and tests are built meanwhile:
-    // the cluster tests mostly wait on daemons, and a build container
-    // yields the CPUs to them (`Container::command`).
-    let beside = OtherRelease::compile(root, OTHER_RELEASE);
+    // The other releases' Slurm, images, plugins and tests are built
+    // meanwhile: the cluster tests mostly wait on daemons, and a build
+    // container yields the CPUs to them (`Container::command`).
+    let beside = OtherReleases::compile(root);
     let cluster = run_tests(cargo_in(&tree).args([
         "test",
         "-p",
@@ -85,11 +85,13 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
     eprintln!("xtask: symbol check and cluster tests took {:.1?}", t.elapsed());
     beside.wait();
     total.add(cluster?);
-    // The other supported release: built and tested in its own root.
-    let t = Instant::now();
-    let other = crate::release_tests::run(root, OTHER_RELEASE);
-    eprintln!("xtask: Slurm {OTHER_RELEASE}'s tests took {:.1?}", t.elapsed());
-    total.add(other?);
+    // The other releases: each built and tested in its own root.
+    for tier in crate::release_tests::TIERS {
+        let t = Instant::now();
+        let other = crate::release_tests::run(root, tier.version);
+        eprintln!("xtask: Slurm {}'s tests took {:.1?}", tier.version, t.elapsed());
+        total.add(other?);
+    }
     let t = Instant::now();
     let evaluations = run_evaluations(evaluations);
     eprintln!("xtask: the evaluation commands' short forms took {:.1?}", t.elapsed());
@@ -100,35 +102,39 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
     Ok(())
 }
 
-/// The release whose tier `cargo xtask test` runs after the host's.
-const OTHER_RELEASE: &str = "24.11";
-
-/// `cargo xtask test --slurm V --no-run` as a child process, its output in
-/// a log of its own (not among the tests' lines).
-struct OtherRelease {
+/// `cargo xtask test --slurm V --no-run` of every other release, one after
+/// the other, as a child process, its output in a log of its own (not
+/// among the tests' lines).
+struct OtherReleases {
     child: Option<std::process::Child>,
     log: std::path::PathBuf,
     started: Instant,
 }
 
-impl OtherRelease {
-    fn compile(root: &Path, version: &str) -> OtherRelease {
-        let log = root.join(format!("target/xtask-compile-{version}.log"));
+impl OtherReleases {
+    fn compile(root: &Path) -> OtherReleases {
+        let log = root.join("target/xtask-compile-releases.log");
+        let versions: Vec<&str> = crate::release_tests::TIERS.iter().map(|t| t.version).collect();
         let spawned = std::env::current_exe().map_err(|e| e.to_string()).and_then(|exe| {
             let out = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
             let err = out.try_clone().map_err(|e| e.to_string())?;
+            // One shell runs them in turn, each to the end even if another failed.
+            let script: String = versions
+                .iter()
+                .map(|v| format!("'{}' test --slurm {v} --no-run || status=1; ", exe.display()))
+                .collect();
             Command::new("nice")
-                .args(["-n", "10"])
-                .arg(exe)
-                .args(["test", "--slurm", version, "--no-run"])
+                .args(["-n", "10", "sh", "-c", &format!("status=0; {script}exit $status")])
                 .current_dir(root)
                 .stdout(out)
                 .stderr(err)
                 .spawn()
                 .map_err(|e| e.to_string())
         });
-        let child = spawned.map_err(|e| eprintln!("xtask: cannot build Slurm {version}'s tier beside: {e}")).ok();
-        OtherRelease { child, log, started: Instant::now() }
+        let child = spawned
+            .map_err(|e| eprintln!("xtask: cannot build Slurm {}'s tiers beside: {e}", versions.join(", ")))
+            .ok();
+        OtherReleases { child, log, started: Instant::now() }
     }
 
     /// Wait for it; when it failed, say where its log is: the tier's own
@@ -137,10 +143,12 @@ impl OtherRelease {
         let Some(mut child) = self.child else { return };
         match child.wait() {
             Ok(s) if s.success() => {
-                eprintln!("xtask: the other release's build, beside them, took {:.1?}", self.started.elapsed())
+                eprintln!("xtask: the other releases' builds, beside them, took {:.1?}", self.started.elapsed())
             }
-            Ok(s) => eprintln!("xtask: the other release's build beside them failed ({s}); see {}", self.log.display()),
-            Err(e) => eprintln!("xtask: cannot wait for the other release's build: {e}"),
+            Ok(s) => {
+                eprintln!("xtask: the other releases' builds beside them failed ({s}); see {}", self.log.display())
+            }
+            Err(e) => eprintln!("xtask: cannot wait for the other releases' builds: {e}"),
         }
     }
 }
@@ -148,8 +156,8 @@ impl OtherRelease {
 /// `cargo xtask test --slurm V`: release V's tier alone, after the host's
 /// set-up (its compose test runs from the host).
 pub fn run_release(root: &Path, version: &str) -> Result<()> {
-    setup::build_plugins(root)?;
-    setup::ensure(&["debootstrap", "docker-compose"])?;
+    provision::build::build_plugins(root)?;
+    provision::apt::ensure(&["debootstrap", "docker-compose"])?;
     let counts = crate::release_tests::run(root, version)?;
     println!("tests: {} passed, {} failed", counts.passed, counts.failed);
     Ok(())

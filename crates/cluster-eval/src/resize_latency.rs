@@ -10,7 +10,8 @@
 //!   (`expand onto ... committed`);
 //! - shrink: the plugin decides (`shrink off ... (resize R, ...)`), the leaving
 //!   workers' steps ended (`shrink R: workers on ... left`), mall-run's COMMIT
-//!   reached slurmctld (its own `setting comment to ... COMMIT` line), the plugin
+//!   reached slurmctld (job_submit/malleable's `its runtime's request: ...
+//!   COMMIT` line, as it takes the request), the plugin
 //!   read it and slurmctld freed the nodes (`shrink off ... committed ...; it now
 //!   holds`). A shrink changes the allocation at its end, not its start.
 
@@ -103,30 +104,29 @@ fn count(list: &str) -> Option<usize> {
 
 /// The lines of slurmctld's log about job `job`'s resizes, in order.
 pub fn ctld_events(log: &str, job: u32) -> Vec<(i64, Event)> {
-    let commit = format!(" COMMIT job={job} resize=");
     let mut out = Vec::new();
     for line in log.lines() {
         let Some(t) = log_time_ms(line) else { continue };
-        if let Some(ours) = LogLine::parse(line) {
-            if ours.job() == Some(JobId(job)) {
-                if let Some(e) = plugin_line(ours) {
-                    out.push((t, e));
-                }
-            }
-        } else if line.contains("setting comment to mall1 ") && line.ends_with(&format!(" for JobId={job}")) {
-            // slurmctld's own line, as it takes mall-run's COMMIT.
-            if let Some(resize) = line.find(&commit).and_then(|i| number(&line[i + commit.len()..])) {
-                out.push((t, Event::CommitArrived { resize }));
-            }
+        let Some(ours) = LogLine::parse(line).filter(|l| l.job() == Some(JobId(job))) else { continue };
+        if let Some(e) = plugin_line(ours, job) {
+            out.push((t, e));
         }
     }
     out
 }
 
 /// One of the plugin's lines about the job, as a step's instant.
-fn plugin_line(line: LogLine) -> Option<Event> {
+fn plugin_line(line: LogLine, job: u32) -> Option<Event> {
     let failed = Event::Failed { line: line.to_string() };
     match line {
+        // mall-run's COMMIT, as job_submit/malleable takes it.
+        LogLine::RequestTaken { request, .. } => {
+            let commit = format!(" COMMIT job={job} resize=");
+            request
+                .find(&commit)
+                .and_then(|i| number(&request[i + commit.len()..]))
+                .map(|resize| Event::CommitArrived { resize })
+        }
         LogLine::ExpandNotDone { .. } | LogLine::ReleaseFailed { .. } => Some(failed),
         LogLine::Released { ending: Ending::ShrinkCommitted { nodes, .. }, holds, .. } => {
             Some(Event::ShrinkCommitted { nodes: nodes.join(","), holds: count(&holds)? })
@@ -514,11 +514,11 @@ mod tests {
     const CTLD: &str = "\
 [2026-11-24T00:00:10.000+00:00] sched/malleable: JobId=3: growing onto n2 (mtct)
 [2026-11-24T00:00:10.120+00:00] sched/malleable: JobId=3: expand onto n2 (resize 100, through JobId=9); it now holds n[1-2] (mtct); waiting for its application to commit
-[2026-11-24T00:00:11.000+00:00] _update_job: setting comment to mall1 seq=7 COMMIT job=3 resize=100 for JobId=3
+[2026-11-24T00:00:11.000+00:00] job_submit/malleable: JobId=3: its runtime's request: mall1 seq=7 COMMIT job=3 resize=100
 [2026-11-24T00:00:11.050+00:00] sched/malleable: JobId=3: expand onto n2 committed 0.93 s after the decision
 [2026-11-24T00:00:12.000+00:00] sched/malleable: JobId=5: growing onto n3 (mtct)
 [2026-11-24T00:00:20.000+00:00] sched/malleable: JobId=3: shrink off n2 (resize 101, mtct); waiting for its application to leave them and commit
-[2026-11-24T00:00:20.500+00:00] _update_job: setting comment to mall1 seq=8 COMMIT job=3 resize=101 for JobId=3
+[2026-11-24T00:00:20.500+00:00] job_submit/malleable: JobId=3: its runtime's request: mall1 seq=8 COMMIT job=3 resize=101
 [2026-11-24T00:00:20.530+00:00] sched/malleable: JobId=3: shrink off n2 committed 0.53 s after the decision; it now holds n1
 ";
     const APP: &str = "\
@@ -570,7 +570,8 @@ mall-run: shrink 101: workers on n2 left (unix time 1795478420.300)
         assert!(matches!(&ctld_events(refused, 3)[0].1, Event::Failed { line } if line.contains("freeing")));
         // Job 5's line, and another job's COMMIT, are not job 3's.
         let other =
-            "[2026-11-24T00:00:10.000] _update_job: setting comment to mall1 seq=2 COMMIT job=33 resize=4 for JobId=33";
+            "[2026-11-24T00:00:10.000] job_submit/malleable: JobId=33: its runtime's request: mall1 seq=2 COMMIT \
+                     job=33 resize=4";
         assert!(ctld_events(other, 3).is_empty());
     }
 

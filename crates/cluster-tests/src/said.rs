@@ -257,6 +257,16 @@ pub fn resizes_resumed() -> Said {
     Said::new("resizes resumed".into(), |l| matches!(l, LogLine::ResizesResumed))
 }
 
+/// job_submit/malleable took job `id`'s runtime request starting with
+/// `request` (e.g. `mall1 seq=1 HELLO`; any when empty).
+pub fn request_taken(id: u32, request: &str) -> Said {
+    let want = request.to_string();
+    Said::new(
+        format!("JobId={id}'s runtime request {request:?} taken"),
+        move |l| matches!(l, LogLine::RequestTaken { job, request } if job.0 == id && request.starts_with(&want)),
+    )
+}
+
 /// The nodes an agent's line moves (added, freed) or starts a job on, as
 /// names (a start's hostlist as written), or none for another line.
 pub fn nodes(line: &str) -> Vec<String> {

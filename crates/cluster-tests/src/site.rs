@@ -30,6 +30,9 @@ pub const README_APP_ARGS: &str = "--cells 8192 --iterations 600 --unit-us 25";
 /// host's release.
 pub const SITE_SLURM_VAR: &str = "MALLEABLE_SITE_SLURM";
 
+/// Set, a compose test leaves its site up when it ends.
+pub const KEEP_SITE_VAR: &str = "MALLEABLE_KEEP_SITE";
+
 /// Bring up site `name` with `nodes` compute hosts (cores as this machine
 /// has), as `spec` changes it, of the release [`SITE_SLURM_VAR`] names.
 pub fn up_site(name: &str, nodes: usize, spec: impl FnOnce(SiteSpec) -> SiteSpec) -> Site {
@@ -39,8 +42,12 @@ pub fn up_site(name: &str, nodes: usize, spec: impl FnOnce(SiteSpec) -> SiteSpec
         base = base.slurm(&release.to_string_lossy()).unwrap_or_else(|e| panic!("{SITE_SLURM_VAR}: {e}"));
     }
     let spec = spec(base);
-    Site::up(spec, &repo_root().join("target/compose"), &plugin_dir())
-        .unwrap_or_else(|e| panic!("site {name} did not come up: {e}"))
+    let mut site =
+        Site::up(spec, &repo_root(), &plugin_dir()).unwrap_or_else(|e| panic!("site {name} did not come up: {e}"));
+    // For looking into a failure: the site is left up (`cargo xtask compose
+    // down --name NAME` ends it).
+    site.keep = std::env::var_os(KEEP_SITE_VAR).is_some();
+    site
 }
 
 /// Put `text` in `user`'s home on the site (shared by the login and

@@ -3,7 +3,8 @@
 //! idle nodes, shrinks for a waiting job (keeping its node constraint),
 //! which starts on exactly the freed nodes, is seen adapting meanwhile,
 //! runs its workers where it holds nodes, and finishes with the same
-//! result as the application alone.
+//! result as the application alone; the Comment its owner gave it stays
+//! theirs all along, while its runtime talks to the scheduler.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -17,6 +18,9 @@ use cluster_tests::up_with;
 use testcluster::Cluster;
 
 const MTCT: &str = "Strategy=mtct\nSchedulerTick=5\n";
+
+/// What a site's user keeps in a job's Comment (a project, a ticket).
+const GRANT: &str = "grant ABC-123";
 
 fn set(items: Vec<String>) -> BTreeSet<String> {
     items.into_iter().collect()
@@ -45,7 +49,13 @@ fn an_elastic_job_grows_shrinks_for_a_waiting_job_and_finishes_its_work() {
         &c,
         &script,
         "elastic.out",
-        &["-N2", "--min-nodes-invasive=2", "--max-nodes-invasive=4", "--node-constraints=even"],
+        &[
+            "-N2",
+            "--min-nodes-invasive=2",
+            "--max-nodes-invasive=4",
+            "--node-constraints=even",
+            &format!("--comment={GRANT}"),
+        ],
     );
 
     // It grows into the two idle nodes; while its application adapts, the
@@ -67,6 +77,12 @@ fn an_elastic_job_grows_shrinks_for_a_waiting_job_and_finishes_its_work() {
     .unwrap();
     wait_said(&c, 0, &said::expand_committed(id, "n3,n4"), Duration::from_secs(30));
     wait_status(&c, id, "steady");
+    // Its runtime said hello and committed through job_submit/malleable;
+    // the Comment is still its owner's.
+    let log = c.ctld_log();
+    assert!(said::request_taken(id, "mall1 seq=1 HELLO").in_log(&log), "no HELLO taken");
+    assert!(said::request_taken(id, "").count(&log) >= 3, "its requests were not taken");
+    assert_eq!(job_field(&c, id, "Comment"), GRANT);
     assert_eq!(job_field(&c, id, "NumNodes"), "4");
     assert_eq!(job_field(&c, id, "NodeList"), "n[1-4]");
 
@@ -95,9 +111,10 @@ fn an_elastic_job_grows_shrinks_for_a_waiting_job_and_finishes_its_work() {
         "no worker is left on the freed nodes: {steps:?}"
     );
 
-    // It finishes, with the work done right.
+    // It finishes, with the work done right, and its Comment as given.
     let done = c.wait_job(id, "finished", Duration::from_secs(180), |j| j.is_finished()).unwrap();
     assert_eq!(done.state, "COMPLETED");
+    assert_eq!(job_field(&c, id, "Comment"), GRANT);
     let out = job_output(&c, "elastic.out");
     assert!(out.contains("expand to 4 workers") && out.contains("shrink to 2 workers"), "{out}");
     assert_eq!(cluster_tests::malleable::checksum_in(&out), Some(serial_checksum(app)), "{out}");

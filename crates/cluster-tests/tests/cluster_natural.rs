@@ -25,7 +25,7 @@ fn a_job_is_resized_when_it_asks_and_only_then() {
     // A job that never asks stays on its one node, three idle beside it,
     // while its runtime reports three times (30 iterations, each with a probe).
     let quiet = submit(&c, &example_script(&c, "quiet", APP), "quiet.out", &ELASTIC);
-    wait_log(&c, 0, &[&format!("setting comment to mall1 seq=4 REPORT job={quiet}")], Duration::from_secs(60));
+    wait_said(&c, 0, &said::request_taken(quiet, "mall1 seq=4 REPORT"), Duration::from_secs(60));
     assert_eq!(job_field(&c, quiet, "NumNodes"), "1");
     assert!(!said::expanding(quiet, "").in_log(&c.ctld_log()), "a job that does not ask was resized");
     run(c.cmd("scancel").arg(quiet.to_string())).unwrap();

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use cluster_tests::malleable::{example_script, job_field, malleable_spec, submit, wait_log, wait_said};
+use cluster_tests::malleable::{example_script, job_field, malleable_spec, submit, wait_said};
 use cluster_tests::said;
 use cluster_tests::up_with;
 use testcluster::process::run;
@@ -27,7 +27,7 @@ fn use_conf(c: &Cluster, conf: &str) {
 fn elastic(c: &Cluster, name: &str) -> u32 {
     let script = example_script(c, name, "--cells 4096 --iterations 100000 --unit-us 20");
     let id = submit(c, &script, &format!("{name}.out"), &["-N1", "--min-nodes-invasive=1", "--max-nodes-invasive=4"]);
-    wait_log(c, 0, &[&format!("setting comment to mall1 seq=1 HELLO job={id}")], Duration::from_secs(30));
+    wait_said(c, 0, &said::request_taken(id, "mall1 seq=1 HELLO"), Duration::from_secs(30));
     id
 }
 

@@ -108,17 +108,23 @@ fn the_symbol_list_is_read_from_slurm() {
     assert_eq!(syms, vec!["sched_p_reconfig".to_string()]);
     let syms = required_symbols(&loader("job_submit"));
     assert_eq!(syms, vec!["job_submit".to_string(), "job_modify".to_string()]);
-    // The select plugins': plugin_id, then 36 operations (31 in 24.11).
-    let (select_ops, task_hooks) = match slurm::SLURM_RELEASE {
-        "22.05" => (36, 12),
-        _ => (31, 8),
+    // The select plugins': plugin_id, then 36 operations (31 in 24.11, 12
+    // in 25.11, 13 in 26.05), job_test at its place; the task plugins':
+    // 12 hooks (8 in 24.11 and 25.11, 9 in 26.05), slurmd's first, the last.
+    let (select_ops, job_test, task_hooks, last_hook) = match slurm::SLURM_RELEASE {
+        "22.05" => (36, 5, 12, "task_p_add_pid"),
+        "24.11" => (31, 5, 8, "task_p_add_pid"),
+        "25.11" => (12, 2, 8, "task_p_add_pid"),
+        _ => (13, 2, 9, "task_p_update_mem_limit"),
     };
     let syms = required_symbols(&loader("select"));
-    assert_eq!((syms.len(), syms[0].as_str(), syms[5].as_str()), (select_ops + 1, "plugin_id", "select_p_job_test"));
-    // The task plugins': slurmd's hooks first, add_pid last.
+    assert_eq!(
+        (syms.len(), syms[0].as_str(), syms[job_test].as_str()),
+        (select_ops + 1, "plugin_id", "select_p_job_test")
+    );
     let syms = required_symbols(&loader("task"));
     assert_eq!(
         (syms.len(), syms[0].as_str(), syms[task_hooks - 1].as_str()),
-        (task_hooks, "task_p_slurmd_batch_request", "task_p_add_pid")
+        (task_hooks, "task_p_slurmd_batch_request", last_hook)
     );
 }

@@ -13,11 +13,20 @@
 //! which is how select/cons_tres lets SD-Policy start another job on its
 //! cores, and is refused where that cannot happen: with `--exclusive`, or
 //! in a partition whose cores are never shared.
+//!
+//! It also keeps the channel between a malleable job's runtime (mall-run)
+//! and the scheduler: the runtime sends each request as an update of its
+//! job's comment, which Slurm authenticates as it authenticates the job's
+//! owner; this plugin takes the request off the update (so the job's
+//! Comment stays its owner's, as they wrote it) and keeps it in the job's
+//! SystemComment, which only slurmctld writes and which it keeps across
+//! restarts, where the scheduler reads it.
 
+use malleable_model::log_lines::LogLine;
+use malleable_model::runtime_msg::{with_kept_request, Envelope};
 use malleable_model::submit_options::{SubmitOptions, MALLEABLE_CORES, MAX_NODES, MIN_NODES};
-use malleable_model::MalleableSpec;
-use slurm::ctld::job_submit::{JobDesc, JobSubmitPlugin, SubmitContext};
-use slurm::ctld::JobView;
+use malleable_model::{JobId, MalleableSpec};
+use slurm::ctld::job_submit::{JobDesc, JobSubmitPlugin, SubmitContext, UpdatedJob};
 
 struct Malleable;
 
@@ -117,6 +126,31 @@ pub fn check_core_sharing(
 /// slurm.h's SHARED_FORCE bit of a partition's max_share.
 const SHARED_FORCE: u16 = 0x8000;
 
+/// What an update's `comment` is to a job: `None` when it is the owner's
+/// own comment (the job is not malleable, or the text is not a request of
+/// the runtime's), left to slurmctld; else the job's SystemComment with the
+/// request kept in it, when `may_act` (the sender is the job's owner, root
+/// or SlurmUser); a refusal naming who may otherwise.
+pub fn take_request(
+    comment: &str,
+    malleable: bool,
+    may_act: bool,
+    job: JobId,
+    uid: u32,
+    system_comment: &str,
+) -> Option<Result<String, String>> {
+    if !malleable {
+        return None;
+    }
+    let kept = Envelope::to_kept(comment)?;
+    if !may_act {
+        return Some(Err(format!(
+            "JobId={job}: uid {uid} may not send requests to its scheduler: only its owner, root or SlurmUser may"
+        )));
+    }
+    Some(Ok(with_kept_request(system_comment, Some(&kept))))
+}
+
 impl JobSubmitPlugin for Malleable {
     fn init() -> Result<Self, String> {
         Ok(Malleable)
@@ -146,8 +180,8 @@ impl JobSubmitPlugin for Malleable {
         &self,
         _ctx: &SubmitContext,
         update: &mut JobDesc<'_>,
-        job: &JobView<'_>,
-        _uid: u32,
+        job: &mut UpdatedJob<'_>,
+        uid: u32,
     ) -> Result<(), String> {
         // sched/malleable reads under slurmctld's locks only the jobs that
         // changed: this hook is where an update (hold, release, Priority=,
@@ -155,6 +189,16 @@ impl JobSubmitPlugin for Malleable {
         slurm::ctld::changes::note_update(job.id());
         let env = job.spank_job_env_with(SubmitOptions::ENV_PREFIX);
         let given = SubmitOptions::from_env(env.iter().map(String::as_str))?;
+        if let Some(comment) = update.comment() {
+            let id = JobId(job.id());
+            let may_act = job.may_be_acted_on_by(uid);
+            if let Some(kept) = take_request(&comment, !given.is_empty(), may_act, id, uid, &job.system_comment()) {
+                let kept = kept?;
+                update.take_comment();
+                job.set_system_comment(&kept);
+                log::info!("{}", LogLine::RequestTaken { job: id, request: comment });
+            }
+        }
         if update.contiguous() && (given.min_nodes.is_some() || given.max_nodes.is_some()) {
             return Err(CONTIGUOUS.into());
         }
@@ -177,6 +221,24 @@ mod tests {
 
     fn env(pairs: &[(&str, &str)]) -> Vec<String> {
         pairs.iter().map(|(k, v)| format!("{k}={v}")).collect()
+    }
+
+    #[test]
+    fn a_runtime_request_is_kept_apart_from_the_owners_comment_and_only_its_owner_may_send_one() {
+        let j = JobId(7);
+        let status = "mall1 range=2..4 constraint=even state=steady ack=3 runtime=on";
+        let request = "mall1 seq=4 COMMIT job=7 resize=2";
+        let kept = take_request(request, true, true, j, 2001, status).unwrap().unwrap();
+        assert_eq!(kept, format!("{status}\nmall1-req seq=4 COMMIT job=7 resize=2"));
+        // The owner's own comment, or any comment of a rigid job, is theirs.
+        assert_eq!(take_request("grant ABC-123", true, true, j, 2001, status), None);
+        assert_eq!(take_request(request, false, true, j, 2001, status), None);
+        // Another user may not speak for the job.
+        let e = take_request(request, true, false, j, 2002, status).unwrap().unwrap_err();
+        assert_eq!(
+            e,
+            "JobId=7: uid 2002 may not send requests to its scheduler: only its owner, root or SlurmUser may"
+        );
     }
 
     #[test]

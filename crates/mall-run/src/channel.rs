@@ -1,16 +1,18 @@
 //! The conversation with the scheduler plugin, through the job's record in
-//! slurmctld: a request is written into the job's Comment (numbered; Slurm
-//! lets only the job's owner or an operator write it, authenticated by
-//! munge), the plugin's answer is the job's SystemComment (its status,
-//! with the last request it handled). One request at a time: the next is
-//! written once the plugin has taken the last, or a later one would
-//! overwrite it. The record outlives a slurmctld restart, and so does the
-//! conversation: while slurmctld is away, the channel keeps trying.
+//! slurmctld: a request is sent as an update of the job's comment
+//! (numbered; Slurm takes it only from the job's owner or an operator,
+//! authenticated by munge), which job_submit/malleable takes off the update
+//! and keeps in the job's SystemComment, so the job's Comment stays its
+//! owner's; the plugin's answer is the SystemComment's status, with the
+//! last request it handled. One request at a time: the next is sent once
+//! the plugin has taken the last, or a later one would replace it. The
+//! record outlives a slurmctld restart, and so does the conversation: while
+//! slurmctld is away, the channel keeps trying.
 
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
-use malleable_model::runtime_msg::{Envelope, Phase, Request, Status};
+use malleable_model::runtime_msg::{with_kept_request, Envelope, Phase, Request, Status};
 
 use crate::hub::Input;
 
@@ -36,13 +38,13 @@ pub struct Channel {
     seq: u64,
     /// Whether slurmctld was unreachable at the last read (said once).
     away: bool,
-    /// The job's Comment at the last read.
-    comment: String,
+    /// The request kept in the job's SystemComment at the last read.
+    kept: Option<String>,
 }
 
 impl Channel {
     pub fn new(job: u32, polling: Polling, events: Sender<Input>) -> Channel {
-        Channel { job, polling, events, last: None, status: None, seq: 0, away: false, comment: String::new() }
+        Channel { job, polling, events, last: None, status: None, seq: 0, away: false, kept: None }
     }
 
     /// Serve requests until the hub hangs up or the job is over.
@@ -78,8 +80,9 @@ impl Channel {
                 if rec.state != "RUNNING" {
                     return false;
                 }
-                self.comment = rec.comment.clone();
-                let now = (rec.system_comment.clone(), rec.nodes.clone());
+                self.kept = Envelope::kept_line(&rec.system_comment).map(str::to_string);
+                // What the plugin says: the SystemComment less the request kept there.
+                let now = (with_kept_request(&rec.system_comment, None), rec.nodes.clone());
                 if self.last.as_ref() == Some(&now) {
                     return true;
                 }
@@ -115,7 +118,8 @@ impl Channel {
                 return Err("the job ended".into());
             }
             // A slurmctld killed before it saved the update has lost it.
-            if !self.away && self.comment != line && self.status.as_ref().is_some_and(|s| s.ack < seq) {
+            if !self.away && self.kept != Envelope::to_kept(&line) && self.status.as_ref().is_some_and(|s| s.ack < seq)
+            {
                 eprintln!("mall-run: slurmctld lost request {seq} (restarted?): writing it again");
                 self.write(&line, deadline)?;
             }

@@ -51,8 +51,9 @@ pub struct MalleableJob {
     pub status: Status,
     /// Its SystemComment read as `status` (else it is still to be written).
     pub shown: bool,
-    /// Its Comment: the runtime's latest request, or the owner's own text.
-    pub comment: String,
+    /// Its runtime's latest request, as job_submit/malleable keeps it in
+    /// the job's SystemComment (`mall1-req seq=N ...`); empty when none.
+    pub request: String,
     pub running: bool,
     /// Its nodes now, by name.
     pub nodes: Vec<String>,
@@ -135,7 +136,7 @@ pub fn step(job: &MalleableJob, cx: &mut Context, m: &mut Measured) -> Step {
     if job.running && !lost.is_empty() {
         return lost_nodes(job, lost, cx, m, out);
     }
-    match Envelope::decode(&job.comment) {
+    match Envelope::kept(&job.request) {
         None => {}
         Some(Err(why)) => {
             // A request that does not read: refuse it once (its seq is
@@ -362,7 +363,7 @@ mod tests {
             spec,
             status: Status { spec, phase, ack: 4, refused: None, runtime: true },
             shown: true,
-            comment: comment.into(),
+            request: Envelope::to_kept(comment).unwrap_or_else(|| comment.to_string()),
             running: true,
             nodes: vec!["n1".into(), "n2".into(), "n3".into()],
         }

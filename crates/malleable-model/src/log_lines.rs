@@ -31,6 +31,7 @@
 //! | [`LocksHeld`](LogLine::LocksHeld) `pass 3: slurmctld's locks held 1.2 ms to read, 0.4 ms to apply, on the CPU 1.5 ms of them ...` (`not again to apply`: nothing to write) (debug) | agent/pass.rs | xtask soak, bench_scale, bench_ipsched, bench_site |
 //! | [`FeedRead`](LogLine::FeedRead) `feed: 12 records read, 5566 waiting kept, nodes walked` or `feed: whole read (Partitions), ...` (debug) | snapshot.rs | cluster_feed |
 //! | [`ResizesResumed`](LogLine::ResizesResumed) `resizes resumed: slurmdbd has caught up` | agent/pass.rs | compose_site |
+//! | [`RequestTaken`](LogLine::RequestTaken) `JobId=4: its runtime's request: mall1 seq=7 COMMIT job=4 resize=17` (job_submit/malleable) | job-submit-malleable | cluster-eval resize_latency, tests |
 //!
 //! Not here: the strategies' notes (malleable-core words them) and Slurm's
 //! own lines (`sched: Allocate JobId=...`, `_job_complete: ...`).
@@ -39,9 +40,10 @@ use std::fmt;
 
 use crate::{Corridor, JobId};
 
-/// The plugins the agent runs in; a line of it starts with one of these and
+/// The plugins the agent runs in, and job_submit/malleable, which takes
+/// the runtime's requests; a line of theirs starts with one of these and
 /// `": "` after slurmctld's timestamp.
-pub const PLUGINS: [&str; 2] = ["sched/malleable", "select/natural"];
+pub const PLUGINS: [&str; 3] = ["sched/malleable", "select/natural", "job_submit/malleable"];
 
 /// Why the power corridor line is said.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -256,6 +258,13 @@ pub enum LogLine {
         decide_ms: f64,
     },
     ResizesResumed,
+    /// job_submit/malleable took the runtime's request off an update of the
+    /// job's comment (the Comment stays its owner's) and kept it in the
+    /// job's SystemComment for the agent: `request` as the runtime sent it.
+    RequestTaken {
+        job: JobId,
+        request: String,
+    },
     /// The debug line of each read of the cluster: how many job records it
     /// read, why it read them all (`None`: only those that may have
     /// changed), how many waiting records it keeps, and whether it walked
@@ -286,6 +295,8 @@ const PREEMPTING_TAIL: &str = " (slurm.conf's PreemptType and PreemptMode); it s
 const STRETCHED_TAIL: &str = " min for the work left on fewer nodes";
 const PRIORITY_TAIL: &str = ": a job released nodes for it";
 const CAPPED_TAIL: &str = " nodes at most: its QOS's and association's node limits allow no more";
+/// What a kept request line says before the request.
+const REQUEST_HEAD: &str = "its runtime's request: ";
 const LOST_TAIL: &str = "); waiting for its application to commit";
 const RELEASE_HELD_TAIL: &str = "; freeing the nodes waits for slurmdbd, away or behind (sdiag: DBD Agent queue size)";
 
@@ -361,6 +372,7 @@ impl fmt::Display for LogLine {
                 write!(f, "JobId={job}: priority raised to {priority}{PRIORITY_TAIL}")
             }
             LogLine::Capped { job, most } => write!(f, "JobId={job}: grows to {most}{CAPPED_TAIL}"),
+            LogLine::RequestTaken { job, request } => write!(f, "JobId={job}: {REQUEST_HEAD}{request}"),
             LogLine::FeedRead { records, whole, kept, nodes_walked } => {
                 match whole {
                     None => write!(f, "feed: {records} records read, {kept} waiting kept")?,
@@ -421,7 +433,8 @@ impl LogLine {
             | LogLine::Lost { job, .. }
             | LogLine::LostCommitted { job, .. }
             | LogLine::PriorityRaised { job, .. }
-            | LogLine::Capped { job, .. } => Some(*job),
+            | LogLine::Capped { job, .. }
+            | LogLine::RequestTaken { job, .. } => Some(*job),
             _ => None,
         }
     }
@@ -605,6 +618,9 @@ impl LogLine {
         if let Some(rest) = what.strip_prefix("grows to ") {
             return Some(LogLine::Capped { job, most: rest.strip_suffix(CAPPED_TAIL)?.parse().ok()? });
         }
+        if let Some(request) = what.strip_prefix(REQUEST_HEAD) {
+            return Some(LogLine::RequestTaken { job, request: request.to_string() });
+        }
         None
     }
 }
@@ -737,6 +753,7 @@ mod tests {
             LogLine::LostCommitted { job: j, nodes: names("n3"), after: Some(1.5) },
             LogLine::PriorityRaised { job: j, priority: 4_294_967_293 },
             LogLine::Capped { job: j, most: 3 },
+            LogLine::RequestTaken { job: j, request: "mall1 seq=7 COMMIT job=4 resize=17".into() },
             LogLine::LocksHeld {
                 pass: 3,
                 read_ms: 1.2,

@@ -140,11 +140,20 @@ impl Request {
     }
 }
 
-/// What marks our lines in a job's Comment and SystemComment, and their version.
+/// What marks our lines in a job's SystemComment, and the runtime's
+/// requests, and their version.
 pub const TAG: &str = "mall1";
 
-/// A request as the runtime writes it into its job's Comment: numbered, so
-/// the plugin handles each once and the runtime knows when it was handled.
+/// The tag of the runtime's last request as job_submit/malleable keeps it
+/// in the job's SystemComment (the request was sent as an update of the
+/// job's comment, which the plugin takes off the update: the job's
+/// Comment stays its owner's).
+pub const REQUEST_TAG: &str = "mall1-req";
+
+/// A request as the runtime sends it (an update of its job's comment, which
+/// job_submit/malleable keeps in the job's SystemComment as
+/// [`Envelope::kept`]): numbered, so the plugin handles each once and the
+/// runtime knows when it was handled.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Envelope {
     pub seq: u64,
@@ -160,12 +169,65 @@ impl Envelope {
     /// wrote); an error for one of ours that does not read.
     pub fn decode(comment: &str) -> Option<Result<Envelope, String>> {
         let rest = comment.strip_prefix(TAG)?.strip_prefix(' ')?;
-        Some((|| {
-            let (seq, line) = rest.split_once(' ').ok_or("a request is missing after seq=")?;
-            let seq =
-                seq.strip_prefix("seq=").and_then(|n| n.parse().ok()).ok_or_else(|| format!("'{seq}' is not seq=N"))?;
-            Ok(Envelope { seq, request: Request::decode(line)? })
-        })())
+        Some(Self::fields(rest))
+    }
+
+    fn fields(rest: &str) -> Result<Envelope, String> {
+        let (seq, line) = rest.split_once(' ').ok_or("a request is missing after seq=")?;
+        let seq =
+            seq.strip_prefix("seq=").and_then(|n| n.parse().ok()).ok_or_else(|| format!("'{seq}' is not seq=N"))?;
+        Ok(Envelope { seq, request: Request::decode(line)? })
+    }
+
+    /// The request line `sent` (as the runtime sent it, ours or not) as
+    /// kept in a SystemComment: `None` when it is not one of ours.
+    pub fn to_kept(sent: &str) -> Option<String> {
+        let rest = sent.strip_prefix(TAG)?.strip_prefix(' ')?;
+        Some(format!("{REQUEST_TAG} {}", rest.lines().next().unwrap_or("")))
+    }
+
+    /// The request kept in a SystemComment: `None` when it holds none; an
+    /// error for one that does not read.
+    pub fn kept(system_comment: &str) -> Option<Result<Envelope, String>> {
+        let rest = system_comment.lines().find_map(|l| l.strip_prefix(REQUEST_TAG)?.strip_prefix(' '))?;
+        Some(Self::fields(rest))
+    }
+
+    /// The kept request's line in a SystemComment, as written there.
+    pub fn kept_line(system_comment: &str) -> Option<&str> {
+        system_comment.lines().find(|l| l.strip_prefix(REQUEST_TAG).is_some_and(|r| r.starts_with(' ')))
+    }
+}
+
+/// `system_comment` with `kept` (a [`REQUEST_TAG`] line) as its request,
+/// in place of the one it held, every other line as it was.
+pub fn with_kept_request(system_comment: &str, kept: Option<&str>) -> String {
+    let mut lines: Vec<&str> = system_comment
+        .lines()
+        .filter(|l| !l.is_empty() && !l.strip_prefix(REQUEST_TAG).is_some_and(|r| r.starts_with(' ')))
+        .collect();
+    lines.extend(kept);
+    lines.join("\n")
+}
+
+/// The SystemComment to write for a job whose status and records are now
+/// `text` (its status, its cores record), where `current` is what it holds:
+/// the runtime's request kept there stays, unless `text`'s status answers it
+/// (its ack is the request's number or later). The request may have come in
+/// since the pass read the job; the plugin's own lines would otherwise
+/// overwrite it.
+pub fn keeping_request(text: &str, current: &str) -> String {
+    let Some(line) = Envelope::kept_line(current) else {
+        return text.to_string();
+    };
+    let answered = match (Envelope::kept(current), Status::decode(text)) {
+        (Some(Ok(req)), Some(Ok(st))) => st.ack >= req.seq,
+        _ => false,
+    };
+    if answered {
+        with_kept_request(text, None)
+    } else {
+        with_kept_request(text, Some(line))
     }
 }
 
@@ -487,6 +549,37 @@ mod tests {
             assert_eq!(r.job(), job);
         }
         assert_eq!(Request::decode("PROBE job=3\n"), Ok(Request::Probe { job: JobId(3) }));
+    }
+
+    #[test]
+    fn a_request_kept_in_a_system_comment_stays_until_a_status_answers_it() {
+        let sent = "mall1 seq=7 COMMIT job=5 resize=3";
+        let kept = Envelope::to_kept(sent).unwrap();
+        assert_eq!(kept, "mall1-req seq=7 COMMIT job=5 resize=3");
+        assert_eq!(Envelope::to_kept("grant ABC-123"), None, "the owner's own comment is not a request");
+        let spec = MalleableSpec { min: 2, max: 8, constraint: NodeConstraint::Even };
+        let mut st = Status::new(spec);
+        st.ack = 6;
+        let cores = "mall1-cores job=5 cores=1 of=2 mates=4 increase=0";
+        let sc = with_kept_request(&format!("{}\n{cores}", st.encode()), Some(&kept));
+        // The status and the cores record read as before beside it.
+        assert_eq!(Status::decode(&sc), Some(Ok(st.clone())));
+        assert!(SharedCores::decode(&sc).unwrap().is_ok());
+        assert_eq!(Envelope::kept(&sc).unwrap().unwrap().seq, 7);
+        assert_eq!(Envelope::kept(&st.encode()), None);
+        // A later request replaces it.
+        let later = with_kept_request(&sc, Envelope::to_kept("mall1 seq=8 CANCEL job=5 resize=3").as_deref());
+        assert_eq!(Envelope::kept(&later).unwrap().unwrap().seq, 8);
+        assert_eq!(later.lines().count(), 3);
+        // The plugin's write keeps an unanswered request, drops an answered one.
+        assert_eq!(keeping_request(&st.encode(), &sc), format!("{}\n{kept}", st.encode()));
+        st.ack = 7;
+        assert_eq!(keeping_request(&st.encode(), &sc), st.encode());
+        assert_eq!(keeping_request(&st.encode(), "no request here"), st.encode());
+        // One that does not read stays for the plugin to refuse.
+        let bad = with_kept_request(&st.encode(), Envelope::to_kept("mall1 seq=x").as_deref());
+        assert!(Envelope::kept(&bad).unwrap().is_err());
+        assert_eq!(keeping_request(&st.encode(), &bad), bad);
     }
 
     #[test]

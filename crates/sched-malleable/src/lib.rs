@@ -5,7 +5,7 @@
 
 use malleable_ctld::agent::{AgentHandle, Role};
 use malleable_ctld::config::{
-    check_core_placing, check_core_sharing, check_scheduler_parameters, parameters_added, Config,
+    check_core_placing, check_core_sharing, check_job_submit, check_scheduler_parameters, parameters_added, Config,
 };
 use malleable_ctld::CONF_FILE;
 use slurm::ctld::{PluginContext, SchedPlugin, Slurmctld};
@@ -17,6 +17,7 @@ pub struct Malleable {
 fn read_config(ctx: &PluginContext) -> Result<Config, String> {
     let path = ctx.conf_path(CONF_FILE);
     let (config, found) = Config::load(&path)?;
+    check_job_submit(ctx.job_submit_plugins().as_deref())?;
     let params = ctx.scheduler_parameters();
     let mut missing = check_scheduler_parameters(params.as_deref(), config.power_in_use().is_some())?;
     let sharing = check_core_sharing(

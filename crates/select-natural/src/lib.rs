@@ -10,7 +10,7 @@
 //! own agent answers the questions, it only allocates.
 
 use malleable_ctld::agent::{AgentHandle, Role};
-use malleable_ctld::config::{check_answerer_parameters, Config};
+use malleable_ctld::config::{check_answerer_parameters, check_job_submit, Config};
 use malleable_ctld::CONF_FILE;
 use slurm::ctld::select::SelectPlugin;
 use slurm::ctld::{PluginContext, Slurmctld};
@@ -25,6 +25,7 @@ struct NaturalSelect {
 /// slurm.conf's settings that growing and shrinking jobs need.
 fn read_config(ctx: &PluginContext) -> Result<Config, String> {
     check_answerer_parameters(ctx.scheduler_parameters().as_deref())?;
+    check_job_submit(ctx.job_submit_plugins().as_deref())?;
     let path = ctx.conf_path(CONF_FILE);
     let config = Config::load(&path)?.0.for_answering().map_err(|e| format!("{}: {e}", path.display()))?;
     log::info!("read {}: {config}", path.display());

@@ -30,6 +30,71 @@ mod renamed {
 #[cfg(all(slurm_since_24_11, any(feature = "ctld", feature = "stepd")))]
 pub use renamed::*;
 
+/// 26.05 renamed the free of slurm_load_ctl_conf's message.
+#[cfg(all(slurm_since_26_05, feature = "spank"))]
+pub use slurm_free_conf as slurm_free_ctl_conf;
+
+/// 25.11 made `running_in_slurmctld` a macro over run_in_daemon.
+///
+/// # Safety
+/// Reads libslurmfull's record of which daemon this is, set at its start.
+#[cfg(all(slurm_since_25_11, feature = "ctld"))]
+pub unsafe fn running_in_slurmctld() -> bool {
+    // SAFETY: the caller's promise.
+    unsafe { run_in_daemon(IS_SLURMCTLD) }
+}
+
+/// Where the job id is in the messages that carry one: its own field
+/// until 24.11, the job's step id (SLUID and job id) since 25.11.
+#[cfg(any(feature = "ctld", feature = "client"))]
+pub mod job_ids {
+    use super::*;
+
+    /// Address a request (an update, a submission) to job `id`.
+    pub fn set_desc_job_id(desc: &mut job_desc_msg_t, id: u32) {
+        #[cfg(slurm_since_25_11)]
+        {
+            desc.step_id.job_id = id;
+        }
+        #[cfg(not(slurm_since_25_11))]
+        {
+            desc.job_id = id;
+        }
+    }
+
+    /// The job a submission's answer names.
+    #[cfg(feature = "client")]
+    pub fn submitted_job_id(resp: &submit_response_msg_t) -> u32 {
+        #[cfg(slurm_since_25_11)]
+        return resp.step_id.job_id;
+        #[cfg(not(slurm_since_25_11))]
+        return resp.job_id;
+    }
+
+    /// A job record's id as the job information calls return it.
+    #[cfg(feature = "client")]
+    pub fn info_job_id(job: &slurm_job_info_t) -> u32 {
+        #[cfg(slurm_since_25_11)]
+        return job.step_id.job_id;
+        #[cfg(not(slurm_since_25_11))]
+        return job.job_id;
+    }
+
+    /// slurm_load_job of job `id` (26.05 takes a step id: SLUID unset,
+    /// the job id, no step).
+    ///
+    /// # Safety
+    /// As slurm_load_job: `resp` is where it puts a message the caller
+    /// frees with slurm_free_job_info_msg.
+    #[cfg(feature = "client")]
+    pub unsafe fn load_job(resp: *mut *mut job_info_msg_t, id: u32, show_flags: u16) -> ::std::os::raw::c_int {
+        #[cfg(slurm_since_26_05)]
+        let id = slurm_step_id_t { sluid: 0, job_id: id, step_het_comp: NO_VAL, step_id: NO_VAL };
+        // SAFETY: the caller's promise.
+        unsafe { slurm_load_job(resp, id, show_flags) }
+    }
+}
+
 /// Function-like macros of slurm.h that bindgen cannot translate.
 #[cfg(feature = "ctld")]
 pub mod macros {
@@ -188,7 +253,10 @@ mod stepd_layout {
             assert_eq!(offset_of!(slurmd_conf_t, spooldir), malleable_probe_offsetof_conf_spooldir);
             assert_eq!(size_of::<step_loc_t>(), malleable_probe_sizeof_step_loc);
             assert_eq!(offset_of!(step_loc_t, step_id), malleable_probe_offsetof_step_loc_step_id);
+            #[cfg(not(slurm_since_25_11))]
             assert_eq!(offset_of!(batch_job_launch_msg_t, job_id), malleable_probe_offsetof_batch_job_id);
+            #[cfg(slurm_since_25_11)]
+            assert_eq!(offset_of!(batch_job_launch_msg_t, step_id), malleable_probe_offsetof_batch_job_id);
             assert_eq!(offset_of!(launch_tasks_request_msg_t, step_id), malleable_probe_offsetof_launch_step_id);
         }
     }
@@ -198,14 +266,24 @@ mod stepd_layout {
 mod version {
     #[test]
     fn version_is_the_installed_one() {
-        // 22.05.8 or 24.11.5, as src/common/plugin.c compares it (masked to
-        // 24 bits), against the installed slurm_version.h.
+        // The release the cfgs say (22.05.8 and 24.11.5 exactly, Debian's;
+        // any patch release of 25.11 or 26.05, built from SchedMD's
+        // source), as src/common/plugin.c compares it (masked to 24 bits),
+        // against the installed slurm_version.h.
         let installed =
             std::fs::read_to_string(concat!(env!("SLURM_INSTALLED_INCLUDE"), "/slurm/slurm_version.h")).unwrap();
         let line = installed.lines().find_map(|l| l.strip_prefix("#define SLURM_VERSION_NUMBER")).unwrap();
         let number = u32::from_str_radix(line.trim().trim_start_matches("0x"), 16).unwrap();
         assert_eq!(super::SLURM_VERSION_NUMBER & 0xffffff, number);
-        let release = if cfg!(slurm_since_24_11) { (24 << 16) | (11 << 8) | 5 } else { (22 << 16) | (5 << 8) | 8 };
-        assert_eq!(number, release);
+        let series = number >> 8;
+        if cfg!(slurm_since_26_05) {
+            assert_eq!(series, (26 << 8) | 5);
+        } else if cfg!(slurm_since_25_11) {
+            assert_eq!(series, (25 << 8) | 11);
+        } else if cfg!(slurm_since_24_11) {
+            assert_eq!(number, (24 << 16) | (11 << 8) | 5);
+        } else {
+            assert_eq!(number, (22 << 16) | (5 << 8) | 8);
+        }
     }
 }

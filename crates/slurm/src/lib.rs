@@ -40,8 +40,12 @@ pub const SLURM_ERROR: i32 = slurm_sys::SLURM_ERROR;
 /// every plugin must equal it (src/common/plugin.c compares all 24 bits).
 pub const SLURM_VERSION_NUMBER: u32 = slurm_sys::SLURM_VERSION_NUMBER;
 
-/// That version as a site names its release: "22.05", "24.11".
+/// That version as a site names its release: "22.05", "24.11", "25.11", "26.05".
 #[cfg(not(slurm_since_24_11))]
 pub const SLURM_RELEASE: &str = "22.05";
-#[cfg(slurm_since_24_11)]
+#[cfg(all(slurm_since_24_11, not(slurm_since_25_11)))]
 pub const SLURM_RELEASE: &str = "24.11";
+#[cfg(all(slurm_since_25_11, not(slurm_since_26_05)))]
+pub const SLURM_RELEASE: &str = "25.11";
+#[cfg(slurm_since_26_05)]
+pub const SLURM_RELEASE: &str = "26.05";

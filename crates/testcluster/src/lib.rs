@@ -4,12 +4,10 @@
 //! running [`Cluster`] (its daemons stopped by pid on drop, their logs
 //! printed when a test fails), job records as scontrol shows them, and
 //! waiting on a condition with a deadline; and whole sites in docker-compose
-//! ([`compose`]), for each Slurm release Debian ships ([`slurm_release`]), and
-//! the image our crates are built in for a release not on this machine
-//! ([`build_image`]). `cargo xtask` and the real-cluster tests both build on it.
+//! ([`compose`]), for each Slurm release `provision` knows. `cargo xtask`
+//! and the real-cluster tests both build on it.
 
 pub mod accounting;
-pub mod build_image;
 pub mod cluster;
 pub mod compose;
 pub mod hostlist;
@@ -18,12 +16,11 @@ pub mod network;
 pub mod plugins;
 pub mod ports;
 pub mod process;
-pub mod slurm_release;
 pub mod spec;
 pub mod wait;
 
 pub use cluster::Cluster;
-pub use slurm_release::SlurmRelease;
+pub use provision::SlurmRelease;
 pub use spec::{ClusterSpec, NodeShape, Partition};
 
 pub type Result<T> = std::result::Result<T, String>;

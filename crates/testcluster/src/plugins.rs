@@ -2,57 +2,13 @@
 //! names Slurm looks for, where `cargo xtask build` stages them (per Slurm
 //! release too), and the settings a cluster needs to run sched/malleable.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::spec::ClusterSpec;
 
-/// Our plugins: cargo package, the library cargo builds, and the file name
-/// Slurm loads (sched/malleable -> sched_malleable.so).
-pub const PLUGINS: &[(&str, &str, &str)] = &[
-    ("sched-malleable", "libsched_malleable.so", "sched_malleable.so"),
-    ("spank-malleable", "libspank_malleable.so", "spank_malleable.so"),
-    ("job-submit-malleable", "libjob_submit_malleable.so", "job_submit_malleable.so"),
-    ("select-natural", "libselect_natural.so", "select_natural.so"),
-    ("task-drom", "libtask_drom.so", "task_drom.so"),
-];
-
-/// Where the staged plugins go: the PluginDir our clusters search first.
-pub fn plugin_dir(root: &Path) -> PathBuf {
-    root.join("target/plugins")
-}
-
-/// Our commands for a job's batch script: cargo package and binary.
-pub const TOOLS: &[(&str, &str)] = &[("mall-run", "mall-run"), ("mall-example", "mall-example")];
-
-/// Where the staged commands go (and the runtime's C library and header,
-/// and the C example built against them).
-pub fn tool_dir(root: &Path) -> PathBuf {
-    root.join("target/plugins/bin")
-}
-
-/// Names the staged plugins to use instead of the host's (a release's
-/// target/plugins/VERSION), for what runs inside that release's build
-/// container: the tests, the demo. Their commands are in its `bin/`.
-pub const PLUGIN_DIR_VAR: &str = "MALLEABLE_PLUGIN_DIR";
-
-/// The plugin directory [`PLUGIN_DIR_VAR`] names, if set.
-pub fn plugin_dir_override() -> Option<PathBuf> {
-    std::env::var_os(PLUGIN_DIR_VAR).map(PathBuf::from)
-}
-
-/// Where `cargo xtask build --slurm VERSION` stages the plugins built for
-/// that release: target/plugins/VERSION (the host's 22.05 build keeps
-/// [`plugin_dir`] as well and copies itself here).
-pub fn plugin_dir_for(root: &Path, version: &str) -> PathBuf {
-    plugin_dir(root).join(version)
-}
-
-/// Where the commands built for `version` go: `bin/` in its plugin dir,
-/// as [`tool_dir`] is in [`plugin_dir`] (the compose site image takes
-/// them from there).
-pub fn tool_dir_for(root: &Path, version: &str) -> PathBuf {
-    plugin_dir_for(root, version).join("bin")
-}
+pub use provision::staged::{
+    plugin_dir, plugin_dir_for, plugin_dir_override, tool_dir, tool_dir_for, PLUGINS, PLUGIN_DIR_VAR, TOOLS,
+};
 
 /// What sched/malleable needs in SchedulerParameters: slurmctld's periodic
 /// pass off, running jobs allowed to grow. Without `defer`, slurmctld starts

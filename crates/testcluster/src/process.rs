@@ -7,25 +7,9 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::{wait, Result};
+use crate::wait;
 
-pub fn run(cmd: &mut Command) -> Result<()> {
-    let status = cmd.status().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("{cmd:?} failed: {status}"))
-    }
-}
-
-pub fn output(cmd: &mut Command) -> Result<String> {
-    let out = cmd.output().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    } else {
-        Err(format!("{cmd:?} failed: {}: {}", out.status, String::from_utf8_lossy(&out.stderr).trim()))
-    }
-}
+pub use provision::cmd::{output, run};
 
 /// Alive and not a zombie (a daemon whose parent is gone may linger as one
 /// where PID 1 does not reap).

@@ -11,8 +11,15 @@ use std::path::{Path, PathBuf};
 use crate::network::Network;
 use crate::ports::Lease;
 
-/// Where Debian installs Slurm's own plugins.
-pub const SLURM_PLUGIN_SYSTEM_DIR: &str = "/usr/lib/x86_64-linux-gnu/slurm-wlm";
+/// Where the installed Slurm's own plugins are (Debian's packages and
+/// SchedMD's put them in different folders), Debian's when `slurmctld -V`
+/// names no release of the table.
+pub fn slurm_plugin_system_dir() -> &'static str {
+    static DIR: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| provision::SlurmRelease::installed().map_or(DEBIAN_PLUGIN_DIR, |r| r.lib_dir))
+}
+
+const DEBIAN_PLUGIN_DIR: &str = "/usr/lib/x86_64-linux-gnu/slurm-wlm";
 
 /// What one node has.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -297,7 +304,7 @@ impl ClusterSpec {
     pub fn slurm_conf(&self, dir: &Path, host: &str, port_base: u16) -> String {
         let d = dir.display();
         let mut plugin_dirs: Vec<String> = self.plugin_dirs.iter().map(|p| p.display().to_string()).collect();
-        plugin_dirs.push(SLURM_PLUGIN_SYSTEM_DIR.into());
+        plugin_dirs.push(slurm_plugin_system_dir().into());
         let needs_gres = self.node_groups.iter().any(|(_, s)| s.gpus > 0);
         // What the cluster's place on this machine decides, unless set.
         let net = self.network(port_base);

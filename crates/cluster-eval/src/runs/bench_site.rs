@@ -23,12 +23,13 @@ const JOB: &str = "#!/bin/sh
 mall-run -- mall-example --cells 8192 --iterations 1000000 --unit-us 25
 ";
 
-/// The bench, with the plugins staged in `staged`, the site's files under
-/// `target` (the workspace's target/).
-pub fn run(staged: &Path, target: &Path, rounds: usize) -> Result<()> {
+/// The bench on a site of Slurm `slurm` ("26.05"), with the plugins
+/// staged for it in `staged`, the site's files under `target` (the
+/// workspace's target/).
+pub fn run(staged: &Path, target: &Path, slurm: &str, rounds: usize) -> Result<()> {
     let cores = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
-    let spec = SiteSpec::new("bench-site", 4, cores).set("SlurmctldDebug", "debug");
-    let site = Site::up(spec, &target.join("compose"), staged)?;
+    let spec = SiteSpec::new("bench-site", 4, cores).slurm(slurm)?.set("SlurmctldDebug", "debug");
+    let site = Site::up(spec, target.parent().ok_or("target/ has no parent")?, staged)?;
     let result = measure(&site, rounds.max(1));
     site.down();
     result

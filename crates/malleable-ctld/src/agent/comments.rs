@@ -5,10 +5,20 @@
 
 use std::collections::HashMap;
 
-use malleable_model::runtime_msg::{SharedCores, Status};
+use malleable_model::runtime_msg::{keeping_request, SharedCores, Status};
 use malleable_model::JobId;
+use slurm::ctld::{LockGuard, Scheduling};
 
 use crate::adaptation::MalleableJob;
+
+/// Write `text` (a status, a cores record) as job `id`'s SystemComment,
+/// keeping there the runtime's request that job_submit/malleable keeps
+/// beside it, unless `text` answers it: it may have come in since the pass
+/// read the job. Whether the comment changed.
+pub(super) fn write(guard: &mut LockGuard<Scheduling>, id: JobId, text: &str) -> bool {
+    let current = guard.find_job(id.0).map(|j| j.system_comment()).unwrap_or_default();
+    guard.set_system_comment(id.0, &keeping_request(text, &current))
+}
 
 /// Each malleable job's status as the pass leaves it: as read, or as
 /// settling its adaptation left it.
@@ -67,7 +77,7 @@ mod tests {
             spec: spec(),
             status,
             shown,
-            comment: String::new(),
+            request: String::new(),
             running: true,
             nodes: vec!["n1".into()],
         }

@@ -278,7 +278,7 @@ impl Agent {
         // on its nodes and for the next pass.
         // Only those that differ from what the job showed when read.
         for (id, text) in comments::to_write(&fresh.malleable, &fresh.shared_cores, &statuses, &records) {
-            guard.set_system_comment(id.0, &text);
+            comments::write(&mut guard, id, &text);
         }
         self.adapting = statuses.values().any(|st| st.phase != Phase::Steady);
         // What changed since the read and was not read again is decided at

@@ -55,8 +55,7 @@ impl Agent {
             // then is it stepped on a copy, so a held step leaves no trace
             // (cloning every job's memory each pass, under the locks, would
             // cost the largest queues).
-            let holds =
-                taken.slurmdbd_behind || guard.find_job(job.id.0).is_some_and(|j| j.accounting_holds_resize(now));
+            let holds = taken.slurmdbd_behind || guard.find_job(job.id.0).is_some_and(|j| j.resize_held(now));
             let memory = self.memory.0.entry(job.id).or_default();
             let mut trial = holds.then(|| memory.clone());
             let step = adaptation::step(job, &mut cx, trial.as_mut().unwrap_or(memory));
@@ -130,7 +129,7 @@ impl Agent {
             m.nodes_seen = held;
             changed |= step.status.runtime != job.status.runtime;
             // Published now, so a snapshot taken again sees it.
-            guard.set_system_comment(job.id.0, &step.status.encode());
+            super::comments::write(guard, job.id, &step.status.encode());
             if step.asked {
                 asking.push(job.id);
             }

@@ -21,8 +21,8 @@ use power::{
 };
 pub use power::{PowerSettings, DEFAULT_IDLE_NODE_WATTS, DEFAULT_JOB_WATTS};
 pub use slurm_conf::{
-    check_answerer_parameters, check_core_placing, check_core_sharing, check_scheduler_parameters, parameters_added,
-    Needed,
+    check_answerer_parameters, check_core_placing, check_core_sharing, check_job_submit, check_scheduler_parameters,
+    parameters_added, Needed,
 };
 
 /// The plugin's settings, after validation.

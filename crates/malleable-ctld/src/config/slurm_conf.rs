@@ -3,6 +3,24 @@
 //! sched/malleable adds with a warning; what contradicts it stops the
 //! load), and the select and task plugins that placing or sharing cores needs.
 
+/// slurm.conf's JobSubmitPlugins must load job_submit/malleable: it checks
+/// the malleable options at submit and keeps each malleable job's runtime
+/// requests apart from the job's Comment. Without it, every request would
+/// overwrite the Comment its owner wrote, and never reach the scheduler.
+pub fn check_job_submit(plugins: Option<&str>) -> Result<(), String> {
+    let list = plugins.unwrap_or("").trim();
+    let loaded = list.split(',').map(str::trim).any(|p| p == "malleable" || p == "job_submit/malleable");
+    if loaded {
+        return Ok(());
+    }
+    let fix = if list.is_empty() { "malleable".to_string() } else { format!("{list},malleable") };
+    Err(format!(
+        "JobSubmitPlugins={list} does not load job_submit/malleable, which checks the malleable options at submit \
+         and takes each malleable job's runtime requests apart from its Comment (without it they would overwrite \
+         the Comment its owner wrote, and never reach the scheduler): set JobSubmitPlugins={fix} in slurm.conf"
+    ))
+}
+
 /// An option SchedulerParameters must hold, and why.
 pub type Needed = (&'static str, &'static str);
 
@@ -174,6 +192,16 @@ fn check_parameters(params: Option<&str>, required: &[Needed]) -> Result<Vec<Nee
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn job_submit_malleable_is_required_and_the_error_says_the_line_to_write() {
+        assert!(check_job_submit(Some("malleable")).is_ok());
+        assert!(check_job_submit(Some("lua, job_submit/malleable")).is_ok());
+        let e = check_job_submit(Some("lua")).unwrap_err();
+        assert!(e.starts_with("JobSubmitPlugins=lua does not load job_submit/malleable"), "{e}");
+        assert!(e.ends_with("set JobSubmitPlugins=lua,malleable in slurm.conf"), "{e}");
+        assert!(check_job_submit(None).unwrap_err().ends_with("set JobSubmitPlugins=malleable in slurm.conf"));
+    }
+
     use super::*;
 
     /// The registry's entry for strategy `name`.

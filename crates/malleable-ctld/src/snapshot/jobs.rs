@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use malleable_model::runtime_msg::{Phase, Status};
+use malleable_model::runtime_msg::{Envelope, Phase, Status};
 use malleable_model::submit_options::Malleability;
 use malleable_model::{tier_of, CoreSharing, JobId, MalleableSpec, PendingJob, Placement, RunningJob, SharedCores};
 use rustc_hash::FxHashMap;
@@ -95,7 +95,7 @@ impl Reader<'_> {
         }
     }
 
-    /// A malleable job's entry for the agent: its status, comment and nodes.
+    /// A malleable job's entry for the agent: its status, runtime's request and nodes.
     fn malleable_of(&self, job: &JobView<'_>, spec: MalleableSpec, status: Status, shown: bool) -> MalleableJob {
         let t = &self.table;
         let names =
@@ -105,7 +105,7 @@ impl Reader<'_> {
             spec,
             status,
             shown,
-            comment: job.comment(),
+            request: Envelope::kept_line(&job.system_comment()).unwrap_or_default().to_string(),
             running: job.holds_nodes(),
             nodes: names.map(|c| t.nodes[c].name.to_string()).collect(),
         }
@@ -130,8 +130,9 @@ impl Reader<'_> {
             // resize out; any other would only see it time out. One whose
             // last adaptation failed waits a while (adaptation.rs); with
             // slurmdbd, one whose accounting a resize now would spoil waits
-            // for the next pass (JobView::accounting_holds_resize).
-            let accounting = self.db_behind || job.accounting_holds_resize(now);
+            // for the next pass, as does one whose memory slurmctld is
+            // lowering (JobView::resize_held).
+            let accounting = self.db_behind || job.resize_held(now);
             resizable = (status.runtime && !measured.is_some_and(Measured::held) && !accounting) || adapting;
             // Held for a moment (this second, or slurmdbd's queue not yet
             // drained: the agent stops counting that once it lasts).

@@ -65,7 +65,7 @@ pub fn init() {
 pub fn load_job(id: u32) -> Result<JobRecord, String> {
     let mut resp: *mut sys::job_info_msg_t = std::ptr::null_mut();
     // SAFETY: slurm_load_job fills `resp` with a message we free below.
-    let rc = unsafe { sys::slurm_load_job(&mut resp, id, 0) };
+    let rc = unsafe { sys::job_ids::load_job(&mut resp, id, 0) };
     if rc != 0 || resp.is_null() {
         return Err(last_error(&format!("reading JobId={id}")));
     }
@@ -74,9 +74,11 @@ pub fn load_job(id: u32) -> Result<JobRecord, String> {
     // by slurm_free_job_info_msg after we copied what we need.
     unsafe {
         let msg = &*resp;
-        let found = (0..msg.record_count as usize).map(|i| &*msg.job_array.add(i)).find(|j| j.job_id == id).map(|j| {
-            JobRecord {
-                id: j.job_id,
+        let found = (0..msg.record_count as usize)
+            .map(|i| &*msg.job_array.add(i))
+            .find(|j| sys::job_ids::info_job_id(j) == id)
+            .map(|j| JobRecord {
+                id: sys::job_ids::info_job_id(j),
                 user_id: j.user_id,
                 state: state_name(j.job_state),
                 nodes: cstr_to_string(j.nodes).unwrap_or_default(),
@@ -84,8 +86,7 @@ pub fn load_job(id: u32) -> Result<JobRecord, String> {
                 batch_host: cstr_to_string(j.batch_host).unwrap_or_default(),
                 comment: cstr_to_string(j.comment).unwrap_or_default(),
                 system_comment: cstr_to_string(j.system_comment).unwrap_or_default(),
-            }
-        });
+            });
         sys::slurm_free_job_info_msg(resp);
         found.ok_or_else(|| format!("reading JobId={id}: no such job in the reply"))
     }
@@ -153,7 +154,7 @@ pub fn set_comment(id: u32, comment: &str) -> Result<(), String> {
     let rc = unsafe {
         let mut desc: sys::job_desc_msg_t = std::mem::zeroed();
         sys::slurm_init_job_desc_msg(&mut desc);
-        desc.job_id = id;
+        sys::job_ids::set_desc_job_id(&mut desc, id);
         desc.comment = text.as_ptr().cast_mut();
         sys::slurm_update_job(&mut desc)
     };
@@ -209,7 +210,7 @@ pub fn submit_batch(req: &BatchRequest) -> Result<u32, String> {
         desc.spank_job_env_size = spank_ptrs.len() as u32;
         let rc = sys::slurm_submit_batch_job(&mut desc, &mut resp);
         let user_msg = resp.as_ref().and_then(|r| cstr_to_string(r.job_submit_user_msg));
-        let id = resp.as_ref().map(|r| r.job_id);
+        let id = resp.as_ref().map(sys::job_ids::submitted_job_id);
         if !resp.is_null() {
             sys::slurm_free_submit_response_response_msg(resp);
         }

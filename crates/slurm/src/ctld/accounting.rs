@@ -63,7 +63,17 @@ impl<L: LockSet> LockGuard<L> {
     /// 24.11 sends a resize's records to slurmdbd through its agent, not
     /// under the locks: nothing to hasten there.
     pub(crate) fn slurmdbd_quick(&self) -> QuickAcks {
-        if cfg!(slurm_since_24_11) || !slurmdbd_in_use() {
+        // 25.05 took the fd out of the persistent connection; from 24.11
+        // there is nothing to hasten anyway.
+        #[cfg(slurm_since_24_11)]
+        return QuickAcks(None);
+        #[cfg(not(slurm_since_24_11))]
+        self.slurmdbd_quick_22_05()
+    }
+
+    #[cfg(not(slurm_since_24_11))]
+    fn slurmdbd_quick_22_05(&self) -> QuickAcks {
+        if !slurmdbd_in_use() {
             return QuickAcks(None);
         }
         // SAFETY: under slurmdbd, acct_db_conn is slurmctld's persistent
@@ -97,6 +107,7 @@ impl<L: LockSet> LockGuard<L> {
 /// reused meanwhile (it reconnects only on this thread, or the agent's),
 /// at worst another TCP socket acknowledges at once; on anything else,
 /// setsockopt fails and nothing changes.
+#[cfg(not(slurm_since_24_11))]
 fn set_tcp(fd: libc::c_int, opt: libc::c_int) {
     let on: libc::c_int = 1;
     // SAFETY: setsockopt only reads the int it is given.

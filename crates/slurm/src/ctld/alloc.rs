@@ -492,7 +492,7 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         let rc = unsafe {
             let mut desc: sys::job_desc_msg_t = std::mem::zeroed();
             sys::slurm_init_job_desc_msg(&mut desc);
-            desc.job_id = job_id;
+            sys::job_ids::set_desc_job_id(&mut desc, job_id);
             desc.req_nodes = names.0;
             let details = (*rec).details;
             let submitted = if details.is_null() {
@@ -571,7 +571,7 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         let rc = unsafe {
             let mut desc: sys::job_desc_msg_t = std::mem::zeroed();
             sys::slurm_init_job_desc_msg(&mut desc);
-            desc.job_id = job_id;
+            sys::job_ids::set_desc_job_id(&mut desc, job_id);
             set(&mut desc);
             self.update(&mut desc)
         };
@@ -633,7 +633,7 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
                 0,
                 0,
                 std::ptr::null_mut(),
-                1,
+                crate::ctld::symbols::ALLOCATE,
                 0,
                 false,
                 &mut helper,
@@ -680,9 +680,11 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
             (*helper).resize_time = libc::time(std::ptr::null_mut());
             let mut merge: sys::job_desc_msg_t = std::mem::zeroed();
             sys::slurm_init_job_desc_msg(&mut merge);
-            merge.job_id = helper_id;
+            sys::job_ids::set_desc_job_id(&mut merge, helper_id);
             merge.min_nodes = 0;
+            let lists = crate::ctld::merge_licenses::EmptyLicenseLists::give(&[job_ptr, helper]);
             let rc = self.update(&mut merge);
+            drop(lists);
             self.settle_db_index(job_id);
             self.settle_db_index(helper_id);
             if rc != sys::SLURM_SUCCESS as i32 {
@@ -767,13 +769,15 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
 
     /// Cancel a job, as root (as `scancel` would); whether Slurm took it.
     pub fn cancel_job(&mut self, job_id: u32) -> Result<(), AllocError> {
-        // SAFETY: job_signal_id looks the job up and cancels it under the
-        // job and node write locks we hold.
-        let rc = unsafe { (self.ctld.job_signal_id)(job_id, libc::SIGKILL as u16, 0, 0, false) };
+        let job = self.find_job(job_id).ok_or(AllocError::NoSuchJob(job_id))?;
+        // SAFETY: a live record found under the job and node write locks we
+        // hold, which job_signal needs; as root, as 24.11's job_signal_id
+        // called it once it had found the job.
+        let rc = unsafe { (self.ctld.job_signal)(job.as_ptr(), libc::SIGKILL as u16, 0, 0, false) };
         if rc == sys::SLURM_SUCCESS as i32 {
             Ok(())
         } else {
-            Err(slurm_error("job_signal_id (cancel)", rc))
+            Err(slurm_error("job_signal (cancel)", rc))
         }
     }
 

@@ -53,6 +53,26 @@ pub struct ShownWait {
     pub(crate) start: i64,
 }
 
+/// Set a job's `SystemComment=` to `text`, if it says something else;
+/// whether it changed.
+///
+/// # Safety
+/// `ptr` is a live job record under slurmctld's job write lock.
+pub(crate) unsafe fn write_system_comment(ptr: *mut sys::job_record_t, text: &str) -> bool {
+    // SAFETY: the caller's promise; its old comment is NULL or xmalloc'd by
+    // slurmctld, freed with xfree; the new one is xmalloc'd by xstrdup, as
+    // slurmctld frees it with the record.
+    unsafe {
+        if crate::common::cstr::cstr_to_string((*ptr).system_comment).unwrap_or_default() == text {
+            return false;
+        }
+        let new = crate::common::cstr::c_text(text);
+        sys::slurm_xfree(std::ptr::addr_of_mut!((*ptr).system_comment).cast());
+        (*ptr).system_comment = sys::xstrdup(new.as_ptr());
+    }
+    true
+}
+
 /// One job record.
 #[derive(Copy, Clone)]
 pub struct JobView<'g> {
@@ -93,6 +113,11 @@ impl<'g> JobView<'g> {
 
     pub fn id(&self) -> u32 {
         self.rec().job_id
+    }
+
+    /// The uid of its owner.
+    pub fn user_id(&self) -> u32 {
+        self.rec().user_id
     }
 
     pub fn name(&self) -> String {
@@ -254,6 +279,26 @@ impl<'g> JobView<'g> {
         let index = self.rec().db_index;
         crate::ctld::accounting::slurmdbd_in_use()
             && (index == 0 || index == crate::ctld::alloc::NO_VAL64 || self.record_time() >= now)
+    }
+
+    /// Whether slurmctld is lowering the job's memory on its nodes (26.05's
+    /// Dynamic Memory Resizing: `scontrol update MinMemoryNode=` of a
+    /// running job), until every node has answered. Slurm stops no node
+    /// resize meanwhile, but one would spoil it: nodes added would never
+    /// get the new limit, nodes freed could answer with an error and abort
+    /// it, and a resize's end clears the RESIZING mark it set.
+    pub fn memory_resize_under_way(&self) -> bool {
+        #[cfg(slurm_since_26_05)]
+        return !self.rec().node_bitmap_rs.is_null();
+        #[cfg(not(slurm_since_26_05))]
+        return false;
+    }
+
+    /// Whether a node resize of the job must wait: for its accounting
+    /// ([`Self::accounting_holds_resize`]) or for a memory resize under
+    /// way ([`Self::memory_resize_under_way`]).
+    pub fn resize_held(&self, now: i64) -> bool {
+        self.accounting_holds_resize(now) || self.memory_resize_under_way()
     }
 
     /// When its current accounting record began: its last resize, else its

@@ -5,8 +5,13 @@
 //!
 //! Locks: `job_submit` runs with the config, job, node and partition read
 //! locks held (job_submit.c asserts them), `job_modify` inside the update
-//! with the job write lock; both may read partitions. Neither may take a
-//! lock itself.
+//! with the job write lock (slurmctld's update RPC takes it, in every
+//! release); both may read partitions. Neither may take a lock itself.
+//!
+//! Who asks: slurmctld checks that the update's sender owns the job (or
+//! is an operator, or coordinates its account) after `job_modify` in
+//! 22.05 and before it since 24.11; so a plugin that acts on an update
+//! itself checks the sender first ([`UpdatedJob::may_be_acted_on_by`]).
 
 use std::marker::PhantomData;
 
@@ -117,6 +122,56 @@ impl JobDesc<'_> {
         // SAFETY: NULL or a NUL-terminated string owned by the request.
         unsafe { cstr_to_string(self.rec().partition) }
     }
+
+    /// The comment the request sets (`--comment`, `Comment=`), if any.
+    pub fn comment(&self) -> Option<String> {
+        // SAFETY: NULL or a NUL-terminated string owned by the request.
+        unsafe { cstr_to_string(self.rec().comment) }
+    }
+
+    /// Take the comment off the request: slurmctld then changes no
+    /// comment, the rest of the request as it was.
+    pub fn take_comment(&mut self) -> Option<String> {
+        let text = self.comment();
+        // SAFETY: the request is ours to change for this call; its comment
+        // is NULL or xmalloc'd (slurmctld unpacked it so, and frees it with
+        // the request), freed here with xfree, which sets it NULL.
+        unsafe { sys::slurm_xfree(std::ptr::addr_of_mut!((*self.raw).comment).cast()) };
+        text
+    }
+}
+
+/// The job an update is for, as `job_modify` gets it: readable as any
+/// [`JobView`], and its SystemComment writable, since slurmctld holds its
+/// job write lock for the update.
+pub struct UpdatedJob<'a> {
+    view: JobView<'a>,
+}
+
+impl<'a> std::ops::Deref for UpdatedJob<'a> {
+    type Target = JobView<'a>;
+    fn deref(&self) -> &JobView<'a> {
+        &self.view
+    }
+}
+
+impl UpdatedJob<'_> {
+    /// Set its `SystemComment=` (users cannot; slurmctld keeps it in its
+    /// state). Whether it changed.
+    pub fn set_system_comment(&mut self, text: &str) -> bool {
+        // SAFETY: the record being updated, under the job write lock
+        // slurmctld holds for the update.
+        unsafe { crate::ctld::job::write_system_comment(self.view.as_ptr(), text) }
+    }
+
+    /// Whether `uid` may act on this job on its own: its owner, root, or
+    /// SlurmUser (operators and account coordinators are slurmctld's to
+    /// allow in its own update, not a plugin's).
+    pub fn may_be_acted_on_by(&self, uid: u32) -> bool {
+        // SAFETY: slurm_conf is set up before any plugin runs; a u32 is read whole.
+        let slurm_user = unsafe { std::ptr::addr_of!(sys::slurm_conf.slurm_user_id).read() };
+        uid == self.view.user_id() || uid == 0 || uid == slurm_user
+    }
 }
 
 /// What a job_submit plugin may look up during the call (the partition
@@ -165,9 +220,16 @@ pub trait JobSubmitPlugin: Send + Sized + 'static {
     /// A job is submitted: change its request, or refuse it with a message
     /// for the user.
     fn submit(&self, ctx: &SubmitContext, job: &mut JobDesc<'_>, uid: u32) -> Result<(), String>;
-    /// An update of `job` is asked for (before slurmctld checks who asks):
-    /// change it, or refuse it.
-    fn modify(&self, ctx: &SubmitContext, update: &mut JobDesc<'_>, job: &JobView<'_>, uid: u32) -> Result<(), String>;
+    /// An update of `job` is asked for by `uid` (before or after slurmctld
+    /// checks who asks, by release: see the module's head): change the
+    /// update or the job's SystemComment, or refuse it.
+    fn modify(
+        &self,
+        ctx: &SubmitContext,
+        update: &mut JobDesc<'_>,
+        job: &mut UpdatedJob<'_>,
+        uid: u32,
+    ) -> Result<(), String>;
 }
 
 /// The loaded plugin, kept by the macro's statics.
@@ -235,7 +297,7 @@ impl<P: JobSubmitPlugin> Instance<P> {
             let mut update = JobDesc { raw, _call: PhantomData };
             // SAFETY: the job record being updated, under the job write lock.
             let result = match unsafe { JobView::from_ptr(job) } {
-                Some(view) => p.modify(&SubmitContext { ctld }, &mut update, &view, uid),
+                Some(view) => p.modify(&SubmitContext { ctld }, &mut update, &mut UpdatedJob { view }, uid),
                 None => Ok(()),
             };
             // SAFETY: err_msg is NULL or slurmctld's out parameter for this call.

@@ -64,6 +64,12 @@ impl Locks {
             node: self.node.raw(),
             part: self.part.raw(),
             fed: self.fed.raw(),
+            // 26.05's lock of the node counters select plugins keep
+            // (alloc_cpus...), written only by nodeinfo_set_all and read
+            // to pack nodes: neither is ours, so none, as stock's main
+            // scheduler takes none.
+            #[cfg(slurm_since_26_05)]
+            select_node: LockLevel::None.raw(),
         }
     }
 }
@@ -172,19 +178,8 @@ impl<L: WritesJobs> LockGuard<L> {
     /// in its state, so it survives a restart. Whether it changed.
     pub fn set_system_comment(&mut self, job_id: u32, text: &str) -> bool {
         let Some(job) = self.find_job(job_id) else { return false };
-        if job.system_comment() == text {
-            return false;
-        }
-        let ptr = job.as_ptr();
-        let new = crate::common::cstr::c_text(text);
-        // SAFETY: a live record under our job write lock; its old comment is
-        // NULL or xmalloc'd by slurmctld, freed with xfree; the new one is
-        // xmalloc'd by xstrdup, as slurmctld frees it with the record.
-        unsafe {
-            sys::slurm_xfree(std::ptr::addr_of_mut!((*ptr).system_comment).cast());
-            (*ptr).system_comment = sys::xstrdup(new.as_ptr());
-        }
-        true
+        // SAFETY: a live record under our job write lock.
+        unsafe { crate::ctld::job::write_system_comment(job.as_ptr(), text) }
     }
 
     /// Say why waiting jobs wait and when each is expected to start, as
@@ -459,8 +454,10 @@ impl<L: WritesJobs> LockGuard<L> {
                 {
                     rest.job_state = sys::job_states_JOB_PENDING;
                 }
-                #[cfg(slurm_since_24_11)]
+                #[cfg(all(slurm_since_24_11, not(slurm_since_26_05)))]
                 (self.ctld.job_state_set)(rest, sys::job_states_JOB_PENDING);
+                #[cfg(slurm_since_26_05)]
+                (self.ctld.job_state_set)(rest, sys::job_states_JOB_PENDING, c"malleable_split_array".as_ptr());
                 rest.start_time = 0;
                 ptr = rest;
             }

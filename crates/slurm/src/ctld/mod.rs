@@ -13,6 +13,7 @@ pub mod job;
 pub mod job_submit;
 pub mod locks;
 pub mod merge_cores;
+mod merge_licenses;
 pub mod node;
 pub mod preempt;
 pub mod resv;

@@ -35,6 +35,12 @@ impl PluginContext {
         unsafe { crate::common::cstr::cstr_to_string(std::ptr::addr_of!(sys::slurm_conf.select_type).read()) }
     }
 
+    /// `JobSubmitPlugins` from slurm.conf.
+    pub fn job_submit_plugins(&self) -> Option<String> {
+        // SAFETY: as for sched_params; job_submit_plugins is NULL or a string it owns.
+        unsafe { crate::common::cstr::cstr_to_string(std::ptr::addr_of!(sys::slurm_conf.job_submit_plugins).read()) }
+    }
+
     /// `TaskPlugin` from slurm.conf.
     pub fn task_plugin(&self) -> Option<String> {
         // SAFETY: as for sched_params; task_plugin is NULL or a string it owns.

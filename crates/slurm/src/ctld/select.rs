@@ -1,16 +1,19 @@
 //! A select plugin built on select/linear, as Iserte et al. 2025 built
 //! select/natural: Slurm's own `select_linear.so`, opened from PluginDir,
 //! gets each of the node-selection calls unchanged (36 in 22.05, 31 in
-//! 24.11: select_ops), and the plugin does
+//! 24.11, 12 in 25.11, 13 in 26.05: select_ops), and the plugin does
 //! its own work beside them ([`select_plugin!`](crate::select_plugin)).
 //!
-//! Every process that sets up node selection loads every select plugin in
-//! PluginDir (`select_g_init(false)`: slurmctld, slurmd, srun, sbatch...),
-//! so the forwarding works outside slurmctld too, and is all a plugin
-//! loaded there does. In slurmctld its own work starts at the first
-//! `select_p_job_init` (slurmctld loads select plugins before it has read
-//! its nodes and jobs; that call comes once it has, inside read_slurm_conf)
-//! and is reconfigured at each later one (`scontrol reconfigure`).
+//! Until 24.11 every process that sets up node selection loads every
+//! select plugin in PluginDir (`select_g_init(false)`: slurmctld, slurmd,
+//! srun, sbatch...), so the forwarding works outside slurmctld too, and is
+//! all a plugin loaded there does; since 25.05 only slurmctld loads one,
+//! the configured. In slurmctld its own work starts once slurmctld has read
+//! its nodes and jobs (it loads select plugins before): at the first
+//! `select_p_job_init` until 24.11, at the first `select_p_node_init` since
+//! 25.05 (job_init is gone; both come inside read_slurm_conf, node_init
+//! after the jobs are loaded), and is reconfigured at each later one
+//! (`scontrol reconfigure`).
 
 use std::ffi::{c_int, c_void, CString};
 use std::path::{Path, PathBuf};
@@ -44,6 +47,18 @@ impl<T> Failed for *mut T {
         std::ptr::null_mut()
     }
 }
+
+/// 26.05's job_mem_reduce returns nothing.
+impl Failed for () {
+    fn failed() -> Self {}
+}
+
+/// The operation at which the plugin starts and is reconfigured in
+/// slurmctld, once its nodes and jobs are read (see the module's head).
+#[cfg(not(slurm_since_25_11))]
+const START_OP: &str = "job_init";
+#[cfg(slurm_since_25_11)]
+const START_OP: &str = "node_init";
 
 /// The names of the operations, in `node_select_syms`' order.
 macro_rules! __select_names {
@@ -207,8 +222,8 @@ pub fn memory_consumable() -> bool {
 /// A select plugin built on select/linear: what it does beside it, in
 /// slurmctld only (select/linear does all the rest, in every process).
 pub trait SelectPlugin: Send + Sized + 'static {
-    /// At the first `select_p_job_init` (slurmctld has read its nodes and
-    /// jobs): start. An error stops slurmctld, with it in the log.
+    /// At the first `select_p_job_init` (`select_p_node_init` since 25.05:
+    /// slurmctld has read its nodes and jobs): start. An error stops slurmctld, with it in the log.
     fn start(ctx: &PluginContext) -> Result<Self, String>;
     /// At each later one (`scontrol reconfigure`). An error keeps the
     /// plugin running on its previous configuration.
@@ -265,19 +280,19 @@ pub fn init<P: SelectPlugin>(plugin_type: &'static str) -> c_int {
     })
 }
 
-/// After a forwarded call: at `select_p_job_init` in slurmctld, the
-/// plugin's start or reconfiguration. `out` is select/linear's result; a
+/// After a forwarded call: at [`START_OP`] in slurmctld, the plugin's
+/// start or reconfiguration. `out` is select/linear's result; a
 /// failed start turns it into a failure, which stops slurmctld with the
 /// reason in its log.
 pub fn after<T: Failed>(op: &str, out: T) -> T {
-    if op != "job_init" || !in_slurmctld() {
+    if op != START_OP || !in_slurmctld() {
         return out;
     }
     let Some(hooks) = HOOKS.get() else {
         return out;
     };
     let first = !STARTED.load(std::sync::atomic::Ordering::SeqCst);
-    let ok = guard("select_p_job_init", false, || match (hooks.configure)(&PluginContext::new(), first) {
+    let ok = guard(START_OP, false, || match (hooks.configure)(&PluginContext::new(), first) {
         Ok(()) => true,
         Err(e) if first => {
             log::error!("refusing to start: {e}");
@@ -385,7 +400,7 @@ mod tests {
     }
 
     #[test]
-    #[cfg(slurm_since_24_11)]
+    #[cfg(all(slurm_since_24_11, not(slurm_since_25_11)))]
     fn the_operations_are_slurm_24_11_s_31_in_order() {
         assert_eq!(SELECT_SYMBOLS.len(), 31);
         assert_eq!(SELECT_SYMBOLS[0], "select_p_state_save");
@@ -395,14 +410,35 @@ mod tests {
     }
 
     #[test]
+    #[cfg(all(slurm_since_25_11, not(slurm_since_26_05)))]
+    fn the_operations_are_slurm_25_11_s_12_in_order() {
+        assert_eq!(SELECT_SYMBOLS.len(), 12);
+        assert_eq!(SELECT_SYMBOLS[0], "select_p_node_init");
+        assert_eq!(SELECT_SYMBOLS[1], "select_p_job_test");
+        assert_eq!(SELECT_SYMBOLS[11], "select_p_reconfigure");
+        assert!(!SELECT_SYMBOLS.contains(&"select_p_job_init"));
+    }
+
+    #[test]
+    #[cfg(slurm_since_26_05)]
+    fn the_operations_are_slurm_26_05_s_13_in_order() {
+        assert_eq!(SELECT_SYMBOLS.len(), 13);
+        assert_eq!(SELECT_SYMBOLS[1], "select_p_job_test");
+        assert_eq!(SELECT_SYMBOLS[6], "select_p_job_mem_reduce");
+        assert_eq!(SELECT_SYMBOLS[12], "select_p_reconfigure");
+    }
+
+    #[test]
     fn select_linear_is_found_in_plugin_dir_or_the_error_says_where_it_looked() {
-        let debian = PathBuf::from("/usr/lib/x86_64-linux-gnu/slurm-wlm");
-        let dirs = vec![PathBuf::from("/nonexistent"), debian.clone()];
-        assert_eq!(linear_path(&dirs).unwrap(), debian.join(LINEAR_FILE));
+        // Where the release's packages put Slurm's plugins (Debian's and
+        // SchedMD's differ), as slurm-sys linked libslurmfull from there.
+        let installed = PathBuf::from(env!("SLURM_PLUGIN_DIR"));
+        let dirs = vec![PathBuf::from("/nonexistent"), installed.clone()];
+        assert_eq!(linear_path(&dirs).unwrap(), installed.join(LINEAR_FILE));
         let e = linear_path(&[PathBuf::from("/nonexistent")]).unwrap_err();
         assert!(e.contains("select_linear.so") && e.contains("/nonexistent"), "{e}");
         // Each of its operations resolves in the real select/linear.
-        let handle = open(&debian.join(LINEAR_FILE)).unwrap();
+        let handle = open(&installed.join(LINEAR_FILE)).unwrap();
         assert!(Linear::resolve(handle).is_ok());
     }
 }

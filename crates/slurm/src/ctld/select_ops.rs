@@ -1,4 +1,5 @@
-//! The select plugin operations of each Slurm release, as one table per
+//! The select plugin operations of each Slurm release (36 in 22.05, 31 in
+//! 24.11, 12 in 25.11, 13 in 26.05), as one table per
 //! release that the forwarding macros of `select` expand: `field =
 //! symbol(arguments) -> result;` in `node_select_syms`' order.
 
@@ -123,7 +124,7 @@ macro_rules! __select_ops {
 /// Slurm 24.11's 31 (src/interfaces/select.c): 22.05's less job_signal,
 /// jobinfo_sprint, jobinfo_xstrdup, update_node_config and resv_test, and
 /// job_test given a will_run_data_t (its core bitmap became a resv_exc_t).
-#[cfg(slurm_since_24_11)]
+#[cfg(all(slurm_since_24_11, not(slurm_since_25_11)))]
 #[macro_export]
 #[doc(hidden)]
 macro_rules! __select_ops {
@@ -215,6 +216,91 @@ macro_rules! __select_ops {
                 job_ptr: *mut ::std::ffi::c_void,
                 data: *mut ::std::ffi::c_void
             ) -> ::std::ffi::c_int;
+            reconfigure = select_p_reconfigure() -> ::std::ffi::c_int;
+        }
+    };
+}
+
+/// Slurm 25.11's 12 (25.05 took out state save and restore, job_init, the
+/// step operations and the node and job info ones: src/interfaces/select.c),
+/// after the `plugin_id` every select plugin exports.
+#[cfg(all(slurm_since_25_11, not(slurm_since_26_05)))]
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __select_ops {
+    ($callback:ident) => {
+        $crate::$callback! {
+            node_init = select_p_node_init() -> ::std::ffi::c_int;
+            job_test = select_p_job_test(
+                job_ptr: *mut ::std::ffi::c_void,
+                bitmap: *mut ::std::ffi::c_void,
+                min_nodes: u32,
+                max_nodes: u32,
+                req_nodes: u32,
+                mode: u16,
+                preemptee_candidates: *mut ::std::ffi::c_void,
+                preemptee_job_list: *mut *mut ::std::ffi::c_void,
+                resv_exc_ptr: *mut ::std::ffi::c_void,
+                will_run_ptr: *mut ::std::ffi::c_void
+            ) -> ::std::ffi::c_int;
+            job_begin = select_p_job_begin(job_ptr: *mut ::std::ffi::c_void) -> ::std::ffi::c_int;
+            job_ready = select_p_job_ready(job_ptr: *mut ::std::ffi::c_void) -> ::std::ffi::c_int;
+            job_expand = select_p_job_expand(
+                from_job_ptr: *mut ::std::ffi::c_void,
+                to_job_ptr: *mut ::std::ffi::c_void
+            ) -> ::std::ffi::c_int;
+            job_resized = select_p_job_resized(
+                job_ptr: *mut ::std::ffi::c_void,
+                node_ptr: *mut ::std::ffi::c_void
+            ) -> ::std::ffi::c_int;
+            job_fini = select_p_job_fini(job_ptr: *mut ::std::ffi::c_void) -> ::std::ffi::c_int;
+            job_suspend = select_p_job_suspend(job_ptr: *mut ::std::ffi::c_void, indf_susp: bool) -> ::std::ffi::c_int;
+            job_resume = select_p_job_resume(job_ptr: *mut ::std::ffi::c_void, indf_susp: bool) -> ::std::ffi::c_int;
+            nodeinfo_set_all = select_p_select_nodeinfo_set_all() -> ::std::ffi::c_int;
+            nodeinfo_set = select_p_select_nodeinfo_set(job_ptr: *mut ::std::ffi::c_void) -> ::std::ffi::c_int;
+            reconfigure = select_p_reconfigure() -> ::std::ffi::c_int;
+        }
+    };
+}
+
+/// Slurm 26.05's 13: 25.11's and, after job_resized, job_mem_reduce (a
+/// running job's memory lowered, Dynamic Memory Resizing), which returns
+/// nothing.
+#[cfg(slurm_since_26_05)]
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __select_ops {
+    ($callback:ident) => {
+        $crate::$callback! {
+            node_init = select_p_node_init() -> ::std::ffi::c_int;
+            job_test = select_p_job_test(
+                job_ptr: *mut ::std::ffi::c_void,
+                bitmap: *mut ::std::ffi::c_void,
+                min_nodes: u32,
+                max_nodes: u32,
+                req_nodes: u32,
+                mode: u16,
+                preemptee_candidates: *mut ::std::ffi::c_void,
+                preemptee_job_list: *mut *mut ::std::ffi::c_void,
+                resv_exc_ptr: *mut ::std::ffi::c_void,
+                will_run_ptr: *mut ::std::ffi::c_void
+            ) -> ::std::ffi::c_int;
+            job_begin = select_p_job_begin(job_ptr: *mut ::std::ffi::c_void) -> ::std::ffi::c_int;
+            job_ready = select_p_job_ready(job_ptr: *mut ::std::ffi::c_void) -> ::std::ffi::c_int;
+            job_expand = select_p_job_expand(
+                from_job_ptr: *mut ::std::ffi::c_void,
+                to_job_ptr: *mut ::std::ffi::c_void
+            ) -> ::std::ffi::c_int;
+            job_resized = select_p_job_resized(
+                job_ptr: *mut ::std::ffi::c_void,
+                node_ptr: *mut ::std::ffi::c_void
+            ) -> ::std::ffi::c_int;
+            job_mem_reduce = select_p_job_mem_reduce(job_ptr: *mut ::std::ffi::c_void) -> ();
+            job_fini = select_p_job_fini(job_ptr: *mut ::std::ffi::c_void) -> ::std::ffi::c_int;
+            job_suspend = select_p_job_suspend(job_ptr: *mut ::std::ffi::c_void, indf_susp: bool) -> ::std::ffi::c_int;
+            job_resume = select_p_job_resume(job_ptr: *mut ::std::ffi::c_void, indf_susp: bool) -> ::std::ffi::c_int;
+            nodeinfo_set_all = select_p_select_nodeinfo_set_all() -> ::std::ffi::c_int;
+            nodeinfo_set = select_p_select_nodeinfo_set(job_ptr: *mut ::std::ffi::c_void) -> ::std::ffi::c_int;
             reconfigure = select_p_reconfigure() -> ::std::ffi::c_int;
         }
     };

@@ -31,12 +31,15 @@ type FindJobFn = unsafe extern "C" fn(u32) -> *mut sys::job_record_t;
 type NextJobIdFn = unsafe extern "C" fn(bool) -> u32;
 type FindPartFn = unsafe extern "C" fn(*mut libc::c_char) -> *mut sys::part_record_t;
 type UpdateJobFn = unsafe extern "C" fn(*mut sys::slurm_msg_t, libc::uid_t, bool) -> libc::c_int;
+/// job_allocate(desc, immediate, will_run, resp, allocate, submit_uid, cron,
+/// job, err_msg, protocol_version): `allocate` an int until 25.11, a bool
+/// since 26.05 ([`Allocate`]).
 type JobAllocateFn = unsafe extern "C" fn(
     *mut sys::job_desc_msg_t,
     libc::c_int,
     libc::c_int,
     *mut *mut sys::will_run_response_msg_t,
-    libc::c_int,
+    Allocate,
     libc::uid_t,
     bool,
     *mut *mut sys::job_record_t,
@@ -64,7 +67,18 @@ type JobTestResvFn = unsafe extern "C" fn(
 type ResvExcFreeFn = unsafe extern "C" fn(*mut sys::resv_exc_t);
 type JobLimitsCheckFn = unsafe extern "C" fn(*mut *mut sys::job_record_t, bool) -> libc::c_int;
 type DeadlineOkFn = unsafe extern "C" fn(*mut sys::job_record_t, *mut libc::c_char) -> bool;
-type JobSignalIdFn = unsafe extern "C" fn(u32, u16, u16, libc::uid_t, bool) -> libc::c_int;
+/// job_signal(job, signal, flags, uid, preempt): the same in every release
+/// (24.11's job_signal_id, which found the job first, is gone in 25.05).
+type JobSignalFn = unsafe extern "C" fn(*mut sys::job_record_t, u16, u16, libc::uid_t, bool) -> libc::c_int;
+#[cfg(not(slurm_since_26_05))]
+pub(crate) type Allocate = libc::c_int;
+#[cfg(slurm_since_26_05)]
+pub(crate) type Allocate = bool;
+/// job_allocate's `allocate`: an allocation, not a batch job's submission.
+#[cfg(not(slurm_since_26_05))]
+pub(crate) const ALLOCATE: Allocate = 1;
+#[cfg(slurm_since_26_05)]
+pub(crate) const ALLOCATE: Allocate = true;
 type FreeFn = unsafe extern "C" fn(*mut libc::c_void);
 /// A void function of a job record (set_job_failed_assoc_qos_ptr).
 type FreeJobFn = unsafe extern "C" fn(*mut sys::job_record_t);
@@ -93,9 +107,12 @@ type ArraySplitFn = unsafe extern "C" fn(*mut sys::job_record_t) -> *mut sys::jo
 type ArraySplitFn = unsafe extern "C" fn(*mut sys::job_record_t, bool) -> *mut sys::job_record_t;
 /// num_pending_job_array_tasks(array_job_id).
 type PendingTasksFn = unsafe extern "C" fn(u32) -> libc::c_int;
-/// 24.11's job_state_set(job, state), which keeps slurmctld's counts of states.
-#[cfg(slurm_since_24_11)]
+/// 24.11's job_state_set(job, state), which keeps slurmctld's counts of
+/// states; 26.05 made it a macro over slurm_job_state_set(job, state, caller).
+#[cfg(all(slurm_since_24_11, not(slurm_since_26_05)))]
 type JobStateSetFn = unsafe extern "C" fn(*mut sys::job_record_t, u32);
+#[cfg(slurm_since_26_05)]
+type JobStateSetFn = unsafe extern "C" fn(*mut sys::job_record_t, u32, *const libc::c_char);
 
 /// Handles on slurmctld's internals. Obtain it with [`Slurmctld::get`].
 pub struct Slurmctld {
@@ -121,7 +138,7 @@ pub struct Slurmctld {
     pub(crate) default_part_loc: *mut *mut sys::part_record_t,
     pub(crate) update_job: UpdateJobFn,
     pub(crate) job_allocate: JobAllocateFn,
-    pub(crate) job_signal_id: JobSignalIdFn,
+    pub(crate) job_signal: JobSignalFn,
     pub(crate) job_test_resv: JobTestResvFn,
     /// 24.11: frees what job_test_resv put in its resv_exc_t.
     #[cfg(slurm_since_24_11)]
@@ -220,7 +237,7 @@ impl Slurmctld {
                     default_part_loc: symbol(c"default_part_loc")?.cast(),
                     update_job: std::mem::transmute::<*mut libc::c_void, UpdateJobFn>(symbol(c"update_job")?),
                     job_allocate: std::mem::transmute::<*mut libc::c_void, JobAllocateFn>(symbol(c"job_allocate")?),
-                    job_signal_id: std::mem::transmute::<*mut libc::c_void, JobSignalIdFn>(symbol(c"job_signal_id")?),
+                    job_signal: std::mem::transmute::<*mut libc::c_void, JobSignalFn>(symbol(c"job_signal")?),
                     job_test_resv: std::mem::transmute::<*mut libc::c_void, JobTestResvFn>(symbol(c"job_test_resv")?),
                     #[cfg(slurm_since_24_11)]
                     delete_resv_exc_parts: std::mem::transmute::<*mut libc::c_void, ResvExcFreeFn>(symbol(
@@ -249,8 +266,12 @@ impl Slurmctld {
                     num_pending_job_array_tasks: std::mem::transmute::<*mut libc::c_void, PendingTasksFn>(symbol(
                         c"num_pending_job_array_tasks",
                     )?),
-                    #[cfg(slurm_since_24_11)]
+                    #[cfg(all(slurm_since_24_11, not(slurm_since_26_05)))]
                     job_state_set: std::mem::transmute::<*mut libc::c_void, JobStateSetFn>(symbol(c"job_state_set")?),
+                    #[cfg(slurm_since_26_05)]
+                    job_state_set: std::mem::transmute::<*mut libc::c_void, JobStateSetFn>(symbol(
+                        c"slurm_job_state_set",
+                    )?),
                     valid_feature_counts: std::mem::transmute::<*mut libc::c_void, ValidFeatureCountsFn>(symbol(
                         c"valid_feature_counts",
                     )?),

@@ -1,8 +1,9 @@
 //! What a task plugin is to Slurm: the plugin header, `init`, `fini` and
 //! the twelve `task_p_*` hooks of 22.05 (`syms[]` in
-//! src/slurmd/common/task_plugin.c) and 24.11's `pre_launch_priv`, which
+//! src/slurmd/common/task_plugin.c), 24.11's `pre_launch_priv`, which
 //! replaced the three affinity hooks (24.11 no longer calls those three
-//! nor the suspend and resume ones; each release calls only its own). A plugin crate implements
+//! nor the suspend and resume ones), and 26.05's `update_mem_limit`; each
+//! release calls only its own. A plugin crate implements
 //! [`TaskPlugin`] (every hook has a do-nothing default) and writes one
 //! `task_plugin!` line; the macro emits every symbol, each entry point
 //! behind the panic guard.
@@ -16,7 +17,7 @@
 //!   `post_term` (each task ended), `post_step` (all ended);
 //! - the forked task itself, before exec: `pre_launch`;
 //! - slurmstepd's message thread: `add_pid` (a process adopted into the
-//!   extern step).
+//!   extern step), `update_mem_limit` (26.05).
 //!
 //! Slurm calls a plugin's hooks one at a time (under its
 //! g_task_context_lock), in TaskPlugin's order; one failing stops the
@@ -90,6 +91,12 @@ pub trait TaskPlugin: Send + Sync + Sized + 'static {
         Ok(())
     }
     /// slurmstepd's message thread: `pid` was adopted into the extern step.
+    /// slurmstepd's message thread, 26.05: a running job's memory limits
+    /// changed (Dynamic Memory Resizing: `scontrol update` of its memory),
+    /// to `job_mem` for the job and `step_mem` for the step, in MB.
+    fn update_mem_limit(&self, _step: &StepView<'_>, _job_mem: u64, _step_mem: u64) -> Result<(), String> {
+        Ok(())
+    }
     fn add_pid(&self, _pid: i32) -> Result<(), String> {
         Ok(())
     }
@@ -192,7 +199,7 @@ impl<P: TaskPlugin> Instance<P> {
     pub unsafe fn slurmd_batch_request(&self, req: *mut RawBatchRequest) -> c_int {
         self.with("task_p_slurmd_batch_request", |p| {
             // SAFETY: NULL or slurmd's request, alive for the call.
-            let job = unsafe { req.as_ref() }.map_or(sys::NO_VAL, |r| r.job_id);
+            let job = unsafe { req.as_ref() }.map_or(sys::NO_VAL, batch_job_id);
             code("task_p_slurmd_batch_request", &format!("JobId={job}"), p.slurmd_batch_request(job))
         })
     }
@@ -314,6 +321,13 @@ impl<P: TaskPlugin> Instance<P> {
     pub unsafe fn post_step(&self, step: *mut RawStep) -> c_int {
         // SAFETY: passed on under the same contract.
         unsafe { self.on_step("task_p_post_step", step, |p, s| p.post_step(s)) }
+    }
+
+    /// # Safety
+    /// As for `pre_setuid`.
+    pub unsafe fn update_mem_limit(&self, step: *mut RawStep, job_mem: u64, step_mem: u64) -> c_int {
+        // SAFETY: passed on under the same contract.
+        unsafe { self.on_step("task_p_update_mem_limit", step, |p, s| p.update_mem_limit(s, job_mem, step_mem)) }
     }
 
     pub fn add_pid(&self, pid: libc::pid_t) -> c_int {
@@ -474,12 +488,34 @@ macro_rules! task_plugin {
                 unsafe { INSTANCE.post_step(step) }
             }
 
+            /// # Safety
+            /// Called by slurmstepd only (26.05), as its task plugin
+            /// interface says.
+            #[no_mangle]
+            pub unsafe extern "C" fn task_p_update_mem_limit(
+                step: *mut $crate::stepd::task_plugin::RawStep,
+                new_job_mem: u64,
+                new_step_mem: u64,
+            ) -> ::std::os::raw::c_int {
+                // SAFETY: slurmstepd's own arguments, passed on.
+                unsafe { INSTANCE.update_mem_limit(step, new_job_mem, new_step_mem) }
+            }
+
             #[no_mangle]
             pub extern "C" fn task_p_add_pid(pid: $crate::stepd::task_plugin::Pid) -> ::std::os::raw::c_int {
                 INSTANCE.add_pid(pid)
             }
         };
     };
+}
+
+/// A batch launch's job id: its own field until 25.11, which takes it from
+/// the credential into its step id.
+fn batch_job_id(r: &RawBatchRequest) -> u32 {
+    #[cfg(slurm_since_25_11)]
+    return r.step_id.job_id;
+    #[cfg(not(slurm_since_25_11))]
+    return r.job_id;
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! A site's files under its directory: the compose file, Slurm's configs
 //! (`etc/`, seen by every host), the database's (`dbd/`, seen by mariadb
-//! and slurmdbd only), the munge key made once per site, and a log folder
-//! per host mounted at Debian's `/var/log/slurm`.
+//! and slurmdbd only), the munge key and, where slurmrestd runs, the JWT
+//! key (`jwt/`, seen by slurmctld and slurmdbd only), each made once per
+//! site, and a log folder per host mounted at `/var/log/slurm`.
 
 use std::fmt::Write as _;
 use std::io::Read as _;
@@ -10,8 +11,11 @@ use std::path::Path;
 use super::spec::{SiteSpec, USERS};
 use crate::Result;
 
-/// Where Debian installs Slurm's plugins; ours are put there in the image.
-pub const PLUGIN_DIR: &str = "/usr/lib/x86_64-linux-gnu/slurm-wlm";
+/// Where the site's Slurm packages install its plugins (Debian's and
+/// SchedMD's differ); ours are put there in the image.
+pub fn plugin_dir(spec: &SiteSpec) -> &'static str {
+    spec.release().lib_dir
+}
 
 fn write(path: &Path, bytes: impl AsRef<[u8]>) -> Result<()> {
     if let Some(dir) = path.parent() {
@@ -47,13 +51,16 @@ pub fn write_all(spec: &SiteSpec, dir: &Path, image: &str) -> Result<()> {
             p
         }
     };
+    if spec.rest() && !dir.join("jwt/jwt_hs256.key").exists() {
+        write(&dir.join("jwt/jwt_hs256.key"), random_bytes(32)?)?;
+    }
     write(&dir.join("etc/slurm.conf"), slurm_conf(spec))?;
     write(&dir.join("etc/cgroup.conf"), CGROUP_CONF)?;
     write(&dir.join("etc/gres.conf"), gres_conf(spec))?;
     write(&dir.join("etc/plugstack.conf"), plugstack_conf(spec))?;
     write(&dir.join("etc/malleable.conf"), malleable_conf(spec))?;
     write(&dir.join("etc/accounts.sh"), accounts_sh(spec))?;
-    write(&dir.join("dbd/slurmdbd.conf"), slurmdbd_conf(&password))?;
+    write(&dir.join("dbd/slurmdbd.conf"), slurmdbd_conf(&password, spec.rest()))?;
     write(&dir.join("dbd/mariadb-init.sql"), mariadb_init(&password))?;
     for host in hosts(spec) {
         let log = dir.join("log").join(&host);
@@ -66,7 +73,7 @@ pub fn write_all(spec: &SiteSpec, dir: &Path, image: &str) -> Result<()> {
 /// Our SPANK plugin, required (srun and sbatch fail without it); none on a stock site.
 fn plugstack_conf(spec: &SiteSpec) -> String {
     if spec.ours {
-        format!("required {PLUGIN_DIR}/spank_malleable.so\n")
+        format!("required {}/spank_malleable.so\n", plugin_dir(spec))
     } else {
         String::new()
     }
@@ -75,8 +82,24 @@ fn plugstack_conf(spec: &SiteSpec) -> String {
 /// Every host of the site, in the order they come up.
 pub fn hosts(spec: &SiteSpec) -> Vec<String> {
     let mut h: Vec<String> = ["mariadb", "slurmdbd", "slurmctld", "login"].iter().map(|s| s.to_string()).collect();
+    if spec.rest() {
+        h.push(REST_HOST.into());
+    }
     h.extend(spec.node_names());
     h
+}
+
+/// The host slurmrestd runs on, and its port there.
+pub const REST_HOST: &str = "rest";
+pub const REST_PORT: u16 = 6820;
+
+/// Where slurmctld and slurmdbd read the JWT key (site-init installs it).
+const JWT_KEY: &str = "/etc/slurm/jwt_hs256.key";
+
+/// What slurm.conf and slurmdbd.conf say where slurmrestd runs: JWT as
+/// the other authentication, with the site's key.
+fn jwt_keys() -> [(&'static str, String); 2] {
+    [("AuthAltTypes", "auth/jwt".into()), ("AuthAltParameters", format!("jwt_key={JWT_KEY}"))]
 }
 
 pub fn slurm_conf(spec: &SiteSpec) -> String {
@@ -89,6 +112,11 @@ pub fn slurm_conf(spec: &SiteSpec) -> String {
         if k.eq_ignore_ascii_case("PartitionName") {
             partition = v.clone();
         } else {
+            let _ = writeln!(s, "{k}={v}");
+        }
+    }
+    if spec.rest() {
+        for (k, v) in jwt_keys() {
             let _ = writeln!(s, "{k}={v}");
         }
     }
@@ -157,12 +185,18 @@ fn accounts_sh(spec: &SiteSpec) -> String {
     s
 }
 
-fn slurmdbd_conf(password: &str) -> String {
-    format!(
+fn slurmdbd_conf(password: &str, rest: bool) -> String {
+    let mut s = format!(
         "AuthType=auth/munge\nDbdHost=slurmdbd\nSlurmUser=slurm\nLogFile=/var/log/slurm/slurmdbd.log\n\
          PidFile=/run/slurmdbd.pid\nDebugLevel=info\nStorageType=accounting_storage/mysql\nStorageHost=mariadb\n\
          StorageUser=slurm\nStoragePass={password}\nStorageLoc=slurm_acct_db\n"
-    )
+    );
+    if rest {
+        for (k, v) in jwt_keys() {
+            let _ = writeln!(s, "{k}={v}");
+        }
+    }
+    s
 }
 
 /// Slurm's user, and its database made here: slurmdbd makes a missing one
@@ -191,7 +225,13 @@ pub fn compose_yml(spec: &SiteSpec, dir: &Path, image: &str) -> String {
     let nodes = spec.node_names();
     for host in hosts(spec) {
         let compute = nodes.contains(&host);
-        let role = if compute { "slurmd" } else { host.as_str() };
+        let role = if compute {
+            "slurmd"
+        } else if host == REST_HOST {
+            "slurmrestd"
+        } else {
+            host.as_str()
+        };
         let _ = write!(
             s,
             "  {host}:\n    image: {image}\n    container_name: {name}-{host}\n    hostname: {host}\n    init: true\n",
@@ -219,6 +259,9 @@ pub fn compose_yml(spec: &SiteSpec, dir: &Path, image: &str) -> String {
         let _ = writeln!(s, "      - {d}/log/{host}:/var/log/slurm");
         if host == "mariadb" || host == "slurmdbd" {
             let _ = writeln!(s, "      - {d}/dbd:/site/dbd:ro");
+        }
+        if spec.rest() && (host == "slurmctld" || host == "slurmdbd") {
+            let _ = writeln!(s, "      - {d}/jwt:/site/jwt:ro");
         }
         if compute || host == "login" {
             let _ = writeln!(s, "      - {d}/home:/home");
@@ -257,9 +300,20 @@ mod tests {
             ),
             "{over}"
         );
-        assert_eq!(plugstack_conf(&SiteSpec::new("m", 2, 2)), format!("required {PLUGIN_DIR}/spank_malleable.so\n"));
+        assert_eq!(
+            plugstack_conf(&SiteSpec::new("m", 2, 2)),
+            "required /usr/lib/x86_64-linux-gnu/slurm-wlm/spank_malleable.so\n"
+        );
         assert_eq!(plugstack_conf(&SiteSpec::new("m", 2, 2).stock()), "");
         assert!(mariadb_init("p").contains("CREATE DATABASE IF NOT EXISTS slurm_acct_db;"));
+        // A site built from SchedMD's source runs slurmrestd, with JWT.
+        let rest = SiteSpec::new("r", 2, 2).slurm("26.05").unwrap();
+        assert!(
+            slurm_conf(&rest).contains("AuthAltTypes=auth/jwt\nAuthAltParameters=jwt_key=/etc/slurm/jwt_hs256.key\n")
+        );
+        assert!(slurmdbd_conf("p", true).contains("AuthAltTypes=auth/jwt\n"));
+        assert!(!slurm_conf(&SiteSpec::new("m", 2, 2)).contains("AuthAltTypes"));
+        assert_eq!(hosts(&rest), ["mariadb", "slurmdbd", "slurmctld", "login", "rest", "c1", "c2"]);
         let g = gres_conf(&SiteSpec::new("malleable", 4, 2));
         assert_eq!(g, "NodeName=c3 Name=gpu File=/dev/nvidia[0-1]\nNodeName=c4 Name=gpu File=/dev/nvidia[0-1]\n");
     }
@@ -286,5 +340,22 @@ mod tests {
         assert!(service("c2").contains("SITE_GPUS: \"2\""));
         assert!(service("c2").contains("device_cgroup_rules: [\"c 195:* rwm\"]"));
         assert!(!service("mariadb").contains("device_cgroup_rules"));
+        let y = compose_yml(&SiteSpec::new("s", 2, 2).slurm("26.05").unwrap(), Path::new("/t"), "img:1");
+        let service = |h: &str| -> String {
+            let head = format!("  {h}:");
+            y.lines()
+                .skip_while(|l| *l != head)
+                .skip(1)
+                .take_while(|l| l.starts_with("    "))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert!(service("rest").contains("command: [\"slurmrestd\"]"), "{y}");
+        for h in ["slurmctld", "slurmdbd"] {
+            assert!(service(h).contains("/t/jwt:/site/jwt:ro"), "{h}");
+        }
+        for h in ["rest", "login", "c1"] {
+            assert!(!service(h).contains("/site/jwt"), "{h} sees the JWT key");
+        }
     }
 }

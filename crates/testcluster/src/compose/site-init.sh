@@ -4,7 +4,7 @@
 # /site, then the host's role in the foreground. Compute hosts first get
 # cgroup hierarchies of their own (see mount_own_cgroups).
 set -euo pipefail
-role=${1:?usage: site-init mariadb|slurmdbd|slurmctld|slurmd|login}
+role=${1:?usage: site-init mariadb|slurmdbd|slurmctld|slurmd|slurmrestd|login}
 
 # Wait up to $3 seconds for host $1 to take connections on port $2.
 wait_for_port() {
@@ -42,6 +42,10 @@ install_config() {
     install -o munge -g munge -m 400 /site/munge.key /etc/munge/munge.key
     install -d -o munge -g munge -m 755 /run/munge
     install -d -o slurm -g slurm -m 755 /var/log/slurm /var/lib/slurm
+    # The JWT key, where slurmrestd runs: slurmctld and slurmdbd only see it.
+    if [ -f /site/jwt/jwt_hs256.key ]; then
+        install -o slurm -g slurm -m 600 /site/jwt/jwt_hs256.key /etc/slurm/jwt_hs256.key
+    fi
     runuser -u munge -- /usr/sbin/munged
 }
 
@@ -59,9 +63,15 @@ mariadb)
     if [ ! -d /var/lib/mysql/mysql ]; then
         mariadb-install-db --user=mysql --skip-test-db >/var/log/slurm/mariadb-install.log 2>&1
     fi
-    # Slurm's accounting schema wants a long lock wait and a big log.
+    # Slurm's accounting schema wants a long lock wait and a big log; and
+    # MariaDB 11.8 (trixie) isolates transactions by snapshot, on which
+    # slurmdbd 26.05 says it dies at a write conflict: off, where it exists.
+    snapshot=()
+    if mariadbd --verbose --help 2>/dev/null | grep -q -- '--innodb-snapshot-isolation'; then
+        snapshot=(--innodb-snapshot-isolation=OFF)
+    fi
     exec mariadbd --user=mysql --bind-address=0.0.0.0 --skip-name-resolve \
-        --innodb-lock-wait-timeout=900 --innodb-log-file-size=64M \
+        --innodb-lock-wait-timeout=900 --innodb-log-file-size=64M "${snapshot[@]}" \
         --init-file=/site/dbd/mariadb-init.sql --log-error=/var/log/slurm/mariadb.log
     ;;
 slurmdbd)
@@ -90,6 +100,22 @@ slurmd)
     done
     wait_for_port slurmctld 6817 180
     exec slurmd -D
+    ;;
+slurmrestd)
+    install_config
+    # slurmrestd refuses to run as root or SlurmUser: a user of its own.
+    id slurmrestd >/dev/null 2>&1 || useradd --system -U -M slurmrestd
+    wait_for_port slurmctld 6817 180
+    # rest_auth/jwt: each request carries its user's token (scontrol token).
+    # slurmrestd unshares the System V IPC namespace and its file table
+    # (unshare(2)), which docker's seccomp profile refuses without
+    # SYS_ADMIN: the container has an IPC namespace of its own already, and
+    # nothing but this script and runuser share its files.
+    export SLURMRESTD_SECURITY=disable_unshare_sysv,disable_unshare_files
+    # Its own connections to slurmctld are auth/jwt too, each with the
+    # requester's token (Slurm's REST guide: SLURM_JWT=daemon).
+    export SLURM_JWT=daemon
+    exec runuser -u slurmrestd -- slurmrestd -a rest_auth/jwt 0.0.0.0:6820
     ;;
 login)
     install_config

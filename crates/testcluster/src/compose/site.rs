@@ -47,15 +47,18 @@ impl Site {
 
     /// Build the images if their inputs changed (the base of the spec's
     /// Slurm release; plugins staged in `staged`, which a stock spec does
-    /// not read: `plugins::plugin_dir_for(root, &spec.slurm)`), write the site's files under `root`, start every host and
-    /// wait until every compute node is idle in slurmctld. A site of that
-    /// name already running is replaced.
-    pub fn up(spec: SiteSpec, root: &Path, staged: &Path) -> Result<Site> {
+    /// not read: `plugins::plugin_dir_for(workspace, &spec.slurm)`), write
+    /// the site's files under the workspace's `target/compose`, start every
+    /// host and wait until every compute node is idle in slurmctld. A site
+    /// of that name already running is replaced.
+    pub fn up(spec: SiteSpec, workspace: &Path, staged: &Path) -> Result<Site> {
         let t = Instant::now();
-        let work = root.join(".image");
-        let base = image::base_image(&work, spec.release()?)?;
-        let image = image::site_image(&base, spec.ours.then_some(staged), &work)?;
-        let dir = Site::dir_of(root, &spec.name);
+        let root = workspace.join("target/compose");
+        let work = provision::image::image_work(workspace);
+        let release = spec.release();
+        let base = provision::image::base_image(workspace, release)?;
+        let image = image::site_image(&base, spec.ours.then_some(staged), release.lib_dir, &work)?;
+        let dir = Site::dir_of(&root, &spec.name);
         if dir.join("docker-compose.yml").exists() {
             Site::down_in(&spec.name, &dir);
         }

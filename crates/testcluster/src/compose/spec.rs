@@ -1,18 +1,18 @@
 //! What compose site to run: its name, its compute hosts and what each has,
-//! the Slurm it runs (a release of [`crate::slurm_release`]), with our
+//! the Slurm it runs (a release of `provision::release`), with our
 //! plugins or stock, slurm.conf's keys (a production site's by default,
 //! any of them may be set) and malleable.conf's.
 
-use crate::slurm_release::{SlurmRelease, HOST_RELEASE};
+use provision::release::{SlurmRelease, HOST_RELEASE, RELEASES};
 
-/// Slurm releases a site can run: those with a source tree to build our
-/// plugins against (26.05's source cannot be had).
+/// The test users on every host (made in the base image): name, uid (also
+/// their group's gid), account.
+pub use provision::image::USERS;
+
+/// Slurm releases a site can run: every release of the table.
 pub fn slurm_versions() -> Vec<&'static str> {
-    crate::slurm_release::RELEASES.iter().filter(|r| r.unavailable.is_none()).map(|r| r.version).collect()
+    RELEASES.iter().map(|r| r.version).collect()
 }
-
-/// The test users on every host: name, uid (also their group's gid), account.
-pub const USERS: &[(&str, u32, &str)] = &[("alice", 2001, "physics"), ("bob", 2002, "chemistry")];
 
 /// A compose site.
 #[derive(Clone, Debug, PartialEq)]
@@ -73,6 +73,8 @@ const SITE_CONF: &[(&str, &str)] = &[
     ("AccountingStorageHost", "slurmdbd"),
     ("AccountingStorageEnforce", "associations,limits,qos"),
     ("AccountingStorageTRES", "gres/gpu"),
+    // Jobs' Comments kept in the database, as sites that bill by project do.
+    ("AccountingStoreFlags", "job_comment"),
     ("JobCompType", "jobcomp/none"),
     ("PriorityType", "priority/multifactor"),
     ("PriorityWeightAge", "1000"),
@@ -131,17 +133,17 @@ impl SiteSpec {
         self
     }
 
-    /// Run Slurm `version` ("24.11"): a release of the table that can be
-    /// built; an error naming it and the reason otherwise.
+    /// Run Slurm `version` ("24.11"): a release of the table; an error
+    /// naming it and the known ones otherwise.
     pub fn slurm(mut self, version: &str) -> Result<SiteSpec, String> {
-        SlurmRelease::buildable(version).map_err(|e| format!("--slurm {version}: {e}"))?;
+        SlurmRelease::find(version).map_err(|e| format!("--slurm {version}: {e}"))?;
         self.slurm = version.to_string();
         Ok(self)
     }
 
     /// The site's release (checked by [`SiteSpec::slurm`]).
-    pub fn release(&self) -> Result<&'static SlurmRelease, String> {
-        SlurmRelease::buildable(&self.slurm)
+    pub fn release(&self) -> &'static SlurmRelease {
+        SlurmRelease::find(&self.slurm).expect("SiteSpec::slurm takes only releases of the table")
     }
 
     /// Stock Slurm only: none of our plugins in the image or in the
@@ -154,6 +156,19 @@ impl SiteSpec {
             !k.eq_ignore_ascii_case("JobSubmitPlugins") && !k.eq_ignore_ascii_case("SchedulerParameters")
         });
         self.set("SchedulerType", "sched/backfill")
+    }
+
+    /// Whether the site runs slurmrestd (host `rest`, JWT auth): on the
+    /// releases built from SchedMD's source, whose packaging ships it.
+    pub fn rest(&self) -> bool {
+        self.release().from_source()
+    }
+
+    /// Whether the site's Slurm lowers a running job's memory (26.05's
+    /// Dynamic Memory Resizing, `scontrol update MinMemoryNode=`).
+    pub fn memory_resizing(&self) -> bool {
+        let (major, minor) = self.slurm.split_once('.').unwrap_or(("0", "0"));
+        (major.parse::<u32>().unwrap_or(0), minor.parse::<u32>().unwrap_or(0)) >= (26, 5)
     }
 
     /// The cluster's name: the site's name without its non-alphanumerics,
@@ -224,18 +239,20 @@ mod tests {
     }
 
     #[test]
-    fn keys_are_set_once_and_other_slurms_are_refused_with_the_reason() {
+    fn keys_are_set_once_and_unknown_slurms_are_refused() {
         let s = SiteSpec::new("my-site", 2, 2).set("schedulertype", "sched/backfill").malleable("Strategy", "easy");
         assert_eq!(s.get("SchedulerType"), Some("sched/backfill"));
         assert_eq!(s.conf_keys().iter().filter(|(k, _)| k.eq_ignore_ascii_case("SchedulerType")).count(), 1);
         assert_eq!(s.malleable_keys()[0], ("Strategy".to_string(), "easy".to_string()));
         assert_eq!(s.cluster_name(), "mysite");
         assert_eq!(SiteSpec::new("x", 2, 2).slurm("24.11").unwrap().slurm, "24.11");
-        let e = SiteSpec::new("x", 2, 2).slurm("26.05").unwrap_err();
-        assert!(e.starts_with("--slurm 26.05: Slurm 26.05 (Debian sid 26.05.5-1): its source cannot be had"), "{e}");
+        assert_eq!(
+            SiteSpec::new("x", 2, 2).slurm("26.05").unwrap().release().lib_dir,
+            "/usr/lib/x86_64-linux-gnu/slurm"
+        );
         let e = SiteSpec::new("x", 2, 2).slurm("23.02").unwrap_err();
-        assert!(e.contains("unknown release; expected one of 22.05, 24.11, 26.05"), "{e}");
-        assert_eq!(slurm_versions(), ["22.05", "24.11"]);
+        assert!(e.contains("unknown release; expected one of 22.05, 24.11, 25.11, 26.05"), "{e}");
+        assert_eq!(slurm_versions(), ["22.05", "24.11", "25.11", "26.05"]);
         let stock = SiteSpec::new("x", 2, 2).stock();
         assert_eq!((stock.ours, stock.get("SchedulerType")), (false, Some("sched/backfill")));
         assert_eq!((stock.get("JobSubmitPlugins"), stock.get("SchedulerParameters")), (None, None));

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use testcluster::process::{output, run};
+use crate::cmd::{output, run};
 
 use crate::Result;
 
@@ -154,7 +154,7 @@ impl Container {
 /// it (owners and modes kept: tar runs as root), made when missing; the
 /// copies of other images are removed, so the cache holds one.
 fn usr_copy(root: &Path, image: &str) -> Result<PathBuf> {
-    let all = crate::slurm_src::cache_dir(root).join("image-usr");
+    let all = crate::cache_dir(root).join("image-usr");
     let dir = all.join(image.replace([':', '/'], "_"));
     let done = dir.join(".complete");
     if done.is_file() {

@@ -1,4 +1,4 @@
-//! The configured source tree of a Slurm release other than the host's
+//! The configured source tree of a Debian release other than the host's
 //! (`cargo xtask slurm-src --slurm 24.11`): Debian's orig and debian
 //! tarballs fetched and checked against the Sources index, Debian's patches
 //! applied, `./configure` run in the release's build image.
@@ -7,42 +7,36 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use testcluster::build_image::build_image;
-use testcluster::process::{output, run};
-use testcluster::SlurmRelease;
-
-use crate::apt_private::PrivateApt;
+use crate::apt::PrivateApt;
+use crate::build_image::build_image;
+use crate::cmd::{output, run, sha256_of};
 use crate::container::Container;
-use crate::Result;
-
-/// Where the source trees and private apt folders live: `<repo>/.cache`,
-/// or `MALLEABLE_CACHE_DIR` (a scratch folder, so a test of this code does
-/// not touch a tree someone prepared by hand).
-pub fn cache_dir(root: &Path) -> PathBuf {
-    std::env::var_os("MALLEABLE_CACHE_DIR").map_or_else(|| root.join(".cache"), PathBuf::from)
-}
+use crate::release::{Origin, SlurmRelease};
+use crate::{cache_dir, Result};
 
 /// `.cache/slurm-src-24.11`: the tarballs, configure.log and the tree.
 pub fn release_cache(root: &Path, r: &SlurmRelease) -> PathBuf {
     cache_dir(root).join(format!("slurm-src-{}", r.version))
 }
 
+/// The source tree's directory name, as `apt-get source` names it: "slurm-wlm-24.11.5".
+pub fn src_name(r: &SlurmRelease) -> String {
+    format!("slurm-wlm-{}", r.upstream())
+}
+
 /// The tree `SLURM_SRC_DIR` names for `r`: `.cache/slurm-src-24.11/slurm-wlm-24.11.5`.
 pub fn release_tree(root: &Path, r: &SlurmRelease) -> PathBuf {
-    release_cache(root, r).join(r.src_name())
+    release_cache(root, r).join(src_name(r))
 }
 
-/// Scratch space for making images: the compose site's (`Site::up` uses
-/// `target/compose/.image` too), so a base made for one serves the other.
-pub fn image_work(root: &Path) -> PathBuf {
-    root.join("target/compose/.image")
-}
-
-/// `r`'s build image, made when missing; debootstrap installed first (its
-/// base is debootstrapped), which a fresh machine has not.
-pub fn release_image(root: &Path, r: &SlurmRelease) -> Result<String> {
-    crate::setup::ensure(&["debootstrap"])?;
-    build_image(&image_work(root), r)
+/// The exact Debian version of `r`'s slurm-wlm.
+fn deb_version(r: &SlurmRelease) -> Result<&'static str> {
+    match r.origin {
+        Origin::Debian { deb_version } => Ok(deb_version),
+        Origin::SchedMd { .. } => {
+            Err(format!("Slurm {} is not Debian's: it is built from SchedMD's source", r.version))
+        }
+    }
 }
 
 /// Left in a tree while this code makes it; a tree without config.h and
@@ -95,12 +89,13 @@ fn files_of(showsrc: &str, version: &str) -> Vec<SourceFile> {
 /// refuses a mismatch); tried at every mirror and pool directory that may
 /// have it. The .dsc is not needed: the tree is unpacked by hand.
 fn fetch_tarballs(r: &SlurmRelease, cache: &Path) -> Result<(PathBuf, PathBuf)> {
+    let deb_version = deb_version(r)?;
     let apt = PrivateApt::deb_src(&cache.join(format!("apt-{}", r.suite)), r.suite)?;
     apt.update()?;
     let showsrc = output(apt.command("apt-cache").args(["showsrc", "slurm-wlm"]))?;
-    let files = files_of(&showsrc, r.deb_version);
+    let files = files_of(&showsrc, deb_version);
     let mut mirrors: Vec<String> = Vec::new();
-    for (uri, _) in testcluster::compose::image::suite_sources(r.suite)? {
+    for (uri, _) in crate::apt::suite_sources(r.suite)? {
         if !mirrors.contains(&uri) {
             mirrors.push(uri);
         }
@@ -109,7 +104,7 @@ fn fetch_tarballs(r: &SlurmRelease, cache: &Path) -> Result<(PathBuf, PathBuf)> 
         let f = files.iter().find(|f| f.name.contains(kind)).ok_or_else(|| {
             format!(
                 "slurm-wlm {}: no {kind} file in the Sources indexes of {} (see `apt-cache showsrc`)",
-                r.deb_version, r.suite
+                deb_version, r.suite
             )
         })?;
         let dest = cache.join(&f.name);
@@ -127,7 +122,7 @@ fn fetch_tarballs(r: &SlurmRelease, cache: &Path) -> Result<(PathBuf, PathBuf)> 
                     .output()
                     .map_err(|e| format!("cannot run apt-helper: {e}"))?;
                 if got.status.success() {
-                    eprintln!("xtask: fetched {} from {url} (SHA-256 as in Sources)", f.name);
+                    eprintln!("provision: fetched {} from {url} (SHA-256 as in Sources)", f.name);
                     return Ok(dest);
                 }
                 tried.push(url);
@@ -135,17 +130,12 @@ fn fetch_tarballs(r: &SlurmRelease, cache: &Path) -> Result<(PathBuf, PathBuf)> 
         }
         Err(format!(
             "slurm-wlm {}: {} could not be fetched with its SHA-256; tried {}",
-            r.deb_version,
+            deb_version,
             f.name,
             tried.join(", ")
         ))
     };
     Ok((fetch(".orig.tar.")?, fetch(".debian.tar.")?))
-}
-
-fn sha256_of(file: &Path) -> Result<String> {
-    let out = output(Command::new("sha256sum").arg(file))?;
-    Ok(out.split_whitespace().next().unwrap_or_default().to_string())
 }
 
 /// The patch names of a quilt series file (comments and blank lines skipped).
@@ -184,7 +174,7 @@ fn unpack(orig: &Path, debian: &Path, tree: &Path) -> Result<()> {
         run(Command::new("patch").args(["-p1", "-s", "-i"]).arg(patches.join(p)).current_dir(tree))
             .map_err(|e| format!("Debian's patch {p} does not apply to {}: {e}", tree.display()))?;
     }
-    eprintln!("xtask: {} unpacked, {} Debian patches applied", tree.display(), names.len());
+    eprintln!("provision: {} unpacked, {} Debian patches applied", tree.display(), names.len());
     Ok(())
 }
 
@@ -197,7 +187,7 @@ pub fn ensure_release_tree(root: &Path, r: &SlurmRelease) -> Result<PathBuf> {
     }
     if tree.exists() && !tree.join(INCOMPLETE).exists() {
         return Err(format!(
-            "{} exists without config.h and was not made by cargo xtask: configure it or remove it",
+            "{} exists without config.h and was not made by cargo provision: configure it or remove it",
             tree.display()
         ));
     }
@@ -205,21 +195,21 @@ pub fn ensure_release_tree(root: &Path, r: &SlurmRelease) -> Result<PathBuf> {
     let cache = release_cache(root, r);
     std::fs::create_dir_all(&cache).map_err(|e| format!("cannot create {}: {e}", cache.display()))?;
     let _ = std::fs::remove_dir_all(&tree);
-    eprintln!("xtask: fetching the source of slurm-wlm {} ({})", r.deb_version, r.suite);
+    eprintln!("provision: fetching the source of slurm-wlm {} ({})", deb_version(r)?, r.suite);
     let (orig, debian) = fetch_tarballs(r, &cache)?;
     unpack(&orig, &debian, &tree)?;
     // configure in the release's own build image: config.h then matches its
     // libraries (and libmunge-dev there is what 24.11's configure wants).
-    let image = release_image(root, r)?;
+    let image = build_image(root, r)?;
     let log = cache.join("configure.log");
-    eprintln!("xtask: configuring {} in {image} (log: {})", tree.display(), log.display());
+    eprintln!("provision: configuring {} in {image} (log: {})", tree.display(), log.display());
     let f = std::fs::File::create(&log).map_err(|e| format!("cannot write {}: {e}", log.display()))?;
     let box_ = Container::claim(&format!("malleable-configure-{}", r.version))?;
     let mut cmd = box_.command(&image, root, &[&cache], &tree, &[]);
     cmd.arg("./configure").stdout(f.try_clone().map_err(|e| e.to_string())?).stderr(f);
     run(&mut cmd).map_err(|e| format!("./configure of {} failed: {e} (see {})", tree.display(), log.display()))?;
     std::fs::remove_file(tree.join(INCOMPLETE)).map_err(|e| e.to_string())?;
-    eprintln!("xtask: source tree of Slurm {} ready in {:.1?}", r.upstream(), t.elapsed());
+    eprintln!("provision: source tree of Slurm {} ready in {:.1?}", r.upstream(), t.elapsed());
     Ok(tree)
 }
 

@@ -9,9 +9,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use testcluster::plugins::tool_dir;
-use testcluster::process::run;
-
+use crate::cmd::run;
+use crate::staged::{stage, tool_dir};
 use crate::Result;
 
 /// What cc is given beyond the files: C99, every warning an error.
@@ -77,13 +76,4 @@ fn compile(mut cc: Command, bin: &Path, source: &Path, name: &str) -> Result<()>
         .arg(&tmp);
     run(&mut cc).map_err(|e| format!("building {name}: {e}"))?;
     std::fs::rename(&tmp, bin.join(name)).map_err(|e| e.to_string())
-}
-
-/// Copy to a temporary name and rename, so that a job running the old
-/// file is not disturbed.
-pub fn stage(from: &Path, to: &Path) -> Result<()> {
-    let name = to.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = to.with_file_name(format!(".{name}.tmp"));
-    std::fs::copy(from, &tmp).map_err(|e| format!("cannot copy {}: {e}", from.display()))?;
-    std::fs::rename(&tmp, to).map_err(|e| e.to_string())
 }

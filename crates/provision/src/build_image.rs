@@ -3,17 +3,17 @@
 //! compilers and -dev packages, tagged `malleable-build:HASH` of its inputs.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Instant;
 
 use sha2::{Digest, Sha256};
 
-use crate::compose::image::{base_image, chroot_install, fresh_dir, hex, image_exists, import_root, logged};
-use crate::slurm_release::SlurmRelease;
+use crate::image::{base_image, chroot_install, export_into, hex, image_exists, image_work, import_root};
+use crate::release::{Origin, SlurmRelease};
 use crate::Result;
 
 /// What building our crates and configuring Slurm's source need beyond the
-/// base: Slurm's and CBC's headers, libclang for bindgen (its own headers
+/// base: CBC's headers (Slurm's public ones: Debian's libslurm-dev, or
+/// SchedMD's slurm-smd-dev in the base already), libclang for bindgen (its own headers
 /// come with libclang-dev; no clang binary is needed, as on the host), gcc
 /// for the layout probe, the C example and the linker, libmunge-dev for
 /// Slurm's configure (24.11 fails without munge), zlib1g-dev because
@@ -29,7 +29,6 @@ use crate::Result;
 /// Open MPI and MPICH, which the MPI example is built with and run by, and
 /// mpi4py for the Python one.
 pub const BUILD_PACKAGES: &[&str] = &[
-    "libslurm-dev",
     "libclang-dev",
     "coinor-libcbc-dev",
     "zlib1g-dev",
@@ -49,7 +48,6 @@ pub const BUILD_PACKAGES: &[&str] = &[
     "python3-requests",
     "sudo",
     "tini",
-    "slurmdbd",
     "mariadb-server",
     "openmpi-bin",
     "libopenmpi-dev",
@@ -58,19 +56,32 @@ pub const BUILD_PACKAGES: &[&str] = &[
     "python3-mpi4py",
 ];
 
+/// What a Debian release's build image adds from Debian's Slurm: its
+/// headers, and slurmdbd for the suites (SchedMD's are in the base).
+const DEBIAN_SLURM_BUILD: &[&str] = &["libslurm-dev", "slurmdbd"];
+
+/// The build packages for `release`.
+pub fn build_packages(release: &SlurmRelease) -> Vec<&'static str> {
+    let mut p = BUILD_PACKAGES.to_vec();
+    if let Origin::Debian { .. } = release.origin {
+        p.extend(DEBIAN_SLURM_BUILD);
+    }
+    p
+}
+
 /// Bump to rebuild every build image (a change of how it is made).
-const BUILD_RECIPE: &str = "build-1";
+const BUILD_RECIPE: &str = "build-2";
 
 /// The build image's tag for `release`, made when missing: its base
 /// exported, the build packages installed in it by chroot (as the base
 /// was made: no registry and no network inside a container), imported.
-/// `work` is scratch space (`target/compose/.image`).
-pub fn build_image(work: &Path, release: &SlurmRelease) -> Result<String> {
-    let base = base_image(work, release)?;
+pub fn build_image(root: &Path, release: &SlurmRelease) -> Result<String> {
+    let base = base_image(root, release)?;
+    let packages = build_packages(release);
     let mut h = Sha256::new();
     h.update(BUILD_RECIPE);
     h.update(&base);
-    for p in BUILD_PACKAGES {
+    for p in &packages {
         h.update(p);
     }
     let tag = format!("malleable-build:{}", hex(h.finalize()));
@@ -78,28 +89,13 @@ pub fn build_image(work: &Path, release: &SlurmRelease) -> Result<String> {
         return Ok(tag);
     }
     let t = Instant::now();
-    let suite = release.suite;
-    let root = work.join(format!("build-rootfs-{suite}"));
-    fresh_dir(&root)?;
-    let log = work.join(format!("build-image-{suite}.log"));
-    eprintln!("xtask: making the build image {tag} for Slurm {} ({base} and compilers)", release.version);
-    let container = format!("malleable-export-{suite}-{}", std::process::id());
-    logged(&log, Command::new("docker").args(["create", "--name", &container, &base, "true"]))?;
-    let exported = export_into(&container, &root, &log);
-    let _ = Command::new("docker").args(["rm", "-f", &container]).output();
-    exported?;
-    // The base has no resolver configuration of its own (docker gives a
-    // running container one); apt in the chroot needs the host's.
-    std::fs::copy("/etc/resolv.conf", root.join("etc/resolv.conf"))
-        .map_err(|e| format!("cannot copy /etc/resolv.conf into {}: {e}", root.display()))?;
-    chroot_install(&root, BUILD_PACKAGES, &log)?;
-    import_root(&root, &tag)?;
-    eprintln!("xtask: build image {tag} made in {:.1?}", t.elapsed());
+    let work = image_work(root);
+    let rootfs = work.join(format!("build-rootfs-{}", release.version));
+    let log = work.join(format!("build-image-{}.log", release.version));
+    eprintln!("provision: making the build image {tag} for Slurm {} ({base} and compilers)", release.version);
+    export_into(&base, &rootfs, &log)?;
+    chroot_install(&rootfs, &packages, &log)?;
+    import_root(&rootfs, &tag)?;
+    eprintln!("provision: build image {tag} made in {:.1?}", t.elapsed());
     Ok(tag)
-}
-
-/// `docker export` of `container` unpacked at `root`.
-fn export_into(container: &str, root: &Path, log: &Path) -> Result<()> {
-    let script = format!("docker export {container} | tar -x -C '{}'", root.display());
-    logged(log, Command::new("bash").args(["-o", "pipefail", "-c", &script]))
 }

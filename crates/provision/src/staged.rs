@@ -1,0 +1,75 @@
+//! Where our plugins and commands are staged for Slurm to load and jobs
+//! to run: which are built, the names Slurm looks for, the folders per
+//! release, and the copy that never disturbs a daemon using the old file.
+
+use std::path::{Path, PathBuf};
+
+use crate::Result;
+
+/// Our plugins: cargo package, the library cargo builds, and the file name
+/// Slurm loads (sched/malleable -> sched_malleable.so).
+pub const PLUGINS: &[(&str, &str, &str)] = &[
+    ("sched-malleable", "libsched_malleable.so", "sched_malleable.so"),
+    ("spank-malleable", "libspank_malleable.so", "spank_malleable.so"),
+    ("job-submit-malleable", "libjob_submit_malleable.so", "job_submit_malleable.so"),
+    ("select-natural", "libselect_natural.so", "select_natural.so"),
+    ("task-drom", "libtask_drom.so", "task_drom.so"),
+];
+
+/// Our commands for a job's batch script: cargo package and binary.
+pub const TOOLS: &[(&str, &str)] = &[("mall-run", "mall-run"), ("mall-example", "mall-example")];
+
+/// Where the staged plugins go: the PluginDir our clusters search first.
+pub fn plugin_dir(root: &Path) -> PathBuf {
+    root.join("target/plugins")
+}
+
+/// Where the staged commands go (and the runtime's C library and header,
+/// and the C example built against them).
+pub fn tool_dir(root: &Path) -> PathBuf {
+    root.join("target/plugins/bin")
+}
+
+/// Names the staged plugins to use instead of the host's (a release's
+/// target/plugins/VERSION), for what runs inside that release's build
+/// container: the tests, the demo. Their commands are in its `bin/`.
+pub const PLUGIN_DIR_VAR: &str = "MALLEABLE_PLUGIN_DIR";
+
+/// The plugin directory [`PLUGIN_DIR_VAR`] names, if set.
+pub fn plugin_dir_override() -> Option<PathBuf> {
+    std::env::var_os(PLUGIN_DIR_VAR).map(PathBuf::from)
+}
+
+/// Where `cargo xtask build --slurm VERSION` stages the plugins built for
+/// that release: target/plugins/VERSION (the host's 22.05 build keeps
+/// [`plugin_dir`] as well and copies itself here).
+pub fn plugin_dir_for(root: &Path, version: &str) -> PathBuf {
+    plugin_dir(root).join(version)
+}
+
+/// Where the commands built for `version` go: `bin/` in its plugin dir,
+/// as [`tool_dir`] is in [`plugin_dir`] (the compose site image takes
+/// them from there).
+pub fn tool_dir_for(root: &Path, version: &str) -> PathBuf {
+    plugin_dir_for(root, version).join("bin")
+}
+
+/// What a bin/ holds: our commands, the runtime's C library and headers,
+/// and the C and Python examples.
+pub fn staged_tools() -> Vec<&'static str> {
+    let mut t: Vec<&str> = TOOLS.iter().map(|t| t.1).collect();
+    t.extend(["libmalleable_rt.so", "malleable_rt.h", "malleable_rt_mpi.h", "mall-stencil-c"]);
+    t.extend(crate::c_example::MPI_EXAMPLES.iter().map(|e| e.0));
+    t.extend(crate::c_example::PYTHON_EXAMPLE);
+    t
+}
+
+/// Copy to a temporary name and rename, so that a running slurmctld that
+/// has the old file mapped, or a job running the old command, is not
+/// disturbed.
+pub fn stage(from: &Path, to: &Path) -> Result<()> {
+    let name = to.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = to.with_file_name(format!(".{name}.tmp"));
+    std::fs::copy(from, &tmp).map_err(|e| format!("cannot copy {}: {e}", from.display()))?;
+    std::fs::rename(&tmp, to).map_err(|e| e.to_string())
+}
