@@ -257,6 +257,15 @@ pub fn resizes_resumed() -> Said {
     Said::new("resizes resumed".into(), |l| matches!(l, LogLine::ResizesResumed))
 }
 
+/// job_submit/malleable took a `verb` request of job `id`'s runtime
+/// (`SHOULD_RECONFIGURE`, `REPORT`, ...), whatever its number.
+pub fn request_verb(id: u32, verb: &'static str) -> Said {
+    Said::new(
+        format!("JobId={id}'s runtime asking {verb}"),
+        move |l| matches!(l, LogLine::RequestTaken { job, request } if job.0 == id && request.split(' ').nth(2) == Some(verb)),
+    )
+}
+
 /// job_submit/malleable took job `id`'s runtime request starting with
 /// `request` (e.g. `mall1 seq=1 HELLO`; any when empty).
 pub fn request_taken(id: u32, request: &str) -> Said {

@@ -55,10 +55,10 @@ fn the_variant_shrinks_a_job_no_further_than_it_was_submitted_with() {
     let four = c.sbatch(&["-N4", "-t", "1", "--wrap", "sleep 300"]).unwrap();
     // Two questions after it: the first was answered (its runtime waits
     // for the answer before it goes on).
-    let asked = format!("SHOULD_RECONFIGURE job={id} ");
-    let first = wait_log(&c, from, &[&asked], Duration::from_secs(60));
+    let asked = said::request_verb(id, "SHOULD_RECONFIGURE");
+    let first = wait_said(&c, from, &asked, Duration::from_secs(60));
     let after = from + c.ctld_log()[from..].find(&first).unwrap_or(0) + first.len();
-    wait_log(&c, after, &[&asked], Duration::from_secs(60));
+    wait_said(&c, after, &asked, Duration::from_secs(60));
     let log = c.ctld_log();
     assert!(
         !log[from..].contains(&format!("JobId={four}: JobId={id}")),

@@ -251,10 +251,13 @@ fn memory_taken_from_a_running_elastic_job_leaves_its_resizes_right() {
     wait_ctld_said(&site, &said::request_taken(id, "mall1 seq=1 HELLO"), Duration::from_secs(30));
     let job = format!("JobId={id}");
     let lower = ["scontrol", "update", job.as_str(), "MinMemoryNode=300"];
+    // DefMemPerCPU: the job asked 500 MB a CPU.
+    let memory = |site: &Site| (job_field(site, id, "MinMemoryCPU"), job_field(site, id, "MinMemoryNode"));
+    let asked = memory(&site);
     if !site.spec.memory_resizing() {
         let refused = site.exec(None, "login", &lower).output().unwrap();
         assert!(!refused.status.success(), "Slurm {} lowered a running job's memory", site.spec.slurm);
-        assert_eq!(job_field(&site, id, "MinMemoryNode"), "500M");
+        assert_eq!(memory(&site), asked);
     } else {
         site.output(None, "login", &lower).unwrap_or_else(|e| panic!("lowering JobId={id}'s memory: {e}"));
         wait_field(&site, id, "MinMemoryNode", "300M", Duration::from_secs(30));
@@ -455,10 +458,13 @@ fn step_cpusets(site: &Site, id: u32) -> Result<Vec<String>, String> {
     Ok(site.output(None, "c1", &["sh", "-c", &cmd])?.lines().map(str::to_string).collect())
 }
 
-/// The CPU masks of job `id`'s `sleep` tasks on c1 (Cpus_allowed_list).
+/// The CPU masks of job `id`'s `sleep` tasks on c1 (Cpus_allowed_list),
+/// in its steps' cgroups (26.05's task/cgroup puts each task in a `task_N`
+/// cgroup of its own below its step's).
 fn masks(site: &Site, id: u32) -> Result<Vec<String>, String> {
+    let steps = format!("/sys/fs/cgroup/cpuset/slurm_c1/uid_*/job_{id}/step_[0-9]*");
     let cmd = format!(
-        "for p in $(cat /sys/fs/cgroup/cpuset/slurm_c1/uid_*/job_{id}/step_[0-9]*/cgroup.procs); do \
+        "for p in $(cat {steps}/cgroup.procs {steps}/task_*/cgroup.procs 2>/dev/null); do \
          [ \"$(cat /proc/$p/comm)\" = sleep ] && grep Cpus_allowed_list /proc/$p/status | cut -f2; done; true"
     );
     let out: Vec<String> = site.output(None, "c1", &["sh", "-c", &cmd])?.lines().map(str::to_string).collect();
@@ -541,7 +547,7 @@ fn an_expand_onto_a_host_that_stopped_answering_is_rolled_back() {
     let script = put_file(&site, "alice", "long.sh", &long);
     let id = sbatch_as(&site, "alice", &[&script]);
     // Its application's runtime is up: it may be resized.
-    wait_ctld_log(&site, &[&format!("HELLO job={id} for JobId={id}")], Duration::from_secs(60));
+    wait_ctld_said(&site, &said::request_taken(id, "mall1 seq=1 HELLO"), Duration::from_secs(60));
     docker(&["pause", &site.container("c4")]);
     resv(&["scontrol", "delete", "reservation=hold"]);
 

@@ -43,7 +43,7 @@ pub fn ensure(packages: &[&str]) -> Result<()> {
     let missing: Vec<&str> = packages.iter().copied().filter(|p| installed_version(p).is_none()).collect();
     if !missing.is_empty() {
         let t = Instant::now();
-        eprintln!("xtask: installing {}", missing.join(" "));
+        eprintln!("provision: installing {}", missing.join(" "));
         let policy = std::path::Path::new("/usr/sbin/policy-rc.d");
         let ours = !policy.exists();
         if ours {
@@ -57,7 +57,7 @@ pub fn ensure(packages: &[&str]) -> Result<()> {
             let _ = std::fs::remove_file(policy);
         }
         done?;
-        eprintln!("xtask: installed in {:.1?}", t.elapsed());
+        eprintln!("provision: installed in {:.1?}", t.elapsed());
     }
     Ok(())
 }
