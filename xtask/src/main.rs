@@ -9,7 +9,7 @@
 //!   cargo xtask bench-scale [--nodes N] [--jobs N] [--strategies A,B] [--slurm V]   pass and lock-hold times with 5,000 nodes, 10,000 jobs
 //!   cargo xtask bench-resize [--nodes N] [--rounds R] [--mpi restart] [--slurm V]   one-node resize latency, 1 to N nodes
 //!   cargo xtask bench-ipsched [--nodes N]   IPSCHED's pass in slurmctld, nodes of 8 CPUs and 2 GPUs
-//!   cargo xtask bench-site [--rounds R] [--slurm V]   locks held by resizes on the compose site (slurmdbd)
+//!   cargo xtask bench-site [--rounds R] [--slurm V] [--controller-first]   locks held by resizes on the compose site (slurmdbd)
 //!   cargo xtask test                        every test, with its own set-up
 //!   cargo xtask cluster up|down|status [--nodes N] [--name NAME]
 //!   cargo xtask compose up|down|exec ...   a whole site in docker-compose
@@ -60,15 +60,20 @@ const USAGE: &str = "usage: cargo xtask <command>
                                          every strategy's (or those named) pass and lock-hold times in a
                                          slurmctld of N nodes (5000, 4 with a slurmd) and N waiting jobs
                                          (10000), squeue meanwhile, and stock's
-  slurm-tests [--short] [--only TEXT,...] [--slurm V]
+  slurm-tests [--short] [--only TEXT,...] [--slurm V] [--testsuite DIR]
                                          Slurm's own python and expect tests (xtask/slurm-tests/V.list; --short:
                                          CI's selection) under stock sched/backfill and sched/malleable at once,
-                                         side by side; fails if one passes under stock only
+                                         side by side; fails if one passes under stock only. 25.11 and later:
+                                         DIR is the testsuite/ of SchedMD's repository at the release's branch
+                                         point (its release source has none)
   bench-resize [--nodes N] [--rounds R] [--mpi restart] [--slurm V]
                                          one-node resize latency 1 -> N -> 1, table and plot (32, 5); --mpi
                                          restart: of the MPI Jacobi restarted, with Open MPI and with MPICH
-  bench-site [--rounds R] [--slurm V]    how long resizes hold slurmctld's locks on a 4-host compose site,
-                                         where they wait for slurmdbd (R shrink-and-grow rounds, 5)
+  bench-site [--rounds R] [--slurm V] [--controller-first]
+                                         how long resizes hold slurmctld's locks on a 4-host compose site,
+                                         where they wait for slurmdbd (R shrink-and-grow rounds, 5);
+                                         --controller-first: the compute hosts at a low CPU weight, as if the
+                                         controller had a host of its own
   bench-ipsched [--nodes N] [--keep]     IPSCHED's pass in slurmctld (and EASY's) on N nodes (16) of 8 CPUs and
                                          2 GPUs with the CPU-GPU ESP's 456 jobs scaled to them waiting
   test [--slurm V [--no-run]]           formatting, lints, unit, property, symbol and real-cluster tests
@@ -115,6 +120,8 @@ struct Opts {
     slurm: Option<String>,
     /// `bench-resize --mpi MODE`: the MPI applications' resize mode.
     mpi: Option<String>,
+    /// `bench-site --controller-first`: the compute hosts at a low CPU weight.
+    controller_first: bool,
 }
 
 /// Whether release `v` is the host's (built and run on this machine).
@@ -155,6 +162,7 @@ fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
         networked: false,
         slurm: None,
         mpi: None,
+        controller_first: false,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -177,6 +185,7 @@ fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
                 o.slurm = Some(v.clone());
             }
             "--networked" => o.networked = true,
+            "--controller-first" if default_name == "bench-site" => o.controller_first = true,
             "--mpi" if default_name == "demo" => o.mpi = Some("restart".into()),
             "--mpi" if default_name == "bench" => {
                 let v = it.next().ok_or("--mpi needs a mode: restart")?;
@@ -332,7 +341,7 @@ fn main() -> ExitCode {
         }),
         Some("bench-site") => parse_opts(&args[1..], "bench-site").and_then(|o| {
             let v = o.slurm.as_deref().unwrap_or(HOST_RELEASE);
-            runs::bench_site::run(&provision::build::build(&root, v)?, &target, v, o.rounds)
+            runs::bench_site::run(&provision::build::build(&root, v)?, &target, v, o.rounds, o.controller_first)
         }),
         Some("slurm-tests") => slurm_tests::cmd(&args[1..]),
         Some("cluster") => cluster_cmd(&args[1..]),
@@ -396,7 +405,7 @@ fn evaluations() -> Vec<(&'static str, test::Run)> {
             "cargo xtask soak --jobs 100",
             Box::new(move || runs::soak::run(&provision::build::build_plugins(&root)?, &tool_dir(&root), 100, 32)),
         ),
-        ("cargo xtask slurm-tests --short", Box::new(|| slurm_tests::run(true, &[]))),
+        ("cargo xtask slurm-tests --short", Box::new(|| slurm_tests::run(true, &[], None))),
     ]
 }
 

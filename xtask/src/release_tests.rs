@@ -247,21 +247,28 @@ pub fn in_release(root: &Path, version: &str, command: &str, args: &[String]) ->
 fn xtask_in_image(root: &Path, r: &SlurmRelease, plugins: &Path, command: &str, args: &[&str]) -> Result<()> {
     let mut cargo = vec!["run", "--offline", "--quiet", "-p", "xtask", "--", command];
     cargo.extend(args);
-    let (_box, mut cmd) = image_cargo(root, r, &cargo, plugins)?;
+    let (_box, mut cmd) = image_cargo(root, r, &format!("malleable-{command}-{}", r.version), &cargo, plugins)?;
     testcluster::process::run(&mut cmd).map_err(|e| format!("{command} on Slurm {}: {e}", r.version))
 }
 
 /// `cargo ARGS` in the release's build image, as a test container, with
 /// the release's source tree, target dir and staged plugins; its counts.
 fn in_image(root: &Path, r: &SlurmRelease, args: &[&str], plugins: &Path) -> Result<TestCounts> {
-    let (_box, mut cargo) = image_cargo(root, r, args, plugins)?;
+    let (_box, mut cargo) = image_cargo(root, r, &format!("malleable-test-{}", r.version), args, plugins)?;
     run_tests(&mut cargo)
 }
 
 /// The command `cargo ARGS` in the release's build image, and its test
-/// container (named after the release), removed when that is dropped.
-fn image_cargo(root: &Path, r: &SlurmRelease, args: &[&str], plugins: &Path) -> Result<(Container, Command)> {
-    let mut box_ = Container::claim_for_tests(&format!("malleable-test-{}", r.version))?;
+/// container `name` (the release's tests', or a command's: a long
+/// `slurm-tests` beside the tests), removed when that is dropped.
+fn image_cargo(
+    root: &Path,
+    r: &SlurmRelease,
+    name: &str,
+    args: &[&str],
+    plugins: &Path,
+) -> Result<(Container, Command)> {
+    let mut box_ = Container::claim_for_tests(name)?;
     let mut cargo =
         provision::build::image_cargo(root, r, &mut box_, &[(PLUGIN_DIR_VAR, plugins.display().to_string())])?;
     cargo.args(args);

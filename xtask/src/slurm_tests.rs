@@ -1,6 +1,7 @@
-//! `cargo xtask slurm-tests [--short] [--only TEXT,...] [--slurm V]`: its
-//! options, the set-up it needs (packages, source tree, plugins), then
-//! cluster-tests' runner of Slurm's own suites (`slurm_suites`).
+//! `cargo xtask slurm-tests [--short] [--only TEXT,...] [--slurm V]
+//! [--testsuite DIR]`: its options, the set-up it needs (packages, source
+//! tree, plugins), then cluster-tests' runner of Slurm's own suites
+//! (`slurm_suites`).
 
 use std::path::{Path, PathBuf};
 
@@ -9,13 +10,14 @@ use testcluster::SlurmRelease;
 
 use crate::{is_host, release_tests, repo_root, Result};
 
-/// `slurm-tests [--short] [--only TEXT,...] [--slurm V]`: here, or for a
-/// release other than the host's in its build image (the same command
-/// there, where that release is the installed one).
+/// `slurm-tests [--short] [--only TEXT,...] [--slurm V] [--testsuite DIR]`:
+/// here, or for a release other than the host's in its build image (the
+/// same command there, where that release is the installed one).
 pub fn cmd(args: &[String]) -> Result<()> {
     let mut short = false;
     let mut only = Vec::new();
     let mut slurm = None;
+    let mut testsuite = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -25,26 +27,82 @@ pub fn cmd(args: &[String]) -> Result<()> {
                 only.extend(v.split(',').filter(|s| !s.is_empty()).map(str::to_string));
             }
             "--slurm" => slurm = Some(it.next().ok_or("--slurm needs a version, e.g. 24.11")?.clone()),
+            "--testsuite" => {
+                let dir = it.next().ok_or("--testsuite needs a directory: a testsuite/ of SchedMD's repository")?;
+                testsuite = Some(suites_dir(Path::new(dir))?);
+            }
             other => {
                 return Err(format!(
-                    "slurm-tests: unknown option '{other}': expected --short, --only TEXT or --slurm VERSION"
+                    "slurm-tests: unknown option '{other}': expected --short, --only TEXT, --slurm VERSION or \
+                     --testsuite DIR"
                 ))
             }
         }
     }
     match slurm {
-        Some(v) if !is_host(&v) => release_tests::in_release(&repo_root(), &v, "slurm-tests", args),
-        _ => run(short, &only),
+        Some(v) if !is_host(&v) => {
+            let root = repo_root();
+            let mut args = args.to_vec();
+            if let Some(dir) = &testsuite {
+                // The build image sees the workspace only: the suites go there.
+                let copy = copy_suites(&root, &v, dir)?;
+                let at = args.iter().position(|a| a == "--testsuite").map(|i| i + 1);
+                args[at.ok_or("--testsuite lost")?] = copy.display().to_string();
+            }
+            release_tests::in_release(&root, &v, "slurm-tests", &args)
+        }
+        _ => run(short, &only, testsuite.as_deref()),
     }
 }
 
-/// The installed release's suites, on this machine.
-pub fn run(short: bool, only: &[String]) -> Result<()> {
+/// The installed release's suites, on this machine: the source tree's, or
+/// those of `testsuite`.
+pub fn run(short: bool, only: &[String], testsuite: Option<&Path>) -> Result<()> {
     let root = repo_root();
-    let source = source_tree(&root, SlurmRelease::installed()?)?;
+    let source = source_tree(&root, SlurmRelease::installed()?, testsuite.is_some())?;
+    let build = std::env::var_os("SLURM_BUILD_DIR").map(PathBuf::from).unwrap_or_else(|| source.clone());
+    let suites = testsuite.map(Path::to_path_buf).unwrap_or_else(|| source.join("testsuite"));
     let staged = provision::build::staged_plugins(&root)?;
-    let host = Host { root: &root, source: &source, staged: &staged, ensure: &|p: &[&str]| provision::apt::ensure(p) };
+    let host = Host {
+        root: &root,
+        source: &source,
+        build: &build,
+        suites: &suites,
+        staged: &staged,
+        ensure: &|p: &[&str]| provision::apt::ensure(p),
+    };
     slurm_suites::run(&host, short, only)
+}
+
+/// `--testsuite DIR`, checked: a `testsuite/` directory holding the expect
+/// and python suites (SchedMD's repository at the release's branch point;
+/// `git archive <commit> testsuite | tar -x` makes one), made absolute.
+fn suites_dir(dir: &Path) -> Result<PathBuf> {
+    let abs = std::fs::canonicalize(dir).map_err(|e| format!("--testsuite {}: {e}", dir.display()))?;
+    for part in ["expect/globals", "python/conftest.py"] {
+        if !abs.join(part).is_file() {
+            return Err(format!(
+                "--testsuite {}: no {part} there; expected the testsuite/ directory of SchedMD's repository \
+                 (e.g. `git -C slurm archive $(git -C slurm merge-base master slurm-26-05-3-1) testsuite | tar -x`)",
+                dir.display()
+            ));
+        }
+    }
+    Ok(abs)
+}
+
+/// A copy of `dir`'s expect and python suites under the workspace's
+/// `target/slurm-tests/VERSION/testsuite`, made afresh.
+fn copy_suites(root: &Path, version: &str, dir: &Path) -> Result<PathBuf> {
+    let copy = root.join("target/slurm-tests").join(version).join("testsuite");
+    if copy != dir {
+        let _ = std::fs::remove_dir_all(&copy);
+        std::fs::create_dir_all(&copy).map_err(|e| format!("cannot create {}: {e}", copy.display()))?;
+        for part in ["expect", "python"] {
+            provision::cmd::run(std::process::Command::new("cp").arg("-a").arg(dir.join(part)).arg(&copy))?;
+        }
+    }
+    Ok(copy)
 }
 
 /// Where `r`'s configured source tree is kept, made or not: inside a
@@ -67,10 +125,10 @@ fn cached_tree(root: &Path, r: &SlurmRelease) -> Option<PathBuf> {
     (!r.from_source()).then(|| provision::debian_source::release_tree(root, r))
 }
 
-/// The source tree of `r` (its testsuite is run): the host's fetched when
-/// missing; another release's must be made outside its build image, where
-/// `--slurm` made it.
-fn source_tree(root: &Path, r: &SlurmRelease) -> Result<PathBuf> {
+/// The source tree of `r` (its testsuite is run unless `suites_given`):
+/// the host's fetched when missing; another release's must be made outside
+/// its build image, where `--slurm` made it.
+fn source_tree(root: &Path, r: &SlurmRelease, suites_given: bool) -> Result<PathBuf> {
     if r.is_host() {
         return provision::host::ensure_source_tree(root);
     }
@@ -81,6 +139,14 @@ fn source_tree(root: &Path, r: &SlurmRelease) -> Result<PathBuf> {
         return Err(format!(
             "{} is not a Slurm source tree: `cargo xtask slurm-src --slurm {}` makes it",
             tree.display(),
+            r.version
+        ));
+    }
+    if !suites_given && !tree.join("testsuite/expect").is_dir() {
+        return Err(format!(
+            "Slurm {}'s release source holds no expect or python suite (SchedMD keeps them on its master \
+             branch since 25.11): pass --testsuite DIR, the testsuite/ of SchedMD's repository at the \
+             release's branch point",
             r.version
         ));
     }
@@ -96,12 +162,12 @@ mod tests {
         let root = repo_root();
         for r in provision::release::RELEASES.iter() {
             let Some(source) = cached_tree(&root, r) else { continue };
-            if !source.join("testsuite").is_dir() {
+            if !source.join("testsuite/expect").is_dir() {
                 // A machine that has not fetched that tree yet: `cargo
                 // xtask slurm-tests` checks the same before it runs anything.
                 continue;
             }
-            let found = slurm_suites::check_listed(&root, r.version, &source).unwrap();
+            let found = slurm_suites::check_listed(&root, r.version, &source.join("testsuite")).unwrap();
             assert!(found > 0, "{}", r.version);
         }
     }

@@ -25,10 +25,12 @@ mall-run -- mall-example --cells 8192 --iterations 1000000 --unit-us 25
 
 /// The bench on a site of Slurm `slurm` ("26.05"), with the plugins
 /// staged for it in `staged`, the site's files under `target` (the
-/// workspace's target/).
-pub fn run(staged: &Path, target: &Path, slurm: &str, rounds: usize) -> Result<()> {
+/// workspace's target/); `controller_first`: the compute hosts at a low
+/// CPU weight ([`SiteSpec::controller_first`]).
+pub fn run(staged: &Path, target: &Path, slurm: &str, rounds: usize, controller_first: bool) -> Result<()> {
     let cores = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
     let spec = SiteSpec::new("bench-site", 4, cores).slurm(slurm)?.set("SlurmctldDebug", "debug");
+    let spec = if controller_first { spec.controller_first() } else { spec };
     let site = Site::up(spec, target.parent().ok_or("target/ has no parent")?, staged)?;
     let result = measure(&site, rounds.max(1));
     site.down();
@@ -58,26 +60,54 @@ fn measure(site: &Site, rounds: usize) -> Result<()> {
     site.output(Some("alice"), "login", &["scancel", &id.to_string()])?;
 
     let log = site.log("slurmctld", "slurmctld.log");
-    let (expand_ms, shrink_ms) = held_by_resizes(&log, id);
-    let say = |what: &str, ms: &[f64]| match summary(ms) {
-        Some((median, max)) => {
-            println!("bench-site: {what}: locks held median {median:.1} ms, max {max:.1} ms ({} resizes)", ms.len())
-        }
-        None => println!("bench-site: {what}: none seen"),
-    };
+    let (expands, shrinks) = held_by_resizes(&log, id);
     println!(
-        "bench-site: 4 hosts, slurmdbd on MariaDB, {} cores",
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+        "bench-site: Slurm {}, 4 hosts, slurmdbd on MariaDB, {} cores{}",
+        site.spec.release().upstream(),
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        if site.spec.compute_cpu_shares.is_some() { ", the compute hosts at a low CPU weight" } else { "" }
     );
-    say("expand (the helper's start and two records: 3 answers from slurmdbd)", &expand_ms);
-    say("shrink (one record: 1 answer)", &shrink_ms);
+    say("expand (the helper's start and two records: 3 answers from slurmdbd on 22.05)", &expands);
+    say("shrink (one record: 1 answer on 22.05)", &shrinks);
     Ok(())
+}
+
+/// One kind's line: the hold's median and max, and the medians of how
+/// the agent thread spent it (on the CPU, runnable but waiting for one,
+/// and the rest: blocked, on slurmdbd's answers where Slurm waits for
+/// them under the locks, or on munged's).
+fn say(what: &str, holds: &[Hold]) {
+    let of = |f: fn(&Hold) -> f64| summary(&holds.iter().map(f).collect::<Vec<_>>());
+    match (of(|h| h.held), of(|h| h.on_cpu), of(|h| h.queued), of(Hold::blocked)) {
+        (Some((median, max)), Some((cpu, _)), Some((queued, _)), Some((blocked, _))) => println!(
+            "bench-site: {what}: locks held median {median:.1} ms, max {max:.1} ms ({} resizes); medians of \
+             the hold: on the CPU {cpu:.1} ms, waiting for a CPU {queued:.1} ms, blocked {blocked:.1} ms",
+            holds.len()
+        ),
+        _ => println!("bench-site: {what}: none seen"),
+    }
+}
+
+/// How long one resize held the locks, and how the agent thread spent it
+/// (the pass's figures: for an expand its read takes well under a
+/// millisecond beside the apply).
+#[derive(Debug, PartialEq)]
+struct Hold {
+    held: f64,
+    on_cpu: f64,
+    queued: f64,
+}
+
+impl Hold {
+    fn blocked(&self) -> f64 {
+        (self.held - self.on_cpu - self.queued).max(0.0)
+    }
 }
 
 /// The locks held by the passes that resized job `id`: for each expand,
 /// "to apply" of the first pass line after its decision; for each shrink,
 /// "to read" of the first pass line after its commit.
-fn held_by_resizes(log: &str, id: u32) -> (Vec<f64>, Vec<f64>) {
+fn held_by_resizes(log: &str, id: u32) -> (Vec<Hold>, Vec<Hold>) {
     let job = JobId(id);
     let c3c4 = |nodes: &[String]| nodes == ["c3", "c4"];
     let (mut expands, mut shrinks) = (Vec::new(), Vec::new());
@@ -90,11 +120,14 @@ fn held_by_resizes(log: &str, id: u32) -> (Vec<f64>, Vec<f64>) {
             {
                 waiting = Some(false)
             }
-            LogLine::LocksHeld { read_ms, apply_ms, .. } => match waiting.take() {
-                Some(true) => expands.push(apply_ms.unwrap_or(0.0)),
-                Some(false) => shrinks.push(read_ms),
-                None => {}
-            },
+            LogLine::LocksHeld { read_ms, apply_ms, on_cpu_ms, queued_ms, .. } => {
+                let hold = |held| Hold { held, on_cpu: on_cpu_ms, queued: queued_ms.unwrap_or(0.0) };
+                match waiting.take() {
+                    Some(true) => expands.push(hold(apply_ms.unwrap_or(0.0))),
+                    Some(false) => shrinks.push(hold(read_ms)),
+                    None => {}
+                }
+            }
             _ => {}
         }
     }
@@ -116,14 +149,17 @@ mod tests {
     fn each_resize_takes_the_pass_line_after_it() {
         let log = "\
 [t] sched/malleable: JobId=1: expand onto c3,c4 (resize 1, through JobId=2); it now holds c[1-4] (mtct); waiting for its application to commit
-[t] debug:  sched/malleable: pass 8: slurmctld's locks held 0.1 ms to read, 226.9 ms to apply, on the CPU 0.0 ms of them (none while deciding, 0.0 ms)
+[t] debug:  sched/malleable: pass 8: slurmctld's locks held 0.1 ms to read, 226.9 ms to apply, on the CPU 1.5 ms of them, waiting for one 4.0 ms (none while deciding, 0.0 ms)
 [t] debug:  sched/malleable: pass 9: slurmctld's locks held 0.3 ms to read, 0.2 ms to apply, on the CPU 0.0 ms of them (none while deciding, 0.0 ms)
 [t] sched/malleable: JobId=1: shrink off c3,c4 committed 0.12 s after the decision; it now holds c[1-2]
 [t] debug:  sched/malleable: pass 23: slurmctld's locks held 93.1 ms to read, 2.3 ms to apply, on the CPU 0.0 ms of them (none while deciding, 0.0 ms)
 [t] sched/malleable: JobId=7: expand onto c3,c4 (resize 3, through JobId=8); it now holds c[1-4] (mtct); waiting for its application to commit
 [t] debug:  sched/malleable: pass 30: slurmctld's locks held 0.3 ms to read, 50.0 ms to apply, on the CPU 0.0 ms of them (none while deciding, 0.0 ms)
 ";
-        assert_eq!(held_by_resizes(log, 1), (vec![226.9], vec![93.1]));
+        let (expands, shrinks) = held_by_resizes(log, 1);
+        assert_eq!(expands, vec![Hold { held: 226.9, on_cpu: 1.5, queued: 4.0 }]);
+        assert_eq!(expands[0].blocked(), 226.9 - 1.5 - 4.0);
+        assert_eq!(shrinks, vec![Hold { held: 93.1, on_cpu: 0.0, queued: 0.0 }]);
         assert_eq!(summary(&[3.0, 1.0, 2.0]), Some((2.0, 3.0)));
         assert_eq!(summary(&[]), None);
     }

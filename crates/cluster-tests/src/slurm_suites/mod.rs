@@ -54,19 +54,19 @@ fn read_list(root: &Path, version: &str) -> Result<(String, Vec<Entry>)> {
     Ok((list, entries))
 }
 
-/// Whether every test of `source`'s testsuite has its line in release
-/// `version`'s list (each run or out with a reason): how many tests the tree
-/// has, else which lack one.
-pub fn check_listed(root: &Path, version: &str, source: &Path) -> Result<usize> {
+/// Whether every test of the testsuite `suites` (a `testsuite/` directory)
+/// has its line in release `version`'s list (each run or out with a
+/// reason): how many tests it has, else which lack one.
+pub fn check_listed(root: &Path, version: &str, suites: &Path) -> Result<usize> {
     let (list, entries) = read_list(root, version)?;
-    Ok(listed(&list, &entries, source)?.len())
+    Ok(listed(&list, &entries, suites)?.len())
 }
 
-/// Every test of the tree, by kind, once each is known to have its line.
-fn listed(list: &str, entries: &[Entry], source: &Path) -> Result<Vec<(Kind, String)>> {
+/// Every test of the suites, by kind, once each is known to have its line.
+fn listed(list: &str, entries: &[Entry], suites: &Path) -> Result<Vec<(Kind, String)>> {
     let mut tree = Vec::new();
     for kind in [Kind::Python, Kind::Expect] {
-        let all = suite_tests(source, kind)?;
+        let all = suite_tests(suites, kind)?;
         let missing = list::unlisted(entries, kind, &all);
         if !missing.is_empty() {
             return Err(format!(
@@ -85,8 +85,16 @@ pub struct Host<'a> {
     /// The workspace: the lists in `xtask/slurm-tests`, the results written
     /// under `target/slurm-tests`.
     pub root: &'a Path,
-    /// The installed release's configured source tree, whose testsuite runs.
+    /// The installed release's configured source tree (the tests compile
+    /// against its headers).
     pub source: &'a Path,
+    /// Where configure wrote config.h: `source` itself for Debian's trees,
+    /// a directory inside it for SchedMD's packaging.
+    pub build: &'a Path,
+    /// The `testsuite/` directory whose expect and python suites run: the
+    /// source tree's own, or (SchedMD's release sources carry none since
+    /// 25.11) one from SchedMD's repository at the release's branch point.
+    pub suites: &'a Path,
     /// Our plugins, staged for the installed release.
     pub staged: &'a Path,
     /// Installs whichever of these Debian packages is missing.
@@ -99,8 +107,7 @@ pub fn run(host: &Host, short: bool, only: &[String]) -> Result<()> {
     let root = host.root;
     let release = SlurmRelease::installed()?;
     let (list, entries) = read_list(root, release.version)?;
-    let source = host.source;
-    let tree = listed(&list, &entries, source)?;
+    let tree = listed(&list, &entries, host.suites)?;
     let chosen: Vec<&Entry> = entries
         .iter()
         .filter(
@@ -123,7 +130,6 @@ pub fn run(host: &Host, short: bool, only: &[String]) -> Result<()> {
     );
 
     suite::prepare_host(host, release, chosen.iter().any(|e| e.accounting()))?;
-    let staged = host.staged;
     let mut by_side = [BTreeMap::new(), BTreeMap::new()];
     for setup in Setup::ALL {
         let tests: Vec<&Entry> = chosen.iter().copied().filter(|e| e.setup == setup).collect();
@@ -133,7 +139,7 @@ pub fn run(host: &Host, short: bool, only: &[String]) -> Result<()> {
         if setup != Setup::Plain {
             println!("slurm-tests: {} tests on the clusters {}", tests.len(), pair_said(setup));
         }
-        for (all, side) in by_side.iter_mut().zip(run_pair(staged, source, setup, &tests, &out)?) {
+        for (all, side) in by_side.iter_mut().zip(run_pair(host, setup, &tests, &out)?) {
             all.extend(side);
         }
     }
@@ -172,13 +178,7 @@ fn pair_names(setup: Setup) -> ([&'static str; 2], [&'static str; 2]) {
 /// other (the suite knows a node's slurmd by `pgrep -f 'slurmd -N n1'`,
 /// which matches the other side's as well), both clusters' Slurm stopped.
 /// Each side's outcomes, stock's first.
-fn run_pair(
-    staged: &Path,
-    source: &Path,
-    setup: Setup,
-    tests: &[&Entry],
-    out: &Path,
-) -> Result<[BTreeMap<String, Outcome>; 2]> {
+fn run_pair(host: &Host, setup: Setup, tests: &[&Entry], out: &Path) -> Result<[BTreeMap<String, Outcome>; 2]> {
     let (names, clusters) = pair_names(setup);
     // Room for the nodes the suite adds in auto-config mode; the rest as
     // the setup says, on both sides alike.
@@ -203,7 +203,7 @@ fn run_pair(
         }
     };
     let ours = with(
-        plugins::sched_malleable(ClusterSpec::new(clusters[1], NODES), staged)
+        plugins::sched_malleable(ClusterSpec::new(clusters[1], NODES), host.staged)
             .file("malleable.conf", "Strategy=easy\nSchedulerTick=5\n"),
     );
     // Stock Slurm with nothing of ours loaded, its backfill every second
@@ -217,8 +217,8 @@ fn run_pair(
     );
     let work = Path::new(WORK);
     let sides = [
-        Side::new(LABELS[0], names[0], Cluster::up(stock)?, source, work)?,
-        Side::new(LABELS[1], names[1], Cluster::up(ours)?, source, work)?,
+        Side::new(LABELS[0], names[0], Cluster::up(stock)?, host, work)?,
+        Side::new(LABELS[1], names[1], Cluster::up(ours)?, host, work)?,
     ];
     let (in_turns, local): (Vec<&Entry>, Vec<&Entry>) = tests.iter().partition(|e| e.in_turns());
     let (auto, alone): (Vec<&Entry>, Vec<&Entry>) = in_turns.into_iter().partition(|e| e.auto_config());
@@ -253,13 +253,13 @@ fn run_pair(
     Ok(by_side)
 }
 
-/// Every test of a kind in the tree: the python files holding tests, the
-/// expect scripts.
-fn suite_tests(source: &Path, kind: Kind) -> Result<Vec<String>> {
+/// Every test of a kind in the testsuite `suites`: the python files
+/// holding tests, the expect scripts.
+fn suite_tests(suites: &Path, kind: Kind) -> Result<Vec<String>> {
     let mut found = Vec::new();
     match kind {
         Kind::Expect => {
-            let dir = source.join("testsuite/expect");
+            let dir = suites.join("expect");
             for f in fs::read_dir(&dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))? {
                 let name = f.map_err(|e| e.to_string())?.file_name().to_string_lossy().into_owned();
                 let numbered = name.strip_prefix("test").and_then(|r| r.split_once('.')).is_some_and(|(a, b)| {
@@ -271,7 +271,7 @@ fn suite_tests(source: &Path, kind: Kind) -> Result<Vec<String>> {
             }
         }
         Kind::Python => {
-            let base = source.join("testsuite/python");
+            let base = suites.join("python");
             let mut stack = vec![base.join("tests")];
             while let Some(dir) = stack.pop() {
                 for f in fs::read_dir(&dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))? {

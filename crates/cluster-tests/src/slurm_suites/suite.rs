@@ -87,7 +87,7 @@ pub fn prepare_host(host: &Host, release: &SlurmRelease, accounting: bool) -> Re
     for (link, target) in [
         ("bin", "/usr/bin"),
         ("include", "/usr/include"),
-        ("lib/slurm", "/usr/lib/x86_64-linux-gnu/slurm-wlm"),
+        ("lib/slurm", release.lib_dir),
         ("lib/libslurm.so", "/usr/lib/x86_64-linux-gnu/libslurm.so"),
     ] {
         let at = prefix.join(link);
@@ -176,20 +176,32 @@ pub struct Side {
 }
 
 impl Side {
-    /// Set up `cluster`'s side under `work/<name>`, copying `source` (the
-    /// configured source tree) there the first time.
-    pub fn new(label: &'static str, name: &'static str, cluster: Cluster, source: &Path, work: &Path) -> Result<Side> {
+    /// Set up `cluster`'s side under `work/<name>`, copying the host's
+    /// configured source tree there the first time, with its suites (the
+    /// tree's own, or those from SchedMD's repository put in its place).
+    pub fn new(label: &'static str, name: &'static str, cluster: Cluster, host: &Host, work: &Path) -> Result<Side> {
         let dir = work.join(name);
-        let tree = dir.join(source.file_name().ok_or("the source tree has no name")?);
-        if !tree.join("testsuite").is_dir() {
+        let tree = dir.join(host.source.file_name().ok_or("the source tree has no name")?);
+        let suite = tree.join("testsuite");
+        if !suite.join("expect").is_dir() {
             fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-            run(Command::new("cp").arg("-a").arg(source).arg(&dir))?;
+            run(Command::new("cp").arg("-a").arg(host.source).arg(&dir))?;
+            if host.suites != host.source.join("testsuite") {
+                for part in ["expect", "python"] {
+                    let _ = fs::remove_dir_all(suite.join(part));
+                    run(Command::new("cp").arg("-a").arg(host.suites.join(part)).arg(&suite))?;
+                }
+            }
         }
+        // The copy's own build directory where the host's is inside its tree.
+        let build =
+            host.build.strip_prefix(host.source).map(|rel| tree.join(rel)).unwrap_or_else(|_| host.build.to_path_buf());
         let etc = cluster.conf_path().parent().ok_or("slurm.conf has no directory")?.to_path_buf();
         let conf = format!(
-            "SlurmSourceDir={t}\nSlurmBuildDir={t}\nSlurmInstallDir={PREFIX}\nSlurmConfigDir={}\n",
+            "SlurmSourceDir={}\nSlurmBuildDir={}\nSlurmInstallDir={PREFIX}\nSlurmConfigDir={}\n",
+            tree.display(),
+            build.display(),
             etc.display(),
-            t = tree.display()
         );
         write(&dir.join("testsuite.conf"), conf.as_bytes())?;
         // Keep a failed test's files; no colours in the logs; the second

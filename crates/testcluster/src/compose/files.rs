@@ -243,6 +243,9 @@ pub fn compose_yml(spec: &SiteSpec, dir: &Path, image: &str) -> String {
             // CPUs and memory policy (docker's seccomp profile refuses
             // set_mempolicy without it).
             s.push_str("    cap_add: [SYS_ADMIN, SYS_NICE]\n    entrypoint: [\"unshare\", \"--cgroup\", \"/usr/local/sbin/site-init\"]\n");
+            if let Some(shares) = spec.compute_cpu_shares {
+                let _ = writeln!(s, "    cpu_shares: {shares}");
+            }
             let i: usize = host[1..].parse().unwrap_or(0);
             let _ = writeln!(s, "    environment:\n      SITE_GPUS: \"{}\"", spec.gpus_of(i));
             if spec.gpus_of(i) > 0 {
@@ -316,6 +319,25 @@ mod tests {
         assert_eq!(hosts(&rest), ["mariadb", "slurmdbd", "slurmctld", "login", "rest", "c1", "c2"]);
         let g = gres_conf(&SiteSpec::new("malleable", 4, 2));
         assert_eq!(g, "NodeName=c3 Name=gpu File=/dev/nvidia[0-1]\nNodeName=c4 Name=gpu File=/dev/nvidia[0-1]\n");
+    }
+
+    #[test]
+    fn controller_first_lowers_the_compute_hosts_cpu_weight_only() {
+        let weights = |spec: &SiteSpec| -> Vec<(String, bool)> {
+            let y = compose_yml(spec, Path::new("/t"), "img:1");
+            hosts(spec)
+                .into_iter()
+                .map(|h| {
+                    let head = format!("  {h}:");
+                    let mut lines = y.lines().skip_while(|l| *l != head).skip(1);
+                    let low = lines.by_ref().take_while(|l| l.starts_with("    ")).any(|l| l == "    cpu_shares: 128");
+                    (h, low)
+                })
+                .collect()
+        };
+        let first = weights(&SiteSpec::new("s", 2, 2).controller_first());
+        assert!(first.iter().all(|(h, low)| *low == h.starts_with('c')), "{first:?}");
+        assert!(weights(&SiteSpec::new("s", 2, 2)).iter().all(|(_, low)| !low));
     }
 
     #[test]

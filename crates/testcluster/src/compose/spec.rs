@@ -36,6 +36,9 @@ pub struct SiteSpec {
     conf: Vec<(String, String)>,
     /// malleable.conf's keys in order.
     malleable: Vec<(String, String)>,
+    /// The compute hosts' CPU weight (docker's `cpu_shares`; 1024, every
+    /// container's, when `None`): see [`SiteSpec::controller_first`].
+    pub compute_cpu_shares: Option<u32>,
 }
 
 /// slurm.conf as a production site runs it, less the host and node lines:
@@ -113,7 +116,18 @@ impl SiteSpec {
             ours: true,
             conf: SITE_CONF.iter().map(|&(k, v)| (k.to_string(), v.to_string())).collect(),
             malleable: vec![("Strategy".into(), "mtct-backfill".into()), ("SchedulerTick".into(), "5".into())],
+            compute_cpu_shares: None,
         }
+    }
+
+    /// The compute hosts at an eighth of the other hosts' CPU weight: the
+    /// controller's daemons (slurmctld, slurmdbd, MariaDB) get a CPU as
+    /// soon as they want one, as on a site whose controller has a host of
+    /// its own. Every host shares this machine's cores otherwise, and
+    /// slurmctld waits for a CPU the jobs' processes hold.
+    pub fn controller_first(mut self) -> SiteSpec {
+        self.compute_cpu_shares = Some(128);
+        self
     }
 
     /// Set a slurm.conf key (replacing its value if set).
