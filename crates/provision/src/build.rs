@@ -113,7 +113,7 @@ pub fn image_cargo(root: &Path, r: &SlurmRelease, box_: &mut Container, env: &[(
     let tree = source_tree(root, r)?;
     let image = build_image(root, r)?;
     fetch_on_host(root)?;
-    box_.usr_from(root, &image)?;
+    box_.usr_from(root, &image, r.version)?;
     let mut all = tree.env();
     all.extend([
         ("CARGO_TARGET_DIR", target_dir(root, r).display().to_string()),

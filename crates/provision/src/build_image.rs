@@ -23,7 +23,9 @@ use crate::Result;
 /// cargo's registry; and what the release's own test suites need (`cargo
 /// xtask slurm-tests --slurm 24.11` runs them in this image, which has no
 /// network to install them then): expect, pytest with pexpect,
-/// pytest-timeout and requests (24.11's atf imports it), sudo, tini (the
+/// pytest-timeout and requests (24.11's atf imports it), jsondiff,
+/// jsonpatch, yaml and xmltodict (the python suite at 26.05's branch
+/// point imports them), sudo, tini (the
 /// init of each auto-config test's PID namespace); slurmdbd and
 /// MariaDB for the suites' tests that need accounting (`accounting::PACKAGES`);
 /// Open MPI and MPICH, which the MPI example is built with and run by, and
@@ -46,6 +48,10 @@ pub const BUILD_PACKAGES: &[&str] = &[
     "python3-pexpect",
     "python3-pytest-timeout",
     "python3-requests",
+    "python3-jsondiff",
+    "python3-jsonpatch",
+    "python3-yaml",
+    "python3-xmltodict",
     "sudo",
     "tini",
     "mariadb-server",

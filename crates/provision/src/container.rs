@@ -76,9 +76,11 @@ impl Container {
     /// failed "Too many open files" (24.11, 2026-12-01: slurmstepd and srun
     /// map about 15 libraries each). A bind mount has no such process.
     /// `/lib` and `/bin` are links into /usr in trixie's root.
-    pub fn usr_from(&mut self, root: &Path, image: &str) -> Result<()> {
+    /// The copy is kept in `slot` (a release's version): one copy a slot,
+    /// so that commands of two releases can run at once.
+    pub fn usr_from(&mut self, root: &Path, image: &str, slot: &str) -> Result<()> {
         if self.tests {
-            self.usr = Some(usr_copy(root, image)?);
+            self.usr = Some(usr_copy(root, image, slot)?);
         }
         Ok(())
     }
@@ -150,12 +152,15 @@ impl Container {
     }
 }
 
-/// `.cache/image-usr/IMAGE/usr`, `image`'s /usr as `docker export` gives
-/// it (owners and modes kept: tar runs as root), made when missing; the
-/// copies of other images are removed, so the cache holds one.
-fn usr_copy(root: &Path, image: &str) -> Result<PathBuf> {
-    let all = crate::cache_dir(root).join("image-usr");
-    let dir = all.join(image.replace([':', '/'], "_"));
+/// `.cache/image-usr/SLOT/IMAGE/usr`, `image`'s /usr as `docker export`
+/// gives it (owners and modes kept: tar runs as root), made when missing;
+/// the slot's copies of other images are removed, so it holds one. (One
+/// slot for all once removed a release's copy from under a command of
+/// that release running beside another's.)
+fn usr_copy(root: &Path, image: &str, slot: &str) -> Result<PathBuf> {
+    let all = crate::cache_dir(root).join("image-usr").join(slot);
+    let tag = image.replace([':', '/'], "_");
+    let dir = all.join(&tag);
     let done = dir.join(".complete");
     if done.is_file() {
         return Ok(dir.join("usr"));
@@ -166,7 +171,8 @@ fn usr_copy(root: &Path, image: &str) -> Result<PathBuf> {
         }
     }
     fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let name = "malleable-usr-export";
+    let name = format!("malleable-usr-export-{tag}");
+    let name = name.as_str();
     let _ = output(Command::new("docker").args(["rm", "-f", name]));
     run(Command::new("docker").args(["create", "--name", name, image, "true"]).stdout(Stdio::null()))?;
     let copied = (|| {

@@ -30,6 +30,11 @@ pub const PACKAGES: &[&str] =
 /// `py.io`; trixie has no such package, and 24.11 does not use it).
 const PACKAGES_22_05: &[&str] = &["python3-py"];
 
+/// What the python suite of SchedMD's master (26.05's branch point)
+/// imports besides: its atf diffs and patches JSON, and reads YAML and XML.
+pub const PACKAGES_MASTER_SUITE: &[&str] =
+    &["python3-jsondiff", "python3-jsonpatch", "python3-yaml", "python3-xmltodict"];
+
 /// Where the tests find "Slurm's install": Debian's binaries, with its
 /// libraries where a `make install` would put them (tests compile against
 /// `<prefix>/lib/slurm/libslurmfull.so`).
@@ -68,10 +73,15 @@ pub struct Outcome {
 pub fn prepare_host(host: &Host, release: &SlurmRelease, accounting: bool) -> Result<()> {
     (host.ensure)(PACKAGES)?;
     if accounting {
-        (host.ensure)(testcluster::accounting::PACKAGES)?;
+        let missing: Vec<&str> =
+            testcluster::accounting::PACKAGES.iter().copied().filter(|p| !release_ships(release, p)).collect();
+        (host.ensure)(&missing)?;
     }
     if release.version == "22.05" {
         (host.ensure)(PACKAGES_22_05)?;
+    }
+    if release.from_source() {
+        (host.ensure)(PACKAGES_MASTER_SUITE)?;
     }
     let sudoers = Path::new("/etc/sudoers.d/malleable-slurm-tests");
     // 24.11's suite asks `sudo -ln` for "(ALL...) NOPASSWD: ALL" before it
@@ -98,6 +108,12 @@ pub fn prepare_host(host: &Host, release: &SlurmRelease, accounting: bool) -> Re
     }
     ensure_test_user()?;
     copy_daemons(&prefix.join("sbin"))
+}
+
+/// Whether Debian's package `p` is, for `release`, one of SchedMD's
+/// packaging the release's images install (`slurmdbd`: slurm-smd-slurmdbd).
+fn release_ships(release: &SlurmRelease, p: &str) -> bool {
+    release.from_source() && provision::schedmd::SITE_PACKAGES.contains(&format!("slurm-smd-{p}").as_str())
 }
 
 /// The user, other than root, that the expect suite's tests of who may do
@@ -504,9 +520,10 @@ mod tests {
             let image = provision::build_image::build_packages(r);
             for p in PACKAGES.iter().chain(testcluster::accounting::PACKAGES) {
                 // SchedMD's packaging's slurmdbd is in the release's base.
-                let built =
-                    r.from_source() && provision::schedmd::SITE_PACKAGES.contains(&format!("slurm-smd-{p}").as_str());
-                assert!(image.contains(p) || built, "{}: {p}", r.version);
+                assert!(image.contains(p) || release_ships(r, p), "{}: {p}", r.version);
+            }
+            for p in PACKAGES_MASTER_SUITE.iter().filter(|_| r.from_source()) {
+                assert!(image.contains(p), "{}: {p}", r.version);
             }
         }
     }
