@@ -60,10 +60,12 @@ const USAGE: &str = "usage: cargo xtask <command>
                                          every strategy's (or those named) pass and lock-hold times in a
                                          slurmctld of N nodes (5000, 4 with a slurmd) and N waiting jobs
                                          (10000), squeue meanwhile, and stock's
-  slurm-tests [--short] [--only TEXT,...] [--slurm V] [--testsuite DIR]
+  slurm-tests [--short] [--only TEXT,...] [--pairs P,...] [--slurm V] [--testsuite DIR]
                                          Slurm's own python and expect tests (xtask/slurm-tests/V.list; --short:
-                                         CI's selection) under stock sched/backfill and sched/malleable at once,
-                                         side by side; fails if one passes under stock only. 25.11 and later:
+                                         CI's selection; --pairs: the tests of these pairs of clusters only,
+                                         plain, dbd, preempt, wide) under stock sched/backfill and
+                                         sched/malleable at once, side by side; fails if one passes under stock
+                                         only. 25.11 and later:
                                          DIR is the testsuite/ of SchedMD's repository at the release's branch
                                          point (its release source has none)
   bench-resize [--nodes N] [--rounds R] [--mpi restart] [--slurm V]
@@ -405,7 +407,7 @@ fn evaluations() -> Vec<(&'static str, test::Run)> {
             "cargo xtask soak --jobs 100",
             Box::new(move || runs::soak::run(&provision::build::build_plugins(&root)?, &tool_dir(&root), 100, 32)),
         ),
-        ("cargo xtask slurm-tests --short", Box::new(|| slurm_tests::run(true, &[], None))),
+        ("cargo xtask slurm-tests --short", Box::new(|| slurm_tests::run(true, &[], &[], None))),
     ]
 }
 

@@ -1,16 +1,16 @@
-//! `cargo xtask slurm-tests [--short] [--only TEXT,...] [--slurm V]
-//! [--testsuite DIR]`: its options, the set-up it needs (packages, source
+//! `cargo xtask slurm-tests [--short] [--only TEXT,...] [--pairs P,...]
+//! [--slurm V] [--testsuite DIR]`: its options, the set-up it needs (packages, source
 //! tree, plugins), then cluster-tests' runner of Slurm's own suites
 //! (`slurm_suites`).
 
 use std::path::{Path, PathBuf};
 
-use cluster_tests::slurm_suites::{self, Host};
+use cluster_tests::slurm_suites::{self, Host, Setup};
 use testcluster::SlurmRelease;
 
 use crate::{is_host, release_tests, repo_root, Result};
 
-/// `slurm-tests [--short] [--only TEXT,...] [--slurm V] [--testsuite DIR]`:
+/// `slurm-tests [--short] [--only TEXT,...] [--pairs P,...] [--slurm V] [--testsuite DIR]`:
 /// here, or for a release other than the host's in its build image (the
 /// same command there, where that release is the installed one).
 pub fn cmd(args: &[String]) -> Result<()> {
@@ -18,6 +18,7 @@ pub fn cmd(args: &[String]) -> Result<()> {
     let mut only = Vec::new();
     let mut slurm = None;
     let mut testsuite = None;
+    let mut pairs = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -27,14 +28,22 @@ pub fn cmd(args: &[String]) -> Result<()> {
                 only.extend(v.split(',').filter(|s| !s.is_empty()).map(str::to_string));
             }
             "--slurm" => slurm = Some(it.next().ok_or("--slurm needs a version, e.g. 24.11")?.clone()),
+            "--pairs" => {
+                let v = it.next().ok_or("--pairs needs plain, dbd, preempt or wide, or several with commas")?;
+                for w in v.split(',') {
+                    pairs.push(Setup::named(w).ok_or_else(|| {
+                        format!("--pairs {v}: '{w}' is not a pair of clusters: expected plain, dbd, preempt or wide")
+                    })?);
+                }
+            }
             "--testsuite" => {
                 let dir = it.next().ok_or("--testsuite needs a directory: a testsuite/ of SchedMD's repository")?;
                 testsuite = Some(suites_dir(Path::new(dir))?);
             }
             other => {
                 return Err(format!(
-                    "slurm-tests: unknown option '{other}': expected --short, --only TEXT, --slurm VERSION or \
-                     --testsuite DIR"
+                    "slurm-tests: unknown option '{other}': expected --short, --only TEXT, --pairs P, --slurm VERSION \
+                     or --testsuite DIR"
                 ))
             }
         }
@@ -51,13 +60,13 @@ pub fn cmd(args: &[String]) -> Result<()> {
             }
             release_tests::in_release(&root, &v, "slurm-tests", &args)
         }
-        _ => run(short, &only, testsuite.as_deref()),
+        _ => run(short, &only, &pairs, testsuite.as_deref()),
     }
 }
 
 /// The installed release's suites, on this machine: the source tree's, or
 /// those of `testsuite`.
-pub fn run(short: bool, only: &[String], testsuite: Option<&Path>) -> Result<()> {
+pub fn run(short: bool, only: &[String], pairs: &[Setup], testsuite: Option<&Path>) -> Result<()> {
     let root = repo_root();
     let source = source_tree(&root, SlurmRelease::installed()?, testsuite.is_some())?;
     let build = std::env::var_os("SLURM_BUILD_DIR").map(PathBuf::from).unwrap_or_else(|| source.clone());
@@ -71,7 +80,7 @@ pub fn run(short: bool, only: &[String], testsuite: Option<&Path>) -> Result<()>
         staged: &staged,
         ensure: &|p: &[&str]| provision::apt::ensure(p),
     };
-    slurm_suites::run(&host, short, only)
+    slurm_suites::run(&host, short, only, pairs)
 }
 
 /// `--testsuite DIR`, checked: a `testsuite/` directory holding the expect

@@ -71,6 +71,11 @@ impl Setup {
         }
     }
 
+    /// The setup a `--pairs` word names (`plain`, or a mark's word).
+    pub fn named(word: &str) -> Option<Setup> {
+        Setup::ALL.into_iter().find(|s| word == if *s == Setup::Plain { "plain" } else { s.word() })
+    }
+
     /// Whether its clusters have accounting.
     pub fn accounting(self) -> bool {
         matches!(self, Setup::Dbd | Setup::Wide)
@@ -279,6 +284,15 @@ mod tests {
         let e = parse("expect test1.1 run\nexpect test2.* out why\npython test1.2 run\n", "l").unwrap();
         let all: Vec<String> = ["test1.1", "test1.2", "test2.7", "test21.1"].iter().map(|s| s.to_string()).collect();
         assert_eq!(unlisted(&e, Kind::Expect, &all), vec!["test1.2".to_string(), "test21.1".to_string()]);
+    }
+
+    #[test]
+    fn pairs_are_named_as_their_marks_are() {
+        assert_eq!(Setup::named("plain"), Some(Setup::Plain));
+        assert_eq!(Setup::named("dbd"), Some(Setup::Dbd));
+        assert_eq!(Setup::named("wide"), Some(Setup::Wide));
+        assert_eq!(Setup::named(""), None);
+        assert_eq!(Setup::named("auto"), None);
     }
 
     #[test]

@@ -19,7 +19,8 @@ use testcluster::{plugins, Cluster, ClusterSpec, NodeShape, SlurmRelease};
 /// A runner's error: what went wrong, said.
 pub type Result<T> = std::result::Result<T, String>;
 
-use list::{Entry, Kind, Mark, Setup};
+pub use list::Setup;
+use list::{Entry, Kind, Mark};
 use suite::{Outcome, Side, Status};
 
 /// The nodes of both clusters: the list's results were taken on four.
@@ -102,8 +103,9 @@ pub struct Host<'a> {
 }
 
 /// Run the installed release's listed tests (`short`: CI's selection;
-/// `only`: those whose name holds one of these) on both sides.
-pub fn run(host: &Host, short: bool, only: &[String]) -> Result<()> {
+/// `only`: those whose name holds one of these; `pairs`: those of these
+/// pairs of clusters, all when empty) on both sides.
+pub fn run(host: &Host, short: bool, only: &[String], pairs: &[Setup]) -> Result<()> {
     let root = host.root;
     let release = SlurmRelease::installed()?;
     let (list, entries) = read_list(root, release.version)?;
@@ -113,6 +115,7 @@ pub fn run(host: &Host, short: bool, only: &[String]) -> Result<()> {
         .filter(
             |e| if only.is_empty() { e.runs(short) } else { e.runs(false) && only.iter().any(|o| e.test.contains(o)) },
         )
+        .filter(|e| pairs.is_empty() || pairs.contains(&e.setup))
         .collect();
     if chosen.is_empty() {
         return Err(format!("no test of {list} is run or short and matches --only {}", only.join(",")));
