@@ -235,7 +235,7 @@ impl Agent {
             strategy: config.strategy.build(),
             config,
             shared,
-            seen: UpdateCounters { job: -1, node: -1, job_events: 0 },
+            seen: UpdateCounters { job: -1, node: -1, job_events: 0, job_ends: 0 },
             last_pass_second: 0,
             last_pass: Instant::now(),
             passes: 0,
@@ -354,6 +354,7 @@ impl Agent {
     /// adaptations under way; outside them, decide; under them again, read
     /// the cluster anew and apply the decisions that still fit it.
     fn snapshot(&mut self, guard: &LockGuard<Scheduling>, now: i64) -> Taken {
+        self.known.count_ends(self.ctld.update_counters().job_ends);
         let mut taken =
             snapshot::take(guard, now, &self.config, &self.memory, &self.suspects, &mut self.known, &mut self.kept);
         // slurmdbd away or behind for long: an elastic job's resize is held

@@ -304,8 +304,7 @@ impl Reader<'_> {
         let (placement, part_tier) = options.swap_remove(chosen);
         waiter.shown = Some(job.shown_wait());
         let held_back = job.is_batch() && !self.config.batch_start_delay.is_zero();
-        let of_age =
-            held_back.then(|| self.known.first_seen(job.id())).flatten().map(|t| t + self.config.batch_start_delay);
+        let of_age = held_back.then(|| self.known.held_back_until(job.id(), self.config.batch_start_delay)).flatten();
         let mut young = false;
         match of_age {
             Some(at) if at > self.read_at => {

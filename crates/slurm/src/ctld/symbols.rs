@@ -181,12 +181,14 @@ unsafe impl Sync for Slurmctld {}
 /// slurmctld's change counters: the second of the last change to any job
 /// record and to any node record, and (finer: they move within a second)
 /// how many jobs were submitted, started, completed, cancelled or failed
-/// since slurmctld started or `sdiag --reset`, added up.
+/// since slurmctld started or `sdiag --reset`, added up; and of those, how
+/// many ended (completed, cancelled or failed).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct UpdateCounters {
     pub job: i64,
     pub node: i64,
     pub job_events: u64,
+    pub job_ends: u64,
 }
 
 static CTLD: OnceCell<Slurmctld> = OnceCell::new();
@@ -318,20 +320,19 @@ impl Slurmctld {
         // compiler from caching a value across polls.
         unsafe {
             let d = self.diag_stats;
-            let job_events = [
-                std::ptr::addr_of!((*d).jobs_submitted),
-                std::ptr::addr_of!((*d).jobs_started),
+            let count = |ps: &[*const u32]| ps.iter().map(|&p| u64::from(std::ptr::read_volatile(p))).sum::<u64>();
+            let job_ends = count(&[
                 std::ptr::addr_of!((*d).jobs_completed),
                 std::ptr::addr_of!((*d).jobs_canceled),
                 std::ptr::addr_of!((*d).jobs_failed),
-            ]
-            .into_iter()
-            .map(|p| u64::from(std::ptr::read_volatile(p)))
-            .sum();
+            ]);
+            let job_events =
+                job_ends + count(&[std::ptr::addr_of!((*d).jobs_submitted), std::ptr::addr_of!((*d).jobs_started)]);
             UpdateCounters {
                 job: std::ptr::read_volatile(self.last_job_update) as i64,
                 node: std::ptr::read_volatile(std::ptr::addr_of!(sys::last_node_update)) as i64,
                 job_events,
+                job_ends,
             }
         }
     }
