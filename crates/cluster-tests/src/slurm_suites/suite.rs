@@ -314,6 +314,11 @@ impl Side {
         };
         let out = fs::File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
         let err = out.try_clone().map_err(|e| e.to_string())?;
+        // What slurmctld says while the test runs goes into the test's log
+        // when it fails: the daemons live in the command's container, gone
+        // once the command is over.
+        let ctld_log = self.cluster.log_dir().join("slurmctld.log");
+        let ctld_from = fs::metadata(&ctld_log).map(|m| m.len()).unwrap_or(0);
         cmd.env("SLURM_CONF", self.cluster.conf_path())
             .env("SLURM_TESTSUITE_CONF", self.dir.join("testsuite.conf"))
             .env("SLURM_LOCAL_GLOBALS_FILE", self.dir.join("globals.local"))
@@ -344,6 +349,9 @@ impl Side {
                 Kind::Expect => expect_outcome(code, &text),
             },
         };
+        if !matches!(status, Status::Passed | Status::Skipped) {
+            append_log_since(log, &ctld_log, ctld_from);
+        }
         let mut why = why;
         let tidied = if auto_config {
             stop_prefix_daemons();
@@ -463,6 +471,23 @@ fn write(path: &Path, bytes: &[u8]) -> Result<()> {
 /// A pytest run's outcome from its closing line ("== 1 passed, 4 skipped in
 /// 0.1s =="): failed if anything failed or errored, else passed if anything
 /// passed, else skipped; the first failure named by `-rfE` as why.
+/// Append to `log` what `daemon_log` gained past byte `from`, under a
+/// header naming it (nothing when it gained nothing or cannot be read).
+fn append_log_since(log: &Path, daemon_log: &Path, from: u64) {
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let mut text = String::new();
+    let read = fs::File::open(daemon_log).and_then(|mut f| {
+        f.seek(SeekFrom::Start(from))?;
+        f.read_to_string(&mut text)
+    });
+    if read.is_err() || text.is_empty() {
+        return;
+    }
+    if let Ok(mut out) = fs::OpenOptions::new().append(true).open(log) {
+        let _ = write!(out, "\n---- {} while the test ran ----\n{text}", daemon_log.display());
+    }
+}
+
 pub fn python_outcome(log: &str) -> (Status, String) {
     let last = log.lines().rev().find(|l| l.starts_with('=') && l.contains(" in ")).unwrap_or("");
     let count = |word: &str| {
@@ -513,6 +538,7 @@ pub fn expect_outcome(code: i32, log: &str) -> (Status, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
 
     #[test]
     fn build_images_hold_what_the_suites_need() {
@@ -526,6 +552,28 @@ mod tests {
                 assert!(image.contains(p), "{}: {p}", r.version);
             }
         }
+    }
+
+    #[test]
+    fn a_failed_tests_log_gets_what_the_daemon_said_while_it_ran_and_nothing_before() {
+        let dir = std::env::temp_dir().join(format!("suite-log-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let (log, daemon) = (dir.join("test.log"), dir.join("slurmctld.log"));
+        fs::write(&daemon, "before the test\n").unwrap();
+        let from = fs::metadata(&daemon).unwrap().len();
+        fs::write(&log, "AssertionError\n").unwrap();
+        fs::OpenOptions::new().append(true).open(&daemon).unwrap().write_all(b"during the test\n").unwrap();
+        append_log_since(&log, &daemon, from);
+        let text = fs::read_to_string(&log).unwrap();
+        assert!(
+            text.starts_with("AssertionError\n") && text.ends_with("while the test ran ----\nduring the test\n"),
+            "{text}"
+        );
+        assert!(!text.contains("before the test"), "{text}");
+        // Nothing more said: the log is left as it was.
+        append_log_since(&log, &daemon, fs::metadata(&daemon).unwrap().len());
+        assert_eq!(fs::read_to_string(&log).unwrap(), text);
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
