@@ -566,3 +566,101 @@ fn in_restart_mode_a_step_that_does_not_end_after_every_rank_said_bye_is_ended_o
     // The new step's worker has said nothing: it is not ended.
     assert_eq!(ends(&h.handle(Input::Tick)), 0);
 }
+
+/// Worker `w`'s item at a checkpoint at iteration 20: one byte.
+fn checkpoint_all(h: &mut Hub, ws: &[WorkerId]) {
+    for &w in ws {
+        let f = Frame::new("CHECKPOINT").with("iteration", 20).with("item", 1).with_payload(vec![b'a' + w as u8]);
+        frame(h, w as ConnId, f);
+    }
+}
+
+#[test]
+fn a_node_lost_in_the_middle_of_a_shrink_sends_the_others_back_to_the_last_checkpoint() {
+    // Seen on a compose site: a shrink off n2 had begun when n2's host was
+    // killed; the plugin ended the shrink as the job lost n2 and told the
+    // loss, and mall-run ended the run ("the scheduler ended adaptation 9
+    // while the application was carrying it out").
+    let mut h = running(3);
+    checkpoint_all(&mut h, &[1, 2, 3]);
+    h.handle(status(Phase::Shrinking { resize: 9, nodes: nodes(&["n2"]), since: 1 }));
+    all(&mut h, &[1, 2, 3], &Frame::new("PROBE"));
+    all(&mut h, &[1, 2, 3], &Frame::new("BEGIN").with("resize", 9));
+    // 1 and 3 wait in REDIST for 2, whose host is gone.
+    frame(&mut h, 1, Frame::new("REDIST").with("item", 1).with_payload(b"x".to_vec()));
+    frame(&mut h, 3, Frame::new("REDIST").with("item", 1).with_payload(b"y".to_vec()));
+    h.handle(Input::Closed(2));
+    let out = h.handle(status(Phase::Lost { resize: 10, nodes: nodes(&["n2"]), since: 2 }));
+    assert!(!out.iter().any(|o| matches!(o, Output::Exit(_))), "the job goes on: {out:?}");
+    let mut waiting = verbs(&out);
+    waiting.sort();
+    assert_eq!(waiting, vec![(1, "LOST".into()), (3, "LOST".into())], "{out:?}");
+    let out = all(&mut h, &[1, 3], &Frame::new("PROBE"));
+    assert_eq!(
+        replies(&out)[0].1,
+        Frame::new("SHRINK").with("resize", 10).with("nodes", "n2").with("size", 2).with("lost", 1)
+    );
+    all(&mut h, &[1, 3], &Frame::new("BEGIN").with("resize", 10));
+    frame(&mut h, 1, Frame::new("REDIST").with("item", 1));
+    let mut data = replies(&frame(&mut h, 3, Frame::new("REDIST").with("item", 1)));
+    data.sort_by_key(|(c, _)| *c);
+    assert_eq!(data[0].1, Frame::new("DATA").with_payload(b"bc".to_vec()).with("checkpoint", 20));
+    assert_eq!(data[1].1, Frame::new("DATA").with_payload(b"d".to_vec()).with("checkpoint", 20));
+    let out = all(&mut h, &[1, 3], &Frame::new("COMMIT"));
+    assert_eq!(told(&out), vec![Request::Commit { job: JOB, resize: 10 }]);
+    // n2's step ends as its node is gone: no failure.
+    let out = h.handle(Input::StepExited { worker: 2, success: false, how: "Node failure".into() });
+    assert!(!out.iter().any(|o| matches!(o, Output::Exit(_))), "{out:?}");
+}
+
+#[test]
+fn a_node_lost_in_the_middle_of_a_shrink_off_two_takes_both_and_of_an_expand_drops_the_new_workers() {
+    // The shrink was off n2 and n3; only n3 failed: the plugin forces the
+    // shrink off n2 (slurmd ends its worker) and tells the loss of n3.
+    let mut h = running(3);
+    checkpoint_all(&mut h, &[1, 2, 3]);
+    h.handle(status(Phase::Shrinking { resize: 9, nodes: nodes(&["n2", "n3"]), since: 1 }));
+    all(&mut h, &[1, 2, 3], &Frame::new("PROBE"));
+    all(&mut h, &[1, 2, 3], &Frame::new("BEGIN").with("resize", 9));
+    h.handle(Input::Closed(3));
+    h.handle(status(Phase::Lost { resize: 10, nodes: nodes(&["n3"]), since: 2 }));
+    let out = frame(&mut h, 1, Frame::new("PROBE"));
+    assert_eq!(
+        replies(&out)[0].1,
+        Frame::new("SHRINK").with("resize", 10).with("nodes", "n3").with("size", 1).with("lost", 1),
+        "worker 1 goes on alone"
+    );
+    frame(&mut h, 1, Frame::new("BEGIN").with("resize", 10));
+    let data = replies(&frame(&mut h, 1, Frame::new("REDIST").with("item", 1)));
+    assert_eq!(data[0].1, Frame::new("DATA").with_payload(b"bcd".to_vec()).with("checkpoint", 20));
+    assert_eq!(told(&frame(&mut h, 1, Frame::new("COMMIT"))), vec![Request::Commit { job: JOB, resize: 10 }]);
+    for (w, how) in [(2, "killed"), (3, "Node failure")] {
+        let out = h.handle(Input::StepExited { worker: w, success: false, how: how.into() });
+        assert!(!out.iter().any(|o| matches!(o, Output::Exit(_))), "{out:?}");
+    }
+
+    // An expand onto n3 had begun when n1 failed: the plugin rolls the
+    // expand back (slurmd ends the new worker) and tells the loss of n1.
+    let mut h = running(2);
+    checkpoint_all(&mut h, &[1, 2]);
+    h.handle(status(Phase::Expanding { resize: 7, nodes: nodes(&["n3"]), since: 1 }));
+    hello(&mut h, 3);
+    frame(&mut h, 3, Frame::new("BEGIN").with("resize", 7));
+    all(&mut h, &[1, 2], &Frame::new("PROBE"));
+    all(&mut h, &[1, 2], &Frame::new("BEGIN").with("resize", 7));
+    h.handle(Input::Closed(1));
+    let out = h.handle(status(Phase::Lost { resize: 8, nodes: nodes(&["n1"]), since: 2 }));
+    assert!(!out.iter().any(|o| matches!(o, Output::Exit(_))), "the job goes on: {out:?}");
+    assert!(out.contains(&Output::Close(3)), "the new worker is let go: {out:?}");
+    let out = frame(&mut h, 2, Frame::new("PROBE"));
+    assert_eq!(
+        replies(&out)[0].1,
+        Frame::new("SHRINK").with("resize", 8).with("nodes", "n1").with("size", 1).with("lost", 1)
+    );
+    frame(&mut h, 2, Frame::new("BEGIN").with("resize", 8));
+    let data = replies(&frame(&mut h, 2, Frame::new("REDIST").with("item", 1)));
+    assert_eq!(data[0].1, Frame::new("DATA").with_payload(b"bc".to_vec()).with("checkpoint", 20));
+    assert_eq!(told(&frame(&mut h, 2, Frame::new("COMMIT"))), vec![Request::Commit { job: JOB, resize: 8 }]);
+    let out = h.handle(Input::StepExited { worker: 3, success: false, how: "killed".into() });
+    assert!(!out.iter().any(|o| matches!(o, Output::Exit(_))), "{out:?}");
+}

@@ -47,6 +47,9 @@ impl Hub {
         self.status = status.clone();
         self.job_nodes = nodes.to_vec();
         let Some(status) = status else { return };
+        // The nodes of a shrink the plugin forced as the job lost others:
+        // their workers leave with the lost ones.
+        let mut forced: Vec<String> = Vec::new();
         let decided = match &status.phase {
             Phase::Expanding { resize, nodes, .. } => Some((Kind::Expand, *resize, nodes.clone())),
             Phase::Shrinking { resize, nodes, .. } => Some((Kind::Shrink, *resize, nodes.clone())),
@@ -62,9 +65,24 @@ impl Hub {
             // AdaptTimeout, or our CANCEL): before the workers began,
             // nothing is lost.
             let (resize, stage, joiners) = (a.resize, a.stage, a.joiners.clone());
+            let shrunk = if a.kind == Kind::Shrink { a.nodes.clone() } else { Vec::new() };
             self.done.insert(resize);
             self.adapt = None;
-            if stage > Stage::Starting {
+            let lost_now = matches!(decided, Some((Kind::Lost, ..)));
+            if lost_now && stage > Stage::Starting && self.rules.launch == Launch::Workers {
+                // A node failed while the application carried it out: the
+                // plugin ended it as the job lost the node (an expand
+                // rolled back, its new workers ended by slurmd; a shrink
+                // forced, the workers on its nodes ended too) and tells the
+                // loss. What the workers moved since their last checkpoint
+                // is dropped with it, and the loss sends them back there.
+                self.abandon(&joiners, out);
+                self.comm.retain(|w| !joiners.contains(w));
+                forced = shrunk;
+                out.push(Output::Log(format!(
+                    "adaptation {resize} ended as the job lost nodes; the workers go back to their last checkpoint"
+                )));
+            } else if stage > Stage::Starting {
                 return self.fatal(
                     format!(
                         "the scheduler ended adaptation {resize} while the application was carrying it out (its \
@@ -72,11 +90,12 @@ impl Hub {
                     ),
                     out,
                 );
+            } else {
+                self.abandon(&joiners, out);
+                out.push(Output::Log(format!(
+                    "the scheduler ended adaptation {resize} before the application began it; going on as before"
+                )));
             }
-            self.abandon(&joiners, out);
-            out.push(Output::Log(format!(
-                "the scheduler ended adaptation {resize} before the application began it; going on as before"
-            )));
         }
         let Some((kind, resize, nodes)) = decided else { return };
         if self.done.contains(&resize) || self.finishing {
@@ -119,7 +138,12 @@ impl Hub {
             Kind::Lost => {
                 // The workers there are gone with their nodes; the others
                 // drop what they wait for and probe.
-                a.leavers = on(self);
+                a.leavers = self
+                    .comm
+                    .iter()
+                    .copied()
+                    .filter(|w| nodes.contains(&self.workers[w].node) || forced.contains(&self.workers[w].node))
+                    .collect();
                 for w in &a.leavers {
                     let wk = self.workers.get_mut(w).expect("a worker of comm");
                     wk.lost = true;

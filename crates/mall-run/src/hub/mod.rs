@@ -22,8 +22,11 @@
 //! status says `lost`). Then every other worker's pending call is answered
 //! LOST, their next probe answers SHRINK with `lost=1`, and the data they
 //! get back is the last checkpoint (CHECKPOINT, collective), from which
-//! they compute again. A worker that ended without its node being lost
-//! ends the run.
+//! they compute again. A node lost while an adaptation is under way ends
+//! it (the plugin rolls an expand back, forces a shrink) and the loss is
+//! taken up as above, the workers on a forced shrink's nodes leaving with
+//! the lost ones. A worker that ended without its node being lost ends the
+//! run.
 //!
 //! In restart mode (an MPI application: one srun step holds every rank),
 //! steps 3 to 5 go otherwise: at the announcing probe the workers
