@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use cluster_tests::malleable::{checksum_in, job_field, job_output, malleable_spec, submit, tool, wait_said};
+use cluster_tests::malleable::{checksum_in, job_field, job_output, malleable_spec, submit, tool, wait_log, wait_said};
 use cluster_tests::said;
 use cluster_tests::up_with;
 use testcluster::Cluster;
@@ -78,4 +78,38 @@ fn an_mpi4py_job_grows_and_shrinks_by_restarting_and_computes_the_c_grid() {
     // Debian's python, where python3-mpi4py is (a python3 earlier on PATH may lack it).
     let python = format!("/usr/bin/python3 {}", tool("mall_jacobi_mpi4py.py").display());
     grows_and_shrinks_by_restarting("t-mpi-py", &python, "pmix", PY_APP, "mall-jacobi-openmpi");
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn an_open_mpi_job_that_loses_a_node_starts_again_on_the_nodes_left_from_its_last_checkpoint() {
+    // slurmctld gives up on a silent slurmd after 5 s.
+    let c = up_with(
+        malleable_spec("t-mpi-lost", 3, "Strategy=mtct-backfill\nSchedulerTick=5\n")
+            .own_tmpfs()
+            .set("SlurmdTimeout", "5"),
+    );
+    let app = "--rows 240 --cols 48 --iterations 600 --unit-us 400 --checkpoint-every 20";
+    let script = c.dir.join("lost.sh");
+    let text = format!(
+        "#!/bin/sh\nexec {} --poll-ms 50 --report-every 1 --mpi restart --mpi-plugin pmix -- {} {app}\n",
+        tool("mall-run").display(),
+        tool("mall-jacobi-openmpi").display(),
+    );
+    std::fs::write(&script, text).unwrap();
+    let id = submit(&c, &script, "lost.out", &["-N3", "--no-kill", "--min-nodes-invasive=2", "--max-nodes-invasive=3"]);
+    // Its runtime reports every ten iterations: after three reports it has
+    // saved a checkpoint (every twenty) to start again from.
+    wait_log(&c, 0, &[&format!("seq=4 REPORT job={id}")], Duration::from_secs(90));
+    assert_eq!(job_field(&c, id, "NumNodes"), "3");
+    c.crash_node("n3");
+    wait_said(&c, 0, &said::lost(id, "n3", true), Duration::from_secs(90));
+    wait_said(&c, 0, &said::lost_committed(id, "n3"), Duration::from_secs(90));
+
+    let done = c.wait_job(id, "finished", Duration::from_secs(240), |j| j.is_finished()).unwrap();
+    let out = job_output(&c, "lost.out");
+    assert_eq!(done.state, "COMPLETED", "{out}");
+    assert!(out.contains("starts again on n1,n2"), "{out}");
+    assert!(out.contains("resumed at iteration") && out.contains("on 2 ranks"), "{out}");
+    assert_eq!(checksum_in(&out), Some(serial_checksum("mall-jacobi-openmpi", app)), "{out}");
 }

@@ -575,6 +575,20 @@ fn checkpoint_all(h: &mut Hub, ws: &[WorkerId]) {
     }
 }
 
+/// Workers `a` and `b` (in that order of ranks) begin `resize`, each gets
+/// its share of the checkpoint of [`checkpoint_all`] over workers 1 to 3
+/// ("bc" and "d"), and their commits commit it.
+fn resume_two_from_the_checkpoint(h: &mut Hub, a: WorkerId, b: WorkerId, resize: u64) {
+    all(h, &[a, b], &Frame::new("BEGIN").with("resize", resize));
+    frame(h, a as ConnId, Frame::new("REDIST").with("item", 1));
+    let mut data = replies(&frame(h, b as ConnId, Frame::new("REDIST").with("item", 1)));
+    data.sort_by_key(|(c, _)| *c);
+    assert_eq!(data[0].1, Frame::new("DATA").with_payload(b"bc".to_vec()).with("checkpoint", 20));
+    assert_eq!(data[1].1, Frame::new("DATA").with_payload(b"d".to_vec()).with("checkpoint", 20));
+    let out = all(h, &[a, b], &Frame::new("COMMIT"));
+    assert_eq!(told(&out), vec![Request::Commit { job: JOB, resize }]);
+}
+
 #[test]
 fn a_node_lost_in_the_middle_of_a_shrink_sends_the_others_back_to_the_last_checkpoint() {
     // Seen on a compose site: a shrink off n2 had begun when n2's host was
@@ -600,14 +614,7 @@ fn a_node_lost_in_the_middle_of_a_shrink_sends_the_others_back_to_the_last_check
         replies(&out)[0].1,
         Frame::new("SHRINK").with("resize", 10).with("nodes", "n2").with("size", 2).with("lost", 1)
     );
-    all(&mut h, &[1, 3], &Frame::new("BEGIN").with("resize", 10));
-    frame(&mut h, 1, Frame::new("REDIST").with("item", 1));
-    let mut data = replies(&frame(&mut h, 3, Frame::new("REDIST").with("item", 1)));
-    data.sort_by_key(|(c, _)| *c);
-    assert_eq!(data[0].1, Frame::new("DATA").with_payload(b"bc".to_vec()).with("checkpoint", 20));
-    assert_eq!(data[1].1, Frame::new("DATA").with_payload(b"d".to_vec()).with("checkpoint", 20));
-    let out = all(&mut h, &[1, 3], &Frame::new("COMMIT"));
-    assert_eq!(told(&out), vec![Request::Commit { job: JOB, resize: 10 }]);
+    resume_two_from_the_checkpoint(&mut h, 1, 3, 10);
     // n2's step ends as its node is gone: no failure.
     let out = h.handle(Input::StepExited { worker: 2, success: false, how: "Node failure".into() });
     assert!(!out.iter().any(|o| matches!(o, Output::Exit(_))), "{out:?}");
@@ -663,4 +670,49 @@ fn a_node_lost_in_the_middle_of_a_shrink_off_two_takes_both_and_of_an_expand_dro
     assert_eq!(told(&frame(&mut h, 2, Frame::new("COMMIT"))), vec![Request::Commit { job: JOB, resize: 8 }]);
     let out = h.handle(Input::StepExited { worker: 3, success: false, how: "killed".into() });
     assert!(!out.iter().any(|o| matches!(o, Output::Exit(_))), "{out:?}");
+}
+
+#[test]
+fn in_restart_mode_a_lost_node_starts_the_step_again_on_the_nodes_left_from_the_last_checkpoint() {
+    let mut h = restarting(&["n1", "n2", "n3"]);
+    // A checkpoint of every rank's rows at iteration 20 (--checkpoint-every).
+    checkpoint_all(&mut h, &[1, 2, 3]);
+    // n2 fails: Slurm ends the step, every rank with it, before the plugin
+    // tells the loss.
+    for w in 1..=3u32 {
+        h.handle(Input::Closed(w as ConnId));
+    }
+    let mut out = Vec::new();
+    for worker in 1..=3 {
+        out.extend(h.handle(Input::StepExited { worker, success: false, how: "srun ended with exit 1".into() }));
+    }
+    assert!(!out.iter().any(|o| matches!(o, Output::Exit(_))), "waits to learn whether a node failed: {out:?}");
+    let out = h.handle(job_on(Phase::Lost { resize: 8, nodes: nodes(&["n2"]), since: 2 }, &["n1", "n3"]));
+    assert!(out.contains(&Output::LaunchStep { first: 4, nodes: nodes(&["n1", "n3"]), joining: 8 }), "{out:?}");
+    assert_eq!(told(&out), vec![Request::Begin { job: JOB, resize: 8 }]);
+    // The new step's ranks resume from the checkpoint, split over two.
+    for w in [4, 5] {
+        let r = replies(&hello(&mut h, w));
+        assert_eq!((r[0].1.get("restart"), r[0].1.get("joining")), (Ok("1"), Ok("8")), "{r:?}");
+    }
+    resume_two_from_the_checkpoint(&mut h, 4, 5, 8);
+
+    // Told before the step ended: the hub ends it, and starts the new one
+    // once it has.
+    let mut h = restarting(&["n1", "n2"]);
+    checkpoint_all(&mut h, &[1, 2]);
+    let out = h.handle(job_on(Phase::Lost { resize: 8, nodes: nodes(&["n2"]), since: 2 }, &["n1"]));
+    assert!(out.contains(&Output::EndStep { worker: 1 }), "{out:?}");
+    assert!(!out.iter().any(|o| matches!(o, Output::LaunchStep { .. })), "{out:?}");
+    let out = ended(&mut h, &[1, 2]);
+    assert!(out.contains(&Output::LaunchStep { first: 3, nodes: nodes(&["n1"]), joining: 8 }), "{out:?}");
+
+    // No checkpoint to go on from: the run ends at once, saying why.
+    let mut h = restarting(&["n1", "n2"]);
+    let out = h.handle(job_on(Phase::Lost { resize: 8, nodes: nodes(&["n2"]), since: 2 }, &["n1"]));
+    assert!(out.contains(&Output::Exit(1)), "{out:?}");
+    assert!(
+        out.iter().any(|o| matches!(o, Output::Log(l) if l.contains("took no checkpoint to start again from"))),
+        "{out:?}"
+    );
 }

@@ -4,6 +4,8 @@
 //! An MPI application's ranks cannot take in processes of another step,
 //! so this is how any MPI resizes under srun.
 
+use malleable_model::runtime_msg::Request;
+
 use super::{Adapt, Hub, Kind, Launch, Output, Stage, WorkerId};
 
 impl Hub {
@@ -20,10 +22,17 @@ impl Hub {
                 all
             }
             Kind::Shrink => self.job_nodes.iter().filter(|n| !a.nodes.contains(n)).cloned().collect(),
+            // The step ends with the lost nodes (Slurm ends a step that
+            // loses one), every rank with it: it starts again on the nodes
+            // left, from the application's last checkpoint.
+            Kind::Lost if self.checkpoint.is_some() => {
+                self.job_nodes.iter().filter(|n| !a.nodes.contains(n)).cloned().collect()
+            }
             Kind::Lost => {
                 let why = format!(
                     "the job lost {}: in restart mode (--mpi restart) the application's step ends with them, and \
-                     mall-run does not start it again without a checkpoint taken for the purpose",
+                     the application took no checkpoint to start again from (checkpoint every few iterations, \
+                     e.g. the examples' --checkpoint-every)",
                     a.nodes.join(",")
                 );
                 return self.fatal(why, out);
@@ -37,6 +46,40 @@ impl Hub {
             a.joiners.extend(ids);
         }
         a.leavers = self.comm.clone();
+        if a.kind == Kind::Lost {
+            // Nobody is told: the old step's ranks are gone, or going (it
+            // is ended, should a rank be left waiting on the lost ones).
+            let mut steps = Vec::new();
+            for w in &a.leavers {
+                let wk = self.workers.get_mut(w).expect("a worker of comm");
+                wk.lost = true;
+                wk.vanished = None;
+                if let Some(c) = wk.conn.take() {
+                    self.conns.remove(&c);
+                    out.push(Output::Close(c));
+                }
+                if wk.exited.is_none() && !steps.contains(&wk.step) {
+                    steps.push(wk.step);
+                }
+            }
+            self.waiting.clear();
+            self.receiving.clear();
+            self.mailbox.clear();
+            out.extend(steps.into_iter().map(|worker| Output::EndStep { worker }));
+            // No probe announces it: it begins here.
+            a.stage = Stage::Announced;
+            a.checkpointed = true;
+            out.push(Output::Tell(Request::Begin { job: self.job, resize: a.resize }));
+            let iteration = self.checkpoint.as_ref().map_or(0, |c| c.iteration);
+            out.push(Output::Log(format!(
+                "lost {}: the application starts again on {} ({} workers) from its checkpoint at iteration {iteration}",
+                a.nodes.join(","),
+                after.join(","),
+                a.joiners.len()
+            )));
+            self.adapt = Some(a);
+            return self.relaunch_when_ended(out);
+        }
         let verb = if a.kind == Kind::Expand { "expand" } else { "shrink" };
         out.push(Output::Log(format!(
             "{verb} {}: the application is to checkpoint and end; it starts again on {} ({} workers)",
@@ -50,7 +93,7 @@ impl Hub {
     }
 
     /// Once every worker of the old step saved its data, said BYE and
-    /// ended, the new step starts.
+    /// ended (or was lost with its node, and ended), the new step starts.
     pub(super) fn relaunch_when_ended(&mut self, out: &mut Vec<Output>) {
         if self.rules.launch != Launch::Restart {
             return;
@@ -60,7 +103,8 @@ impl Hub {
         else {
             return;
         };
-        let ended = |w: &WorkerId| workers.get(w).is_some_and(|wk| wk.said_bye.is_some() && wk.exited.is_some());
+        let ended =
+            |w: &WorkerId| workers.get(w).is_some_and(|wk| (wk.said_bye.is_some() || wk.lost) && wk.exited.is_some());
         if !a.leavers.iter().all(ended) {
             return;
         }

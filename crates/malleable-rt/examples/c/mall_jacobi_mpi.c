@@ -10,6 +10,10 @@
  * process, without MPI, for comparison: every cell is computed with the
  * same operations in the same order, so they are equal to the last bit.
  *
+ * With --checkpoint-every N the ranks also save their rows with mall-run
+ * every N iterations: if the job loses a node, mall-run starts the step
+ * again on the nodes left, from the last of those checkpoints.
+ *
  * Computation is emulated as in mall_stencil.c: --unit-us of sleep per row
  * a rank holds, each iteration.
  *
@@ -34,7 +38,7 @@
 #define REPORT_EVERY 10
 
 struct options {
-    unsigned long long rows, cols, iterations, unit_us;
+    unsigned long long rows, cols, iterations, unit_us, checkpoint_every;
     int serial;
 };
 
@@ -50,7 +54,7 @@ static void check(int rc)
 
 static struct options parse_options(int argc, char **argv)
 {
-    struct options o = {256, 64, 200, 20, 0};
+    struct options o = {256, 64, 200, 20, 0, 0};
     int i;
     for (i = 1; i < argc; i++) {
         const char *value = i + 1 < argc ? argv[i + 1] : NULL;
@@ -66,12 +70,16 @@ static struct options parse_options(int argc, char **argv)
         } else if (strcmp(argv[i], "--unit-us") == 0) {
             o.unit_us = parse_number("--unit-us", value, 0, 1000000);
             i++;
+        } else if (strcmp(argv[i], "--checkpoint-every") == 0) {
+            o.checkpoint_every = parse_number("--checkpoint-every", value, 0, 1ULL << 40);
+            i++;
         } else if (strcmp(argv[i], "--serial") == 0) {
             o.serial = 1;
         } else {
             fprintf(stderr,
                     "mall-jacobi-mpi: unknown option '%s'\n"
-                    "usage: mall-jacobi-mpi [--rows N] [--cols N] [--iterations N] [--unit-us N] [--serial]\n",
+                    "usage: mall-jacobi-mpi [--rows N] [--cols N] [--iterations N] [--unit-us N] "
+                    "[--checkpoint-every N] [--serial]\n",
                     argv[i]);
             exit(2);
         }
@@ -227,6 +235,11 @@ static int malleable(const struct options *o)
         t = a, a = b, b = t;
         sleep_us(o->unit_us * count);
         iteration++;
+        /* Saved with mall-run every --checkpoint-every iterations: a lost
+           node then costs at most that many, the step starting again on
+           the nodes left from here. */
+        if (o->checkpoint_every && iteration % o->checkpoint_every == 0 && iteration < o->iterations)
+            check(mall_checkpoint(rt, iteration, a + cols, row_bytes, count));
         if (++since_report >= REPORT_EVERY) {
             check(mall_report_measured(rt, (uint32_t)since_report));
             since_report = 0;

@@ -27,9 +27,12 @@ def options():
     p.add_argument("--cols", type=int, default=16)
     p.add_argument("--iterations", type=int, default=100)
     p.add_argument("--unit-us", type=int, default=0, help="emulated time per row held, each iteration")
+    p.add_argument("--checkpoint-every", type=int, default=0,
+                   help="save the rows with mall-run every this many iterations (0: never), to start again "
+                        "from if a node is lost")
     o = p.parse_args()
-    if o.rows < 3 or o.cols < 3 or o.iterations < 0 or o.unit_us < 0:
-        p.error("--rows and --cols are 3 or more, --iterations and --unit-us 0 or more")
+    if o.rows < 3 or o.cols < 3 or o.iterations < 0 or o.unit_us < 0 or o.checkpoint_every < 0:
+        p.error("--rows and --cols are 3 or more, --iterations, --unit-us and --checkpoint-every 0 or more")
     return o
 
 
@@ -106,6 +109,9 @@ def main():
         mine = grid[1:-1]
         time.sleep(o.unit_us * count / 1e6)
         iteration += 1
+        # A lost node then costs at most --checkpoint-every iterations.
+        if o.checkpoint_every and iteration % o.checkpoint_every == 0 and iteration < o.iterations:
+            rt.checkpoint(iteration, b"".join(r.tobytes() for r in mine), row_bytes)
         since_report += 1
         if since_report >= REPORT_EVERY:
             rt.report_measured(since_report)
