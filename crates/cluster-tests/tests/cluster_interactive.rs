@@ -35,16 +35,24 @@ fn interactive_jobs_start_at_submit_and_immediate_works() {
     let c = up("t-interactive", 4);
     let nodes = c.node_names();
 
-    // Idle cluster: srun, salloc and srun --immediate start at once.
+    // Idle cluster: srun, salloc and srun --immediate start at once. Each
+    // waits for the cluster to be idle again: a job's nodes are completing
+    // (its epilogs) for a moment after its srun returns, and a job that
+    // needs them then is queued under any scheduler (seen in CI: salloc -N3
+    // right after an srun -N2, "queued and waiting", then granted).
+    let idle = || c.wait_nodes_idle(Duration::from_secs(30)).unwrap();
     for _ in 0..3 {
+        idle();
         let o = client(&c, "srun", &["-N2", "printenv", "SLURMD_NODENAME"]);
         assert!(o.status.success() && !text(&o).contains(QUEUED), "{}", text(&o));
         assert_eq!(stdout(&o).lines().count(), 2, "{}", text(&o));
     }
+    idle();
     let o = client(&c, "salloc", &["-N3", "true"]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("Granted job allocation"), "{}", text(&o));
     assert!(!text(&o).contains(QUEUED), "{}", text(&o));
+    idle();
     let o = client(&c, "srun", &["--immediate", "-N4", "printenv", "SLURMD_NODENAME"]);
     assert!(o.status.success(), "{}", text(&o));
     let mut seen: Vec<String> = stdout(&o).lines().map(str::to_string).collect();
