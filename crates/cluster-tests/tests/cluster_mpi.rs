@@ -6,21 +6,34 @@
 //! its serial run computes; so does its mpi4py twin (Open MPI), whose grid
 //! is the C one's to the last bit.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use cluster_tests::malleable::{checksum_in, job_field, job_output, malleable_spec, submit, tool, wait_log, wait_said};
 use cluster_tests::said;
 use cluster_tests::up_with;
-use testcluster::Cluster;
+use testcluster::{Cluster, ClusterSpec};
 
 const APP: &str = "--rows 240 --cols 48 --iterations 400 --unit-us 400";
 /// Python computes slowly: a smaller grid, the same emulated time.
 const PY_APP: &str = "--rows 48 --cols 16 --iterations 150 --unit-us 2000";
 
-/// A 4-node cluster for MPI jobs, each node with a TmpFS of its own (as
-/// mpi/pmix needs, see `ClusterSpec::own_tmpfs`).
-fn mpi_cluster(name: &str) -> Cluster {
-    up_with(malleable_spec(name, 4, "Strategy=mtct-backfill\nSchedulerTick=5\n").own_tmpfs())
+/// A cluster of `nodes` nodes for MPI jobs, each node with a TmpFS of its
+/// own (as mpi/pmix needs, see `ClusterSpec::own_tmpfs`).
+fn mpi_spec(name: &str, nodes: usize) -> ClusterSpec {
+    malleable_spec(name, nodes, "Strategy=mtct-backfill\nSchedulerTick=5\n").own_tmpfs()
+}
+
+/// A batch script in `c`'s directory that runs `command app` under
+/// `mall-run --mpi restart` with MPI plugin `plugin`.
+fn restart_script(c: &Cluster, file: &str, plugin: &str, command: &str, app: &str) -> PathBuf {
+    let script = c.dir.join(file);
+    let text = format!(
+        "#!/bin/sh\nexec {} --poll-ms 50 --report-every 1 --mpi restart --mpi-plugin {plugin} -- {command} {app}\n",
+        tool("mall-run").display(),
+    );
+    std::fs::write(&script, text).unwrap();
+    script
 }
 
 fn serial_checksum(binary: &str, app: &str) -> String {
@@ -32,13 +45,8 @@ fn serial_checksum(binary: &str, app: &str) -> String {
 /// shrinks to 2 for a rigid job, grows back once it ends, and computes what
 /// `serial --serial app` does.
 fn grows_and_shrinks_by_restarting(name: &str, command: &str, plugin: &str, app: &str, serial: &str) {
-    let c = mpi_cluster(name);
-    let script = c.dir.join("mpi.sh");
-    let text = format!(
-        "#!/bin/sh\nexec {} --poll-ms 50 --report-every 1 --mpi restart --mpi-plugin {plugin} -- {command} {app}\n",
-        tool("mall-run").display(),
-    );
-    std::fs::write(&script, text).unwrap();
+    let c = up_with(mpi_spec(name, 4));
+    let script = restart_script(&c, "mpi.sh", plugin, command, app);
     let id = submit(&c, &script, "mpi.out", &["-N1", "--min-nodes-invasive=1", "--max-nodes-invasive=4"]);
     wait_said(&c, 0, &said::expand_committed(id, "n2,n3,n4"), Duration::from_secs(90));
     assert_eq!(job_field(&c, id, "NumNodes"), "4");
@@ -84,19 +92,10 @@ fn an_mpi4py_job_grows_and_shrinks_by_restarting_and_computes_the_c_grid() {
 #[ignore = "needs a real cluster: cargo xtask test"]
 fn an_open_mpi_job_that_loses_a_node_starts_again_on_the_nodes_left_from_its_last_checkpoint() {
     // slurmctld gives up on a silent slurmd after 5 s.
-    let c = up_with(
-        malleable_spec("t-mpi-lost", 3, "Strategy=mtct-backfill\nSchedulerTick=5\n")
-            .own_tmpfs()
-            .set("SlurmdTimeout", "5"),
-    );
+    let c = up_with(mpi_spec("t-mpi-lost", 3).set("SlurmdTimeout", "5"));
     let app = "--rows 240 --cols 48 --iterations 600 --unit-us 400 --checkpoint-every 20";
-    let script = c.dir.join("lost.sh");
-    let text = format!(
-        "#!/bin/sh\nexec {} --poll-ms 50 --report-every 1 --mpi restart --mpi-plugin pmix -- {} {app}\n",
-        tool("mall-run").display(),
-        tool("mall-jacobi-openmpi").display(),
-    );
-    std::fs::write(&script, text).unwrap();
+    let jacobi = tool("mall-jacobi-openmpi").display().to_string();
+    let script = restart_script(&c, "lost.sh", "pmix", &jacobi, app);
     let id = submit(&c, &script, "lost.out", &["-N3", "--no-kill", "--min-nodes-invasive=2", "--max-nodes-invasive=3"]);
     // Its runtime reports every ten iterations: after three reports it has
     // saved a checkpoint (every twenty) to start again from.

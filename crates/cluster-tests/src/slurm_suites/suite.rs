@@ -468,9 +468,6 @@ fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-/// A pytest run's outcome from its closing line ("== 1 passed, 4 skipped in
-/// 0.1s =="): failed if anything failed or errored, else passed if anything
-/// passed, else skipped; the first failure named by `-rfE` as why.
 /// Append to `log` what `daemon_log` gained past byte `from`, under a
 /// header naming it (nothing when it gained nothing or cannot be read).
 fn append_log_since(log: &Path, daemon_log: &Path, from: u64) {
@@ -488,6 +485,9 @@ fn append_log_since(log: &Path, daemon_log: &Path, from: u64) {
     }
 }
 
+/// A pytest run's outcome from its closing line ("== 1 passed, 4 skipped in
+/// 0.1s =="): failed if anything failed or errored, else passed if anything
+/// passed, else skipped; the first failure named by `-rfE` as why.
 pub fn python_outcome(log: &str) -> (Status, String) {
     let last = log.lines().rev().find(|l| l.starts_with('=') && l.contains(" in ")).unwrap_or("");
     let count = |word: &str| {

@@ -115,8 +115,10 @@ impl Hub {
             checkpointed: false,
             launched: self.rules.launch == Launch::Workers,
         };
+        // The workers on the adaptation's nodes (and on a forced shrink's).
         let on = |hub: &Hub| -> Vec<WorkerId> {
-            hub.comm.iter().copied().filter(|w| nodes.contains(&hub.workers[w].node)).collect()
+            let gone = |n: &String| nodes.contains(n) || forced.contains(n);
+            hub.comm.iter().copied().filter(|w| gone(&hub.workers[w].node)).collect()
         };
         if self.rules.launch == Launch::Restart {
             return self.restart_for(a, out);
@@ -138,20 +140,8 @@ impl Hub {
             Kind::Lost => {
                 // The workers there are gone with their nodes; the others
                 // drop what they wait for and probe.
-                a.leavers = self
-                    .comm
-                    .iter()
-                    .copied()
-                    .filter(|w| nodes.contains(&self.workers[w].node) || forced.contains(&self.workers[w].node))
-                    .collect();
-                for w in &a.leavers {
-                    let wk = self.workers.get_mut(w).expect("a worker of comm");
-                    wk.lost = true;
-                    wk.vanished = None;
-                    if let Some(c) = wk.conn {
-                        out.push(Output::Close(c));
-                    }
-                }
+                a.leavers = on(self);
+                self.lose(&a.leavers, out);
                 self.comm.retain(|w| !a.leavers.contains(w));
                 self.broken = true;
                 // A worker waiting in a probe is where it should be.
@@ -329,6 +319,19 @@ impl Hub {
                 wk.restart_at = None;
                 let joining = self.adapt.as_ref().filter(|a| a.joiners.contains(w)).map_or(0, |a| a.resize);
                 out.push(Output::Launch { worker: *w, node: wk.node.clone(), joining });
+            }
+        }
+    }
+
+    /// Workers `ws` are gone with their nodes: their ends are no failure,
+    /// and their connections, if still open, are closed.
+    pub(super) fn lose(&mut self, ws: &[WorkerId], out: &mut Vec<Output>) {
+        for w in ws {
+            let wk = self.workers.get_mut(w).expect("a worker of comm");
+            wk.lost = true;
+            wk.vanished = None;
+            if let Some(c) = wk.conn {
+                out.push(Output::Close(c));
             }
         }
     }

@@ -49,15 +49,9 @@ impl Hub {
         if a.kind == Kind::Lost {
             // Nobody is told: the old step's ranks are gone, or going (it
             // is ended, should a rank be left waiting on the lost ones).
+            self.lose(&a.leavers, out);
             let mut steps = Vec::new();
-            for w in &a.leavers {
-                let wk = self.workers.get_mut(w).expect("a worker of comm");
-                wk.lost = true;
-                wk.vanished = None;
-                if let Some(c) = wk.conn.take() {
-                    self.conns.remove(&c);
-                    out.push(Output::Close(c));
-                }
+            for wk in a.leavers.iter().map(|w| &self.workers[w]) {
                 if wk.exited.is_none() && !steps.contains(&wk.step) {
                     steps.push(wk.step);
                 }
