@@ -406,6 +406,9 @@ const CTLD: Allow = Allow {
         // helper's, which stock Slurm leaves open).
         "jobacct_storage_g_job_complete",
         "jobacct_storage_g_step_start",
+        // libslurmfull's: a resized job's record named again (22.05,
+        // LockGuard::name_record).
+        "jobacct_storage_g_job_start",
         "acct_storage_g_get_data",
         "slurm_msg_t_init",
         "slurm_init_job_desc_msg",

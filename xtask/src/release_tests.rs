@@ -80,7 +80,8 @@ const CLUSTER: &[&str] = &[
 /// SD-Policy and IPSCHED on the site; an association limit, a QOS preemption, a QOS cap, nice, a
 /// QOS taken from a waiting job's association (24.11 keeps a job's QOS as
 /// a pointer, 22.05 as an id: job_checks.c); MPI jobs restarted on hosts
-/// of their own (trixie's Open MPI 5 with PMIx 5, MPICH 4.2, mpi4py).
+/// of their own (trixie's Open MPI 5 with PMIx 5, MPICH 4.2, mpi4py); a
+/// host lost in a shrink while slurmdbd is away.
 const SITE: &[&str] = &[
     "the_readme_elastic_job_grows_shrinks_and_completes_on_the_compose_site",
     "memory_taken_from_a_running_elastic_job_leaves_its_resizes_right",
@@ -93,6 +94,7 @@ const SITE: &[&str] = &[
     "multifactor_priority_with_nice_orders_the_queue",
     "a_job_whose_qos_is_taken_from_its_association_waits_as_invalid_qos_until_it_is_given_back",
     "mpi_jobs_restart_onto_the_hosts_they_grow_onto_and_compute_their_serial_grid_on_the_site",
+    "a_host_lost_while_slurmdbd_is_away_costs_an_elastic_job_none_of_its_work",
 ];
 
 /// What `cargo xtask test` runs of a release other than the host's.
@@ -195,6 +197,7 @@ pub fn run(root: &Path, version: &str) -> Result<TestCounts> {
         site.env(SITE_SLURM_VAR, version).env(PLUGIN_DIR_VAR, &plugins);
         site.args(["test", "-p", "cluster-tests", "--no-fail-fast"]);
         site.args(["--test", "compose_site", "--test", "compose_policies", "--test", "compose_mpi"]);
+        site.args(["--test", "compose_faults"]);
         site.arg("--");
         site.args(tier.site).args(["--ignored", "--exact", "--test-threads=1"]);
         total.add(run_tests(&mut site)?);

@@ -88,6 +88,7 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
     let t = Instant::now();
     let mut site = cargo_in(&tree);
     site.args(["test", "-p", "cluster-tests", "--no-fail-fast", "--test", "compose_site", "--test", "compose_mpi"]);
+    site.args(["--test", "compose_faults"]);
     site.arg("--").args(HOST_SITE).args(["--ignored", "--exact", "--test-threads=1"]);
     let site = run_tests(&mut site);
     eprintln!("xtask: the host's compose tests took {:.1?}", t.elapsed());
@@ -113,8 +114,10 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
 
 /// The compose tests run on the host's release (22.05): the README's job,
 /// an expand onto a host that stops answering (on 26.05 it leaves the job
-/// a wrong last record: docs/slurm-versions.md), and the MPI jobs of
-/// bookworm's Open MPI 4 and MPICH 4.0 (whose finalize hangs). The rest of
+/// a wrong last record: docs/slurm-versions.md), the MPI jobs of
+/// bookworm's Open MPI 4 and MPICH 4.0 (whose finalize hangs), and a host
+/// lost while slurmdbd is away (22.05 leaves the job refusing updates, and
+/// its record unnamed). The rest of
 /// the compose tier runs on 26.05, the release sites run now
 /// (release_tests::TIERS), not on both: CI's hour.
 const HOST_SITE: &[&str] = &[
@@ -122,6 +125,7 @@ const HOST_SITE: &[&str] = &[
     "an_expand_onto_a_host_that_stopped_answering_is_rolled_back",
     "mpi_jobs_restart_onto_the_hosts_they_grow_onto_and_compute_their_serial_grid_on_the_site",
     "mpi_steps_stuck_in_mpi_finalize_are_ended_and_their_jobs_complete",
+    "a_host_lost_in_a_shrink_off_two_while_slurmdbd_is_away_frees_the_other_once_it_is_back",
 ];
 
 /// The real-cluster test files (every one of cluster-tests but the

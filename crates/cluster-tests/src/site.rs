@@ -88,8 +88,14 @@ pub fn wait_ctld_log(site: &Site, needles: &[&str], timeout: Duration) -> String
 
 /// Wait until slurmctld's log has a line of the agent's that says `said`; the line.
 pub fn wait_ctld_said(site: &Site, said: &Said, timeout: Duration) -> String {
+    wait_ctld_said_after(site, 0, said, timeout)
+}
+
+/// As [`wait_ctld_said`], in the log after its first `from` bytes.
+pub fn wait_ctld_said_after(site: &Site, from: usize, said: &Said, timeout: Duration) -> String {
     let found = wait::until(&format!("a slurmctld log line saying {}", said.what), timeout, || {
-        Ok(said.first(&site.log("slurmctld", "slurmctld.log")).map(str::to_string))
+        let log = site.log("slurmctld", "slurmctld.log");
+        Ok(said.first(&log[from.min(log.len())..]).map(str::to_string))
     });
     found.unwrap_or_else(|e| {
         site.print_logs();
@@ -225,4 +231,16 @@ pub fn timeline(site: &Site, id: u32) -> Vec<(f64, usize)> {
         }
     }
     events
+}
+
+/// Assert that `user`'s job `id` (the README's script, output
+/// `elastic-<id>.out`) printed the checksum `mall-example --serial` prints
+/// for the same `args` on the login host: the application run alone.
+pub fn assert_result_as_alone(site: &Site, user: &str, id: u32, args: &str) {
+    let out = std::fs::read_to_string(site.dir.join(format!("home/{user}/elastic-{id}.out"))).unwrap();
+    let mut serial = vec!["mall-example", "--serial"];
+    serial.extend(args.split(' '));
+    let alone = crate::malleable::checksum_in(&as_user(site, user, &serial));
+    assert!(alone.is_some());
+    assert_eq!(crate::malleable::checksum_in(&out), alone, "{out}");
 }

@@ -11,8 +11,8 @@ use std::time::Duration;
 use cluster_tests::malleable::checksum_in;
 use cluster_tests::said::{self, JobId, LogLine};
 use cluster_tests::site::{
-    as_user, assert_tiling, job_field, put_file, records, sbatch_as, timeline, up_site, wait_ctld_log, wait_ctld_said,
-    wait_field, wait_finished, README_APP_ARGS, README_ELASTIC_JOB,
+    as_user, assert_result_as_alone, assert_tiling, job_field, put_file, records, sbatch_as, timeline, up_site,
+    wait_ctld_log, wait_ctld_said, wait_field, wait_finished, README_APP_ARGS, README_ELASTIC_JOB,
 };
 use testcluster::compose::files::{REST_HOST, REST_PORT};
 use testcluster::compose::Site;
@@ -570,12 +570,7 @@ fn an_expand_onto_a_host_that_stopped_answering_is_rolled_back() {
     assert_tiling(&recs);
     let last = recs.last().unwrap();
     assert_eq!((last.state.as_str(), last.node_list.as_str()), ("COMPLETED", "c[1-2]"), "{recs:#?}");
-    let out = std::fs::read_to_string(site.dir.join(format!("home/alice/elastic-{id}.out"))).unwrap();
-    let mut serial = vec!["mall-example", "--serial"];
-    serial.extend(args.split(' '));
-    let alone = checksum_in(&as_user(&site, "alice", &serial));
-    assert!(alone.is_some());
-    assert_eq!(checksum_in(&out), alone, "{out}");
+    assert_result_as_alone(&site, "alice", id, &args);
     let runaway = site.output(None, "slurmctld", &["sacctmgr", "-n", "show", "runawayjobs"]).unwrap();
     assert!(runaway.contains("No runaway jobs found"), "{runaway}");
 }

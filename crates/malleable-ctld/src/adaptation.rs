@@ -92,6 +92,10 @@ pub struct Measured {
     /// slow, cancelled, its nodes failed): it is not resized again before
     /// then, or a slow application would be resized, and fail, over and over.
     pub hold_until: Option<Instant>,
+    /// Nodes an adaptation ended by a loss gives back, kept while slurmdbd
+    /// holds resizes (agent/settle.rs): the loss is told at once, the
+    /// nodes are freed once slurmdbd is back.
+    pub deferred: Option<Release>,
 }
 
 impl Measured {
@@ -176,6 +180,11 @@ fn lost_nodes(job: &MalleableJob, lost: Vec<String>, cx: &mut Context, m: &mut M
     finish_unilaterally(job, &mut out, m, &format!("ended: the job lost {names}"), cx.timeout);
     if let Some(r) = out.release.as_mut() {
         r.nodes.retain(|n| job.nodes.contains(n));
+    }
+    // A shrink off exactly the nodes lost frees nothing: no release, which
+    // the agent would hold while slurmdbd is away, and the loss untold.
+    if out.release.as_ref().is_some_and(|r| r.nodes.is_empty()) {
+        out.release = None;
     }
     if held < job.spec.min {
         out.cancel = Some(format!(
@@ -544,6 +553,13 @@ mod tests {
         let s = run(&job(shrink, ""), 1010, &mut m);
         assert_eq!(s.release.unwrap().nodes, vec!["n3".to_string()]);
         assert!(matches!(s.status.phase, Phase::Lost { .. }));
+        // One off exactly the node lost frees nothing: no release at all.
+        let mut m =
+            Measured { nodes_seen: vec!["n1".into(), "n2".into(), "n3".into(), "n4".into()], ..Measured::default() };
+        let shrink = Phase::Shrinking { resize: 2, nodes: vec!["n4".into()], since: 1000 };
+        let s = run(&job(shrink, ""), 1010, &mut m);
+        assert_eq!(s.release, None);
+        assert_eq!(s.status.phase, Phase::Lost { resize: 99, nodes: vec!["n4".into()], since: 1010 });
         // Under the minimum: cancelled.
         let mut j = job(Phase::Steady, "");
         j.spec.min = 4;

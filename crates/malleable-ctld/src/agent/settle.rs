@@ -2,12 +2,14 @@
 //! running malleable job's requests, nodes and deadline read (adaptation.rs
 //! decides what follows), then, in slurmctld, the nodes an ended adaptation
 //! gives back freed, a job below its minimum cancelled, the status published.
+//! While slurmdbd holds resizes, an adaptation's end waits whole, except a
+//! loss: that is told at once, and only the nodes it frees wait.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use malleable_model::log_lines::LogLine;
-use malleable_model::runtime_msg::Status;
+use malleable_model::runtime_msg::{Phase, Status};
 use malleable_model::JobId;
 use slurm::ctld::{LockGuard, Scheduling};
 
@@ -47,7 +49,17 @@ impl Agent {
             // Slurm resizes a --no-kill job itself when one of its nodes
             // fails, and then refuses every update of it (its runtime's
             // requests too) until the job's accounting index is set.
-            guard.settle_db_index(job.id.0);
+            if guard.settle_db_index(job.id.0) {
+                log::warn!(
+                    "JobId={}: resized while slurmdbd is away: its new record waits in slurmctld's queue for slurmdbd, and the job takes updates again",
+                    job.id
+                );
+            }
+            if !taken.slurmdbd_behind {
+                if let Some(index) = guard.name_record(job.id.0) {
+                    log::info!("JobId={}: its record made while slurmdbd was away named by slurmdbd ({index})", job.id);
+                }
+            }
             let mut last_resize = self.last_resize;
             let mut next_resize = || next_resize(&mut last_resize);
             let mut cx = Context { now, timeout, usable: &usable, next_resize: &mut next_resize };
@@ -58,11 +70,14 @@ impl Agent {
             let holds = taken.slurmdbd_behind || guard.find_job(job.id.0).is_some_and(|j| j.resize_held(now));
             let memory = self.memory.0.entry(job.id).or_default();
             let mut trial = holds.then(|| memory.clone());
-            let step = adaptation::step(job, &mut cx, trial.as_mut().unwrap_or(memory));
-            if holds && step.cancel.is_none() && step.release.is_some() {
+            let mut step = adaptation::step(job, &mut cx, trial.as_mut().unwrap_or(memory));
+            let lost =
+                matches!(step.status.phase, Phase::Lost { .. }) && !matches!(job.status.phase, Phase::Lost { .. });
+            if holds && step.cancel.is_none() && step.release.is_some() && !lost {
                 // Freeing nodes is a resize in slurmctld, and with slurmdbd
-                // away one would leave the job refusing every update (as a
-                // new decision is held, snapshot/jobs.rs). The job stays as
+                // away 22.05 would first try to reach it under slurmctld's
+                // locks (as a new decision is held, snapshot/jobs.rs). A
+                // loss is not held (below). The job stays as
                 // it is, adapting, and its application's request is in its
                 // Comment still: the next pass steps it again.
                 if let Some(release) = step.release.filter(|_| self.release_held_said.insert(job.id)) {
@@ -73,12 +88,30 @@ impl Agent {
                 statuses.insert(job.id, status);
                 continue;
             }
-            self.release_held_said.remove(&job.id);
             self.last_resize = last_resize;
             let m = self.memory.0.entry(job.id).or_default();
             if let Some(t) = trial {
                 *m = t;
             }
+            // A loss is told to the application at once, slurmdbd away or
+            // not (it cannot wait: its workers there are gone); what the
+            // adaptation it ended gives back waits, and is freed at the
+            // first pass that may.
+            if holds && step.cancel.is_none() {
+                if let Some(release) = step.release.take() {
+                    log::warn!("{}", LogLine::ReleaseHeld { job: job.id, ending: release.ending.clone() });
+                    m.deferred = Some(release);
+                }
+            } else if step.release.is_none() {
+                step.release = m.deferred.take().map(|mut r| {
+                    r.nodes.retain(|n| job.nodes.contains(n));
+                    r
+                });
+            }
+            if step.release.as_ref().is_some_and(|r| r.nodes.is_empty()) {
+                step.release = None;
+            }
+            self.release_held_said.remove(&job.id);
             for line in &step.log {
                 log::info!("{line}");
             }

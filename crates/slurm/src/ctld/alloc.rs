@@ -431,18 +431,76 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
     }
 
     /// After a resize (ours, or Slurm's own when a node of a --no-kill job
-    /// fails): without slurmdbd, put the job's `db_index` back from
-    /// NO_VAL64 to 0 (module docs), so later updates of it work.
-    pub fn settle_db_index(&mut self, job_id: u32) {
-        let Some(job) = self.find_job(job_id) else { return };
-        if crate::ctld::accounting::slurmdbd_in_use() {
-            return;
+    /// fails), put the job's `db_index` back from NO_VAL64 to 0 where
+    /// Slurm would leave it so for good, refusing every update of the job
+    /// ("the DB index is being set"):
+    /// - without slurmdbd (module docs);
+    /// - on 22.05, with slurmdbd away: job_post_resize_acctg marks the
+    ///   index "being set" and asks slurmdbd for the new record under the
+    ///   locks; when that fails, the request goes to the agent's queue, and
+    ///   the answer it gets once slurmdbd is back is dropped. slurmdbd then
+    ///   makes the record from the queued request, and finds it for the
+    ///   job's later messages by (job, resize time) when they carry index
+    ///   0, as it does for any job whose index slurmctld never learnt.
+    ///   (Under the locks no request for it is in flight: a resized job's
+    ///   index is asked for only there.) From 24.11 the index is slurmctld's
+    ///   own and never left "being set".
+    ///
+    /// Whether it was put back with slurmdbd in use (for the log).
+    pub fn settle_db_index(&mut self, job_id: u32) -> bool {
+        let Some(job) = self.find_job(job_id) else { return false };
+        let with_dbd = crate::ctld::accounting::slurmdbd_in_use();
+        if with_dbd && (cfg!(slurm_since_24_11) || !job.resized()) {
+            return false;
         }
         let rec = job.as_ptr();
         // SAFETY: the record is live under our job write lock.
         unsafe {
             if (*rec).db_index == NO_VAL64 {
                 (*rec).db_index = 0;
+                return with_dbd;
+            }
+        }
+        false
+    }
+
+    /// 22.05, slurmdbd caught up: ask slurmdbd, under the locks, for the
+    /// index of a resized job's record that it never named (its request
+    /// went through the agent's queue while slurmdbd was away, and
+    /// [`Self::settle_db_index`] left the index 0). Until then each resize
+    /// of the job would end the wrong record: slurmdbd looks a record up
+    /// without its index by the job's newest resize time, which the resize
+    /// has just moved on, and the record that was current would run away.
+    /// slurmdbd answers with the record it made from the queued request
+    /// (records are unique by job and start of record; the request is
+    /// marked as a resize's, as the queued one was, or slurmdbd would take
+    /// it for the job's first record, its submission's). The index named,
+    /// or None (nothing to name, or slurmdbd did not answer: the request is
+    /// queued again, and slurmdbd takes the copy as the same record).
+    pub fn name_record(&mut self, job_id: u32) -> Option<u64> {
+        if cfg!(slurm_since_24_11) || !crate::ctld::accounting::slurmdbd_in_use() {
+            return None;
+        }
+        let job = self.find_job(job_id)?;
+        if !job.resized() {
+            return None;
+        }
+        let rec = job.as_ptr();
+        // SAFETY: the record is live under our job write lock, which
+        // slurmctld holds for every jobacct_storage_g_job_start of its own
+        // (so no one sees the RESIZING mark, set for the call only);
+        // acct_db_conn is its connection to slurmdbd.
+        unsafe {
+            if (*rec).db_index != 0 {
+                return None;
+            }
+            let state = (*rec).job_state;
+            (*rec).job_state = state | sys::JOB_RESIZING;
+            sys::jobacct_storage_g_job_start(*self.ctld.acct_db_conn, rec);
+            (*rec).job_state = state;
+            match (*rec).db_index {
+                0 | NO_VAL64 => None,
+                index => Some(index),
             }
         }
     }

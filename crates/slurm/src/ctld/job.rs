@@ -301,6 +301,11 @@ impl<'g> JobView<'g> {
         self.accounting_holds_resize(now) || self.memory_resize_under_way()
     }
 
+    /// Whether it was ever resized (its accounting record begins then).
+    pub fn resized(&self) -> bool {
+        self.rec().resize_time != 0
+    }
+
     /// When its current accounting record began: its last resize, else its
     /// submission. slurmdbd keys a job's records by (job id, this second),
     /// so a record made in the same second replaces that one instead of
