@@ -567,6 +567,33 @@ fn in_restart_mode_a_step_that_does_not_end_after_every_rank_said_bye_is_ended_o
     assert_eq!(ends(&h.handle(Input::Tick)), 0);
 }
 
+#[test]
+fn in_restart_mode_an_adaptations_old_step_that_saved_its_data_is_given_its_own_shorter_grace() {
+    // The run's end keeps the whole grace (30 s); an adaptation's old step
+    // whose ranks checkpointed has its own (here none).
+    let rules = Rules { launch: Launch::Restart, adapt_end_grace: Duration::ZERO, ..Rules::default() };
+    let ends = |out: &[Output]| out.iter().filter(|o| matches!(o, Output::EndStep { .. })).count();
+    let (mut h, _) = Hub::new(JOB, "secret".into(), &nodes(&["n1", "n2"]), rules);
+    hello(&mut h, 1);
+    hello(&mut h, 2);
+    all(&mut h, &[1, 2], &Frame::new("BYE"));
+    assert_eq!(ends(&h.handle(Input::Tick)), 0, "the run's end waits its grace");
+
+    let (mut h, _) = Hub::new(JOB, "secret".into(), &nodes(&["n1", "n2"]), rules);
+    hello(&mut h, 1);
+    hello(&mut h, 2);
+    h.handle(job_on(Phase::Expanding { resize: 8, nodes: nodes(&["n3"]), since: 1 }, &["n1", "n2", "n3"]));
+    all(&mut h, &[1, 2], &Frame::new("PROBE"));
+    all(&mut h, &[1, 2], &Frame::new("CHECKPOINT").with("iteration", 5).with("item", 1));
+    all(&mut h, &[1, 2], &Frame::new("BYE"));
+    let out = h.handle(Input::Tick);
+    assert_eq!(out.iter().filter(|o| **o == Output::EndStep { worker: 1 }).count(), 1, "{out:?}");
+    assert!(
+        out.iter().any(|o| matches!(o, Output::Log(l) if l.contains("0 s after its last rank said BYE"))),
+        "{out:?}"
+    );
+}
+
 /// Worker `w`'s item at a checkpoint at iteration 20: one byte.
 fn checkpoint_all(h: &mut Hub, ws: &[WorkerId]) {
     for &w in ws {
@@ -623,27 +650,34 @@ fn a_node_lost_in_the_middle_of_a_shrink_sends_the_others_back_to_the_last_check
 #[test]
 fn a_node_lost_in_the_middle_of_a_shrink_off_two_takes_both_and_of_an_expand_drops_the_new_workers() {
     // The shrink was off n2 and n3; only n3 failed: the plugin forces the
-    // shrink off n2 (slurmd ends its worker) and tells the loss of n3.
-    let mut h = running(3);
-    checkpoint_all(&mut h, &[1, 2, 3]);
-    h.handle(status(Phase::Shrinking { resize: 9, nodes: nodes(&["n2", "n3"]), since: 1 }));
-    all(&mut h, &[1, 2, 3], &Frame::new("PROBE"));
-    all(&mut h, &[1, 2, 3], &Frame::new("BEGIN").with("resize", 9));
-    h.handle(Input::Closed(3));
-    h.handle(status(Phase::Lost { resize: 10, nodes: nodes(&["n3"]), since: 2 }));
-    let out = frame(&mut h, 1, Frame::new("PROBE"));
-    assert_eq!(
-        replies(&out)[0].1,
-        Frame::new("SHRINK").with("resize", 10).with("nodes", "n3").with("size", 1).with("lost", 1),
-        "worker 1 goes on alone"
-    );
-    frame(&mut h, 1, Frame::new("BEGIN").with("resize", 10));
-    let data = replies(&frame(&mut h, 1, Frame::new("REDIST").with("item", 1)));
-    assert_eq!(data[0].1, Frame::new("DATA").with_payload(b"bcd".to_vec()).with("checkpoint", 20));
-    assert_eq!(told(&frame(&mut h, 1, Frame::new("COMMIT"))), vec![Request::Commit { job: JOB, resize: 10 }]);
-    for (w, how) in [(2, "killed"), (3, "Node failure")] {
-        let out = h.handle(Input::StepExited { worker: w, success: false, how: how.into() });
-        assert!(!out.iter().any(|o| matches!(o, Output::Exit(_))), "{out:?}");
+    // shrink off n2 (slurmd ends its worker) and tells the loss of n3. The
+    // same before the workers began it (seen on a compose site, n3's host
+    // killed before any worker probed): n2's worker leaves too, or the
+    // shrink's nodes, freed later, end it as a failure.
+    for begun in [true, false] {
+        let mut h = running(3);
+        checkpoint_all(&mut h, &[1, 2, 3]);
+        h.handle(status(Phase::Shrinking { resize: 9, nodes: nodes(&["n2", "n3"]), since: 1 }));
+        if begun {
+            all(&mut h, &[1, 2, 3], &Frame::new("PROBE"));
+            all(&mut h, &[1, 2, 3], &Frame::new("BEGIN").with("resize", 9));
+        }
+        h.handle(Input::Closed(3));
+        h.handle(status(Phase::Lost { resize: 10, nodes: nodes(&["n3"]), since: 2 }));
+        let out = frame(&mut h, 1, Frame::new("PROBE"));
+        assert_eq!(
+            replies(&out)[0].1,
+            Frame::new("SHRINK").with("resize", 10).with("nodes", "n3").with("size", 1).with("lost", 1),
+            "worker 1 goes on alone (begun: {begun})"
+        );
+        frame(&mut h, 1, Frame::new("BEGIN").with("resize", 10));
+        let data = replies(&frame(&mut h, 1, Frame::new("REDIST").with("item", 1)));
+        assert_eq!(data[0].1, Frame::new("DATA").with_payload(b"bcd".to_vec()).with("checkpoint", 20));
+        assert_eq!(told(&frame(&mut h, 1, Frame::new("COMMIT"))), vec![Request::Commit { job: JOB, resize: 10 }]);
+        for (w, how) in [(2, "killed"), (3, "Node failure")] {
+            let out = h.handle(Input::StepExited { worker: w, success: false, how: how.into() });
+            assert!(!out.iter().any(|o| matches!(o, Output::Exit(_))), "{out:?}");
+        }
     }
 
     // An expand onto n3 had begun when n1 failed: the plugin rolls the
@@ -670,6 +704,49 @@ fn a_node_lost_in_the_middle_of_a_shrink_off_two_takes_both_and_of_an_expand_dro
     assert_eq!(told(&frame(&mut h, 2, Frame::new("COMMIT"))), vec![Request::Commit { job: JOB, resize: 8 }]);
     let out = h.handle(Input::StepExited { worker: 3, success: false, how: "killed".into() });
     assert!(!out.iter().any(|o| matches!(o, Output::Exit(_))), "{out:?}");
+}
+
+#[test]
+fn in_restart_mode_a_node_lost_in_an_expand_ends_its_new_step_and_starts_again_on_the_nodes_left() {
+    // The expand's new step on n1-n4 has started from the checkpoint its
+    // ranks saved when n2 fails; the plugin rolls the expand back (n4
+    // freed) and tells the loss. Before, the run ended: "the scheduler
+    // ended adaptation 7 while the application was carrying it out".
+    let mut h = restarting(&["n1", "n2", "n3"]);
+    h.handle(job_on(Phase::Expanding { resize: 7, nodes: nodes(&["n4"]), since: 1 }, &["n1", "n2", "n3", "n4"]));
+    all(&mut h, &[1, 2, 3], &Frame::new("PROBE"));
+    checkpoint_all(&mut h, &[1, 2, 3]);
+    all(&mut h, &[1, 2, 3], &Frame::new("BYE"));
+    let out = ended(&mut h, &[1, 2, 3]);
+    assert!(out.contains(&Output::LaunchStep { first: 4, nodes: nodes(&["n1", "n2", "n3", "n4"]), joining: 7 }));
+    for w in 4..=7 {
+        hello(&mut h, w);
+    }
+    let out = h.handle(job_on(Phase::Lost { resize: 8, nodes: nodes(&["n2"]), since: 2 }, &["n1", "n3"]));
+    assert!(!out.iter().any(|o| matches!(o, Output::Exit(_))), "{out:?}");
+    assert!(out.contains(&Output::EndStep { worker: 4 }), "{out:?}");
+    assert!(!out.iter().any(|o| matches!(o, Output::LaunchStep { .. })), "the expand's step runs yet: {out:?}");
+    assert_eq!(told(&out), vec![Request::Begin { job: JOB, resize: 8 }]);
+    let mut out = Vec::new();
+    for worker in 4..=7 {
+        out = h.handle(Input::StepExited { worker, success: false, how: "signal 15".into() });
+    }
+    assert!(out.contains(&Output::LaunchStep { first: 8, nodes: nodes(&["n1", "n3"]), joining: 8 }), "{out:?}");
+    for w in [8, 9] {
+        hello(&mut h, w);
+    }
+    resume_two_from_the_checkpoint(&mut h, 8, 9, 8);
+
+    // A shrink off n3 forced as n2 is lost, before the new step started:
+    // the job may hold n3 a while yet (slurmdbd away); nothing starts there.
+    let mut h = restarting(&["n1", "n2", "n3"]);
+    h.handle(job_on(Phase::Shrinking { resize: 7, nodes: nodes(&["n3"]), since: 1 }, &["n1", "n2", "n3"]));
+    all(&mut h, &[1, 2, 3], &Frame::new("PROBE"));
+    checkpoint_all(&mut h, &[1, 2, 3]);
+    let out = h.handle(job_on(Phase::Lost { resize: 8, nodes: nodes(&["n2"]), since: 2 }, &["n1", "n3"]));
+    assert!(out.contains(&Output::EndStep { worker: 1 }), "{out:?}");
+    let out = ended(&mut h, &[1, 2, 3]);
+    assert!(out.contains(&Output::LaunchStep { first: 6, nodes: nodes(&["n1"]), joining: 8 }), "{out:?}");
 }
 
 #[test]

@@ -50,6 +50,9 @@ impl Hub {
         // The nodes of a shrink the plugin forced as the job lost others:
         // their workers leave with the lost ones.
         let mut forced: Vec<String> = Vec::new();
+        // Restart mode: the workers of an adaptation's new step that a loss
+        // ended, to end before the step starts again.
+        let mut stale: Vec<WorkerId> = Vec::new();
         let decided = match &status.phase {
             Phase::Expanding { resize, nodes, .. } => Some((Kind::Expand, *resize, nodes.clone())),
             Phase::Shrinking { resize, nodes, .. } => Some((Kind::Shrink, *resize, nodes.clone())),
@@ -64,12 +67,18 @@ impl Hub {
             // The scheduler ended it without the application (its
             // AdaptTimeout, or our CANCEL): before the workers began,
             // nothing is lost.
-            let (resize, stage, joiners) = (a.resize, a.stage, a.joiners.clone());
+            let (resize, stage, joiners, launched) = (a.resize, a.stage, a.joiners.clone(), a.launched);
             let shrunk = if a.kind == Kind::Shrink { a.nodes.clone() } else { Vec::new() };
             self.done.insert(resize);
             self.adapt = None;
             let lost_now = matches!(decided, Some((Kind::Lost, ..)));
-            if lost_now && stage > Stage::Starting && self.rules.launch == Launch::Workers {
+            if lost_now {
+                // A shrink the plugin ended as the job lost nodes was
+                // forced: its nodes are freed now, or once slurmdbd is
+                // back, begun or not, and their workers leave too.
+                forced = shrunk;
+            }
+            if lost_now && stage > Stage::Starting {
                 // A node failed while the application carried it out: the
                 // plugin ended it as the job lost the node (an expand
                 // rolled back, its new workers ended by slurmd; a shrink
@@ -78,7 +87,17 @@ impl Hub {
                 // is dropped with it, and the loss sends them back there.
                 self.abandon(&joiners, out);
                 self.comm.retain(|w| !joiners.contains(w));
-                forced = shrunk;
+                if self.rules.launch == Launch::Restart {
+                    // Restart mode: a new step already started ends too
+                    // (its ranks wait for the lost ones), and the step
+                    // that starts again waits for it; one never started
+                    // is forgotten.
+                    if launched {
+                        stale = joiners;
+                    } else {
+                        self.workers.retain(|w, _| !joiners.contains(w));
+                    }
+                }
                 out.push(Output::Log(format!(
                     "adaptation {resize} ended as the job lost nodes; the workers go back to their last checkpoint"
                 )));
@@ -121,7 +140,8 @@ impl Hub {
             hub.comm.iter().copied().filter(|w| gone(&hub.workers[w].node)).collect()
         };
         if self.rules.launch == Launch::Restart {
-            return self.restart_for(a, out);
+            a.leavers = stale;
+            return self.restart_for(a, &forced, out);
         }
         match kind {
             Kind::Expand => {

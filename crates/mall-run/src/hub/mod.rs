@@ -242,7 +242,17 @@ pub struct Rules {
     /// Restart mode: how long a step whose every rank said BYE is given to
     /// end (MPI_Finalize, exit) before mall-run ends it.
     pub end_grace: Duration,
+    /// As `end_grace`, for the old step of an adaptation whose ranks saved
+    /// their data: ending it loses nothing, and the new step's launch and
+    /// checkpoint load must still fit in the scheduler's AdaptTimeout.
+    pub adapt_end_grace: Duration,
 }
+
+/// The old step's grace in an adaptation ([`Rules::adapt_end_grace`]):
+/// an MPI_Finalize that works takes well under a second, and one that hangs
+/// (MPICH 4.0's) never ends; of the 60 s AdaptTimeout, this leaves the new
+/// step's launch and checkpoint load nearly all.
+pub const ADAPT_END_GRACE: Duration = Duration::from_secs(5);
 
 impl Default for Rules {
     fn default() -> Rules {
@@ -255,6 +265,7 @@ impl Default for Rules {
             start_tries: 3,
             start_again_after: Duration::from_secs(2),
             end_grace: Duration::from_secs(30),
+            adapt_end_grace: ADAPT_END_GRACE,
         }
     }
 }
@@ -469,7 +480,7 @@ impl Hub {
         }
         let (rank, size, joining) = match self.adapt.as_ref().filter(|a| a.joiners.contains(&w)) {
             Some(a) => {
-                let stay = self.comm.len() - a.leavers.len();
+                let stay = self.comm.iter().filter(|w| !a.leavers.contains(w)).count();
                 let at = a.joiners.iter().position(|&j| j == w).unwrap_or(0);
                 (stay + at, stay + a.joiners.len(), a.resize)
             }

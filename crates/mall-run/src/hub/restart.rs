@@ -11,8 +11,10 @@ use super::{Adapt, Hub, Kind, Launch, Output, Stage, WorkerId};
 impl Hub {
     /// An adaptation the scheduler decided, in restart mode: the workers
     /// after it are a new step's, on the job's nodes after it; every
-    /// worker of the running step leaves.
-    pub(super) fn restart_for(&mut self, mut a: Adapt, out: &mut Vec<Output>) {
+    /// worker of the running step leaves (with those in `a.leavers`
+    /// already: a step a loss ended). `forced`: nodes of a shrink the loss
+    /// forced, which the job may hold a while yet; nothing starts there.
+    pub(super) fn restart_for(&mut self, mut a: Adapt, forced: &[String], out: &mut Vec<Output>) {
         let after: Vec<String> = match a.kind {
             // The job holds the new nodes already; its list is in Slurm's
             // order, which is how srun places the ranks.
@@ -26,7 +28,7 @@ impl Hub {
             // loses one), every rank with it: it starts again on the nodes
             // left, from the application's last checkpoint.
             Kind::Lost if self.checkpoint.is_some() => {
-                self.job_nodes.iter().filter(|n| !a.nodes.contains(n)).cloned().collect()
+                self.job_nodes.iter().filter(|n| !a.nodes.contains(n) && !forced.contains(n)).cloned().collect()
             }
             Kind::Lost => {
                 let why = format!(
@@ -45,7 +47,7 @@ impl Hub {
             let ids = self.add_workers(node);
             a.joiners.extend(ids);
         }
-        a.leavers = self.comm.clone();
+        a.leavers.extend(self.comm.iter().copied());
         if a.kind == Kind::Lost {
             // Nobody is told: the old step's ranks are gone, or going (it
             // is ended, should a rank be left waiting on the lost ones).

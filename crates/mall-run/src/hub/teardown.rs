@@ -3,7 +3,9 @@
 //! MPICH 4.0.2 (ch4:ucx over TCP) can deadlock there, one rank waiting in
 //! the process manager's barrier while another still flushes its endpoint
 //! to it. After `Rules::end_grace` mall-run ends the step, so that neither
-//! a restart nor the run's end waits for it until the job's time limit.
+//! a restart nor the run's end waits for it until the job's time limit;
+//! in an adaptation, once the ranks saved their data, after
+//! `Rules::adapt_end_grace`, so the restart fits in the AdaptTimeout.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -27,8 +29,18 @@ impl Hub {
             *running |= wk.exited.is_none();
         }
         let now = Instant::now();
+        // An adaptation's old step, its data saved: ended sooner.
+        let leaving: Vec<WorkerId> = match &self.adapt {
+            Some(a) if a.checkpointed => a.leavers.clone(),
+            _ => Vec::new(),
+        };
         for (step, (lingers, last_bye, running)) in steps {
-            let due = last_bye.is_some_and(|t| now.duration_since(t) >= self.rules.end_grace);
+            let grace = if leaving.contains(&step) {
+                self.rules.end_grace.min(self.rules.adapt_end_grace)
+            } else {
+                self.rules.end_grace
+            };
+            let due = last_bye.is_some_and(|t| now.duration_since(t) >= grace);
             if !(lingers && running && due) {
                 continue;
             }
@@ -43,7 +55,7 @@ impl Hub {
                 "the step on {} has not ended {} s after its last rank said BYE (an MPI library stuck in \
                  MPI_Finalize?): ending it",
                 nodes.join(","),
-                self.rules.end_grace.as_secs()
+                grace.as_secs()
             )));
             out.push(Output::EndStep { worker: step });
         }
