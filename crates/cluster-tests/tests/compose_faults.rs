@@ -49,10 +49,10 @@ fn lose_a_host_in_a_shrink_while_slurmdbd_is_away(name: &str, bob_nodes: usize) 
     let site = up_site(name, 4, |s| s.set("SlurmdTimeout", "20"));
     // The application takes its time over the shrink (a commit 12 s after
     // the shrink began), so the host dies in the middle of it, and it
-    // computes nothing until it is told of the loss; checkpoints every 50
+    // computes nothing until it is told of the loss; checkpoints every 10
     // iterations bound what the loss costs.
     let args =
-        README_APP_ARGS.replace("--iterations 600", "--iterations 800 --checkpoint-every 50 --adapt-delay-ms 12000");
+        README_APP_ARGS.replace("--iterations 600", "--iterations 800 --checkpoint-every 10 --adapt-delay-ms 12000");
     let script = format!(
         "#!/bin/sh\n#SBATCH --nodes=2 --min-nodes-invasive=1 --max-nodes-invasive=4 --no-kill\n\
          #SBATCH --time=10 --output=elastic-%j.out\nmall-run -- mall-example {args}\n"

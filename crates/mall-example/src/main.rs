@@ -54,8 +54,8 @@ struct Args {
     /// the job adapting, or to let the scheduler's AdaptTimeout pass).
     #[arg(long, default_value_t = 0)]
     adapt_delay_ms: u64,
-    /// Save the cells with mall-run every this many iterations (0: never),
-    /// to go on from if a node fails.
+    /// Save the cells with mall-run at the start and every this many
+    /// iterations (0: never), to go on from if a node fails.
     #[arg(long, default_value_t = 20)]
     checkpoint_every: u64,
     /// Compute the same line in this process alone, without Slurm, and
@@ -197,6 +197,11 @@ fn malleable(a: &Args) -> Result<(), String> {
     // the probe that started the adaptation, at the iteration rank 0 says.
     let iteration = agree_on_iteration(&mut rt, 0)?;
     let mut w = Worker { rt, node, block, iteration, probed: joining, since_report: 0, cores: CoreWatch::new().ok() };
+    // The starting cells are the first checkpoint: a node lost before the
+    // first period costs the work done, not the run.
+    if a.checkpoint_every > 0 && !joining && w.iteration == 0 {
+        w.rt.checkpoint(0, &to_bytes(&w.block), 8)?;
+    }
     let started = Instant::now();
     while w.iteration < a.iterations {
         match iterate(&mut w, a) {
