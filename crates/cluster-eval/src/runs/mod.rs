@@ -7,6 +7,7 @@ pub mod bench_ipsched;
 pub mod bench_resize;
 pub mod bench_scale;
 pub mod bench_site;
+pub mod chaos;
 pub mod common;
 pub mod esp;
 pub mod mpdata;
