@@ -1,5 +1,19 @@
 //! `cargo xtask chaos`: a stream of jobs on a compose site while faults are
 //! injected at random times from a seeded schedule, then every invariant
-//! checked (issue 57). Only the schedule is here yet.
+//! checked (issue 57). Only the fault schedule and the job stream are
+//! here yet: nothing runs them.
 
 pub mod schedule;
+pub mod stream;
+
+use std::time::Duration;
+
+use rand::Rng;
+
+/// The time to the next event of a Poisson stream of `mean` spacing (an
+/// exponential draw), at least a second: faults and submissions both
+/// arrive so.
+fn poisson_gap(rng: &mut impl Rng, mean: Duration) -> Duration {
+    let u: f64 = rng.gen_range(f64::EPSILON..1.0);
+    Duration::from_secs_f64((-u.ln() * mean.as_secs_f64()).max(1.0))
+}

@@ -119,9 +119,7 @@ pub fn schedule(seed: u64, minutes: u32, hosts: usize) -> Vec<Fault> {
     let mut faults: Vec<Fault> = Vec::new();
     let mut at = Duration::ZERO;
     loop {
-        // Exponential gaps (a Poisson stream), at least a second apart.
-        let u: f64 = rng.gen_range(f64::EPSILON..1.0);
-        at += Duration::from_secs_f64((-u.ln() * MEAN_GAP.as_secs_f64()).max(1.0));
+        at += super::poisson_gap(&mut rng, MEAN_GAP);
         if at >= end {
             break;
         }
