@@ -1,8 +1,9 @@
 //! `cargo xtask chaos`: a stream of jobs on a compose site while faults are
 //! injected at random times from a seeded schedule, then every invariant
-//! checked (issue 57). Only the fault schedule and the job stream are
-//! here yet: nothing runs them.
+//! checked (issue 57). Only the fault schedule, the job stream and the
+//! report are here yet: nothing runs them.
 
+pub mod report;
 pub mod schedule;
 pub mod stream;
 
