@@ -3,6 +3,7 @@
 //! checked (issue 57). Only the fault schedule, the job stream and the
 //! report are here yet: nothing runs them.
 
+pub mod faults;
 pub mod report;
 pub mod schedule;
 pub mod stream;
