@@ -64,6 +64,47 @@ pub struct Planned {
     pub time_limit_min: u32,
 }
 
+impl Planned {
+    /// The batch script its user submits (`sbatch SCRIPT`, the options in
+    /// it); its output goes to `chaos-<id>.out` in the user's home.
+    pub fn script(&self) -> String {
+        let mut head = format!("#SBATCH -N{} --time={} --output=chaos-%j.out", self.nodes, self.time_limit_min);
+        if self.no_kill {
+            head.push_str(" --no-kill");
+        }
+        if self.high_qos {
+            head.push_str(" --qos=high");
+        }
+        if self.shape.computes() {
+            head.push_str(&format!(" --min-nodes-invasive=1 --max-nodes-invasive={}", self.max_nodes));
+        }
+        if self.shape == Shape::Array {
+            head.push_str(" --array=1-4");
+        }
+        let body = match self.shape {
+            Shape::Rigid | Shape::Array => format!("srun sleep {}", self.sleep_s),
+            Shape::Elastic => format!("mall-run -- mall-example {}", self.app_args),
+            Shape::MpiRestart => {
+                format!("mall-run --mpi restart --mpi-plugin pmix -- mall-jacobi-openmpi {}", self.app_args)
+            }
+        };
+        format!("#!/bin/sh\n{head}\n{body}\n")
+    }
+
+    /// What prints the checksum its application's output must carry: the
+    /// same application run alone (`--serial`), on the login host.
+    pub fn serial(&self) -> Option<Vec<&'static str>> {
+        let program = match self.shape {
+            Shape::Elastic => "mall-example",
+            Shape::MpiRestart => "mall-jacobi-openmpi",
+            Shape::Rigid | Shape::Array => return None,
+        };
+        let mut cmd = vec![program, "--serial"];
+        cmd.extend(self.app_args.split(' '));
+        Some(cmd)
+    }
+}
+
 /// The mean time between two submissions.
 pub const MEAN_GAP: Duration = Duration::from_secs(20);
 
@@ -139,6 +180,27 @@ mod tests {
             assert!(s.iter().any(|j| j.user == user), "no job of {user}");
         }
         assert!(s.iter().any(|j| j.high_qos));
+    }
+
+    #[test]
+    fn each_shape_is_submitted_with_its_options_and_compared_with_its_application_alone() {
+        let s = stream(5, 30, 6);
+        let of = |shape: Shape| s.iter().find(|j| j.shape == shape).unwrap();
+        let elastic = of(Shape::Elastic);
+        let text = elastic.script();
+        assert!(text.starts_with("#!/bin/sh\n#SBATCH -N"), "{text}");
+        assert!(text.contains(&format!("--max-nodes-invasive={}", elastic.max_nodes)), "{text}");
+        assert!(text.contains(&format!("mall-run -- mall-example {}", elastic.app_args)), "{text}");
+        assert_eq!(elastic.serial().unwrap()[..2], ["mall-example", "--serial"]);
+        let mpi = of(Shape::MpiRestart).script();
+        assert!(mpi.contains("mall-run --mpi restart --mpi-plugin pmix -- mall-jacobi-openmpi --rows"), "{mpi}");
+        assert!(of(Shape::Array).script().contains("--array=1-4"));
+        assert_eq!(of(Shape::Rigid).serial(), None);
+        for j in &s {
+            let text = j.script();
+            assert_eq!(text.contains("--no-kill"), j.no_kill, "{text}");
+            assert_eq!(text.contains("--qos=high"), j.high_qos, "{text}");
+        }
     }
 
     #[test]
