@@ -1,9 +1,11 @@
 //! `cargo xtask chaos`: a stream of jobs on a compose site while faults are
 //! injected at random times from a seeded schedule, then every invariant
-//! checked (issue 57). Only the fault schedule, the job stream and the
-//! report are here yet: nothing runs them.
+//! checked (issue 57). The pieces are here (the schedule, the stream, the
+//! faults, the invariants read from Slurm, the report); nothing runs them
+//! together yet.
 
 pub mod faults;
+pub mod invariants;
 pub mod report;
 pub mod schedule;
 pub mod stream;
