@@ -71,3 +71,29 @@ fn goes_on_shrunk(name: &str, loss: Loss) {
     assert!(out.contains("recover to 2 workers") && out.contains("going on from the checkpoint of iteration"), "{out}");
     assert_eq!(checksum_in(&out), Some(serial_checksum(app)), "the work is done right despite the loss: {out}");
 }
+
+/// A malleable job requeued after it grew (as stock requeues a batch job
+/// whose batch host failed) starts again at its own size: it lost nothing,
+/// and completes with its application's result. Found by a chaos campaign:
+/// the plugin remembered the nodes of the first run, told the second it had
+/// lost them, and its application ended.
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn a_requeued_malleable_job_started_again_on_fewer_nodes_is_told_no_loss() {
+    let c = up_with(malleable_spec("t-requeued", 3, "Strategy=mtct\nSchedulerTick=5\n"));
+    let app = "--cells 6144 --iterations 300 --unit-us 30 --checkpoint-every 10";
+    let script = example_script(&c, "requeued", app);
+    let id = submit(&c, &script, "requeued.out", &["-N1", "--min-nodes-invasive=1", "--max-nodes-invasive=3"]);
+    wait_said(&c, 0, &said::expand_committed(id, ""), Duration::from_secs(60));
+    let grown = c.ctld_log().len();
+    testcluster::process::output(c.cmd("scontrol").args(["requeue", &id.to_string()])).unwrap();
+    // Stock holds a requeued job back a while before it may start again.
+    wait_said(&c, grown, &said::started(id), Duration::from_secs(200));
+    let done = c.wait_job(id, "finished", Duration::from_secs(180), |j| j.is_finished()).unwrap();
+    assert_eq!(done.state, "COMPLETED");
+    let log = c.ctld_log();
+    let told = [true, false].iter().any(|&r| said::lost(id, "", r).in_log(&log[grown..]));
+    assert!(!told, "told a loss after its requeue");
+    let out = job_output(&c, "requeued.out");
+    assert_eq!(checksum_in(&out), Some(serial_checksum(app)), "{out}");
+}

@@ -99,6 +99,17 @@ pub struct Measured {
 }
 
 impl Measured {
+    /// A job that no longer runs (requeued) holds nothing: the nodes it
+    /// held, what it was to free, its hold and its decision go. Its
+    /// measured power stays, for its next start. Else, started again on
+    /// fewer nodes, it would be told it lost the others.
+    pub fn forget_allocation(&mut self) {
+        self.nodes_seen.clear();
+        self.deferred = None;
+        self.hold_until = None;
+        self.decided_at = None;
+    }
+
     /// Whether the job is held from resizes now.
     pub fn held(&self) -> bool {
         self.hold_until.is_some_and(|t| Instant::now() < t)
@@ -567,6 +578,20 @@ mod tests {
             Measured { nodes_seen: vec!["n1".into(), "n2".into(), "n3".into(), "n4".into()], ..Measured::default() };
         let s = run(&j, 1010, &mut m);
         assert_eq!(s.cancel.as_deref(), Some("it lost n4 and holds 3 nodes, fewer than its --min-nodes-invasive=4"));
+    }
+
+    #[test]
+    fn a_job_requeued_and_started_again_on_fewer_nodes_has_lost_none() {
+        // Seen in a chaos campaign: requeued when its batch host failed, a
+        // job that had held n1-n4 started again on n1 and was told it lost
+        // n2-n4; its application ended.
+        let mut m =
+            Measured { nodes_seen: vec!["n1".into(), "n2".into(), "n3".into(), "n4".into()], ..Measured::default() };
+        m.forget_allocation();
+        let mut j = job(Phase::Steady, "");
+        j.nodes = vec!["n1".into()];
+        let s = run(&j, 1010, &mut m);
+        assert_eq!((s.status.phase, s.release, s.cancel), (Phase::Steady, None, None));
     }
 
     #[test]

@@ -318,6 +318,11 @@ impl Agent {
     fn say(&mut self, fresh: &Taken, notes: Vec<Note>) {
         let live: HashSet<JobId> = fresh.malleable.iter().map(|j| j.id).collect();
         self.memory.keep_only(|id| live.contains(&id));
+        for job in fresh.malleable.iter().filter(|j| !j.running) {
+            if let Some(m) = self.memory.0.get_mut(&job.id) {
+                m.forget_allocation();
+            }
+        }
         self.capped_said.retain(|id| live.contains(id));
         self.release_held_said.retain(|id| live.contains(id));
         for (id, most) in &fresh.capped {
