@@ -10,6 +10,7 @@
 //!   cargo xtask bench-resize [--nodes N] [--rounds R] [--mpi restart] [--slurm V]   one-node resize latency, 1 to N nodes
 //!   cargo xtask bench-ipsched [--nodes N]   IPSCHED's pass in slurmctld, nodes of 8 CPUs and 2 GPUs
 //!   cargo xtask bench-site [--rounds R] [--slurm V] [--controller-first]   locks held by resizes on the compose site (slurmdbd)
+//!   cargo xtask chaos [--slurm V] [--minutes M] [--seed S]   jobs under random faults on the compose site, invariants checked
 //!   cargo xtask test                        every test, with its own set-up
 //!   cargo xtask cluster up|down|status [--nodes N] [--name NAME]
 //!   cargo xtask compose up|down|exec ...   a whole site in docker-compose
@@ -71,6 +72,11 @@ const USAGE: &str = "usage: cargo xtask <command>
   bench-resize [--nodes N] [--rounds R] [--mpi restart] [--slurm V]
                                          one-node resize latency 1 -> N -> 1, table and plot (32, 5); --mpi
                                          restart: of the MPI Jacobi restarted, with Open MPI and with MPICH
+  chaos [--slurm V] [--minutes M] [--seed S]
+                                         a seeded stream of jobs on a 6-host compose site while faults of nine
+                                         kinds are injected at seeded times (30 minutes, seed 1), then every
+                                         invariant checked; a table, and `chaos: F faults (K kinds), J jobs,
+                                         V violations`; fails on any violation
   bench-site [--rounds R] [--slurm V] [--controller-first]
                                          how long resizes hold slurmctld's locks on a 4-host compose site,
                                          where they wait for slurmdbd (R shrink-and-grow rounds, 5);
@@ -124,6 +130,8 @@ struct Opts {
     mpi: Option<String>,
     /// `bench-site --controller-first`: the compute hosts at a low CPU weight.
     controller_first: bool,
+    /// `chaos --minutes M`: the campaign's length.
+    minutes: u32,
 }
 
 /// Whether release `v` is the host's (built and run on this machine).
@@ -165,6 +173,7 @@ fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
         slurm: None,
         mpi: None,
         controller_first: false,
+        minutes: 30,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -181,7 +190,7 @@ fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
                 o.name = v.clone();
             }
             "--keep" => o.keep = true,
-            "--slurm" if ["demo", "bench", "bench-site", "scale"].contains(&default_name) => {
+            "--slurm" if ["demo", "bench", "bench-site", "scale", "chaos"].contains(&default_name) => {
                 let v = it.next().ok_or("--slurm needs a version, e.g. 26.05")?;
                 testcluster::SlurmRelease::find(v).map_err(|e| format!("--slurm {v}: {e}"))?;
                 o.slurm = Some(v.clone());
@@ -203,6 +212,9 @@ fn parse_opts(args: &[String], default_name: &str) -> Result<Opts> {
                 let v = it.next().ok_or("--set needs KEY=VALUE")?;
                 let (k, val) = v.split_once('=').ok_or_else(|| format!("--set {v}: expected KEY=VALUE"))?;
                 o.set.push((k.to_string(), val.to_string()));
+            }
+            "--minutes" if default_name == "chaos" => {
+                o.minutes = whole("--minutes", it.next(), 1, 24 * 60)? as u32;
             }
             "--rounds" => {
                 o.rounds = whole("--rounds", it.next(), 1, 100)?;
@@ -344,6 +356,16 @@ fn main() -> ExitCode {
         Some("bench-site") => parse_opts(&args[1..], "bench-site").and_then(|o| {
             let v = o.slurm.as_deref().unwrap_or(HOST_RELEASE);
             runs::bench_site::run(&provision::build::build(&root, v)?, &target, v, o.rounds, o.controller_first)
+        }),
+        Some("chaos") => parse_opts(&args[1..], "chaos").and_then(|o| {
+            let v = o.slurm.as_deref().unwrap_or(HOST_RELEASE);
+            let staged = provision::build::build(&root, v)?;
+            let report = runs::chaos::campaign::run(&staged, &target, v, o.minutes, o.seed)?;
+            println!("{report}");
+            match report.violations.len() {
+                0 => Ok(()),
+                n => Err(format!("chaos: {n} violations")),
+            }
         }),
         Some("slurm-tests") => slurm_tests::cmd(&args[1..]),
         Some("cluster") => cluster_cmd(&args[1..]),

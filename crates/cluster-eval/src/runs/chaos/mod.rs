@@ -4,6 +4,7 @@
 //! faults, the invariants read from Slurm, the report); nothing runs them
 //! together yet.
 
+pub mod campaign;
 pub mod faults;
 pub mod invariants;
 pub mod report;
