@@ -104,13 +104,7 @@ pub fn serial_checksum(app_args: &str) -> String {
 }
 
 /// The checksum a job's output reports.
-pub fn checksum_in(text: &str) -> Option<String> {
-    text.lines()
-        .find(|l| l.contains(": done iterations="))?
-        .split(' ')
-        .find_map(|w| w.strip_prefix("checksum="))
-        .map(str::to_string)
-}
+pub use testcluster::jobs::checksum_in;
 
 /// A job's output file, as written so far.
 pub fn job_output(c: &Cluster, out: &str) -> String {

@@ -76,6 +76,15 @@ pub struct Release {
     pub stretch: bool,
 }
 
+impl Release {
+    /// The release of the nodes of it the job still holds (a loss may
+    /// have taken some since it was decided); none if none are left.
+    pub fn of_held(mut self, held: &[String]) -> Option<Release> {
+        self.nodes.retain(|n| held.contains(n));
+        (!self.nodes.is_empty()).then_some(self)
+    }
+}
+
 /// What the plugin remembers of a job between passes (not in slurmctld:
 /// measurements start again after a restart, as after an adaptation).
 #[derive(Clone, Debug, Default)]
@@ -189,14 +198,9 @@ fn lost_nodes(job: &MalleableJob, lost: Vec<String>, cx: &mut Context, m: &mut M
     let held = job.nodes.len() as u32;
     // What was under way cannot go on as decided.
     finish_unilaterally(job, &mut out, m, &format!("ended: the job lost {names}"), cx.timeout);
-    if let Some(r) = out.release.as_mut() {
-        r.nodes.retain(|n| job.nodes.contains(n));
-    }
     // A shrink off exactly the nodes lost frees nothing: no release, which
     // the agent would hold while slurmdbd is away, and the loss untold.
-    if out.release.as_ref().is_some_and(|r| r.nodes.is_empty()) {
-        out.release = None;
-    }
+    out.release = out.release.take().and_then(|r| r.of_held(&job.nodes));
     if held < job.spec.min {
         out.cancel = Some(format!(
             "it lost {names} and holds {held} nodes, fewer than its --min-nodes-invasive={}",

@@ -1,5 +1,6 @@
-//! Job records as `scontrol show job -o` prints them, and the summary
-//! metrics of a finished workload.
+//! Job records as `scontrol show job -o` prints them, the summary
+//! metrics of a finished workload, and the checksum an example
+//! application's output reports.
 
 use std::collections::HashMap;
 
@@ -104,6 +105,17 @@ pub fn summarize(jobs: &[JobInfo], cluster_nodes: u32) -> Option<Summary> {
         makespan_s: makespan,
         utilization: used as f64 / (f64::from(cluster_nodes) * makespan as f64),
     })
+}
+
+/// The checksum an example application's output reports (mall-example's
+/// and the Jacobis' `...: done iterations=... checksum=X ...` line), run
+/// under Slurm or alone (`--serial`).
+pub fn checksum_in(text: &str) -> Option<String> {
+    text.lines()
+        .find(|l| l.contains(": done iterations="))?
+        .split(' ')
+        .find_map(|w| w.strip_prefix("checksum="))
+        .map(str::to_string)
 }
 
 #[cfg(test)]

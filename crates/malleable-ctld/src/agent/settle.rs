@@ -103,13 +103,7 @@ impl Agent {
                     m.deferred = Some(release);
                 }
             } else if step.release.is_none() {
-                step.release = m.deferred.take().map(|mut r| {
-                    r.nodes.retain(|n| job.nodes.contains(n));
-                    r
-                });
-            }
-            if step.release.as_ref().is_some_and(|r| r.nodes.is_empty()) {
-                step.release = None;
+                step.release = m.deferred.take().and_then(|r| r.of_held(&job.nodes));
             }
             self.release_held_said.remove(&job.id);
             for line in &step.log {
