@@ -9,6 +9,7 @@ use std::io::Read as _;
 use std::path::Path;
 
 use super::spec::{SiteSpec, USERS};
+use super::subnet::Subnet;
 use crate::Result;
 
 /// Where the site's Slurm packages install its plugins (Debian's and
@@ -36,8 +37,8 @@ fn random_bytes(n: usize) -> Result<Vec<u8>> {
 /// Write every file of the site into `dir` with `image` as every host's
 /// image. The munge key and the database password are made on the first
 /// call and kept after, so the site's hosts and records stay valid across
-/// `up`s.
-pub fn write_all(spec: &SiteSpec, dir: &Path, image: &str) -> Result<()> {
+/// `up`s. The hosts have fixed addresses in `subnet`.
+pub fn write_all(spec: &SiteSpec, dir: &Path, image: &str, subnet: Subnet) -> Result<()> {
     let key = dir.join("munge.key");
     if !key.exists() {
         write(&key, random_bytes(1024)?)?;
@@ -67,7 +68,7 @@ pub fn write_all(spec: &SiteSpec, dir: &Path, image: &str) -> Result<()> {
         std::fs::create_dir_all(&log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
     }
     std::fs::create_dir_all(dir.join("home")).map_err(|e| format!("cannot create home: {e}"))?;
-    write(&dir.join("docker-compose.yml"), compose_yml(spec, dir, image))
+    write(&dir.join("docker-compose.yml"), compose_yml(spec, dir, image, subnet))
 }
 
 /// Our SPANK plugin, required (srun and sbatch fail without it); none on a stock site.
@@ -214,8 +215,8 @@ fn mariadb_init(password: &str) -> String {
 
 /// The compose file. Container names are `NAME-HOST`, so `docker kill
 /// NAME-c3` does what it says; the hosts reach each other by name on the
-/// site's own network.
-pub fn compose_yml(spec: &SiteSpec, dir: &Path, image: &str) -> String {
+/// site's own network, each at its own fixed address in `subnet`.
+pub fn compose_yml(spec: &SiteSpec, dir: &Path, image: &str, subnet: Subnet) -> String {
     let d = dir.display();
     let mut s = format!(
         "# Written by cargo xtask compose for site '{}'; use it with\n\
@@ -223,7 +224,7 @@ pub fn compose_yml(spec: &SiteSpec, dir: &Path, image: &str) -> String {
         spec.name, spec.name
     );
     let nodes = spec.node_names();
-    for host in hosts(spec) {
+    for (i, host) in hosts(spec).into_iter().enumerate() {
         let compute = nodes.contains(&host);
         let role = if compute {
             "slurmd"
@@ -246,6 +247,10 @@ pub fn compose_yml(spec: &SiteSpec, dir: &Path, image: &str) -> String {
             if let Some(shares) = spec.compute_cpu_shares {
                 let _ = writeln!(s, "    cpu_shares: {shares}");
             }
+            // /tmp a tmpfs of its own: what a compute node's /tmp holds
+            // stays off the machine's disk, and a full /tmp (the chaos
+            // campaign's fault) fills 256 MiB, not the machine.
+            s.push_str("    tmpfs: [\"/tmp:size=256m\"]\n");
             let i: usize = host[1..].parse().unwrap_or(0);
             let _ = writeln!(s, "    environment:\n      SITE_GPUS: \"{}\"", spec.gpus_of(i));
             if spec.gpus_of(i) > 0 {
@@ -257,7 +262,8 @@ pub fn compose_yml(spec: &SiteSpec, dir: &Path, image: &str) -> String {
         } else {
             s.push_str("    entrypoint: [\"/usr/local/sbin/site-init\"]\n");
         }
-        let _ = writeln!(s, "    command: [\"{role}\"]\n    networks: [site]\n    volumes:");
+        let _ = writeln!(s, "    command: [\"{role}\"]");
+        let _ = writeln!(s, "    networks:\n      site:\n        ipv4_address: {}\n    volumes:", subnet.host(i));
         let _ = writeln!(s, "      - {d}/etc:/site/etc:ro\n      - {d}/munge.key:/site/munge.key:ro");
         let _ = writeln!(s, "      - {d}/log/{host}:/var/log/slurm");
         if host == "mariadb" || host == "slurmdbd" {
@@ -270,7 +276,7 @@ pub fn compose_yml(spec: &SiteSpec, dir: &Path, image: &str) -> String {
             let _ = writeln!(s, "      - {d}/home:/home");
         }
     }
-    s.push_str("networks:\n  site: {}\n");
+    let _ = writeln!(s, "networks:\n  site:\n    ipam:\n      config:\n        - subnet: {}", subnet.cidr());
     s
 }
 
@@ -324,7 +330,7 @@ mod tests {
     #[test]
     fn controller_first_lowers_the_compute_hosts_cpu_weight_only() {
         let weights = |spec: &SiteSpec| -> Vec<(String, bool)> {
-            let y = compose_yml(spec, Path::new("/t"), "img:1");
+            let y = compose_yml(spec, Path::new("/t"), "img:1", Subnet([10, 213, 7]));
             hosts(spec)
                 .into_iter()
                 .map(|h| {
@@ -342,7 +348,7 @@ mod tests {
 
     #[test]
     fn only_the_database_hosts_see_the_password_and_only_compute_hosts_get_sys_admin() {
-        let y = compose_yml(&SiteSpec::new("s", 2, 2), Path::new("/t"), "img:1");
+        let y = compose_yml(&SiteSpec::new("s", 2, 2), Path::new("/t"), "img:1", Subnet([10, 213, 7]));
         // A service's lines: from `  NAME:` to the next line indented by two.
         let service = |h: &str| -> String {
             let head = format!("  {h}:");
@@ -362,7 +368,20 @@ mod tests {
         assert!(service("c2").contains("SITE_GPUS: \"2\""));
         assert!(service("c2").contains("device_cgroup_rules: [\"c 195:* rwm\"]"));
         assert!(!service("mariadb").contains("device_cgroup_rules"));
-        let y = compose_yml(&SiteSpec::new("s", 2, 2).slurm("26.05").unwrap(), Path::new("/t"), "img:1");
+        assert!(service("c1").contains("tmpfs: [\"/tmp:size=256m\"]"));
+        assert!(!service("login").contains("tmpfs"));
+        // Each host at its own address, which it keeps when started again.
+        let addrs: Vec<&str> = y.lines().filter_map(|l| l.trim().strip_prefix("ipv4_address: ")).collect();
+        let unique: std::collections::BTreeSet<&&str> = addrs.iter().collect();
+        assert_eq!(unique.len(), addrs.len(), "{addrs:?}");
+        assert!(addrs.iter().all(|a| a.starts_with("10.213.7.")), "{addrs:?}");
+        assert!(y.contains("- subnet: 10.213.7.0/24"), "{y}");
+        let y = compose_yml(
+            &SiteSpec::new("s", 2, 2).slurm("26.05").unwrap(),
+            Path::new("/t"),
+            "img:1",
+            Subnet([10, 213, 7]),
+        );
         let service = |h: &str| -> String {
             let head = format!("  {h}:");
             y.lines()

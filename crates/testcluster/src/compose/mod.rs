@@ -12,6 +12,7 @@ pub mod files;
 pub mod image;
 pub mod site;
 pub mod spec;
+pub mod subnet;
 
 pub use site::Site;
 pub use spec::SiteSpec;

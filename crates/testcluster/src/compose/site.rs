@@ -67,7 +67,8 @@ impl Site {
         for old in ["log", "home"] {
             let _ = std::fs::remove_dir_all(dir.join(old));
         }
-        files::write_all(&spec, &dir, &image)?;
+        let subnet = super::subnet::pick(&spec.name, &super::subnet::taken()?)?;
+        files::write_all(&spec, &dir, &image, subnet)?;
         let site = Site { spec, dir, keep: false };
         run(compose(&site.spec.name, &site.dir).args(["up", "-d", "--no-color", "--quiet-pull"]))?;
         if let Err(e) = site.wait_ready(Duration::from_secs(240)) {
