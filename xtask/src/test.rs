@@ -116,8 +116,9 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
 /// an expand onto a host that stops answering (on 26.05 it leaves the job
 /// a wrong last record: docs/slurm-versions.md), the MPI jobs of
 /// bookworm's Open MPI 4 and MPICH 4.0 (whose finalize hangs), and a host
-/// lost while slurmdbd is away (22.05 leaves the job refusing updates, and
-/// its record unnamed). The rest of
+/// lost while slurmdbd is away, under an elastic job and under a rigid
+/// `--no-kill` one (22.05 leaves the job refusing updates, and its record
+/// unnamed). The rest of
 /// the compose tier runs on 26.05, the release sites run now
 /// (release_tests::TIERS), not on both: CI's hour.
 const HOST_SITE: &[&str] = &[
@@ -126,6 +127,7 @@ const HOST_SITE: &[&str] = &[
     "mpi_jobs_restart_onto_the_hosts_they_grow_onto_and_compute_their_serial_grid_on_the_site",
     "mpi_steps_stuck_in_mpi_finalize_are_ended_and_their_jobs_complete",
     "a_host_lost_in_a_shrink_off_two_while_slurmdbd_is_away_frees_the_other_once_it_is_back",
+    "a_rigid_no_kill_job_that_loses_a_host_while_slurmdbd_is_away_takes_updates_and_its_records_tile",
 ];
 
 /// The real-cluster test files (every one of cluster-tests but the

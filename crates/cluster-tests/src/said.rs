@@ -157,6 +157,13 @@ pub fn shrink_forced(id: u32, nodes: &str) -> Said {
     released(id, what, nodes, |e| matches!(e, Ending::ShrinkForced { .. }))
 }
 
+/// Job `id`, requeued, had its adaptation under way dropped.
+pub fn dropped(id: u32) -> Said {
+    Said::new(format!("JobId={id}: no longer runs (requeued): its ... dropped"), move |l| {
+        matches!(l, LogLine::Dropped { .. }) && about(l, id)
+    })
+}
+
 /// Job `id`'s expand onto `nodes` rolled back.
 pub fn rolled_back(id: u32, nodes: &str) -> Said {
     let what = format!("JobId={id}: expand onto{} rolled back", on(nodes));

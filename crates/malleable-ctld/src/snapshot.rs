@@ -44,6 +44,8 @@ pub struct Taken {
     /// Running elastic jobs whose QOS's or association's node limits hold
     /// them below their `--max-nodes-invasive`, and the most they may hold.
     pub capped: Vec<(JobId, u32)>,
+    /// Running rigid jobs Slurm resized (a --no-kill job that lost a node).
+    pub resized_rigid: Vec<JobId>,
     /// Waiting rigid jobs that may share cores with others (their
     /// partition's OverSubscribe), read on the walk the queue is read in.
     pub oversubscribers: Vec<JobId>,
@@ -163,6 +165,7 @@ pub fn take(
             unreadable: Vec::new(),
             shared_cores: HashMap::new(),
             capped: Vec::new(),
+            resized_rigid: Vec::new(),
             correspond: Vec::new(),
             resv_starts: guard.reservation_starts_after(now),
         };
@@ -252,7 +255,18 @@ fn read_one(r: &mut Reader<'_>, kept: &mut Kept, id: u32, job: Option<JobView<'_
 /// The Taken of a pass's reads: its nodes and running jobs. The waiting
 /// jobs are added by [`add_waiting`], away from the locks where it can be.
 fn taken(guard: &LockGuard<Scheduling>, now: i64, config: &Config, r: Reader<'_>) -> Taken {
-    let Reader { table, mut running, malleable, unreadable, shared_cores, capped, correspond, db_behind, .. } = r;
+    let Reader {
+        table,
+        mut running,
+        malleable,
+        unreadable,
+        shared_cores,
+        capped,
+        resized_rigid,
+        correspond,
+        db_behind,
+        ..
+    } = r;
     let NodeTable { nodes, table_index, usable_at, .. } = table;
     // As slurmctld's queue building: each task of such an array waits on its
     // corresponding task as a record of its own (one whose task failed then
@@ -279,6 +293,7 @@ fn taken(guard: &LockGuard<Scheduling>, now: i64, config: &Config, r: Reader<'_>
         shared_cores,
         slurmdbd_behind: db_behind,
         capped,
+        resized_rigid,
         oversubscribers: Vec::new(),
         young: FxHashMap::default(),
     }

@@ -22,6 +22,7 @@
 //! | [`Released`](LogLine::Released) `JobId=4: shrink off n3 committed ...; it now holds n[1-2]` (also forced, rolled back) | adaptation.rs + agent/settle.rs | cluster-eval records, resize_latency, xtask soak, bench_site, tests |
 //! | [`ReleaseFailed`](LogLine::ReleaseFailed) `JobId=4: shrink off n3 committed, but freeing the nodes failed: ...` | agent/settle.rs | cluster-eval resize_latency |
 //! | [`ReleaseHeld`](LogLine::ReleaseHeld) `JobId=4: shrink off n3 committed; freeing the nodes waits for slurmdbd ...` | agent/settle.rs | compose_site |
+//! | [`Dropped`](LogLine::Dropped) `JobId=4: no longer runs (requeued): its expand onto n3 dropped` | agent/settle.rs | cluster_node_failure |
 //! | [`Stretched`](LogLine::Stretched) `JobId=4: time limit stretched to 12 min for the work left on fewer nodes` | agent/settle.rs | cluster_malleable |
 //! | [`Suspect`](LogLine::Suspect) `n2 kept from the strategies for 60 s` | agent/settle.rs | cluster_adapt_failures |
 //! | [`Lost`](LogLine::Lost) `JobId=4: lost n3; it goes on with 2 nodes` | adaptation.rs | cluster-eval records |
@@ -213,6 +214,13 @@ pub enum LogLine {
         job: JobId,
         ending: Ending,
     },
+    /// A job that no longer runs (requeued) had an adaptation under way,
+    /// or a loss untold: `what` (`expand onto n3`, `shrink off n3`, `going
+    /// on without n3`) is dropped with its application.
+    Dropped {
+        job: JobId,
+        what: String,
+    },
     Stretched {
         job: JobId,
         minutes: u32,
@@ -298,6 +306,7 @@ const CAPPED_TAIL: &str = " nodes at most: its QOS's and association's node limi
 /// What a kept request line says before the request.
 const REQUEST_HEAD: &str = "its runtime's request: ";
 const LOST_TAIL: &str = "); waiting for its application to commit";
+const DROPPED_HEAD: &str = "no longer runs (requeued): its ";
 const RELEASE_HELD_TAIL: &str = "; freeing the nodes waits for slurmdbd, away or behind (sdiag: DBD Agent queue size)";
 
 impl fmt::Display for LogLine {
@@ -354,6 +363,7 @@ impl fmt::Display for LogLine {
                 write!(f, "JobId={job}: {ending}, but freeing the nodes failed: {error}")
             }
             LogLine::ReleaseHeld { job, ending } => write!(f, "JobId={job}: {ending}{RELEASE_HELD_TAIL}"),
+            LogLine::Dropped { job, what } => write!(f, "JobId={job}: {DROPPED_HEAD}{what} dropped"),
             LogLine::Stretched { job, minutes } => {
                 write!(f, "JobId={job}: time limit stretched to {minutes}{STRETCHED_TAIL}")
             }
@@ -430,6 +440,7 @@ impl LogLine {
             | LogLine::ReleaseFailed { job, .. }
             | LogLine::ReleaseHeld { job, .. }
             | LogLine::Stretched { job, .. }
+            | LogLine::Dropped { job, .. }
             | LogLine::Lost { job, .. }
             | LogLine::LostCommitted { job, .. }
             | LogLine::PriorityRaised { job, .. }
@@ -546,6 +557,9 @@ impl LogLine {
             if !holds.contains(' ') {
                 return Some(LogLine::Released { job, ending: Ending::parse(ending)?, holds: holds.to_string() });
             }
+        }
+        if let Some(rest) = what.strip_prefix(DROPPED_HEAD) {
+            return Some(LogLine::Dropped { job, what: rest.strip_suffix(" dropped")?.to_string() });
         }
         if let Some(ending) = what.strip_suffix(RELEASE_HELD_TAIL) {
             return Some(LogLine::ReleaseHeld { job, ending: Ending::parse(ending)? });
@@ -747,6 +761,7 @@ mod tests {
                 ending: Ending::ShrinkForced { nodes: names("n2"), why: "not committed within 2 s".into(), hold_s: 2 },
             },
             LogLine::Stretched { job: j, minutes: 12 },
+            LogLine::Dropped { job: j, what: "expand onto n3,n4".into() },
             LogLine::Suspect { nodes: names("n2,n3"), secs: 60 },
             LogLine::Lost { job: j, nodes: names("n3"), holds: 2, resize: None },
             LogLine::Lost { job: j, nodes: names("n3"), holds: 2, resize: Some(19) },

@@ -45,21 +45,14 @@ impl Agent {
         let usable = |name: &str| taken.usable(name);
         let timeout = self.config.adapt_timeout;
         guard.settle_fairshare();
+        self.steady_again(guard);
+        // A rigid --no-kill job that lost a node is resized by Slurm too:
+        // its record needs the same care, or it runs away in slurmdbd.
+        for &id in &taken.resized_rigid {
+            settle_record(guard, id, taken.slurmdbd_behind);
+        }
         for job in taken.malleable.iter().filter(|j| j.running) {
-            // Slurm resizes a --no-kill job itself when one of its nodes
-            // fails, and then refuses every update of it (its runtime's
-            // requests too) until the job's accounting index is set.
-            if guard.settle_db_index(job.id.0) {
-                log::warn!(
-                    "JobId={}: resized while slurmdbd is away: its new record waits in slurmctld's queue for slurmdbd, and the job takes updates again",
-                    job.id
-                );
-            }
-            if !taken.slurmdbd_behind {
-                if let Some(index) = guard.name_record(job.id.0) {
-                    log::info!("JobId={}: its record made while slurmdbd was away named by slurmdbd ({index})", job.id);
-                }
-            }
+            settle_record(guard, job.id, taken.slurmdbd_behind);
             let mut last_resize = self.last_resize;
             let mut next_resize = || next_resize(&mut last_resize);
             let mut cx = Context { now, timeout, usable: &usable, next_resize: &mut next_resize };
@@ -163,5 +156,51 @@ impl Agent {
             statuses.insert(job.id, step.status);
         }
         Settled { changed, statuses, asking }
+    }
+
+    /// A job requeued mid-adaptation, waiting now, starts again steady and
+    /// without a runtime: its application went with the run, and so did
+    /// what it was to do. Else the adaptation's deadline would pass in the
+    /// next run and undo nodes that run never held, or held anew.
+    fn steady_again(&mut self, guard: &mut LockGuard<Scheduling>) {
+        let stale: Vec<(JobId, Status)> = self
+            .kept
+            .waiters()
+            .filter_map(|(_, w)| w.malleable.as_ref())
+            .filter(|m| !m.running && (m.status.phase != Phase::Steady || m.status.runtime))
+            .map(|m| (m.id, m.status.clone()))
+            .collect();
+        for (job, old) in stale {
+            let what = match &old.phase {
+                Phase::Steady => None,
+                Phase::Expanding { nodes, .. } => Some(format!("expand onto {}", nodes.join(","))),
+                Phase::Shrinking { nodes, .. } => Some(format!("shrink off {}", nodes.join(","))),
+                Phase::Lost { nodes, .. } => Some(format!("going on without {}", nodes.join(","))),
+            };
+            if let Some(what) = what {
+                log::info!("{}", LogLine::Dropped { job, what });
+            }
+            let status = Status { phase: Phase::Steady, runtime: false, ..old };
+            super::comments::write(guard, job, &status.encode());
+            self.kept.status_shown(job, &status);
+        }
+    }
+}
+
+/// The accounting of a job Slurm resized while slurmdbd was away (22.05):
+/// Slurm resizes a --no-kill job itself when one of its nodes fails, and
+/// then refuses every update of it (its runtime's requests too) until its
+/// accounting index is set, and its later records would end none in
+/// slurmdbd; once slurmdbd has caught up, the record it made is named.
+fn settle_record(guard: &mut LockGuard<Scheduling>, job: JobId, slurmdbd_behind: bool) {
+    if guard.settle_db_index(job.0) {
+        log::warn!(
+            "JobId={job}: resized while slurmdbd is away: its new record waits in slurmctld's queue for slurmdbd, and the job takes updates again"
+        );
+    }
+    if !slurmdbd_behind {
+        if let Some(index) = guard.name_record(job.0) {
+            log::info!("JobId={job}: its record made while slurmdbd was away named by slurmdbd ({index})");
+        }
     }
 }

@@ -35,6 +35,9 @@ pub(super) struct Reader<'a> {
     pub unreadable: Vec<(JobId, String)>,
     pub shared_cores: HashMap<JobId, SharedCores>,
     pub capped: Vec<(JobId, u32)>,
+    /// Running rigid jobs Slurm resized (a --no-kill job that lost a node):
+    /// their accounting is settled as the malleable ones' (agent/settle.rs).
+    pub resized_rigid: Vec<JobId>,
     /// Waiting arrays with an aftercorr dependency, split after the reads.
     pub correspond: Vec<u32>,
     /// The starts of the reservations still to come, earliest first.
@@ -139,6 +142,9 @@ impl Reader<'_> {
             resize_held = !resizable && status.runtime && !measured.is_some_and(Measured::held) && accounting;
             let m = self.malleable_of(job, spec, status, shown);
             self.malleable.push(m);
+        }
+        if spec.is_none() && job.resized() {
+            self.resized_rigid.push(id);
         }
         let power = self.config.power_in_use();
         let job_power = power.map(|p| measured_power(own_power, measured).unwrap_or_else(|| p.default_job()));
