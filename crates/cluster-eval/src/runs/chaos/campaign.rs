@@ -12,7 +12,7 @@ use testcluster::jobs::checksum_in;
 use testcluster::wait;
 
 use super::faults::{inject, undo_fault, Undo};
-use super::invariants::{is_final, records, tiling};
+use super::invariants::{decayed_share, is_final, raw_usage, records, tiling, usage_matches, SACCT_FIELDS};
 use super::report::{Report, Violation};
 use super::schedule::{schedule, Fault, Kind};
 use super::stream::{stream, Planned};
@@ -34,11 +34,16 @@ pub fn run(staged: &Path, target: &Path, slurm: &str, minutes: u32, seed: u64) -
     report
 }
 
-/// A job submitted: its plan and id.
+/// A job submitted: its plan and id, and the faults aimed at its own
+/// processes (a hub or worker killed).
 struct Submitted {
     plan: Planned,
     id: u32,
+    struck: Vec<Kind>,
 }
+
+/// The site's PriorityDecayHalfLife (7 days), in seconds.
+const DECAY_HALF_LIFE_S: f64 = 7.0 * 86400.0;
 
 fn play(site: &Site, minutes: u32, seed: u64) -> Result<Report, String> {
     let jobs = stream(seed, minutes, HOSTS as u32);
@@ -54,6 +59,9 @@ fn play(site: &Site, minutes: u32, seed: u64) -> Result<Report, String> {
     }
     let hosts = site.spec.node_names();
     let start = Instant::now();
+    // The same moment on the clock sacct's times are read against (the
+    // site's containers share the machine's).
+    let wall = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
     let mut submitted: Vec<Submitted> = Vec::new();
     let mut open: Vec<(Duration, Undo, &Fault)> = Vec::new();
     let mut report = Report::default();
@@ -66,6 +74,7 @@ fn play(site: &Site, minutes: u32, seed: u64) -> Result<Report, String> {
         open.sort_by_key(|(at, ..)| *at);
         while open.first().is_some_and(|(at, ..)| *at <= now) {
             let (_, u, f) = open.remove(0);
+            eprintln!("chaos: {:>5.0} s: {} undone", now.as_secs_f64(), f.kind.name());
             if let Err(e) = undo_fault(&u) {
                 problems.push(violation("every fault can be undone", None, e, Some(f)));
             }
@@ -73,7 +82,11 @@ fn play(site: &Site, minutes: u32, seed: u64) -> Result<Report, String> {
         if let Some(plan) = jobs.get(next_job).filter(|j| j.at <= now) {
             next_job += 1;
             match submit(site, plan, submitted.len()) {
-                Ok(id) => submitted.push(Submitted { plan: plan.clone(), id }),
+                Ok(id) => {
+                    let (shape, user) = (plan.shape.name(), plan.user);
+                    eprintln!("chaos: {:>5.0} s: JobId={id} submitted ({shape}, {user})", now.as_secs_f64());
+                    submitted.push(Submitted { plan: plan.clone(), id, struck: Vec::new() })
+                }
                 Err(e) => problems.push(violation("every job is taken", None, e, last_fault(&faults, now))),
             }
             continue;
@@ -81,15 +94,34 @@ fn play(site: &Site, minutes: u32, seed: u64) -> Result<Report, String> {
         if let Some(f) = faults.get(next_fault).filter(|f| f.at <= now) {
             next_fault += 1;
             let host = f.host.map(|h| hosts[h].clone());
-            let target = match f.kind {
-                Kind::KillHub | Kind::KillWorker => running_computing_host(site, &submitted),
-                _ => host.clone().or_else(|| Some("c1".into())),
+            let (target, job) = match f.kind {
+                Kind::KillHub | Kind::KillWorker => match running_computing_host(site, &submitted) {
+                    Some((job, host)) => (host, Some(job)),
+                    None => continue,
+                },
+                _ => (host.unwrap_or_else(|| "c1".into()), None),
             };
-            let Some(target) = target else { continue };
-            let pattern = if f.kind == Kind::KillHub { "mall-run" } else { "mall-example|mall-jacobi" };
+            // Process names, which pkill takes of 15 characters at most
+            // (as the kernel keeps them: mall-jacobi-ope).
+            let pattern = if f.kind == Kind::KillHub { "^mall-run$" } else { "^mall-(ex|ja)" };
+            let active = (f.kind == Kind::RestartCtld).then(|| active_jobs(site)).flatten();
             match inject(site, f.kind, &target, pattern) {
                 Ok(undo) => {
+                    let on = match job {
+                        Some(j) => format!(" on {target} (JobId={})", submitted[j].id),
+                        None if f.kind.on_a_host() => format!(" on {target}"),
+                        None => String::new(),
+                    };
+                    eprintln!("chaos: {:>5.0} s: {}{on}", now.as_secs_f64(), f.kind.name());
                     *report.faults.entry(f.kind).or_default() += 1;
+                    if let Some(j) = job {
+                        submitted[j].struck.push(f.kind);
+                    }
+                    if let Some(before) = active {
+                        if let Err(e) = came_back_with(site, &before) {
+                            problems.push(violation("slurmctld comes back with every job", None, e, Some(f)));
+                        }
+                    }
                     if let Some(u) = undo {
                         open.push((f.undone_at(), u, f));
                     }
@@ -107,15 +139,26 @@ fn play(site: &Site, minutes: u32, seed: u64) -> Result<Report, String> {
     }
     // Every job ends within its time limit from now, or is a violation.
     let limit = submitted.iter().map(|s| s.plan.time_limit_min).max().unwrap_or(0);
+    // A batch job whose launch failed (its host cut, say) is requeued held
+    // by stock slurmctld, for an admin to release: the campaign does.
+    let mut released = std::collections::BTreeSet::new();
     let drained = wait::until("the queue to drain", Duration::from_secs(u64::from(limit) * 60 + 120), || {
-        let q = site.output(None, "login", &["squeue", "-h", "-o", "%i"])?;
+        let q = site.output(None, "login", &["squeue", "-h", "-o", "%i %r"])?;
+        for (id, _) in q.lines().filter_map(|l| l.split_once(' ')).filter(|(_, r)| *r == "launch_failed_requeued_held")
+        {
+            if released.insert(id.to_string()) {
+                eprintln!("chaos: JobId={id} was requeued held when its launch failed: released");
+            }
+            site.output(None, "slurmctld", &["scontrol", "release", id])?;
+        }
         Ok(q.trim().is_empty().then_some(()))
     });
+    report.released = released.len();
     if let Err(e) = drained {
         problems.push(violation("every job ends within its time limit", None, e, faults.last()));
         let _ = site.output(None, "login", &["scancel", "--user=alice,bob"]);
     }
-    check(site, &submitted, &alone, &faults, start, &mut report, &mut problems)?;
+    check(site, &submitted, &alone, &faults, (start, wall), &mut report, &mut problems)?;
     report.violations = problems;
     Ok(report)
 }
@@ -126,15 +169,14 @@ fn check(
     submitted: &[Submitted],
     alone: &HashMap<Vec<&str>, String>,
     faults: &[Fault],
-    start: Instant,
+    (start, wall): (Instant, i64),
     report: &mut Report,
     problems: &mut Vec<Violation>,
 ) -> Result<(), String> {
     let ids: Vec<String> = submitted.iter().map(|s| s.id.to_string()).collect();
     let read = || {
-        let fmt = "JobID,Start,End,NNodes,State,NodeList";
-        let out =
-            site.output(None, "slurmctld", &["sacct", "-a", "-D", "-X", "-n", "-P", "-j", &ids.join(","), "-o", fmt])?;
+        let (ids, fmt) = (ids.join(","), SACCT_FIELDS);
+        let out = site.output(None, "slurmctld", &["sacct", "-a", "-D", "-X", "-n", "-P", "-j", &ids, "-o", fmt])?;
         records(&out)
     };
     // slurmdbd takes the last records through slurmctld's queue; after a
@@ -154,15 +196,18 @@ fn check(
         for (task, r) in mine {
             let state = r.last().map(|x| x.state.clone()).unwrap_or_default();
             *report.ends.entry(state.clone()).or_default() += 1;
+            *report.by_shape.entry((s.plan.shape.name(), state.clone())).or_default() += 1;
             if let Err(e) = tiling(r) {
                 let what = format!("{task}: {e}");
-                problems.push(violation("records tile the job's life", Some(s.id), what, last_fault(faults, elapsed)));
+                problems.push(violation("records tile the job's life", Some(s.id), what, None));
+            }
+            let out = output_of(site, s);
+            if state == "FAILED" && s.plan.shape.computes() && !s.struck.contains(&Kind::KillHub) && !says_why(&out) {
+                let what = "its output has no error line from mall-run, srun or slurmstepd".to_string();
+                problems.push(violation("a failed job says why", Some(s.id), what, None));
             }
             if state == "COMPLETED" {
                 if let Some(cmd) = s.plan.serial() {
-                    let out =
-                        std::fs::read_to_string(site.dir.join(format!("home/{}/chaos-{}.out", s.plan.user, s.id)))
-                            .unwrap_or_default();
                     if checksum_in(&out).as_ref() != alone.get(&cmd) {
                         let what = format!("checksum {:?}, alone {:?}", checksum_in(&out), alone.get(&cmd));
                         problems.push(violation(
@@ -192,7 +237,135 @@ fn check(
     if !runaway.contains("No runaway jobs found") {
         problems.push(violation("no record runs away", None, runaway, None));
     }
+    fair_share(site, &recs, elapsed, problems);
+    never_crashed(site, report, problems);
+    // Each violation about a job with the faults of its life, and its log
+    // lines: slurmctld's about it, and its output's last.
+    let ctld = site.log("slurmctld", "slurmctld.log");
+    for v in problems.iter_mut() {
+        let Some(job) = v.job else { continue };
+        let mine = recs.iter().filter(|(k, _)| k.split('_').next() == Some(&job.to_string())).flat_map(|(_, r)| r);
+        let times: Vec<(Option<i64>, Option<i64>)> =
+            mine.map(|r| (testcluster::jobs::parse_time(&r.start), testcluster::jobs::parse_time(&r.end))).collect();
+        let from = times.iter().filter_map(|t| t.0).min();
+        let to = times.iter().map(|t| t.1.unwrap_or(i64::MAX)).max();
+        if let (Some(from), Some(to)) = (from, to) {
+            // Offsets from the campaign's start; a fault a little before
+            // the job started may have shaped it too (a host still down).
+            let (from, to) = ((from - wall - 30) as f64, to.saturating_sub(wall) as f64);
+            let during: Vec<String> =
+                faults.iter().filter(|f| (from..=to).contains(&f.at.as_secs_f64())).map(fault_words).collect();
+            if !during.is_empty() {
+                v.fault_before = Some(during.join(", "));
+            }
+        }
+        let tag = format!("JobId={job}");
+        let about =
+            |l: &&str| l.find(&tag).is_some_and(|i| !l[i + tag.len()..].starts_with(|c: char| c.is_ascii_digit()));
+        let mine: Vec<&str> = ctld.lines().filter(about).collect();
+        v.log.extend(mine[mine.len().saturating_sub(12)..].iter().map(|l| l.to_string()));
+        if let Some(s) = submitted.iter().find(|s| s.id == job) {
+            let out = output_of(site, s);
+            let lines: Vec<&str> = out.lines().collect();
+            v.log.extend(lines[lines.len().saturating_sub(6)..].iter().map(|l| format!("output: {l}")));
+        }
+    }
     Ok(())
+}
+
+/// A job's output file (`chaos-<id>.out` in its user's home), or nothing.
+fn output_of(site: &Site, s: &Submitted) -> String {
+    std::fs::read_to_string(site.dir.join(format!("home/{}/chaos-{}.out", s.plan.user, s.id))).unwrap_or_default()
+}
+
+/// Whether a failed job's output says why: an error line of mall-run's,
+/// srun's or slurmstepd's.
+fn says_why(out: &str) -> bool {
+    out.lines().any(|l| {
+        ["mall-run: ", "srun: ", "slurmstepd: "].iter().any(|p| l.starts_with(p)) && l.to_lowercase().contains("error")
+    })
+}
+
+/// Each user's fair-share usage against the CPU-seconds their records
+/// billed, within 2% and the decay since the campaign began. slurmctld
+/// adds usage once a PriorityCalcPeriod (a minute on the site), so it is
+/// read until it matches, two periods at most.
+fn fair_share(
+    site: &Site,
+    recs: &BTreeMap<String, Vec<super::invariants::Record>>,
+    elapsed: Duration,
+    problems: &mut Vec<Violation>,
+) {
+    let mut billed: BTreeMap<String, f64> = BTreeMap::new();
+    for r in recs.values().flatten() {
+        *billed.entry(r.user.clone()).or_default() += r.cpu_seconds();
+    }
+    let share = 0.02 + decayed_share(elapsed.as_secs_f64(), DECAY_HALF_LIFE_S);
+    let compare = || -> Result<Vec<String>, String> {
+        let usage =
+            raw_usage(&site.output(None, "slurmctld", &["sshare", "-a", "-n", "-P", "-o", "User,RawUsage"])?)?;
+        Ok(billed
+            .iter()
+            .filter_map(|(user, b)| {
+                let records = recs.values().flatten().filter(|r| &r.user == user);
+                // A second of each record's CPUs: slurmdbd keeps whole seconds.
+                let slack: f64 = records.map(|r| f64::from(r.cpus)).sum();
+                let raw = usage.get(user).copied().unwrap_or(0.0);
+                usage_matches(raw, *b, share, slack).err().map(|e| format!("{user}: {e}"))
+            })
+            .collect())
+    };
+    let matched = wait::until("RawUsage to match the records", Duration::from_secs(150), || {
+        Ok(compare()?.is_empty().then_some(()))
+    });
+    if matched.is_err() {
+        let what = compare().map_or_else(|e| e, |wrong| wrong.join("; "));
+        problems.push(violation("each user's RawUsage matches their records", None, what, None));
+    }
+}
+
+/// slurmctld started once, and once again after each restart of the
+/// campaign's; it never said it panicked, crashed or met a fatal error.
+fn never_crashed(site: &Site, report: &Report, problems: &mut Vec<Violation>) {
+    let log = site.log("slurmctld", "slurmctld.log");
+    let starts = log.lines().filter(|l| l.contains("slurmctld version") && l.contains("started")).count();
+    let restarts = report.faults.get(&Kind::RestartCtld).copied().unwrap_or(0);
+    if starts != 1 + restarts {
+        let what = format!("it started {starts} times; the campaign restarted it {restarts} times");
+        problems.push(violation("slurmctld never crashed", None, what, None));
+    }
+    let bad: Vec<String> = log
+        .lines()
+        .filter(|l| ["panicked", "fatal:", "Segmentation fault", "double free"].iter().any(|w| l.contains(w)))
+        .map(str::to_string)
+        .collect();
+    if !bad.is_empty() {
+        let mut v = violation("slurmctld never crashed", None, format!("{} lines say it failed", bad.len()), None);
+        v.log = bad.into_iter().take(12).collect();
+        problems.push(v);
+    }
+}
+
+/// The jobs slurmctld holds that have not ended (pending, running,
+/// requeued...), or None when it does not answer.
+fn active_jobs(site: &Site) -> Option<Vec<String>> {
+    let q = site.output(None, "login", &["squeue", "-h", "-o", "%i"]).ok()?;
+    Some(q.split_whitespace().map(str::to_string).collect())
+}
+
+/// After a restart: slurmctld answers within a minute and still knows
+/// every job of `before` (ended meanwhile or not).
+fn came_back_with(site: &Site, before: &[String]) -> Result<(), String> {
+    let after = wait::until("slurmctld to answer after its restart", Duration::from_secs(60), || {
+        Ok(site.output(None, "login", &["squeue", "-h", "-t", "all", "-o", "%i"]).ok())
+    })?;
+    let after: Vec<&str> = after.split_whitespace().collect();
+    let lost: Vec<&str> = before.iter().map(String::as_str).filter(|j| !after.contains(j)).collect();
+    if lost.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("it came back without jobs {}", lost.join(", ")))
+    }
 }
 
 fn submit(site: &Site, plan: &Planned, n: usize) -> Result<u32, String> {
@@ -207,13 +380,14 @@ fn submit(site: &Site, plan: &Planned, n: usize) -> Result<u32, String> {
     id.parse().map_err(|_| format!("sbatch printed {out:?}"))
 }
 
-/// The batch host of a running elastic or MPI job, if any.
-fn running_computing_host(site: &Site, submitted: &[Submitted]) -> Option<String> {
+/// A running elastic or MPI job (its index in `submitted`) and its batch
+/// host, if any.
+fn running_computing_host(site: &Site, submitted: &[Submitted]) -> Option<(usize, String)> {
     let running = site.output(None, "login", &["squeue", "-h", "-t", "R", "-o", "%i %B"]).ok()?;
     running.lines().find_map(|l| {
         let (id, host) = l.split_once(' ')?;
-        let s = submitted.iter().find(|s| s.id.to_string() == id)?;
-        s.plan.shape.computes().then(|| host.trim().to_string())
+        let j = submitted.iter().position(|s| s.id.to_string() == id)?;
+        submitted[j].plan.shape.computes().then(|| (j, host.trim().to_string()))
     })
 }
 
@@ -223,9 +397,11 @@ fn last_fault(faults: &[Fault], t: Duration) -> Option<&Fault> {
 }
 
 fn violation(invariant: &'static str, job: Option<u32>, what: String, before: Option<&Fault>) -> Violation {
-    let fault_before = before.map(|f| {
-        let on = f.host.map_or(String::new(), |h| format!(" on c{}", h + 1));
-        format!("{}{on} at {:.0} s", f.kind.name(), f.at.as_secs_f64())
-    });
-    Violation { invariant, job, what, fault_before, log: Vec::new() }
+    Violation { invariant, job, what, fault_before: before.map(fault_words), log: Vec::new() }
+}
+
+/// A fault of the schedule as the report names it.
+fn fault_words(f: &Fault) -> String {
+    let on = f.host.filter(|_| f.kind.on_a_host()).map_or(String::new(), |h| format!(" on c{}", h + 1));
+    format!("{}{on} at {:.0} s", f.kind.name(), f.at.as_secs_f64())
 }

@@ -1,6 +1,7 @@
 //! Each kind of fault of the schedule done to a compose site, and undone:
-//! docker commands on the site's containers, each failure said with the
-//! command. Which job a hub or worker kill strikes is the caller's choice.
+//! docker commands on the site's containers (and iptables in a container's
+//! network namespace), each failure said with the command. Which job a hub
+//! or worker kill strikes is the caller's choice.
 
 use std::process::Command;
 
@@ -8,15 +9,40 @@ use testcluster::compose::Site;
 
 use super::schedule::Kind;
 
-/// What undoes a fault once its hold is over.
+/// What undoes a fault once its hold is over: a command and its arguments.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Undo {
+    program: &'static str,
     args: Vec<String>,
 }
 
 impl Undo {
     fn docker(args: &[&str]) -> Undo {
-        Undo { args: args.iter().map(|a| a.to_string()).collect() }
+        Undo { program: "docker", args: args.iter().map(|a| a.to_string()).collect() }
+    }
+}
+
+/// iptables rules that drop every packet in and out of a host but its
+/// loopback's: a cable pulled. The host keeps its address (docker's
+/// `network disconnect` and `connect` gave it another, which slurmctld,
+/// having resolved it once, never learnt: the host stayed down for good),
+/// and its own names still resolve (docker's DNS is on the loopback).
+const CUT: [[&str; 6]; 2] = [["INPUT", "!", "-i", "lo", "-j", "DROP"], ["OUTPUT", "!", "-o", "lo", "-j", "DROP"]];
+
+/// `nsenter` into the network namespace of process `pid` (a container's
+/// first), running iptables with `op` (`-I`, `-D`) on each rule of [`CUT`].
+fn cut_args(pid: &str, op: &str, rule: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = ["-t", pid, "-n", "iptables", op].iter().map(|a| a.to_string()).collect();
+    args.extend(rule.iter().map(|a| a.to_string()));
+    args
+}
+
+fn nsenter(args: &[String]) -> Result<(), String> {
+    let out = Command::new("nsenter").args(args).output().map_err(|e| format!("nsenter {args:?}: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("nsenter {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()))
     }
 }
 
@@ -35,11 +61,12 @@ fn docker(args: &[&str]) -> Result<String, String> {
 
 /// Do `kind` to `site`: to compute host `host` for the kinds that strike
 /// one ([`Kind::on_a_host`]), and for a hub or worker kill, to the
-/// processes on `host` whose command line holds `pattern`. What undoes it
+/// processes on `host` whose name matches `pattern` (a regular expression
+/// of the process name, not its command line: mall-run's holds its
+/// application's name). What undoes it
 /// (None for the kinds that are over at once).
 pub fn inject(site: &Site, kind: Kind, host: &str, pattern: &str) -> Result<Option<Undo>, String> {
     let c = site.container(host);
-    let name = &site.spec.name;
     match kind {
         Kind::KillHost => {
             docker(&["kill", &c])?;
@@ -50,10 +77,15 @@ pub fn inject(site: &Site, kind: Kind, host: &str, pattern: &str) -> Result<Opti
             Ok(Some(Undo::docker(&["unpause", &c])))
         }
         Kind::CutHost => {
-            let net = format!("{name}_site");
-            docker(&["network", "disconnect", &net, &c])?;
-            // Back under its own name, which the others resolve it by.
-            Ok(Some(Undo::docker(&["network", "connect", "--alias", host, &net, &c])))
+            let pid = docker(&["inspect", "-f", "{{.State.Pid}}", &c])?;
+            let pid = pid.trim();
+            for rule in CUT {
+                nsenter(&cut_args(pid, "-I", &rule))?;
+            }
+            // One undo for both rules: a shell runs the two deletions.
+            let undo: Vec<String> =
+                CUT.iter().map(|r| format!("nsenter {}", cut_args(pid, "-D", r).join(" "))).collect();
+            Ok(Some(Undo { program: "sh", args: vec!["-c".into(), undo.join(" && ")] }))
         }
         Kind::RestartCtld => docker(&["restart", "-t", "1", &site.container("slurmctld")]).map(|_| None),
         Kind::StopDbd => {
@@ -68,14 +100,15 @@ pub fn inject(site: &Site, kind: Kind, host: &str, pattern: &str) -> Result<Opti
             Ok(Some(Undo::docker(&["kill", "--signal", "CONT", &db])))
         }
         Kind::KillHub | Kind::KillWorker => {
-            // pkill says 1 when nothing matched (the process had ended): no
-            // failure of the campaign's. (Run without a shell, whose own
-            // command line would hold the pattern.)
-            let args = ["exec", &c, "pkill", "-KILL", "-f", pattern];
-            let st = Command::new("docker").args(args).status().map_err(|e| format!("docker {args:?}: {e}"))?;
-            match st.code() {
-                Some(0 | 1) => Ok(None),
-                _ => Err(format!("docker {}: {st}", args.join(" "))),
+            // pkill's status is read from a shell (docker exec's own would
+            // not tell "nothing matched" from "the container is paused").
+            // A worker: one, the oldest.
+            let one = if kind == Kind::KillWorker { "-o " } else { "" };
+            let said = docker(&["exec", &c, "sh", "-c", &format!("pkill -KILL {one}'{pattern}'; echo $?")])?;
+            match said.trim().lines().last() {
+                Some("0") => Ok(None),
+                Some("1") => Err(format!("{host}: no process named as {pattern} (it had ended)")),
+                _ => Err(format!("{host}: pkill said {said:?}")),
             }
         }
         Kind::FillTmp => {
@@ -96,8 +129,12 @@ pub fn inject(site: &Site, kind: Kind, host: &str, pattern: &str) -> Result<Opti
 
 /// Undo a fault.
 pub fn undo_fault(u: &Undo) -> Result<(), String> {
-    let args: Vec<&str> = u.args.iter().map(String::as_str).collect();
-    docker(&args).map(|_| ())
+    let out = Command::new(u.program).args(&u.args).output().map_err(|e| format!("{} {:?}: {e}", u.program, u.args))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("{} {}: {}", u.program, u.args.join(" "), String::from_utf8_lossy(&out.stderr).trim()))
+    }
 }
 
 #[cfg(test)]
@@ -118,11 +155,11 @@ mod tests {
         let staged = root.join("target/plugins");
         let site = Site::up(SiteSpec::new("chaos-smoke", 2, 2), &root, &staged).unwrap();
         for kind in Kind::ALL {
-            let undo = match inject(&site, kind, "c1", "no-such-process-anywhere") {
+            let undo = match inject(&site, kind, "c1", "^no-such-proc$") {
                 Ok(u) => u,
-                // The site's /tmp is the machine's disk: refused, said why.
-                Err(e) if kind == Kind::FillTmp => {
-                    assert!(e.contains("would fill the machine's disk"), "{e}");
+                // Nothing to kill is said, and not counted as injected.
+                Err(e) if matches!(kind, Kind::KillHub | Kind::KillWorker) => {
+                    assert!(e.contains("no process named as ^no-such-proc$"), "{e}");
                     None
                 }
                 Err(e) => panic!("{kind:?}: {e}"),

@@ -4,9 +4,11 @@
 
 use std::collections::BTreeMap;
 
-/// One accounting record, as `sacct -a -D -X -n -P -o
-/// JobID,Start,End,NNodes,State,NodeList` prints it (times as sacct says
-/// them, `Unknown` for a record not ended).
+/// The fields [`records`] reads, as `sacct -o` takes them.
+pub const SACCT_FIELDS: &str = "JobID,Start,End,NNodes,State,NodeList,User,AllocCPUS,ElapsedRaw";
+
+/// One accounting record, as `sacct -a -D -X -n -P -o` [`SACCT_FIELDS`]
+/// prints it (times as sacct says them, `Unknown` for a record not ended).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Record {
     pub start: String,
@@ -14,6 +16,18 @@ pub struct Record {
     pub nodes: u32,
     pub state: String,
     pub node_list: String,
+    pub user: String,
+    pub cpus: u32,
+    /// How long it ran, in seconds (to now, for a record not ended).
+    pub elapsed_s: u64,
+}
+
+impl Record {
+    /// The CPU-seconds it bills (the site sets no TRES billing weights:
+    /// a CPU-second is a unit of usage).
+    pub fn cpu_seconds(&self) -> f64 {
+        f64::from(self.cpus) * self.elapsed_s as f64
+    }
 }
 
 /// Every job's records, by job id (`12`, or `12_3` for an array task),
@@ -22,10 +36,12 @@ pub fn records(sacct: &str) -> Result<BTreeMap<String, Vec<Record>>, String> {
     let mut jobs: BTreeMap<String, Vec<Record>> = BTreeMap::new();
     for line in sacct.lines().filter(|l| !l.trim().is_empty()) {
         let f: Vec<&str> = line.split('|').collect();
-        let [id, start, end, nodes, state, node_list] = f[..] else {
-            return Err(format!("sacct line {line:?}: not JobID|Start|End|NNodes|State|NodeList"));
+        let [id, start, end, nodes, state, node_list, user, cpus, elapsed] = f[..] else {
+            return Err(format!("sacct line {line:?}: not {}, |-separated", SACCT_FIELDS));
         };
         let nodes = nodes.parse().map_err(|_| format!("sacct line {line:?}: NNodes {nodes:?}"))?;
+        let cpus = cpus.parse().map_err(|_| format!("sacct line {line:?}: AllocCPUS {cpus:?}"))?;
+        let elapsed_s = elapsed.parse().map_err(|_| format!("sacct line {line:?}: ElapsedRaw {elapsed:?}"))?;
         let rec = Record {
             start: start.into(),
             end: end.into(),
@@ -33,6 +49,9 @@ pub fn records(sacct: &str) -> Result<BTreeMap<String, Vec<Record>>, String> {
             // "CANCELLED by 1000" is CANCELLED.
             state: state.split(' ').next().unwrap_or(state).into(),
             node_list: node_list.into(),
+            user: user.into(),
+            cpus,
+            elapsed_s,
         };
         jobs.entry(id.into()).or_default().push(rec);
     }
@@ -82,16 +101,41 @@ pub fn usage_matches(raw_usage: f64, billed: f64, share: f64, per_record_slack: 
     }
 }
 
+/// Each user's RawUsage, as `sshare -a -n -P -o User,RawUsage` prints it
+/// (the accounts' own lines, with no user, left out; a user's lines in
+/// several accounts summed).
+pub fn raw_usage(sshare: &str) -> Result<BTreeMap<String, f64>, String> {
+    let mut users: BTreeMap<String, f64> = BTreeMap::new();
+    for line in sshare.lines().filter(|l| !l.trim().is_empty()) {
+        let Some((user, raw)) = line.trim().split_once('|') else {
+            return Err(format!("sshare line {line:?}: not User|RawUsage"));
+        };
+        if user.is_empty() {
+            continue;
+        }
+        let raw: f64 = raw.parse().map_err(|_| format!("sshare line {line:?}: RawUsage {raw:?}"))?;
+        *users.entry(user.to_string()).or_default() += raw;
+    }
+    Ok(users)
+}
+
+/// The share of usage decay takes off in `elapsed_s` seconds with a
+/// half-life of `half_life_s` (PriorityDecayHalfLife): what RawUsage may
+/// have lost of the records' CPU-seconds, at most.
+pub fn decayed_share(elapsed_s: f64, half_life_s: f64) -> f64 {
+    1.0 - 0.5f64.powf(elapsed_s / half_life_s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const SACCT: &str = "\
-7|2026-12-05T10:00:00|2026-12-05T10:00:20|2|RESIZING|c[1-2]
-7|2026-12-05T10:00:20|2026-12-05T10:01:00|4|COMPLETED|c[1-4]
-8_1|2026-12-05T10:00:05|2026-12-05T10:00:09|1|CANCELLED by 1001|c3
-9|2026-12-05T10:00:00|2026-12-05T10:00:20|2|RESIZING|c[1-2]
-9|2026-12-05T10:00:21|Unknown|1|RUNNING|c1
+7|2026-12-05T10:00:00|2026-12-05T10:00:20|2|RESIZING|c[1-2]|alice|4|20
+7|2026-12-05T10:00:20|2026-12-05T10:01:00|4|COMPLETED|c[1-4]|alice|8|40
+8_1|2026-12-05T10:00:05|2026-12-05T10:00:09|1|CANCELLED by 1001|c3|bob|2|4
+9|2026-12-05T10:00:00|2026-12-05T10:00:20|2|RESIZING|c[1-2]|bob|4|20
+9|2026-12-05T10:00:21|Unknown|1|RUNNING|c1|bob|2|9
 ";
 
     #[test]
@@ -99,6 +143,9 @@ mod tests {
         let jobs = records(SACCT).unwrap();
         assert_eq!(jobs.len(), 3);
         assert_eq!(jobs["8_1"][0].state, "CANCELLED");
+        let alice: f64 = jobs["7"].iter().map(Record::cpu_seconds).sum();
+        assert_eq!(alice, 4.0 * 20.0 + 8.0 * 40.0);
+        assert_eq!(jobs["9"][1].user, "bob");
         assert_eq!(tiling(&jobs["7"]), Ok(()));
         assert_eq!(tiling(&jobs["8_1"]), Ok(()));
         let e = tiling(&jobs["9"]).unwrap_err();
@@ -109,6 +156,7 @@ mod tests {
         let e = tiling(&gap).unwrap_err();
         assert!(e.contains("a gap or an overlap"), "{e}");
         assert!(records("7|x|y").is_err());
+        assert!(records("7|a|b|1|COMPLETED|c1|alice|two|3").unwrap_err().contains("AllocCPUS \"two\""));
         assert!(tiling(&[]).is_err());
     }
 
@@ -118,5 +166,18 @@ mod tests {
         assert!(usage_matches(185.0, 128.0, 0.02, 8.0).is_err());
         assert!(usage_matches(1000.0, 1015.0, 0.02, 0.0).is_ok());
         assert!(usage_matches(1000.0, 1030.0, 0.02, 0.0).is_err());
+        // A week's half-life takes a third of a per cent off in 40 minutes.
+        let d = decayed_share(2400.0, 7.0 * 86400.0);
+        assert!(d > 0.0027 && d < 0.0028, "{d}");
+    }
+
+    #[test]
+    fn raw_usage_is_summed_by_user_and_the_accounts_lines_left_out() {
+        let u = raw_usage("|5400\nalice|3000\nbob|2400\n|100\nalice|50\n").unwrap();
+        assert_eq!(u.len(), 2);
+        assert_eq!(u["alice"], 3050.0);
+        assert_eq!(u["bob"], 2400.0);
+        assert!(raw_usage("alice 30").is_err());
+        assert!(raw_usage("alice|lots").unwrap_err().contains("RawUsage \"lots\""));
     }
 }

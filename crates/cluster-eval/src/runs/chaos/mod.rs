@@ -1,8 +1,8 @@
 //! `cargo xtask chaos`: a stream of jobs on a compose site while faults are
 //! injected at random times from a seeded schedule, then every invariant
-//! checked (issue 57). The pieces are here (the schedule, the stream, the
-//! faults, the invariants read from Slurm, the report); nothing runs them
-//! together yet.
+//! checked (issue 57; docs/faults.md): the schedule, the stream, the
+//! faults, the invariants read from Slurm, the report, and the campaign
+//! that plays them.
 
 pub mod campaign;
 pub mod faults;

@@ -26,9 +26,15 @@ pub struct Violation {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Report {
     pub faults: BTreeMap<Kind, usize>,
-    /// Jobs by end state (`COMPLETED`, `FAILED`, ...), as sacct says it.
+    /// Jobs by end state (`COMPLETED`, `FAILED`, ...), as sacct says it
+    /// (an array's tasks each one).
     pub ends: BTreeMap<String, usize>,
+    /// The same by what the jobs ran (the stream's shape's name) too.
+    pub by_shape: BTreeMap<(&'static str, String), usize>,
     pub violations: Vec<Violation>,
+    /// Jobs stock requeued held when their launch failed, released by
+    /// the campaign as an admin would.
+    pub released: usize,
 }
 
 impl Report {
@@ -51,6 +57,16 @@ impl fmt::Display for Report {
         writeln!(f, "{:<28} {:>6}", "jobs ended", "count")?;
         for (state, n) in &self.ends {
             writeln!(f, "{state:<28} {n:>6}")?;
+        }
+        if !self.by_shape.is_empty() {
+            writeln!(f)?;
+            writeln!(f, "{:<12} {:<15} {:>6}", "job", "ended", "count")?;
+            for ((shape, state), n) in &self.by_shape {
+                writeln!(f, "{shape:<12} {state:<15} {n:>6}")?;
+            }
+        }
+        if self.released > 0 {
+            writeln!(f, "\n{} jobs requeued held when their launch failed, released", self.released)?;
         }
         for v in &self.violations {
             let job = v.job.map_or(String::new(), |j| format!(" JobId={j}"));
@@ -82,6 +98,8 @@ mod tests {
         r.faults.insert(Kind::StopDbd, 2);
         r.ends.insert("COMPLETED".into(), 10);
         r.ends.insert("FAILED".into(), 1);
+        r.by_shape.insert(("elastic", "COMPLETED".into()), 10);
+        r.by_shape.insert(("rigid", "FAILED".into()), 1);
         r.violations.push(Violation {
             invariant: "records tile the job's life",
             job: Some(12),
@@ -91,6 +109,7 @@ mod tests {
         });
         let text = r.to_string();
         assert!(text.contains("host killed"), "{text}");
+        assert!(text.contains("elastic      COMPLETED           10"), "{text}");
         assert!(
             text.contains(
                 "violation: JobId=12: records tile the job's life: a gap from 10:00:05 to 10:00:09 \

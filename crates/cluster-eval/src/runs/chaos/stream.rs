@@ -26,6 +26,16 @@ pub enum Shape {
 impl Shape {
     pub const ALL: [Shape; 4] = [Shape::Rigid, Shape::Elastic, Shape::MpiRestart, Shape::Array];
 
+    /// How the report names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Shape::Rigid => "rigid",
+            Shape::Elastic => "elastic",
+            Shape::MpiRestart => "mpi-restart",
+            Shape::Array => "array",
+        }
+    }
+
     /// Whether its application's result is checked against the same one
     /// run alone.
     pub fn computes(self) -> bool {
