@@ -12,7 +12,7 @@ use testcluster::jobs::checksum_in;
 use testcluster::wait;
 
 use super::faults::{inject, undo_fault, Undo};
-use super::invariants::{decayed_share, is_final, raw_usage, records, tiling, usage_matches, SACCT_FIELDS};
+use super::invariants::{decayed_share, is_final, raw_usage, records, tiling, usage_matches, Record, SACCT_FIELDS};
 use super::report::{Report, Violation};
 use super::schedule::{schedule, Fault, Kind};
 use super::stream::{stream, Planned};
@@ -188,11 +188,12 @@ fn check(
     .or_else(|_| read())?;
     let elapsed = start.elapsed();
     for s in submitted {
-        let mine: BTreeMap<&String, _> =
-            recs.iter().filter(|(k, _)| k.split('_').next() == Some(&s.id.to_string())).collect();
+        let mine: BTreeMap<&String, _> = records_of(&recs, s.id).collect();
         if mine.is_empty() {
             problems.push(violation("every job reaches the database", Some(s.id), "no record".into(), None));
         }
+        // Its output, read once for all its records.
+        let out = output_of(site, s);
         for (task, r) in mine {
             let state = r.last().map(|x| x.state.clone()).unwrap_or_default();
             *report.ends.entry(state.clone()).or_default() += 1;
@@ -201,7 +202,6 @@ fn check(
                 let what = format!("{task}: {e}");
                 problems.push(violation("records tile the job's life", Some(s.id), what, None));
             }
-            let out = output_of(site, s);
             if state == "FAILED" && s.plan.shape.computes() && !s.struck.contains(&Kind::KillHub) && !says_why(&out) {
                 let what = "its output has no error line from mall-run, srun or slurmstepd".to_string();
                 problems.push(violation("a failed job says why", Some(s.id), what, None));
@@ -244,7 +244,7 @@ fn check(
     let ctld = site.log("slurmctld", "slurmctld.log");
     for v in problems.iter_mut() {
         let Some(job) = v.job else { continue };
-        let mine = recs.iter().filter(|(k, _)| k.split('_').next() == Some(&job.to_string())).flat_map(|(_, r)| r);
+        let mine = records_of(&recs, job).flat_map(|(_, r)| r);
         let times: Vec<(Option<i64>, Option<i64>)> =
             mine.map(|r| (testcluster::jobs::parse_time(&r.start), testcluster::jobs::parse_time(&r.end))).collect();
         let from = times.iter().filter_map(|t| t.0).min();
@@ -273,6 +273,12 @@ fn check(
     Ok(())
 }
 
+/// Job `id`'s records (an array's tasks' each under its own key).
+fn records_of(recs: &BTreeMap<String, Vec<Record>>, id: u32) -> impl Iterator<Item = (&String, &Vec<Record>)> {
+    let id = id.to_string();
+    recs.iter().filter(move |(k, _)| k.split('_').next() == Some(id.as_str()))
+}
+
 /// A job's output file (`chaos-<id>.out` in its user's home), or nothing.
 fn output_of(site: &Site, s: &Submitted) -> String {
     std::fs::read_to_string(site.dir.join(format!("home/{}/chaos-{}.out", s.plan.user, s.id))).unwrap_or_default()
@@ -290,12 +296,7 @@ fn says_why(out: &str) -> bool {
 /// billed, within 2% and the decay since the campaign began. slurmctld
 /// adds usage once a PriorityCalcPeriod (a minute on the site), so it is
 /// read until it matches, two periods at most.
-fn fair_share(
-    site: &Site,
-    recs: &BTreeMap<String, Vec<super::invariants::Record>>,
-    elapsed: Duration,
-    problems: &mut Vec<Violation>,
-) {
+fn fair_share(site: &Site, recs: &BTreeMap<String, Vec<Record>>, elapsed: Duration, problems: &mut Vec<Violation>) {
     let mut billed: BTreeMap<String, f64> = BTreeMap::new();
     for r in recs.values().flatten() {
         *billed.entry(r.user.clone()).or_default() += r.cpu_seconds();
