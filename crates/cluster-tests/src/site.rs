@@ -244,3 +244,29 @@ pub fn assert_result_as_alone(site: &Site, user: &str, id: u32, args: &str) {
     assert!(alone.is_some());
     assert_eq!(crate::malleable::checksum_in(&out), alone, "{out}");
 }
+
+/// `user`'s fair-share usage (sshare's RawUsage, in account physics)
+/// against the CPU-seconds job `id`'s records hold (its only job), within
+/// 2% or within a second of each record's CPUs, whichever is more
+/// (slurmdbd keeps a record's start and end by the whole second). The
+/// records' CPU-seconds and what is allowed, or what is wrong.
+pub fn usage_against_records(site: &Site, user: &str, id: u32) -> Result<(i64, f64), String> {
+    let sacct = ["sacct", "-D", "-X", "-n", "-P", "-j", &id.to_string(), "-o", "AllocCPUS,ElapsedRaw"];
+    let records: Vec<(i64, i64)> = as_user(site, user, &sacct)
+        .lines()
+        .map(|l| {
+            let (cpus, secs) = l.split_once('|').ok_or_else(|| format!("sacct line {l:?}"))?;
+            Ok((
+                cpus.parse::<i64>().map_err(|e| format!("{l}: {e}"))?,
+                secs.parse::<i64>().map_err(|e| format!("{l}: {e}"))?,
+            ))
+        })
+        .collect::<Result<_, String>>()?;
+    let held: i64 = records.iter().map(|(cpus, secs)| cpus * secs).sum();
+    let rounding: i64 = records.iter().map(|(cpus, _)| cpus).sum();
+    let raw = as_user(site, user, &["sshare", "-n", "-P", "-l", "-A", "physics", "-u", user, "-o", "RawUsage"]);
+    let got: f64 = raw.lines().last().and_then(|l| l.trim().parse().ok()).unwrap_or(-1.0);
+    testcluster::usage::matches(got, held as f64, 0.02, rounding as f64)
+        .map(|within| (held, within))
+        .map_err(|e| format!("{user}: {e}; the job's records (CPUs, seconds): {records:?}"))
+}

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use cluster_tests::said;
 use cluster_tests::site::{
-    assert_result_as_alone, assert_tiling, job_field, put_file, records, sbatch_as, up_site, wait_ctld_said,
-    wait_ctld_said_after, wait_finished, README_APP_ARGS,
+    assert_result_as_alone, assert_tiling, job_field, put_file, records, sbatch_as, up_site, usage_against_records,
+    wait_ctld_said, wait_ctld_said_after, wait_finished, README_APP_ARGS,
 };
 use testcluster::wait;
 
@@ -161,4 +161,11 @@ fn a_rigid_no_kill_job_that_loses_a_host_while_slurmdbd_is_away_takes_updates_an
     assert_tiling(&recs);
     let runaway = site.output(None, "slurmctld", &["sacctmgr", "-n", "show", "runawayjobs"]).unwrap();
     assert!(runaway.contains("No runaway jobs found"), "{runaway}");
+    // Slurm's own resize counted the job's usage twice from the last
+    // decay pass at its new size, as ours do: taken back as ours are.
+    let mut wrong = String::new();
+    wait::until("alice's RawUsage to be what her job's records hold", Duration::from_secs(90), || {
+        Ok(usage_against_records(&site, "alice", id).map_err(|e| wrong = e).ok())
+    })
+    .unwrap_or_else(|e| panic!("{e}: {wrong}"));
 }

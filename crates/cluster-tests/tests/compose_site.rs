@@ -12,7 +12,8 @@ use cluster_tests::malleable::checksum_in;
 use cluster_tests::said::{self, JobId, LogLine};
 use cluster_tests::site::{
     as_user, assert_result_as_alone, assert_tiling, job_field, put_file, records, sbatch_as, timeline, up_site,
-    wait_ctld_log, wait_ctld_said, wait_field, wait_finished, README_APP_ARGS, README_ELASTIC_JOB,
+    usage_against_records, wait_ctld_log, wait_ctld_said, wait_field, wait_finished, README_APP_ARGS,
+    README_ELASTIC_JOB,
 };
 use testcluster::compose::files::{REST_HOST, REST_PORT};
 use testcluster::compose::Site;
@@ -129,25 +130,13 @@ fn rest_agrees_with_scontrol(site: &Site, id: u32, nodes: u64) {
 /// resize (ctld::fairshare): before the plugin took that back, this job
 /// showed 185 against 128.
 fn usage_is_what_it_held(site: &Site, id: u32) {
-    let records: Vec<(i64, i64)> =
-        as_user(site, "alice", &["sacct", "-D", "-X", "-n", "-P", "-j", &id.to_string(), "-o", "AllocCPUS,ElapsedRaw"])
-            .lines()
-            .map(|l| {
-                let (cpus, secs) = l.split_once('|').unwrap_or_else(|| panic!("{l}"));
-                (cpus.parse::<i64>().unwrap(), secs.parse::<i64>().unwrap())
-            })
-            .collect();
-    let held: i64 = records.iter().map(|(cpus, secs)| cpus * secs).sum();
-    let rounding: i64 = records.iter().map(|(cpus, _)| cpus).sum();
+    let (held, within) = usage_against_records(site, "alice", id).unwrap_or_else(|e| panic!("{e}"));
     let near = |what: &str, got: f64| {
-        let within = (0.02 * held as f64).max(rounding as f64);
         assert!(
             (got - held as f64).abs() <= within,
-            "{what} {got}, the job's records {records:?} (CPUs, seconds) hold {held} CPU-s (allowed: {within})"
+            "{what} {got}, the job's records hold {held} CPU-s (allowed: {within})"
         );
     };
-    let raw = as_user(site, "alice", &["sshare", "-n", "-P", "-l", "-A", "physics", "-u", "alice", "-o", "RawUsage"]);
-    near("alice's RawUsage", raw.lines().last().and_then(|l| l.trim().parse().ok()).unwrap_or(-1.0));
 
     // The hours the job ran in, rolled up now (slurmdbd does it hourly):
     // from its start's hour to the end of this one.
@@ -171,8 +160,8 @@ fn usage_is_what_it_held(site: &Site, id: u32) {
 /// one before ended, from its start to its end, all RESIZING but the last,
 /// which has its final state and nodes; their node-seconds are those the
 /// scheduler's log tells, within a second per resize; the helpers of its
-/// expands hold no node-seconds and are closed; no step is left open and
-/// no record runs away. Up to `memory_resizes` of its records begin at a
+/// expands hold their nodes no longer than the second of their merge and
+/// are closed; no step is left open and no record runs away. Up to `memory_resizes` of its records begin at a
 /// change of its memory (26.05), which the scheduler's log does not tell
 /// (none when it came in the second a record began: slurmdbd keys a job's
 /// records by the second).
@@ -218,7 +207,11 @@ fn accounting_tells_its_story(site: &Site, id: u32, memory_resizes: usize) {
     assert!(!helpers.is_empty(), "no expand helper in the log");
     for h in helpers {
         let recs = records(site, h);
-        assert!(recs.iter().all(|r| r.nodes * (r.end - r.start) == 0), "helper {h} holds node-seconds: {recs:#?}");
+        // The helper holds its nodes from its start to the merge, both in
+        // one hold of slurmctld's locks: no time, but slurmdbd keys records
+        // by the second, so one that crossed a second's turn bills that
+        // second (seen on CI, 26.05: RESIZING 528..529 on c[3-4]).
+        assert!(recs.iter().all(|r| r.end - r.start <= 1), "helper {h} holds nodes past its merge: {recs:#?}");
         assert_eq!(recs.last().map(|r| r.state.as_str()), Some("COMPLETED"), "helper {h}: {recs:#?}");
     }
     // Every step is closed with its usage in some record (those that ran

@@ -269,6 +269,17 @@ impl Phase {
         }
     }
 
+    /// The adaptation under way in words, as the log tells it: "expand
+    /// onto c2,c3"; None when steady.
+    pub fn described(&self) -> Option<String> {
+        match self {
+            Phase::Steady => None,
+            Phase::Expanding { nodes, .. } => Some(format!("expand onto {}", nodes.join(","))),
+            Phase::Shrinking { nodes, .. } => Some(format!("shrink off {}", nodes.join(","))),
+            Phase::Lost { nodes, .. } => Some(format!("going on without {}", nodes.join(","))),
+        }
+    }
+
     /// When the adaptation under way was decided.
     pub fn since(&self) -> Option<Time> {
         match self {
@@ -530,6 +541,16 @@ impl<'a> Fields<'a> {
 mod tests {
     use super::*;
     use crate::constraint::NodeConstraint;
+
+    #[test]
+    fn an_adaptation_is_described_by_its_kind_and_nodes() {
+        let nodes = vec!["c2".to_string(), "c3".to_string()];
+        assert_eq!(Phase::Steady.described(), None);
+        let expand = Phase::Expanding { resize: 3, nodes: nodes.clone(), since: 10 };
+        assert_eq!(expand.described().as_deref(), Some("expand onto c2,c3"));
+        let lost = Phase::Lost { resize: 4, nodes, since: 10 };
+        assert_eq!(lost.described().as_deref(), Some("going on without c2,c3"));
+    }
 
     #[test]
     fn every_message_reads_back_as_sent() {

@@ -17,6 +17,7 @@ pub mod plugins;
 pub mod ports;
 pub mod process;
 pub mod spec;
+pub mod usage;
 pub mod wait;
 
 pub use cluster::Cluster;

@@ -171,13 +171,7 @@ impl Agent {
             .map(|m| (m.id, m.status.clone()))
             .collect();
         for (job, old) in stale {
-            let what = match &old.phase {
-                Phase::Steady => None,
-                Phase::Expanding { nodes, .. } => Some(format!("expand onto {}", nodes.join(","))),
-                Phase::Shrinking { nodes, .. } => Some(format!("shrink off {}", nodes.join(","))),
-                Phase::Lost { nodes, .. } => Some(format!("going on without {}", nodes.join(","))),
-            };
-            if let Some(what) = what {
+            if let Some(what) = old.phase.described() {
                 log::info!("{}", LogLine::Dropped { job, what });
             }
             let status = Status { phase: Phase::Steady, runtime: false, ..old };
@@ -193,6 +187,8 @@ impl Agent {
 /// accounting index is set, and its later records would end none in
 /// slurmdbd; once slurmdbd has caught up, the record it made is named.
 fn settle_record(guard: &mut LockGuard<Scheduling>, job: JobId, slurmdbd_behind: bool) {
+    // Slurm's own resize counts the job's fair-share usage twice, as ours.
+    guard.fairshare_after_slurms_resize(job.0);
     if guard.settle_db_index(job.0) {
         log::warn!(
             "JobId={job}: resized while slurmdbd is away: its new record waits in slurmctld's queue for slurmdbd, and the job takes updates again"

@@ -36,6 +36,12 @@ struct Pending {
 
 static PENDING: Mutex<Vec<Pending>> = Mutex::new(Vec::new());
 
+/// The resize time of each resized job when its window was last
+/// remembered: a later one was Slurm's own (a `--no-kill` job that lost a
+/// node goes through the same resize accounting, job_mgr.c), or one made
+/// before slurmctld restarted, whose pending window went with it.
+static SEEN: Mutex<Vec<(u32, i64)>> = Mutex::new(Vec::new());
+
 /// The time of priority/multifactor's last decay pass, from the file it
 /// writes after each pass in StateSaveLocation (pack_time: 8 bytes, big
 /// endian). None when there is none yet.
@@ -45,6 +51,15 @@ fn last_decay_ran() -> Option<i64> {
     // config lock our guards exclude.
     let dir = unsafe { cstr_to_string(std::ptr::addr_of!(sys::slurm_conf.state_save_location).read()) }?;
     decode_time(&std::fs::read(std::path::Path::new(&dir).join("priority_last_decay_ran")).ok()?)
+}
+
+/// Remember that job `job_id`'s resize at `resize` was seen.
+fn seen(job_id: u32, resize: i64) {
+    let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
+    match seen.iter_mut().find(|(j, _)| *j == job_id) {
+        Some(entry) => entry.1 = entry.1.max(resize),
+        None => seen.push((job_id, resize)),
+    }
 }
 
 /// A time as Slurm's pack_time writes it: 8 bytes, big endian.
@@ -125,6 +140,7 @@ impl<L: WritesJobs> LockGuard<L> {
         let pending = unsafe {
             let start = (*rec).start_time;
             let resize = (*rec).resize_time;
+            seen(job_id, resize);
             let since = last_decay_ran().unwrap_or(0).max(start);
             if resize <= since || (*rec).tres_alloc_cnt.is_null() {
                 return;
@@ -136,11 +152,27 @@ impl<L: WritesJobs> LockGuard<L> {
         PENDING.lock().unwrap_or_else(|p| p.into_inner()).push(pending);
     }
 
+    /// After Slurm resized job `job_id` itself (or before a restart of
+    /// slurmctld): its window remembered as one of ours. Called every pass
+    /// for each running job that was resized; does nothing for a resize
+    /// already remembered.
+    pub fn fairshare_after_slurms_resize(&mut self, job_id: u32) {
+        let Some(job) = self.find_job(job_id) else { return };
+        // SAFETY: a live record under our job write lock.
+        let resize = unsafe { (*job.as_ptr()).resize_time };
+        let known = SEEN.lock().unwrap_or_else(|p| p.into_inner()).iter().any(|&(j, t)| j == job_id && t >= resize);
+        if resize != 0 && !known {
+            self.fairshare_after_resize(job_id);
+            seen(job_id, resize);
+        }
+    }
+
     /// Take back each pending window whose second count has happened: a
     /// decay pass since the resize, or the job's end. A decay pass that
     /// began before the resize but was recorded after it moves the window's
     /// start. Called every pass; reads a file only when something is pending.
     pub fn settle_fairshare(&mut self) {
+        SEEN.lock().unwrap_or_else(|p| p.into_inner()).retain(|&(j, _)| self.find_job(j).is_some());
         let pending = std::mem::take(&mut *PENDING.lock().unwrap_or_else(|p| p.into_inner()));
         if pending.is_empty() {
             return;

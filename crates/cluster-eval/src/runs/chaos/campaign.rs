@@ -12,7 +12,7 @@ use testcluster::jobs::checksum_in;
 use testcluster::wait;
 
 use super::faults::{inject, undo_fault, Undo};
-use super::invariants::{decayed_share, is_final, raw_usage, records, tiling, usage_matches, Record, SACCT_FIELDS};
+use super::invariants::{decayed_share, is_final, raw_usage, records, tiling, Record, SACCT_FIELDS};
 use super::report::{Report, Violation};
 use super::schedule::{schedule, Fault, Kind};
 use super::stream::{stream, Planned};
@@ -312,7 +312,7 @@ fn fair_share(site: &Site, recs: &BTreeMap<String, Vec<Record>>, elapsed: Durati
                 // A second of each record's CPUs: slurmdbd keeps whole seconds.
                 let slack: f64 = records.map(|r| f64::from(r.cpus)).sum();
                 let raw = usage.get(user).copied().unwrap_or(0.0);
-                usage_matches(raw, *b, share, slack).err().map(|e| format!("{user}: {e}"))
+                testcluster::usage::matches(raw, *b, share, slack).err().map(|e| format!("{user}: {e}"))
             })
             .collect())
     };
