@@ -109,6 +109,17 @@ impl Site {
         output(&mut self.exec(user, host, cmd))
     }
 
+    /// The jobs slurmdbd holds as running that slurmctld does not know,
+    /// as `sacctmgr show runawayjobs` lists them; None when there are none.
+    /// Its offer to fix them is answered no: with no answer (no terminal)
+    /// sacctmgr asks again for ever, its fix open in the database, locking
+    /// the job table.
+    pub fn runaway_jobs(&self) -> Result<Option<String>> {
+        let list = "echo N | sacctmgr -n show runawayjobs 2>&1; true";
+        let out = self.output(None, "slurmctld", &["sh", "-c", list])?;
+        Ok((!out.contains("No runaway jobs found")).then(|| out.trim().to_string()))
+    }
+
     /// A host's Slurm log (`slurmctld.log`, `slurmd.log`, `slurmdbd.log`).
     pub fn log(&self, host: &str, file: &str) -> String {
         std::fs::read_to_string(self.dir.join("log").join(host).join(file)).unwrap_or_default()

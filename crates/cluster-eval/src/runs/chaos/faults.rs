@@ -87,7 +87,11 @@ pub fn inject(site: &Site, kind: Kind, host: &str, pattern: &str) -> Result<Opti
                 CUT.iter().map(|r| format!("nsenter {}", cut_args(pid, "-D", r).join(" "))).collect();
             Ok(Some(Undo { program: "sh", args: vec!["-c".into(), undo.join(" && ")] }))
         }
-        Kind::RestartCtld => docker(&["restart", "-t", "1", &site.container("slurmctld")]).map(|_| None),
+        // As an admin restarts it (systemd waits 90 s): SIGTERM, and its
+        // state saved before it exits. Killed after 1 s it often was not,
+        // and lost the fair-share usage counted since its last periodic
+        // save (stock), which no records can match.
+        Kind::RestartCtld => docker(&["restart", "-t", "60", &site.container("slurmctld")]).map(|_| None),
         Kind::StopDbd => {
             let dbd = site.container("slurmdbd");
             docker(&["stop", "-t", "1", &dbd])?;
