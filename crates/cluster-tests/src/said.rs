@@ -311,6 +311,14 @@ pub fn holds(line: &str) -> Option<String> {
     }
 }
 
+/// Job `id`'s runtime bounded its adaptations beyond AdaptTimeout, and
+/// they are given the bound.
+pub fn adapt_bound(id: u32) -> Said {
+    Said::new(format!("JobId={id}: its runtime bounds an adaptation at ..."), move |l| {
+        matches!(l, LogLine::AdaptBound { .. }) && about(l, id)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

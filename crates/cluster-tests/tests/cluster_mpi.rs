@@ -50,20 +50,25 @@ fn grows_and_shrinks_by_restarting(name: &str, command: &str, plugin: &str, app:
     let id = submit(&c, &script, "mpi.out", &["-N1", "--min-nodes-invasive=1", "--max-nodes-invasive=4"]);
     wait_said(&c, 0, &said::expand_committed(id, "n2,n3,n4"), Duration::from_secs(90));
     assert_eq!(job_field(&c, id, "NumNodes"), "4");
-
-    let from = c.ctld_log().len();
-    let rigid = c.sbatch(&["-N2", "-t", "1", "--wrap", "sleep 3"]).unwrap();
-    wait_said(&c, from, &said::shrink_committed(id, ""), Duration::from_secs(60));
-    c.wait_job(rigid, "started", Duration::from_secs(30), |j| j.has_started()).unwrap();
-
-    let done = c.wait_job(id, "finished", Duration::from_secs(240), |j| j.is_finished()).unwrap();
-    let out = job_output(&c, "mpi.out");
-    assert_eq!(done.state, "COMPLETED", "{out}");
+    let out = shrinks_for_a_rigid_job_and_completes(&c, id, "mpi.out");
     assert!(out.contains("expand to 4 ranks, restarting"), "{out}");
     assert!(out.contains("shrink to 2 ranks, restarting"), "{out}");
     assert!(out.contains("resumed at iteration") && out.contains("on 4 ranks"), "{out}");
     // The last step held every rank: the grid, gathered, is the serial one.
     assert_eq!(checksum_in(&out), Some(serial_checksum(serial, app)), "{out}");
+}
+
+/// Job `id`, grown to 4 nodes, shrinks to 2 for a rigid job, which starts,
+/// and completes: its output (in `file`).
+fn shrinks_for_a_rigid_job_and_completes(c: &Cluster, id: u32, file: &str) -> String {
+    let from = c.ctld_log().len();
+    let rigid = c.sbatch(&["-N2", "-t", "1", "--wrap", "sleep 3"]).unwrap();
+    wait_said(c, from, &said::shrink_committed(id, ""), Duration::from_secs(60));
+    c.wait_job(rigid, "started", Duration::from_secs(30), |j| j.has_started()).unwrap();
+    let done = c.wait_job(id, "finished", Duration::from_secs(240), |j| j.is_finished()).unwrap();
+    let out = job_output(c, file);
+    assert_eq!(done.state, "COMPLETED", "{out}");
+    out
 }
 
 #[test]
@@ -111,4 +116,32 @@ fn an_open_mpi_job_that_loses_a_node_starts_again_on_the_nodes_left_from_its_las
     assert!(out.contains("starts again on n1,n2"), "{out}");
     assert!(out.contains("resumed at iteration") && out.contains("on 2 ranks"), "{out}");
     assert_eq!(checksum_in(&out), Some(serial_checksum("mall-jacobi-openmpi", app)), "{out}");
+}
+
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn an_mpi_job_whose_restart_outlasts_the_adapt_timeout_is_given_the_time_its_steps_take() {
+    // A second is less than an MPI restart takes (the old step's end, the
+    // new one's launch, MPI_Init, the checkpoint's load): without the
+    // runtime's bound every adaptation would be ended in its middle.
+    let c = up_with(
+        malleable_spec("t-mpi-bound", 4, "Strategy=mtct-backfill\nSchedulerTick=5\nAdaptTimeout=1\n").own_tmpfs(),
+    );
+    // The other nodes are busy until the runtime has measured its steps.
+    let busy = c.sbatch(&["-N3", "-t", "5", "--wrap", "sleep 300"]).unwrap();
+    c.wait_job(busy, "started", Duration::from_secs(30), |j| j.has_started()).unwrap();
+    let jacobi = tool("mall-jacobi-openmpi").display().to_string();
+    let script = restart_script(&c, "bound.sh", "pmix", &jacobi, APP);
+    let id = submit(&c, &script, "bound.out", &["-N1", "--min-nodes-invasive=1", "--max-nodes-invasive=4"]);
+    let line = wait_said(&c, 0, &said::adapt_bound(id), Duration::from_secs(90));
+    let Some(said::LogLine::AdaptBound { bound_s, .. }) = said::LogLine::parse(&line) else { panic!("{line}") };
+    assert!(bound_s > 1, "{line}");
+    assert!(job_field(&c, id, "SystemComment").contains(&format!("adapt_s={bound_s}")), "the bound is in its status");
+
+    assert!(c.cmd("scancel").arg(busy.to_string()).status().unwrap().success());
+    wait_said(&c, 0, &said::expand_committed(id, ""), Duration::from_secs(90));
+    assert_eq!(job_field(&c, id, "NumNodes"), "4");
+    let out = shrinks_for_a_rigid_job_and_completes(&c, id, "bound.out");
+    assert!(!c.ctld_log().contains("not committed within"), "no adaptation ran out of time");
+    assert_eq!(checksum_in(&out), Some(serial_checksum("mall-jacobi-openmpi", APP)), "{out}");
 }

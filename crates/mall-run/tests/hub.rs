@@ -290,7 +290,14 @@ fn reports_are_summed_over_the_workers_and_sent_at_most_once_an_interval() {
     assert_eq!(verbs(&bad), vec![(2, "ERROR".into())]);
     assert_eq!(
         told(&h.handle(Input::Tick)),
-        vec![Request::Report { job: JOB, iterations: 20, compute_s: 6.0, comm_s: 3.0, watts_per_node: Some(150.0) }]
+        vec![Request::Report {
+            job: JOB,
+            iterations: 20,
+            compute_s: 6.0,
+            comm_s: 3.0,
+            watts_per_node: Some(150.0),
+            adapt_s: None
+        }]
     );
     let (mut slow, _) = hub(&["n1"], Duration::from_secs(3600));
     hello(&mut slow, 1);

@@ -18,7 +18,8 @@
 //! - anything else, or a request about another adaptation, is refused.
 //!
 //! Every request handled is acknowledged by its sequence number. An
-//! adaptation not committed within `AdaptTimeout`, or cancelled by its
+//! adaptation not committed within its deadline (`AdaptTimeout`, or the
+//! bound its runtime reports when that is longer: [`deadline`]), or cancelled by its
 //! application (`CANCEL`), is finished here: an expand is rolled back (the
 //! new nodes are freed), a shrink is forced (the nodes are freed, and
 //! slurmd ends the job's tasks there). An expand onto a node that stopped
@@ -146,6 +147,20 @@ pub struct Context<'a> {
     pub next_resize: &'a mut dyn FnMut() -> ResizeId,
 }
 
+/// The longest a runtime's bound may make a job's adaptations last: the
+/// longest `AdaptTimeout` a site may set.
+pub const MAX_ADAPT_S: u32 = 3600;
+
+/// How long a job's adaptation is given from the decision to its commit:
+/// `AdaptTimeout`, or the bound its runtime reported when longer (a step's
+/// launch, an MPI finalize and a checkpoint's load, as it measured them,
+/// may not fit in the site's timeout: an application that cannot adapt in
+/// time would fail in the middle of every adaptation).
+pub fn deadline(status: &Status, timeout: Duration) -> Duration {
+    let bound = status.adapt_s.map_or(0, |s| s.min(MAX_ADAPT_S));
+    timeout.max(Duration::from_secs(bound.into()))
+}
+
 /// How long since the decision, for the log: the resize latency.
 fn latency(m: &Measured) -> Option<f64> {
     m.decided_at.map(|t| t.elapsed().as_secs_f64())
@@ -184,8 +199,9 @@ pub fn step(job: &MalleableJob, cx: &mut Context, m: &mut Measured) -> Step {
     }
     // The deadline.
     if let Some(since) = out.status.phase.since() {
-        if cx.now.saturating_sub(since) >= cx.timeout.as_secs() as Time {
-            let why = format!("not committed within {} s", cx.timeout.as_secs());
+        let deadline = deadline(&out.status, cx.timeout);
+        if cx.now.saturating_sub(since) >= deadline.as_secs() as Time {
+            let why = format!("not committed within {} s", deadline.as_secs());
             finish_unilaterally(job, &mut out, m, &why, cx.timeout);
         }
     }
@@ -316,7 +332,16 @@ fn handle(job: &MalleableJob, env: Envelope, out: &mut Step, m: &mut Measured, h
             };
             refuse(out, format!("there is no adaptation {resize}: {now}"))
         }
-        Request::Report { compute_s, comm_s, watts_per_node, .. } => {
+        Request::Report { compute_s, comm_s, watts_per_node, adapt_s, .. } => {
+            // The bound is taken even from a report rate-limited: it is
+            // the job's deadline, not a measurement the strategy reads.
+            if let Some(s) = adapt_s.map(|s| s.min(MAX_ADAPT_S)).filter(|s| Some(*s) != out.status.adapt_s) {
+                if deadline(&out.status, hold) != deadline(&Status { adapt_s: Some(s), ..out.status.clone() }, hold) {
+                    out.log
+                        .push(LogLine::AdaptBound { job: job.id, bound_s: s, timeout_s: hold.as_secs() }.to_string());
+                }
+                out.status.adapt_s = Some(s);
+            }
             if m.last_report.is_some_and(|t| t.elapsed() < REPORT_INTERVAL) {
                 return refuse(out, format!("rate-limited: at most one report a {} s", REPORT_INTERVAL.as_secs()));
             }
@@ -385,7 +410,7 @@ mod tests {
         MalleableJob {
             id: JobId(7),
             spec,
-            status: Status { spec, phase, ack: 4, refused: None, runtime: true },
+            status: Status { spec, phase, ack: 4, refused: None, runtime: true, adapt_s: None },
             shown: true,
             request: Envelope::to_kept(comment).unwrap_or_else(|| comment.to_string()),
             running: true,
@@ -488,6 +513,7 @@ mod tests {
                     compute_s: 4.0,
                     comm_s: 1.0,
                     watts_per_node: Some(180.0),
+                    adapt_s: None,
                 },
             )
         };
@@ -518,6 +544,49 @@ mod tests {
             r.ending.to_string(),
             "expand onto n4,n5 not committed within 30 s: rolled back (not resized again for 30 s)"
         );
+    }
+
+    #[test]
+    fn a_runtime_that_bounds_its_adaptations_beyond_the_timeout_is_given_its_bound() {
+        let report = |seq, adapt_s| {
+            let r = Request::Report {
+                job: JobId(7),
+                iterations: 3,
+                compute_s: 4.0,
+                comm_s: 1.0,
+                watts_per_node: None,
+                adapt_s,
+            };
+            req(seq, r)
+        };
+        let mut m = Measured::default();
+        // 45 s, more than the 30 s timeout: kept in the status, and said.
+        let s = run(&job(shrinking(), &report(5, Some(45))), 1010, &mut m);
+        assert_eq!(s.status.adapt_s, Some(45));
+        assert_eq!(
+            s.log,
+            vec!["JobId=7: its runtime bounds an adaptation at 45 s (AdaptTimeout=30): its adaptations are given 45 s"
+                .to_string()]
+        );
+        let mut j = job(shrinking(), "");
+        j.status = s.status;
+        // Past AdaptTimeout, within the bound: not yet.
+        let s = run(&j, 1044, &mut m);
+        assert_eq!((s.status.phase, s.release), (shrinking(), None));
+        let s = run(&j, 1045, &mut m);
+        assert_eq!(
+            s.release.unwrap().ending.to_string(),
+            "shrink off n3 not committed within 45 s: forced (its tasks there are ended; not resized again for 30 s)"
+        );
+        // A bound within the timeout changes nothing and is not said; one
+        // past an hour is taken as an hour.
+        let mut m = Measured::default();
+        let s = run(&job(Phase::Steady, &report(5, Some(12))), 1010, &mut m);
+        assert_eq!((s.status.adapt_s, s.log.len()), (Some(12), 0));
+        assert_eq!(deadline(&s.status, T), T);
+        let mut m = Measured::default();
+        let s = run(&job(Phase::Steady, &report(5, Some(1_000_000))), 1010, &mut m);
+        assert_eq!(deadline(&s.status, T), Duration::from_secs(3600));
     }
 
     #[test]

@@ -26,6 +26,7 @@
 //! | [`Stretched`](LogLine::Stretched) `JobId=4: time limit stretched to 12 min for the work left on fewer nodes` | agent/settle.rs | cluster_malleable |
 //! | [`Suspect`](LogLine::Suspect) `n2 kept from the strategies for 60 s` | agent/settle.rs | cluster_adapt_failures |
 //! | [`Lost`](LogLine::Lost) `JobId=4: lost n3; it goes on with 2 nodes` | adaptation.rs | cluster-eval records |
+//! | [`AdaptBound`](LogLine::AdaptBound) `JobId=4: its runtime bounds an adaptation at 16 s (AdaptTimeout=1): its adaptations are given 16 s` | adaptation.rs | cluster_mpi |
 //! | [`LostCommitted`](LogLine::LostCommitted) `JobId=4: going on without n3 committed` | adaptation.rs | cluster_node_failure |
 //! | [`PriorityRaised`](LogLine::PriorityRaised) `JobId=4: priority raised to 4294967293: ...` | agent/pass.rs | cluster_select_natural |
 //! | [`Capped`](LogLine::Capped) `JobId=4: grows to 3 nodes at most: ...` | agent/pass.rs | compose_policies |
@@ -191,6 +192,13 @@ pub enum LogLine {
         nodes: Vec<String>,
         after: Option<f64>,
     },
+    /// Its runtime's bound on an adaptation (`REPORT adapt_s=`) is longer
+    /// than `AdaptTimeout`: the job's adaptations are given the bound.
+    AdaptBound {
+        job: JobId,
+        bound_s: u32,
+        timeout_s: u64,
+    },
     Shrinking {
         job: JobId,
         nodes: Vec<String>,
@@ -306,6 +314,7 @@ const CAPPED_TAIL: &str = " nodes at most: its QOS's and association's node limi
 /// What a kept request line says before the request.
 const REQUEST_HEAD: &str = "its runtime's request: ";
 const LOST_TAIL: &str = "); waiting for its application to commit";
+const ADAPT_BOUND_HEAD: &str = "its runtime bounds an adaptation at ";
 const DROPPED_HEAD: &str = "no longer runs (requeued): its ";
 const RELEASE_HELD_TAIL: &str = "; freeing the nodes waits for slurmdbd, away or behind (sdiag: DBD Agent queue size)";
 
@@ -355,6 +364,11 @@ impl fmt::Display for LogLine {
             LogLine::ExpandCommitted { job, nodes, after } => {
                 write!(f, "JobId={job}: expand onto {} committed{}", list(nodes), AfterDecision(*after))
             }
+            LogLine::AdaptBound { job, bound_s, timeout_s } => write!(
+                f,
+                "JobId={job}: {ADAPT_BOUND_HEAD}{bound_s} s (AdaptTimeout={timeout_s}): its adaptations are given {} s",
+                timeout_s.max(&u64::from(*bound_s))
+            ),
             LogLine::Shrinking { job, nodes, resize, strategy } => {
                 write!(f, "JobId={job}: shrink off {} (resize {resize}, {strategy}{SHRINKING_TAIL}", list(nodes))
             }
@@ -435,6 +449,7 @@ impl LogLine {
             | LogLine::Expanding { job, .. }
             | LogLine::ExpandNotDone { job, .. }
             | LogLine::ExpandCommitted { job, .. }
+            | LogLine::AdaptBound { job, .. }
             | LogLine::Shrinking { job, .. }
             | LogLine::Released { job, .. }
             | LogLine::ReleaseFailed { job, .. }
@@ -557,6 +572,11 @@ impl LogLine {
             if !holds.contains(' ') {
                 return Some(LogLine::Released { job, ending: Ending::parse(ending)?, holds: holds.to_string() });
             }
+        }
+        if let Some(rest) = what.strip_prefix(ADAPT_BOUND_HEAD) {
+            let (bound, rest) = rest.split_once(" s (AdaptTimeout=")?;
+            let (timeout, _) = rest.split_once("): its adaptations are given ")?;
+            return Some(LogLine::AdaptBound { job, bound_s: bound.parse().ok()?, timeout_s: timeout.parse().ok()? });
         }
         if let Some(rest) = what.strip_prefix(DROPPED_HEAD) {
             return Some(LogLine::Dropped { job, what: rest.strip_suffix(" dropped")?.to_string() });
@@ -730,6 +750,7 @@ mod tests {
             },
             LogLine::ExpandCommitted { job: j, nodes: names("n2,n3"), after: Some(0.25) },
             LogLine::ExpandCommitted { job: j, nodes: names("n2"), after: None },
+            LogLine::AdaptBound { job: j, bound_s: 16, timeout_s: 1 },
             LogLine::Shrinking { job: j, nodes: names("n3"), resize: 18, strategy: "mtct".into() },
             LogLine::Released {
                 job: j,

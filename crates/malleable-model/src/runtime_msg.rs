@@ -48,7 +48,18 @@ pub enum Request {
     /// What the last `iterations` iterations cost, summed over them: time in
     /// computation and in communication, in seconds (their ratio is the MTCT
     /// ratio), and the measured draw per node, when the node exposes one.
-    Report { job: JobId, iterations: u32, compute_s: f64, comm_s: f64, watts_per_node: Option<f64> },
+    /// `adapt_s`: the longest an adaptation of the job can take, in whole
+    /// seconds, as the runtime bounds it from what it measured (a step's
+    /// launch, a checkpoint, an iteration); the plugin gives the job's
+    /// adaptations that long when it is more than its `AdaptTimeout`.
+    Report {
+        job: JobId,
+        iterations: u32,
+        compute_s: f64,
+        comm_s: f64,
+        watts_per_node: Option<f64>,
+        adapt_s: Option<u32>,
+    },
     /// The application, at its own sync point, asks whether to reconfigure
     /// (Iserte et al. 2025's interaction model).
     ShouldReconfigure { job: JobId },
@@ -96,11 +107,14 @@ impl Request {
             Request::Probe { job } => format!("PROBE job={job}"),
             Request::Begin { job, resize } => format!("BEGIN job={job} resize={resize}"),
             Request::Commit { job, resize } => format!("COMMIT job={job} resize={resize}"),
-            Request::Report { job, iterations, compute_s, comm_s, watts_per_node } => {
+            Request::Report { job, iterations, compute_s, comm_s, watts_per_node, adapt_s } => {
                 let mut line =
                     format!("REPORT job={job} iterations={iterations} compute_s={compute_s} comm_s={comm_s}");
                 if let Some(w) = watts_per_node {
                     line += &format!(" watts_per_node={w}");
+                }
+                if let Some(s) = adapt_s {
+                    line += &format!(" adapt_s={s}");
                 }
                 line
             }
@@ -124,6 +138,7 @@ impl Request {
                 compute_s: f.amount("compute_s")?,
                 comm_s: f.amount("comm_s")?,
                 watts_per_node: f.optional("watts_per_node", Fields::amount)?,
+                adapt_s: f.optional("adapt_s", Fields::number)?,
             },
             "SHOULD_RECONFIGURE" => Request::ShouldReconfigure { job },
             "BYE" => Request::Bye { job },
@@ -302,11 +317,15 @@ pub struct Status {
     /// resize: it said HELLO, and not yet BYE. A job without one is not
     /// resized (the adaptation could only time out).
     pub runtime: bool,
+    /// The longest an adaptation of the job takes, in seconds, as its
+    /// runtime last bounded it (`REPORT adapt_s=`; the plugin caps it): its
+    /// adaptations' deadline when longer than `AdaptTimeout`.
+    pub adapt_s: Option<u32>,
 }
 
 impl Status {
     pub fn new(spec: MalleableSpec) -> Status {
-        Status { spec, phase: Phase::Steady, ack: 0, refused: None, runtime: false }
+        Status { spec, phase: Phase::Steady, ack: 0, refused: None, runtime: false, adapt_s: None }
     }
 
     /// What the application is to do now.
@@ -335,6 +354,9 @@ impl Status {
             }
         }
         line += &format!(" ack={} runtime={}", self.ack, if self.runtime { "on" } else { "off" });
+        if let Some(s) = self.adapt_s {
+            line += &format!(" adapt_s={s}");
+        }
         if let Some((seq, why)) = &self.refused {
             line += &format!(" refused={seq} why={}", why.replace(['\n', '\r'], " "));
         }
@@ -384,13 +406,14 @@ impl Status {
                 "off" => false,
                 other => return Err(format!("STATUS: runtime={other} is not on or off")),
             };
+            let adapt_s = f.optional("adapt_s", Fields::number)?;
             let refused = match (f.optional("refused", Fields::number)?, why) {
                 (Some(seq), Some(why)) => Some((seq, why)),
                 (None, None) => None,
                 _ => return Err("STATUS: refused= and why= go together".into()),
             };
             f.done()?;
-            Ok(Status { spec: MalleableSpec { min, max, constraint }, phase, ack, refused, runtime })
+            Ok(Status { spec: MalleableSpec { min, max, constraint }, phase, ack, refused, runtime, adapt_s })
         })())
     }
 }
@@ -560,8 +583,15 @@ mod tests {
             Request::Probe { job },
             Request::Begin { job, resize: 7 },
             Request::Commit { job, resize: u64::MAX },
-            Request::Report { job, iterations: 4, compute_s: 1.25, comm_s: 0.5, watts_per_node: None },
-            Request::Report { job, iterations: 1, compute_s: 0.0, comm_s: 3e-3, watts_per_node: Some(181.5) },
+            Request::Report { job, iterations: 4, compute_s: 1.25, comm_s: 0.5, watts_per_node: None, adapt_s: None },
+            Request::Report {
+                job,
+                iterations: 1,
+                compute_s: 0.0,
+                comm_s: 3e-3,
+                watts_per_node: Some(181.5),
+                adapt_s: Some(75),
+            },
             Request::ShouldReconfigure { job },
             Request::Bye { job },
             Request::Cancel { job, resize: 12 },
@@ -626,6 +656,7 @@ mod tests {
             st.ack = 9;
             st.runtime = !st.runtime;
             st.refused = Some((8, "JobId=5 has no adaptation 7 under way".into()));
+            st.adapt_s = st.adapt_s.xor(Some(90));
             assert_eq!(Status::decode(&st.encode()), Some(Ok(st.clone())), "{}", st.encode());
         }
         assert_eq!(st.action(), Action::Shrink { resize: 3, nodes: vec!["n2".into()] });
@@ -654,6 +685,8 @@ mod tests {
                 "REPORT job=1 iterations=2 compute_s=1 comm_s=1 watts_per_node=inf",
                 "REPORT: watts_per_node=inf is not valid",
             ),
+            ("REPORT job=1 iterations=2 compute_s=1 comm_s=1 adapt_s=1.5", "REPORT: adapt_s=1.5 is not valid"),
+            ("REPORT job=1 iterations=2 compute_s=1 comm_s=1 adapt_s=-3", "REPORT: adapt_s=-3 is not valid"),
         ] {
             let e = Request::decode(line).unwrap_err();
             assert!(e.starts_with(want), "{line:?}: {e}");

@@ -41,6 +41,7 @@
 //! `restart.rs` (restart mode's relaunch) and `teardown.rs` (steps that
 //! do not end after their ranks said BYE).
 
+mod bound;
 mod collectives;
 mod lifecycle;
 mod restart;
@@ -309,6 +310,8 @@ pub struct Hub {
     reports: Reports,
     last_report: Instant,
     finishing: bool,
+    /// How long an adaptation can take, as measured (bound.rs).
+    bound: bound::Bound,
 }
 
 /// The wall clock as `unix time S.mmm`, for lines a resize's latency is read from
@@ -357,6 +360,7 @@ impl Hub {
             reports: Reports::default(),
             last_report: Instant::now(),
             finishing: false,
+            bound: bound::Bound::default(),
         };
         let mut out = vec![Output::Tell(Request::Hello { job })];
         for node in nodes {
@@ -371,6 +375,7 @@ impl Hub {
             let ws = hub.comm.clone();
             hub.launch_step(&ws, 0, &mut out);
         }
+        hub.bound.saw(&out, Instant::now());
         (hub, out)
     }
 
@@ -399,6 +404,7 @@ impl Hub {
             Input::StepExited { worker, success, how } => self.on_exit(worker, success, &how, &mut out),
             Input::Tick => self.on_tick(&mut out),
         }
+        self.bound.saw(&out, Instant::now());
         out
     }
 
@@ -551,6 +557,7 @@ impl Hub {
             compute_s: r.compute_s,
             comm_s: r.comm_s,
             watts_per_node: watts,
+            adapt_s: self.bound.report_now(&self.rules),
         }));
         self.last_report = Instant::now();
     }
