@@ -10,7 +10,7 @@
 //!   cargo xtask bench-resize [--nodes N] [--rounds R] [--mpi restart] [--slurm V]   one-node resize latency, 1 to N nodes
 //!   cargo xtask bench-ipsched [--nodes N]   IPSCHED's pass in slurmctld, nodes of 8 CPUs and 2 GPUs
 //!   cargo xtask bench-site [--rounds R] [--slurm V] [--controller-first]   locks held by resizes on the compose site (slurmdbd)
-//!   cargo xtask chaos [--slurm V] [--minutes M] [--seed S]   jobs under random faults on the compose site, invariants checked
+//!   cargo xtask chaos [--slurm V] [--minutes M] [--seed S] [--keep]   jobs under random faults on the compose site, invariants checked
 //!   cargo xtask test                        every test, with its own set-up
 //!   cargo xtask cluster up|down|status [--nodes N] [--name NAME]
 //!   cargo xtask compose up|down|exec ...   a whole site in docker-compose
@@ -72,11 +72,11 @@ const USAGE: &str = "usage: cargo xtask <command>
   bench-resize [--nodes N] [--rounds R] [--mpi restart] [--slurm V]
                                          one-node resize latency 1 -> N -> 1, table and plot (32, 5); --mpi
                                          restart: of the MPI Jacobi restarted, with Open MPI and with MPICH
-  chaos [--slurm V] [--minutes M] [--seed S]
+  chaos [--slurm V] [--minutes M] [--seed S] [--keep]
                                          a seeded stream of jobs on a 6-host compose site while faults of nine
                                          kinds are injected at seeded times (30 minutes, seed 1), then every
                                          invariant checked; a table, and `chaos: F faults (K kinds), J jobs,
-                                         V violations`; fails on any violation
+                                         V violations`; fails on any violation; --keep leaves the site up
   bench-site [--rounds R] [--slurm V] [--controller-first]
                                          how long resizes hold slurmctld's locks on a 4-host compose site,
                                          where they wait for slurmdbd (R shrink-and-grow rounds, 5);
@@ -358,7 +358,7 @@ fn main() -> ExitCode {
             runs::bench_site::run(&provision::build::build(&root, v)?, &target, v, o.rounds, o.controller_first)
         }),
         Some("chaos") => parse_opts(&args[1..], "chaos")
-            .and_then(|o| chaos(&root, o.slurm.as_deref().unwrap_or(HOST_RELEASE), o.minutes, o.seed)),
+            .and_then(|o| chaos(&root, o.slurm.as_deref().unwrap_or(HOST_RELEASE), o.minutes, o.seed, o.keep)),
         Some("slurm-tests") => slurm_tests::cmd(&args[1..]),
         Some("cluster") => cluster_cmd(&args[1..]),
         Some("compose") => compose::run(&args[1..]),
@@ -404,6 +404,18 @@ fn esp(o: Opts, strict: bool) -> Result<()> {
     runs::esp::run(&provision::build::staged_plugins(&root)?, &root.join("target"), &e, strict)
 }
 
+/// `cargo xtask chaos`: a campaign on a site of Slurm `v`, its report
+/// printed; an error when it found a violation.
+fn chaos(root: &Path, v: &str, minutes: u32, seed: u64, keep: bool) -> Result<()> {
+    let staged = provision::build::build(root, v)?;
+    let report = runs::chaos::campaign::run(&staged, &root.join("target"), v, minutes, seed, keep)?;
+    println!("{report}");
+    match report.violations.len() {
+        0 => Ok(()),
+        n => Err(format!("chaos: {n} violations")),
+    }
+}
+
 /// The evaluation commands' short forms `cargo xtask test` runs, each a
 /// test: the demo as the README runs it, a soak of 100 jobs, CI's
 /// selection of Slurm's own tests under both schedulers. Each checks that
@@ -412,18 +424,6 @@ fn esp(o: Opts, strict: bool) -> Result<()> {
 /// xtask esp` runs it), and the fidelity targets are for `cargo xtask
 /// fidelity`. Listed here, where the commands are dispatched, so that
 /// test.rs imports no other command.
-/// `cargo xtask chaos`: a campaign on a site of Slurm `v`, its report
-/// printed; an error when it found a violation.
-fn chaos(root: &Path, v: &str, minutes: u32, seed: u64) -> Result<()> {
-    let staged = provision::build::build(root, v)?;
-    let report = runs::chaos::campaign::run(&staged, &root.join("target"), v, minutes, seed)?;
-    println!("{report}");
-    match report.violations.len() {
-        0 => Ok(()),
-        n => Err(format!("chaos: {n} violations")),
-    }
-}
-
 fn evaluations() -> Vec<(&'static str, test::Run)> {
     let both = vec!["easy".to_string(), "mtct-backfill".to_string()];
     let root = repo_root();

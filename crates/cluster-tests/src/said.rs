@@ -311,6 +311,11 @@ pub fn holds(line: &str) -> Option<String> {
     }
 }
 
+/// Job `id` was cancelled by the agent, saying why.
+pub fn cancelled(id: u32) -> Said {
+    Said::new(format!("JobId={id}: cancelled: ..."), move |l| matches!(l, LogLine::Cancelled { .. }) && about(l, id))
+}
+
 /// Job `id`'s runtime bounded its adaptations beyond AdaptTimeout, and
 /// they are given the bound.
 pub fn adapt_bound(id: u32) -> Said {

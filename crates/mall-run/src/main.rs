@@ -25,6 +25,11 @@ struct Args {
     /// The fewest seconds between two reports of the application's timings to the scheduler.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=3600))]
     report_every: u64,
+    /// How often mall-run tells the scheduler it is there, in seconds, when it has nothing else to say:
+    /// silent for ten of these (its batch host lost, say), the job is cancelled rather than left to hold
+    /// its nodes until its time limit.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    heartbeat: u64,
     /// The name or address the workers reach this host by [default: this node's NodeAddr, else its name].
     #[arg(long)]
     hub_address: Option<String>,
@@ -102,6 +107,7 @@ fn start(args: Args) -> Result<i32, String> {
                 None => Launch::Workers,
             },
             report_every: Duration::from_secs(args.report_every),
+            heartbeat: Duration::from_secs(args.heartbeat),
             end_grace: Duration::from_secs(args.end_grace),
             ..Rules::default()
         },

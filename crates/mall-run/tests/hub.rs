@@ -28,6 +28,17 @@ fn hub(on: &[&str], report_every: Duration) -> (Hub, Vec<Output>) {
     Hub::new(JOB, "secret".into(), &nodes(on), rules)
 }
 
+#[test]
+fn with_nothing_else_to_say_for_a_heartbeat_the_hub_probes() {
+    let rules = Rules { heartbeat: Duration::ZERO, report_every: Duration::from_secs(3600), ..Rules::default() };
+    let (mut h, out) = Hub::new(JOB, "secret".into(), &nodes(&["n1"]), rules);
+    assert_eq!(told(&out), vec![Request::Hello { job: JOB, heartbeat_s: Some(1) }], "a second at least");
+    assert_eq!(told(&h.handle(Input::Tick)), vec![Request::Probe { job: JOB }]);
+    let rules = Rules { heartbeat: Duration::from_secs(3600), ..Rules::default() };
+    let (mut h, _) = Hub::new(JOB, "secret".into(), &nodes(&["n1"]), rules);
+    assert!(told(&h.handle(Input::Tick)).is_empty(), "the heartbeat has not passed");
+}
+
 fn frame(h: &mut Hub, conn: ConnId, f: Frame) -> Vec<Output> {
     h.handle(Input::Frame(conn, f))
 }
@@ -88,7 +99,7 @@ fn running(n: usize) -> Hub {
 #[test]
 fn the_start_launches_a_worker_a_node_and_welcomes_each_by_rank() {
     let (mut h, out) = hub(&["n1", "n2"], Duration::from_secs(5));
-    assert_eq!(told(&out), vec![Request::Hello { job: JOB }]);
+    assert_eq!(told(&out), vec![Request::Hello { job: JOB, heartbeat_s: Some(30) }]);
     let launches: Vec<(WorkerId, String, u64)> = out
         .iter()
         .filter_map(|o| match o {

@@ -106,6 +106,9 @@ pub struct Measured {
     /// holds resizes (agent/settle.rs): the loss is told at once, the
     /// nodes are freed once slurmdbd is back.
     pub deferred: Option<Release>,
+    /// When this process last handled a request of the job's runtime, or
+    /// first found it on (a restart of slurmctld counts from then).
+    pub heard: Option<Instant>,
 }
 
 impl Measured {
@@ -118,6 +121,7 @@ impl Measured {
         self.deferred = None;
         self.hold_until = None;
         self.decided_at = None;
+        self.heard = None;
     }
 
     /// Whether the job is held from resizes now.
@@ -161,6 +165,29 @@ pub fn deadline(status: &Status, timeout: Duration) -> Duration {
     timeout.max(Duration::from_secs(bound.into()))
 }
 
+/// Heartbeats a runtime may miss before it is taken for gone.
+pub const SILENT_HEARTBEATS: u32 = 10;
+
+/// Why a running job whose runtime said it would speak every `heartbeat_s`
+/// has to be ended: it said nothing for [`SILENT_HEARTBEATS`] of them. Its
+/// mall-run lives in the batch script: gone with the batch host, slurmctld
+/// may still count the job running (22.05 purges a batch job missing from
+/// its batch host only when none of its other nodes reported it lately),
+/// and the job would hold its nodes until its time limit.
+fn silent(job: &MalleableJob, status: &Status, m: &mut Measured) -> Option<String> {
+    let heartbeat = status.heartbeat_s.filter(|_| job.running && status.runtime)?;
+    let heard = *m.heard.get_or_insert_with(Instant::now);
+    let limit = Duration::from_secs(u64::from(heartbeat) * u64::from(SILENT_HEARTBEATS));
+    (heard.elapsed() >= limit).then(|| {
+        format!(
+            "its runtime (mall-run, in its batch script) said it would speak every {heartbeat} s and has said \
+             nothing for {} s: it is gone (with its batch host?) or hangs, and the job would hold its nodes until \
+             its time limit",
+            limit.as_secs()
+        )
+    })
+}
+
 /// How long since the decision, for the log: the resize latency.
 fn latency(m: &Measured) -> Option<f64> {
     m.decided_at.map(|t| t.elapsed().as_secs_f64())
@@ -186,8 +213,15 @@ pub fn step(job: &MalleableJob, cx: &mut Context, m: &mut Measured) -> Step {
                 out.status.refused = Some((seq, why));
             }
         }
-        Some(Ok(env)) if env.seq > out.status.ack => handle(job, env, &mut out, m, cx.timeout),
+        Some(Ok(env)) if env.seq > out.status.ack => {
+            m.heard = Some(Instant::now());
+            handle(job, env, &mut out, m, cx.timeout)
+        }
         Some(Ok(_)) => {}
+    }
+    if let Some(why) = silent(job, &out.status, m) {
+        out.cancel = Some(why);
+        return out;
     }
     // New nodes that went away before the application came.
     if let Phase::Expanding { nodes, .. } = &out.status.phase {
@@ -292,7 +326,10 @@ fn handle(job: &MalleableJob, env: Envelope, out: &mut Step, m: &mut Measured, h
     }
     let under_way = out.status.phase.resize();
     match env.request {
-        Request::Hello { .. } => out.status.runtime = true,
+        Request::Hello { heartbeat_s, .. } => {
+            out.status.runtime = true;
+            out.status.heartbeat_s = heartbeat_s;
+        }
         Request::Bye { .. } => {
             out.status.runtime = false;
             finish_unilaterally(job, out, m, "left by its application (BYE)", hold);
@@ -410,7 +447,7 @@ mod tests {
         MalleableJob {
             id: JobId(7),
             spec,
-            status: Status { spec, phase, ack: 4, refused: None, runtime: true, adapt_s: None },
+            status: Status { spec, phase, ack: 4, refused: None, runtime: true, adapt_s: None, heartbeat_s: None },
             shown: true,
             request: Envelope::to_kept(comment).unwrap_or_else(|| comment.to_string()),
             running: true,
@@ -478,7 +515,7 @@ mod tests {
         assert_eq!(s.status.refused, Some((5, "there is no adaptation 9: adaptation 2 is under way".to_string())));
         assert_eq!(s.status.ack, 5);
         // Another job's request in this job's comment.
-        let s = run(&job(Phase::Steady, &req(5, Request::Hello { job: JobId(8) })), 1010, &mut m);
+        let s = run(&job(Phase::Steady, &req(5, Request::Hello { job: JobId(8), heartbeat_s: None })), 1010, &mut m);
         assert!(s.status.refused.unwrap().1.contains("it names JobId=8"));
         // A comment that is not ours is left alone; one of ours that does not read is refused.
         let s = run(&job(Phase::Steady, "my notes"), 1010, &mut m);
@@ -490,7 +527,7 @@ mod tests {
     #[test]
     fn hello_makes_a_job_resizable_and_bye_ends_what_is_under_way() {
         let mut m = Measured::default();
-        let mut j = job(Phase::Steady, &req(5, Request::Hello { job: JobId(7) }));
+        let mut j = job(Phase::Steady, &req(5, Request::Hello { job: JobId(7), heartbeat_s: None }));
         j.status.runtime = false;
         let s = run(&j, 1010, &mut m);
         assert!(s.status.runtime);
@@ -587,6 +624,36 @@ mod tests {
         let mut m = Measured::default();
         let s = run(&job(Phase::Steady, &report(5, Some(1_000_000))), 1010, &mut m);
         assert_eq!(deadline(&s.status, T), Duration::from_secs(3600));
+    }
+
+    #[test]
+    fn a_runtime_silent_for_ten_heartbeats_has_its_job_cancelled() {
+        let mut m = Measured::default();
+        let hello = req(5, Request::Hello { job: JobId(7), heartbeat_s: Some(3) });
+        let s = run(&job(Phase::Steady, &hello), 1010, &mut m);
+        assert_eq!((s.status.heartbeat_s, s.cancel), (Some(3), None));
+        let mut j = job(Phase::Steady, &hello);
+        j.status = s.status;
+        // Heard 29 s ago: not yet.
+        m.heard = Instant::now().checked_sub(Duration::from_secs(29));
+        assert_eq!(run(&j, 1040, &mut m).cancel, None);
+        m.heard = Instant::now().checked_sub(Duration::from_secs(30));
+        let why = run(&j, 1041, &mut m).cancel.unwrap();
+        assert!(why.contains("every 3 s and has said nothing for 30 s"), "{why}");
+        // A request heard counts again from now.
+        let mut talking = j.clone();
+        talking.request = Envelope::to_kept(&req(6, Request::Probe { job: JobId(7) })).unwrap();
+        m.heard = Instant::now().checked_sub(Duration::from_secs(60));
+        assert_eq!(run(&talking, 1042, &mut m).cancel, None);
+        // A runtime that named no heartbeat (an older mall-run), or that
+        // said BYE, is never taken for gone.
+        let mut m = Measured { heard: Instant::now().checked_sub(Duration::from_secs(3600)), ..Measured::default() };
+        let mut quiet = j.clone();
+        quiet.status.heartbeat_s = None;
+        assert_eq!(run(&quiet, 1042, &mut m).cancel, None);
+        quiet.status.heartbeat_s = Some(3);
+        quiet.status.runtime = false;
+        assert_eq!(run(&quiet, 1042, &mut m).cancel, None);
     }
 
     #[test]

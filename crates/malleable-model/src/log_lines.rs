@@ -27,6 +27,7 @@
 //! | [`Suspect`](LogLine::Suspect) `n2 kept from the strategies for 60 s` | agent/settle.rs | cluster_adapt_failures |
 //! | [`Lost`](LogLine::Lost) `JobId=4: lost n3; it goes on with 2 nodes` | adaptation.rs | cluster-eval records |
 //! | [`AdaptBound`](LogLine::AdaptBound) `JobId=4: its runtime bounds an adaptation at 16 s (AdaptTimeout=1): its adaptations are given 16 s` | adaptation.rs | cluster_mpi |
+//! | [`Cancelled`](LogLine::Cancelled) `JobId=4: cancelled: its runtime ... has said nothing for 300 s ...` | agent/settle.rs | cluster_adapt_failures |
 //! | [`LostCommitted`](LogLine::LostCommitted) `JobId=4: going on without n3 committed` | adaptation.rs | cluster_node_failure |
 //! | [`PriorityRaised`](LogLine::PriorityRaised) `JobId=4: priority raised to 4294967293: ...` | agent/pass.rs | cluster_select_natural |
 //! | [`Capped`](LogLine::Capped) `JobId=4: grows to 3 nodes at most: ...` | agent/pass.rs | compose_policies |
@@ -191,6 +192,11 @@ pub enum LogLine {
         job: JobId,
         nodes: Vec<String>,
         after: Option<f64>,
+    },
+    /// The agent cancelled the job (below its minimum, its runtime silent).
+    Cancelled {
+        job: JobId,
+        why: String,
     },
     /// Its runtime's bound on an adaptation (`REPORT adapt_s=`) is longer
     /// than `AdaptTimeout`: the job's adaptations are given the bound.
@@ -364,6 +370,7 @@ impl fmt::Display for LogLine {
             LogLine::ExpandCommitted { job, nodes, after } => {
                 write!(f, "JobId={job}: expand onto {} committed{}", list(nodes), AfterDecision(*after))
             }
+            LogLine::Cancelled { job, why } => write!(f, "JobId={job}: cancelled: {why}"),
             LogLine::AdaptBound { job, bound_s, timeout_s } => write!(
                 f,
                 "JobId={job}: {ADAPT_BOUND_HEAD}{bound_s} s (AdaptTimeout={timeout_s}): its adaptations are given {} s",
@@ -450,6 +457,7 @@ impl LogLine {
             | LogLine::ExpandNotDone { job, .. }
             | LogLine::ExpandCommitted { job, .. }
             | LogLine::AdaptBound { job, .. }
+            | LogLine::Cancelled { job, .. }
             | LogLine::Shrinking { job, .. }
             | LogLine::Released { job, .. }
             | LogLine::ReleaseFailed { job, .. }
@@ -572,6 +580,9 @@ impl LogLine {
             if !holds.contains(' ') {
                 return Some(LogLine::Released { job, ending: Ending::parse(ending)?, holds: holds.to_string() });
             }
+        }
+        if let Some(why) = what.strip_prefix("cancelled: ") {
+            return Some(LogLine::Cancelled { job, why: why.to_string() });
         }
         if let Some(rest) = what.strip_prefix(ADAPT_BOUND_HEAD) {
             let (bound, rest) = rest.split_once(" s (AdaptTimeout=")?;
@@ -751,6 +762,7 @@ mod tests {
             LogLine::ExpandCommitted { job: j, nodes: names("n2,n3"), after: Some(0.25) },
             LogLine::ExpandCommitted { job: j, nodes: names("n2"), after: None },
             LogLine::AdaptBound { job: j, bound_s: 16, timeout_s: 1 },
+            LogLine::Cancelled { job: j, why: "it lost n3 and holds 1 nodes, fewer than its minimum".into() },
             LogLine::Shrinking { job: j, nodes: names("n3"), resize: 18, strategy: "mtct".into() },
             LogLine::Released {
                 job: j,

@@ -36,8 +36,10 @@ pub type ResizeId = u64;
 /// From the application's runtime to the plugin.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Request {
-    /// The runtime of one of the job's processes starts.
-    Hello { job: JobId },
+    /// The runtime of one of the job's processes starts; `heartbeat_s`: it
+    /// says something at least this often (seconds), and a runtime silent
+    /// for ten of them is gone (its batch host lost it) or hangs.
+    Hello { job: JobId, heartbeat_s: Option<u32> },
     /// At a safe point: what should the job do now?
     Probe { job: JobId },
     /// The application starts carrying out adaptation `resize`.
@@ -90,7 +92,7 @@ pub enum Action {
 impl Request {
     pub fn job(&self) -> JobId {
         match self {
-            Request::Hello { job }
+            Request::Hello { job, .. }
             | Request::Probe { job }
             | Request::Begin { job, .. }
             | Request::Commit { job, .. }
@@ -103,7 +105,8 @@ impl Request {
 
     pub fn encode(&self) -> String {
         match self {
-            Request::Hello { job } => format!("HELLO job={job}"),
+            Request::Hello { job, heartbeat_s: None } => format!("HELLO job={job}"),
+            Request::Hello { job, heartbeat_s: Some(h) } => format!("HELLO job={job} heartbeat_s={h}"),
             Request::Probe { job } => format!("PROBE job={job}"),
             Request::Begin { job, resize } => format!("BEGIN job={job} resize={resize}"),
             Request::Commit { job, resize } => format!("COMMIT job={job} resize={resize}"),
@@ -128,7 +131,7 @@ impl Request {
         let (verb, mut f) = Fields::of(line)?;
         let job = JobId(f.number("job")?);
         let request = match verb {
-            "HELLO" => Request::Hello { job },
+            "HELLO" => Request::Hello { job, heartbeat_s: f.optional("heartbeat_s", Fields::number)? },
             "PROBE" => Request::Probe { job },
             "BEGIN" => Request::Begin { job, resize: f.number("resize")? },
             "COMMIT" => Request::Commit { job, resize: f.number("resize")? },
@@ -321,11 +324,14 @@ pub struct Status {
     /// runtime last bounded it (`REPORT adapt_s=`; the plugin caps it): its
     /// adaptations' deadline when longer than `AdaptTimeout`.
     pub adapt_s: Option<u32>,
+    /// How often its runtime said it would speak (`HELLO heartbeat_s=`):
+    /// silent for ten of them, the runtime is gone and the job is ended.
+    pub heartbeat_s: Option<u32>,
 }
 
 impl Status {
     pub fn new(spec: MalleableSpec) -> Status {
-        Status { spec, phase: Phase::Steady, ack: 0, refused: None, runtime: false, adapt_s: None }
+        Status { spec, phase: Phase::Steady, ack: 0, refused: None, runtime: false, adapt_s: None, heartbeat_s: None }
     }
 
     /// What the application is to do now.
@@ -356,6 +362,9 @@ impl Status {
         line += &format!(" ack={} runtime={}", self.ack, if self.runtime { "on" } else { "off" });
         if let Some(s) = self.adapt_s {
             line += &format!(" adapt_s={s}");
+        }
+        if let Some(h) = self.heartbeat_s {
+            line += &format!(" heartbeat_s={h}");
         }
         if let Some((seq, why)) = &self.refused {
             line += &format!(" refused={seq} why={}", why.replace(['\n', '\r'], " "));
@@ -407,13 +416,22 @@ impl Status {
                 other => return Err(format!("STATUS: runtime={other} is not on or off")),
             };
             let adapt_s = f.optional("adapt_s", Fields::number)?;
+            let heartbeat_s = f.optional("heartbeat_s", Fields::number)?;
             let refused = match (f.optional("refused", Fields::number)?, why) {
                 (Some(seq), Some(why)) => Some((seq, why)),
                 (None, None) => None,
                 _ => return Err("STATUS: refused= and why= go together".into()),
             };
             f.done()?;
-            Ok(Status { spec: MalleableSpec { min, max, constraint }, phase, ack, refused, runtime, adapt_s })
+            Ok(Status {
+                spec: MalleableSpec { min, max, constraint },
+                phase,
+                ack,
+                refused,
+                runtime,
+                adapt_s,
+                heartbeat_s,
+            })
         })())
     }
 }
@@ -579,7 +597,8 @@ mod tests {
     fn every_message_reads_back_as_sent() {
         let job = JobId(42);
         for r in [
-            Request::Hello { job },
+            Request::Hello { job, heartbeat_s: None },
+            Request::Hello { job, heartbeat_s: Some(30) },
             Request::Probe { job },
             Request::Begin { job, resize: 7 },
             Request::Commit { job, resize: u64::MAX },
@@ -657,6 +676,7 @@ mod tests {
             st.runtime = !st.runtime;
             st.refused = Some((8, "JobId=5 has no adaptation 7 under way".into()));
             st.adapt_s = st.adapt_s.xor(Some(90));
+            st.heartbeat_s = st.heartbeat_s.xor(Some(30));
             assert_eq!(Status::decode(&st.encode()), Some(Ok(st.clone())), "{}", st.encode());
         }
         assert_eq!(st.action(), Action::Shrink { resize: 3, nodes: vec!["n2".into()] });
@@ -674,6 +694,7 @@ mod tests {
             ("PROBE job=-1", "PROBE: job=-1 is not valid"),
             ("PROBE job=1 job=2", "PROBE: job given twice"),
             ("PROBE job=1 extra=2", "PROBE: unknown field extra="),
+            ("HELLO job=1 heartbeat_s=soon", "HELLO: heartbeat_s=soon is not valid"),
             ("PROBE job=1 loose", "PROBE: 'loose' is not key=value"),
             ("BEGIN job=1", "BEGIN: resize= is missing"),
             (

@@ -228,6 +228,10 @@ pub struct Rules {
     pub launch: Launch,
     /// The fewest seconds between two reports to the scheduler.
     pub report_every: Duration,
+    /// The most between two requests to the scheduler: with nothing else
+    /// to say, a probe (told in HELLO; the plugin ends a job whose runtime
+    /// is silent for ten of these).
+    pub heartbeat: Duration,
     /// How long a vanished worker's end is given to turn out a node
     /// failure once its step has ended (slurmctld takes the node out of
     /// the job, and the plugin says so, within a pass or two).
@@ -261,6 +265,7 @@ impl Default for Rules {
             per_node: 1,
             launch: Launch::Workers,
             report_every: Duration::from_secs(5),
+            heartbeat: Duration::from_secs(30),
             confirm_loss: Duration::from_secs(15),
             wait_for_step: Duration::from_secs(600),
             start_tries: 3,
@@ -312,6 +317,8 @@ pub struct Hub {
     finishing: bool,
     /// How long an adaptation can take, as measured (bound.rs).
     bound: bound::Bound,
+    /// When a request was last told to the scheduler (the heartbeat's).
+    last_told: Instant,
 }
 
 /// The wall clock as `unix time S.mmm`, for lines a resize's latency is read from
@@ -361,8 +368,10 @@ impl Hub {
             last_report: Instant::now(),
             finishing: false,
             bound: bound::Bound::default(),
+            last_told: Instant::now(),
         };
-        let mut out = vec![Output::Tell(Request::Hello { job })];
+        let heartbeat_s = Some(rules.heartbeat.as_secs().clamp(1, u64::from(u32::MAX)) as u32);
+        let mut out = vec![Output::Tell(Request::Hello { job, heartbeat_s })];
         for node in nodes {
             for id in hub.add_workers(node) {
                 hub.comm.push(id);
@@ -396,6 +405,7 @@ impl Hub {
 
     pub fn handle(&mut self, input: Input) -> Vec<Output> {
         let mut out = Vec::new();
+        let tick = matches!(input, Input::Tick);
         match input {
             Input::Frame(conn, frame) => self.on_frame(conn, frame, &mut out),
             Input::Closed(conn) => self.on_closed(conn, &mut out),
@@ -404,7 +414,17 @@ impl Hub {
             Input::StepExited { worker, success, how } => self.on_exit(worker, success, &how, &mut out),
             Input::Tick => self.on_tick(&mut out),
         }
-        self.bound.saw(&out, Instant::now());
+        let now = Instant::now();
+        self.bound.saw(&out, now);
+        let told = |out: &[Output]| out.iter().any(|o| matches!(o, Output::Tell(_)));
+        // With nothing else said for a heartbeat, a probe says the runtime
+        // is there (the plugin acknowledges it, and answers nothing new).
+        if tick && !told(&out) && !self.finishing && now.duration_since(self.last_told) >= self.rules.heartbeat {
+            out.push(Output::Tell(Request::Probe { job: self.job }));
+        }
+        if told(&out) {
+            self.last_told = now;
+        }
         out
     }
 

@@ -141,7 +141,7 @@ impl Agent {
             }
             if let Some(why) = &step.cancel {
                 match guard.cancel_job(job.id.0) {
-                    Ok(()) => log::info!("JobId={}: cancelled: {why}", job.id),
+                    Ok(()) => log::info!("{}", LogLine::Cancelled { job: job.id, why: why.clone() }),
                     Err(e) => log::error!("JobId={}: {why}, but cancelling it failed: {e}", job.id),
                 }
                 changed = true;

@@ -21,12 +21,14 @@ use super::stream::{stream, Planned};
 pub const HOSTS: usize = 6;
 
 /// Run a `minutes`-long campaign from `seed` on a site of Slurm `slurm`,
-/// the plugins staged in `staged`, the site's files under `target`.
-pub fn run(staged: &Path, target: &Path, slurm: &str, minutes: u32, seed: u64) -> Result<Report, String> {
+/// the plugins staged in `staged`, the site's files under `target`; with
+/// `keep`, the site is left up to be looked into (its database, its logs).
+pub fn run(staged: &Path, target: &Path, slurm: &str, minutes: u32, seed: u64, keep: bool) -> Result<Report, String> {
     let cores = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
     // A host that stops answering is DOWN, and out of its jobs, in 20 s.
     let spec = SiteSpec::new("chaos", HOSTS, cores).slurm(slurm)?.set("SlurmdTimeout", "20");
-    let site = Site::up(spec, target.parent().ok_or("target/ has no parent")?, staged)?;
+    let mut site = Site::up(spec, target.parent().ok_or("target/ has no parent")?, staged)?;
+    site.keep = keep;
     let report = play(&site, minutes, seed);
     if report.is_err() {
         site.print_logs();
@@ -116,6 +118,13 @@ fn play(site: &Site, minutes: u32, seed: u64) -> Result<Report, String> {
                     *report.faults.entry(f.kind).or_default() += 1;
                     if let Some(j) = job {
                         submitted[j].struck.push(f.kind);
+                    }
+                    // pkill matches every hub on the host: the other jobs
+                    // whose batch host it is lose theirs too.
+                    if f.kind == Kind::KillHub {
+                        for j in computing_on(site, &submitted, &target).into_iter().filter(|&j| Some(j) != job) {
+                            submitted[j].struck.push(f.kind);
+                        }
                     }
                     if let Some(before) = active {
                         if let Err(e) = came_back_with(site, &before) {
@@ -221,6 +230,11 @@ fn check(
                         ));
                     }
                 }
+            } else if state == "TIMEOUT" {
+                // Every job's limit is several times its work (stream.rs):
+                // one that ran into it hung.
+                let what = format!("it ran out its {} min limit", s.plan.time_limit_min);
+                problems.push(violation("no job hangs", Some(s.id), what, None));
             } else if !is_final(&state) {
                 problems.push(violation("every job reaches a final state", Some(s.id), state, None));
             }
@@ -364,8 +378,11 @@ fn came_back_with(site: &Site, before: &[String]) -> Result<(), String> {
     let after = wait::until("slurmctld to answer after its restart", Duration::from_secs(60), || {
         Ok(site.output(None, "login", &["squeue", "-h", "-t", "all", "-o", "%i"]).ok())
     })?;
-    let after: Vec<&str> = after.split_whitespace().collect();
-    let lost: Vec<&str> = before.iter().map(String::as_str).filter(|j| !after.contains(j)).collect();
+    // An array's pending tasks are one line before (36_[1-4]) and may be
+    // one each after (36_1, ...): a job is known by its id before the `_`.
+    let base = |id: &str| id.split('_').next().unwrap_or(id).to_string();
+    let after: Vec<String> = after.split_whitespace().map(base).collect();
+    let lost: Vec<&str> = before.iter().map(String::as_str).filter(|j| !after.contains(&base(j))).collect();
     if lost.is_empty() {
         Ok(())
     } else {
@@ -383,6 +400,19 @@ fn submit(site: &Site, plan: &Planned, n: usize) -> Result<u32, String> {
         site.output(Some(plan.user), "login", &["sbatch", "--parsable", &format!("/home/{}/{file}", plan.user)])?;
     let id = out.trim().split(';').next().unwrap_or("");
     id.parse().map_err(|_| format!("sbatch printed {out:?}"))
+}
+
+/// The running elastic and MPI jobs (their indices in `submitted`) whose
+/// batch host is `host`.
+fn computing_on(site: &Site, submitted: &[Submitted], host: &str) -> Vec<usize> {
+    let running = site.output(None, "login", &["squeue", "-h", "-t", "R", "-o", "%i %B"]).unwrap_or_default();
+    running
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .filter(|(_, h)| h.trim() == host)
+        .filter_map(|(id, _)| submitted.iter().position(|s| s.id.to_string() == id))
+        .filter(|&j| submitted[j].plan.shape.computes())
+        .collect()
 }
 
 /// A running elastic or MPI job (its index in `submitted`) and its batch
