@@ -35,6 +35,9 @@ pub struct Report {
     /// Jobs stock requeued held when their launch failed, released by
     /// the campaign as an admin would.
     pub released: usize,
+    /// Nodes Slurm drained when it could not kill a job's tasks there
+    /// (the host was paused), resumed by the campaign as an admin would.
+    pub resumed: Vec<String>,
 }
 
 impl Report {
@@ -64,6 +67,10 @@ impl fmt::Display for Report {
             for ((shape, state), n) in &self.by_shape {
                 writeln!(f, "{shape:<12} {state:<15} {n:>6}")?;
             }
+        }
+        if !self.resumed.is_empty() {
+            let nodes = self.resumed.join(",");
+            writeln!(f, "\nnodes Slurm drained as it could not kill a job's tasks there, resumed: {nodes}")?;
         }
         if self.released > 0 {
             writeln!(f, "\n{} jobs requeued held when their launch failed, released", self.released)?;
