@@ -156,12 +156,14 @@ pub struct Record {
 }
 
 /// Every accounting record of the ended job `id` (`sacct -D -X`), in order
-/// of start, once the database has them all ended. slurmctld sends a
-/// record's end through its slurmdbd agent, after the job has ended in
-/// slurmctld (and after slurmctld's restart, from its saved queue), so for
-/// a while after `wait_finished` sacct may still show a record RUNNING, as
-/// it would to a user under stock Slurm; a record still open after a minute
-/// is lost, and fails the test with the site's logs.
+/// of start, once the database has them all ended and the last is the
+/// job's end (not a resize's). slurmctld sends records through its slurmdbd
+/// agent, after the job has ended in slurmctld (and after slurmctld's
+/// restart, from its saved queue; after slurmdbd comes back, the ones it
+/// queued meanwhile), so for a while after `wait_finished` sacct may still
+/// show a record RUNNING, or not yet the last, as it would to a user under
+/// stock Slurm; a record still missing or open after a minute is lost, and
+/// fails the test with the site's logs.
 pub fn records(site: &Site, id: u32) -> Vec<Record> {
     let ended =
         wait::until(&format!("every record of JobId={id} ended in the database"), Duration::from_secs(60), || {
@@ -174,7 +176,8 @@ pub fn records(site: &Site, id: u32) -> Vec<Record> {
                 .map_err(|e| format!("sacct: {e}"))?;
             let recs: Option<Vec<Record>> = out.lines().map(parse_record).collect();
             match recs {
-                Some(r) if !r.is_empty() => Ok(Some(r)),
+                Some(r) if r.iter().max_by_key(|r| r.start).is_some_and(|last| last.state != "RESIZING") => Ok(Some(r)),
+                Some(r) if !r.is_empty() => Err(format!("the last record is a resize's, not the job's end: {out:?}")),
                 _ => Err(format!("sacct said {out:?}")),
             }
         });
