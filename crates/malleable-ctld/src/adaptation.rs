@@ -153,7 +153,7 @@ pub struct Context<'a> {
 
 /// The longest a runtime's bound may make a job's adaptations last: the
 /// longest `AdaptTimeout` a site may set.
-pub const MAX_ADAPT_S: u32 = 3600;
+pub const MAX_ADAPT_S: u32 = *crate::config::TICK_RANGE.end() as u32;
 
 /// How long a job's adaptation is given from the decision to its commit:
 /// `AdaptTimeout`, or the bound its runtime reported when longer (a step's
@@ -372,12 +372,13 @@ fn handle(job: &MalleableJob, env: Envelope, out: &mut Step, m: &mut Measured, h
         Request::Report { compute_s, comm_s, watts_per_node, adapt_s, .. } => {
             // The bound is taken even from a report rate-limited: it is
             // the job's deadline, not a measurement the strategy reads.
-            if let Some(s) = adapt_s.map(|s| s.min(MAX_ADAPT_S)).filter(|s| Some(*s) != out.status.adapt_s) {
-                if deadline(&out.status, hold) != deadline(&Status { adapt_s: Some(s), ..out.status.clone() }, hold) {
+            if let Some(s) = adapt_s.map(|s| s.min(MAX_ADAPT_S)) {
+                let before = deadline(&out.status, hold);
+                out.status.adapt_s = Some(s);
+                if deadline(&out.status, hold) != before {
                     out.log
                         .push(LogLine::AdaptBound { job: job.id, bound_s: s, timeout_s: hold.as_secs() }.to_string());
                 }
-                out.status.adapt_s = Some(s);
             }
             if m.last_report.is_some_and(|t| t.elapsed() < REPORT_INTERVAL) {
                 return refuse(out, format!("rate-limited: at most one report a {} s", REPORT_INTERVAL.as_secs()));

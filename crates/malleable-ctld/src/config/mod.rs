@@ -198,7 +198,7 @@ fn allowed_keys() -> String {
     let params: Vec<String> = params.into_iter().map(|(k, owners)| format!("{k} ({owners})")).collect();
     format!("{}, and the strategies' own: {}", KEYS.join(", "), params.join(", "))
 }
-const TICK_RANGE: std::ops::RangeInclusive<u64> = 1..=3600;
+pub(crate) const TICK_RANGE: std::ops::RangeInclusive<u64> = 1..=3600;
 
 /// A whole number of `unit` in `range`, or the error that names the key as
 /// written, the value and what is allowed.
