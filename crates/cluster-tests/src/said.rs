@@ -264,6 +264,19 @@ pub fn resizes_resumed() -> Said {
     Said::new("resizes resumed".into(), |l| matches!(l, LogLine::ResizesResumed))
 }
 
+/// Resizes held for slurmdbd, however it was found away.
+pub fn resizes_held() -> Said {
+    Said::new("resizes held".into(), |l| matches!(l, LogLine::ResizesHeld { .. }))
+}
+
+/// Resizes held for slurmdbd found not answering by the plugin's probe,
+/// before slurmctld's connection knew.
+pub fn resizes_held_unanswered() -> Said {
+    Said::new("resizes held: slurmdbd does not answer".into(), |l| {
+        matches!(l, LogLine::ResizesHeld { unanswered: Some(_) })
+    })
+}
+
 /// job_submit/malleable took a `verb` request of job `id`'s runtime
 /// (`SHOULD_RECONFIGURE`, `REPORT`, ...), whatever its number.
 pub fn request_verb(id: u32, verb: &'static str) -> Said {

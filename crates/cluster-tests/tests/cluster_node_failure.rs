@@ -84,7 +84,11 @@ fn goes_on_shrunk(name: &str, loss: Loss) {
 #[test]
 #[ignore = "needs a real cluster: cargo xtask test"]
 fn a_malleable_job_requeued_mid_expand_starts_again_steady() {
-    let c = up_with(malleable_spec("t-requeued-mid", 3, "Strategy=mtct\nSchedulerTick=5\n"));
+    // A requeued job may start again cred_expire + 1 s later (stock; 121 s
+    // by default). The first run's expand's deadline passes in the second
+    // run, after its own expand (20 s to commit) has begun.
+    let conf = "Strategy=mtct\nSchedulerTick=5\nAdaptTimeout=30\n";
+    let c = up_with(malleable_spec("t-requeued-mid", 3, conf).cred_expire(10));
     // Each adaptation waits 20 s before it commits: the requeue comes first.
     let app = "--cells 6144 --iterations 300 --unit-us 30 --checkpoint-every 10 --adapt-delay-ms 20000";
     let script = example_script(&c, "requeued-mid", app);

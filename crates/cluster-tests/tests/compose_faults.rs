@@ -108,6 +108,67 @@ fn lose_a_host_in_a_shrink_while_slurmdbd_is_away(name: &str, bob_nodes: usize) 
     assert_eq!(site.runaway_jobs(), Ok(None));
 }
 
+/// slurmdbd stops while an adaptation waits for its application, which
+/// then says nothing, so slurmctld sends slurmdbd nothing and its
+/// connection does not know it is gone. The adaptation's deadline passes:
+/// the shrink is forced, and its nodes would be freed at once. That resize
+/// would be slurmctld's first word to the gone slurmdbd, and 22.05 waits for
+/// it under its locks (chaos run 10: 20 s of name lookups of the stopped
+/// host, while sbatch timed out). The plugin's probe finds slurmdbd gone
+/// first: the nodes stay the job's until slurmdbd is back, then they are
+/// freed, and the job's records tile.
+#[test]
+#[ignore = "needs Docker and a built site: cargo xtask test"]
+fn a_shrink_forced_just_after_slurmdbd_stops_waits_for_it_though_slurmctld_does_not_know() {
+    let site = up_site("t-dbdprobe", 4, |s| s.malleable("AdaptTimeout", "20"));
+    // All four hosts from its start; its application takes two minutes
+    // over an adaptation, and mall-run says nothing meanwhile (a heartbeat
+    // is a job update, and slurmctld would send slurmdbd the job's record).
+    let args = README_APP_ARGS.replace("--iterations 600", "--iterations 2000 --adapt-delay-ms 120000");
+    let script = format!(
+        "#!/bin/sh\n#SBATCH --nodes=4 --min-nodes-invasive=1 --max-nodes-invasive=4\n\
+         #SBATCH --time=10 --output=elastic-%j.out\nmall-run --heartbeat 300 -- mall-example {args}\n"
+    );
+    let script = put_file(&site, "alice", "forced.sh", &script);
+    let id = sbatch_as(&site, "alice", &[&script]);
+    wait_ctld_said(&site, &said::request_verb(id, "REPORT"), Duration::from_secs(120));
+    let before = site.log("slurmctld", "slurmctld.log").len();
+    let bob = sbatch_as(&site, "bob", &["-N2", "-t", "2", "--wrap", "sleep 2"]);
+    let line = wait_ctld_said_after(&site, before, &said::shrinking(id, ""), Duration::from_secs(60));
+    let off = said::nodes(&line).join(",");
+    wait_ctld_said_after(&site, before, &said::request_verb(id, "BEGIN"), Duration::from_secs(30));
+    // Every record slurmctld had to send has reached slurmdbd: bob's job's
+    // first (a thread of slurmctld's sends it within seconds of the
+    // submission, and would find slurmdbd gone), and the BEGIN's update.
+    // From now on, slurmctld sends slurmdbd nothing.
+    wait::until("bob's job in the database and slurmctld's queue for slurmdbd empty", Duration::from_secs(30), || {
+        let listed = site.output(None, "login", &["sacct", "-X", "-n", "-P", "-j", &bob.to_string(), "-o", "JobID"])?;
+        let sdiag = site.output(None, "login", &["sdiag"])?;
+        let empty = sdiag.lines().any(|l| l.trim() == "DBD Agent queue size: 0");
+        Ok((listed.trim() == bob.to_string() && empty).then_some(()))
+    })
+    .unwrap();
+    let stopped = site.log("slurmctld", "slurmctld.log").len();
+    docker(&["stop", "-t", "1", &site.container("slurmdbd")]);
+
+    // The deadline passes; the forced shrink's nodes wait for slurmdbd.
+    wait_ctld_said_after(&site, stopped, &said::release_held(id, &off), Duration::from_secs(60));
+    let log = site.log("slurmctld", "slurmctld.log");
+    assert!(said::resizes_held_unanswered().in_log(&log[stopped..]), "slurmdbd not found gone by the probe");
+    assert!(!said::shrink_forced(id, &off).in_log(&log[stopped..]), "nodes freed with slurmdbd gone");
+    assert_eq!(job_field(&site, id, "NumNodes"), "4");
+    assert_eq!(job_field(&site, bob, "JobState"), "PENDING");
+
+    docker(&["start", &site.container("slurmdbd")]);
+    wait_ctld_said_after(&site, stopped, &said::shrink_forced(id, &off), Duration::from_secs(90));
+    assert_eq!(wait_finished(&site, bob, Duration::from_secs(120)), "COMPLETED");
+    site.output(Some("alice"), "login", &["scancel", &id.to_string()]).unwrap();
+    wait_finished(&site, id, Duration::from_secs(60));
+    let recs = records(&site, id);
+    assert_tiling(&recs);
+    assert_eq!(site.runaway_jobs(), Ok(None));
+}
+
 /// A rigid `--no-kill` job loses a host while slurmdbd is away: Slurm takes
 /// the host out of the job, a resize in its accounting, as it does for an
 /// elastic job. Its owner may still update it, and its records tile its

@@ -327,7 +327,7 @@ fn with_slurmdbd_away_resizes_wait_and_every_job_reaches_the_database() {
     let later = sbatch_as(&site, "bob", &["-N1", "--begin=now+1hour", "-t", "1", "--wrap", "true"]);
     wait::until("the plugin to hold resizes", Duration::from_secs(60), || {
         let log = site.log("slurmctld", "slurmctld.log");
-        Ok(log[before_stop..].contains("resizes held: slurmdbd is away or behind").then_some(()))
+        Ok(said::resizes_held().in_log(&log[before_stop..]).then_some(()))
     })
     .unwrap_or_else(|e| {
         site.print_logs();

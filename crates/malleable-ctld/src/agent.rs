@@ -18,7 +18,8 @@ use crate::adaptation::Memory;
 use crate::config::Config;
 use crate::job_options::OptionsCache;
 use crate::kept::Kept;
-use crate::snapshot::{self, Taken};
+use crate::slurmdbd_probe::SlurmdbdProbe;
+use crate::snapshot::{self, Suspects, Taken};
 
 mod apply;
 mod comments;
@@ -148,8 +149,10 @@ struct Agent {
     last_resize: u64,
     /// Whether an adaptation was under way after the last pass.
     adapting: bool,
-    /// Nodes an expand failed on, kept from the strategies until then.
-    suspects: HashMap<String, Instant>,
+    /// Nodes an expand failed on, and slurmdbd not answering.
+    suspects: Suspects,
+    /// Whether slurmdbd answers, asked beside the passes.
+    slurmdbd_probe: SlurmdbdProbe,
     /// Each job's options, read once from its SPANK environment.
     known: OptionsCache,
     /// The waiting jobs as the last reads left them, and the feed that
@@ -250,7 +253,8 @@ impl Agent {
             memory: Memory::default(),
             last_resize: 0,
             adapting: false,
-            suspects: HashMap::new(),
+            suspects: Suspects::default(),
+            slurmdbd_probe: SlurmdbdProbe::default(),
             known: OptionsCache::default(),
             kept,
             refused: HashMap::new(),

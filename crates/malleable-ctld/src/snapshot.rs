@@ -84,7 +84,8 @@ impl Taken {
 /// pass, a few in turn), or all of them when it says the world changed
 /// wholesale; the others are handed over as read before (see `feed.rs`).
 /// A read of changes that leaves sdiag's counts unexplained is made whole.
-/// Nodes in `suspects` are not free. With a power-aware strategy, the corridor in force now and
+/// Nodes in `suspects` are not free, and while it says slurmdbd does
+/// not answer, no job is resized. With a power-aware strategy, the corridor in force now and
 /// every job's draw: its own `--min-power`/`--max-power`, else
 /// `DefaultJobWatts=`.
 ///
@@ -97,12 +98,22 @@ impl Taken {
 /// and GPUs, and each waiting job that may share a node asks for its CPUs
 /// and GPUs per node ([`core_request`]); otherwise every job asks for
 /// whole nodes.
+/// What the agent suspects that slurmctld does not know yet.
+#[derive(Default)]
+pub struct Suspects {
+    /// Nodes an expand failed on, kept from the strategies until then.
+    pub nodes: HashMap<String, Instant>,
+    /// Why slurmdbd does not answer, when it does not
+    /// (`slurmdbd_probe`): slurmctld's connection to it may not know yet.
+    pub slurmdbd: Option<String>,
+}
+
 pub fn take(
     guard: &LockGuard<Scheduling>,
     now: i64,
     config: &Config,
     memory: &Memory,
-    suspects: &HashMap<String, Instant>,
+    suspects: &Suspects,
     known: &mut OptionsCache,
     kept: &mut Kept,
 ) -> Taken {
@@ -133,7 +144,7 @@ pub fn take(
         let table = NodeTable::read(
             guard,
             config,
-            suspects,
+            &suspects.nodes,
             &mut kept.nodes,
             (all, kept.settings.recheck),
             (stamps.nodes, now),
@@ -158,7 +169,7 @@ pub fn take(
             known: &mut *known,
             table,
             partitions,
-            db_behind: guard.slurmdbd_behind(),
+            db_behind: suspects.slurmdbd.is_some() || guard.slurmdbd_behind(),
             read_at: Instant::now(),
             running: Vec::new(),
             malleable: Vec::new(),

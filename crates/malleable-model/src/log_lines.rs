@@ -33,6 +33,7 @@
 //! | [`Capped`](LogLine::Capped) `JobId=4: grows to 3 nodes at most: ...` | agent/pass.rs | compose_policies |
 //! | [`LocksHeld`](LogLine::LocksHeld) `pass 3: slurmctld's locks held 1.2 ms to read, 0.4 ms to apply, on the CPU 1.5 ms of them ...` (`not again to apply`: nothing to write) (debug) | agent/pass.rs | xtask soak, bench_scale, bench_ipsched, bench_site |
 //! | [`FeedRead`](LogLine::FeedRead) `feed: 12 records read, 5566 waiting kept, nodes walked` or `feed: whole read (Partitions), ...` (debug) | snapshot.rs | cluster_feed |
+//! | [`ResizesHeld`](LogLine::ResizesHeld) `resizes held: slurmdbd does not answer (slurmdbd:6819 (172.18.0.2:6819): Connection refused)` or `... is away or behind (sdiag: DBD Agent queue size)` (warn) | agent/pass.rs | compose_site, compose_faults |
 //! | [`ResizesResumed`](LogLine::ResizesResumed) `resizes resumed: slurmdbd has caught up` | agent/pass.rs | compose_site |
 //! | [`RequestTaken`](LogLine::RequestTaken) `JobId=4: its runtime's request: mall1 seq=7 COMMIT job=4 resize=17` (job_submit/malleable) | job-submit-malleable | cluster-eval resize_latency, tests |
 //!
@@ -279,6 +280,13 @@ pub enum LogLine {
         queued_ms: Option<f64>,
         decide_ms: f64,
     },
+    /// slurmdbd away or behind for some seconds: no job is resized until it
+    /// is back. `unanswered`: why the plugin's probe found it away (its
+    /// address and the error), when that is how it was found; otherwise
+    /// slurmctld's own connection to it is down, or its queue waits.
+    ResizesHeld {
+        unanswered: Option<String>,
+    },
     ResizesResumed,
     /// job_submit/malleable took the runtime's request off an update of the
     /// job's comment (the Comment stays its owner's) and kept it in the
@@ -423,6 +431,12 @@ impl fmt::Display for LogLine {
                 }
                 write!(f, " (none while deciding, {decide_ms:.1} ms)")
             }
+            LogLine::ResizesHeld { unanswered: Some(why) } => {
+                write!(f, "resizes held: slurmdbd does not answer ({why})")
+            }
+            LogLine::ResizesHeld { unanswered: None } => {
+                write!(f, "resizes held: slurmdbd is away or behind (sdiag: DBD Agent queue size)")
+            }
             LogLine::ResizesResumed => write!(f, "resizes resumed: slurmdbd has caught up"),
         }
     }
@@ -519,6 +533,13 @@ impl LogLine {
                 nodes: nodes.parse().ok()?,
                 why: why.to_string(),
             });
+        }
+        if m == "resizes held: slurmdbd is away or behind (sdiag: DBD Agent queue size)" {
+            return Some(LogLine::ResizesHeld { unanswered: None });
+        }
+        if let Some(why) = m.strip_prefix("resizes held: slurmdbd does not answer (").and_then(|r| r.strip_suffix(')'))
+        {
+            return Some(LogLine::ResizesHeld { unanswered: Some(why.to_string()) });
         }
         if m == "resizes resumed: slurmdbd has caught up" {
             return Some(LogLine::ResizesResumed);
@@ -829,6 +850,10 @@ mod tests {
             },
             LogLine::FeedRead { records: 12, whole: None, kept: 5566, nodes_walked: false },
             LogLine::FeedRead { records: 5570, whole: Some("Partitions".into()), kept: 5566, nodes_walked: true },
+            LogLine::ResizesHeld { unanswered: None },
+            LogLine::ResizesHeld {
+                unanswered: Some("slurmdbd:6819 (172.18.0.2:6819): Connection refused (os error 111)".into()),
+            },
             LogLine::ResizesResumed,
         ]
     }

@@ -96,6 +96,8 @@ pub struct ClusterSpec {
     pub networked: bool,
     /// Each node's TmpFS a directory of its own (see `own_tmpfs`).
     pub own_tmpfs: bool,
+    /// AuthInfo's cred_expire, when set (see `cred_expire`).
+    pub cred_expire: Option<u32>,
     /// slurmdbd and a MariaDB server of its own ([`crate::accounting`]).
     pub accounting: bool,
 }
@@ -143,6 +145,7 @@ impl ClusterSpec {
             spare_ports: 0,
             networked: false,
             own_tmpfs: false,
+            cred_expire: None,
             accounting: false,
         }
     }
@@ -211,6 +214,15 @@ impl ClusterSpec {
     /// port and never started).
     pub fn spare_node_ports(mut self, count: u16) -> ClusterSpec {
         self.spare_ports = count;
+        self
+    }
+
+    /// A job credential's lifetime, AuthInfo's `cred_expire` (Slurm's
+    /// default 120 s, its least 5): stock holds a requeued batch job for
+    /// as long plus a second before it may start again, which a test of a
+    /// requeue otherwise waits out.
+    pub fn cred_expire(mut self, secs: u32) -> ClusterSpec {
+        self.cred_expire = Some(secs);
         self
     }
 
@@ -313,7 +325,13 @@ impl ClusterSpec {
             ("ClusterName", self.cluster_name()),
             ("SlurmctldHost", format!("{host}({host_addr})")),
             ("SlurmctldPort", port_base.to_string()),
-            ("AuthInfo", format!("socket={d}/munge/munge.socket")),
+            (
+                "AuthInfo",
+                match self.cred_expire {
+                    Some(secs) => format!("socket={d}/munge/munge.socket,cred_expire={secs}"),
+                    None => format!("socket={d}/munge/munge.socket"),
+                },
+            ),
             ("PluginDir", plugin_dirs.join(":")),
             ("JobCompLoc", format!("{d}/log/jobcomp.txt")),
             ("StateSaveLocation", format!("{d}/state")),

@@ -67,7 +67,12 @@ impl Agent {
         let held = Instant::now();
         let at = ThreadTimes::now();
         let now = unix_now();
-        self.suspects.retain(|_, until| *until > Instant::now());
+        self.suspects.nodes.retain(|_, until| *until > Instant::now());
+        // What the probe last found, before anything is read: a resize
+        // this pass (a forced shrink's end among them) would be slurmctld's
+        // first word to a slurmdbd gone, and wait for it under the locks.
+        self.slurmdbd_probe.aim(guard.slurmdbd_address());
+        self.suspects.slurmdbd = self.slurmdbd_probe.unanswered();
         let mut taken = self.snapshot(&guard, now);
         let Settled { changed, statuses: settled, asking } = self.settle_adaptations(&mut guard, &taken, now);
         if changed {
@@ -344,7 +349,7 @@ impl Agent {
             (true, None) => self.slurmdbd_behind_since = Some(Instant::now()),
             (true, Some(since)) if !self.slurmdbd_held_said && since.elapsed() >= SLURMDBD_BEHIND_SAID_AFTER => {
                 self.slurmdbd_held_said = true;
-                log::warn!("resizes held: slurmdbd is away or behind (sdiag: DBD Agent queue size)");
+                log::warn!("{}", LogLine::ResizesHeld { unanswered: self.suspects.slurmdbd.clone() });
             }
             (false, Some(_)) => {
                 self.slurmdbd_behind_since = None;

@@ -134,7 +134,7 @@ impl Agent {
                 // again at once.
                 if release.suspect {
                     for n in &release.nodes {
-                        self.suspects.insert(n.clone(), Instant::now() + SUSPECT_FOR);
+                        self.suspects.nodes.insert(n.clone(), Instant::now() + SUSPECT_FOR);
                     }
                     log::info!("{}", LogLine::Suspect { nodes: release.nodes.clone(), secs: SUSPECT_FOR.as_secs() });
                 }

@@ -19,7 +19,43 @@ pub fn slurmdbd_in_use() -> bool {
     }
 }
 
+/// Where slurmctld reaches slurmdbd, as slurm.conf names it:
+/// AccountingStorageHost, then AccountingStorageBackupHost when set, at
+/// AccountingStoragePort.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SlurmdbdAddress {
+    pub hosts: Vec<String>,
+    pub port: u16,
+}
+
+/// slurmdbd's port when slurm.conf sets none (Slurm's SLURMDBD_PORT).
+const SLURMDBD_PORT: u16 = 6819;
+
 impl<L: LockSet> LockGuard<L> {
+    /// With slurmdbd: where slurmctld reaches it. Without, or with no
+    /// AccountingStorageHost, `None`.
+    pub fn slurmdbd_address(&self) -> Option<SlurmdbdAddress> {
+        if !slurmdbd_in_use() {
+            return None;
+        }
+        // SAFETY: as in slurmdbd_in_use, and the guard holds the config
+        // read lock besides: the strings are NULL or NUL-terminated and
+        // live while it does; they are copied.
+        let (host, backup, port) = unsafe {
+            let text = |p: *const libc::c_char| {
+                (!p.is_null()).then(|| std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned())
+            };
+            (
+                text(std::ptr::addr_of!(sys::slurm_conf.accounting_storage_host).read()),
+                text(std::ptr::addr_of!(sys::slurm_conf.accounting_storage_backup_host).read()),
+                std::ptr::addr_of!(sys::slurm_conf.accounting_storage_port).read(),
+            )
+        };
+        let hosts: Vec<String> = host.into_iter().chain(backup).filter(|h| !h.is_empty()).collect();
+        let port = if port == 0 { SLURMDBD_PORT } else { port };
+        (!hosts.is_empty()).then_some(SlurmdbdAddress { hosts, port })
+    }
+
     /// With slurmdbd: whether slurmctld's connection to it is down, or
     /// messages wait in its agent's queue (slurmdbd down, or slow). `sdiag`
     /// shows the same queue ("DBD Agent queue size"). Without slurmdbd, false.
