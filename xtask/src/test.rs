@@ -118,8 +118,9 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
 /// bookworm's Open MPI 4 and MPICH 4.0 (whose finalize hangs), and a host
 /// lost while slurmdbd is away, under an elastic job and under a rigid
 /// `--no-kill` one (22.05 leaves the job refusing updates, and its record
-/// unnamed), and a shrink forced just after slurmdbd stopped (22.05 would
-/// wait for slurmdbd under its locks). The rest of
+/// unnamed), a shrink forced just after slurmdbd stopped (22.05 would
+/// wait for slurmdbd under its locks), and a grown job requeued (its runs'
+/// records apart). The rest of
 /// the compose tier runs on 26.05, the release sites run now
 /// (release_tests::TIERS), not on both: CI's hour.
 const HOST_SITE: &[&str] = &[
@@ -130,6 +131,7 @@ const HOST_SITE: &[&str] = &[
     "a_host_lost_in_a_shrink_off_two_while_slurmdbd_is_away_frees_the_other_once_it_is_back",
     "a_rigid_no_kill_job_that_loses_a_host_while_slurmdbd_is_away_takes_updates_and_its_records_tile",
     "a_shrink_forced_just_after_slurmdbd_stops_waits_for_it_though_slurmctld_does_not_know",
+    "a_grown_job_requeued_has_its_two_runs_recorded_apart",
 ];
 
 /// The real-cluster test files (every one of cluster-tests but the

@@ -8,7 +8,7 @@ use std::time::Duration;
 use cluster_tests::said;
 use cluster_tests::site::{
     assert_result_as_alone, assert_tiling, job_field, put_file, records, sbatch_as, up_site, usage_against_records,
-    wait_ctld_said, wait_ctld_said_after, wait_finished, README_APP_ARGS,
+    wait_ctld_said, wait_ctld_said_after, wait_finished, Record, README_APP_ARGS, README_ELASTIC_JOB,
 };
 use testcluster::wait;
 
@@ -166,6 +166,46 @@ fn a_shrink_forced_just_after_slurmdbd_stops_waits_for_it_though_slurmctld_does_
     wait_finished(&site, id, Duration::from_secs(60));
     let recs = records(&site, id);
     assert_tiling(&recs);
+    assert_eq!(site.runaway_jobs(), Ok(None));
+}
+
+/// An elastic job that has grown is requeued (as Slurm requeues a batch
+/// job whose batch host failed, here by `scontrol requeue`): its two runs
+/// are recorded apart, the first ended by the requeue. Stock keeps a job's
+/// resize time across a requeue, and slurmdbd keys a resized job's record
+/// by it: it wrote the second run into the record of the first run's
+/// expand, which then spanned the wait between the runs (found by the
+/// campaign, run 11: bob's usage 358 CPU-s short of his records).
+#[test]
+#[ignore = "needs Docker and a built site: cargo xtask test"]
+fn a_grown_job_requeued_has_its_two_runs_recorded_apart() {
+    // A requeued job may start again cred_expire + 1 s later (stock; 121 s
+    // by default).
+    let site = up_site("t-requeue", 4, |s| s.set("AuthInfo", "cred_expire=10"));
+    let script = put_file(&site, "alice", "requeue.sh", README_ELASTIC_JOB);
+    let id = sbatch_as(&site, "alice", &[&script]);
+    wait_ctld_said(&site, &said::expand_committed(id, "c3,c4"), Duration::from_secs(90));
+    let now = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    let requeued_at = now();
+    let mark = site.log("slurmctld", "slurmctld.log").len();
+    site.output(None, "slurmctld", &["scontrol", "requeue", &id.to_string()]).unwrap();
+    wait_ctld_said_after(&site, mark, &said::started(id), Duration::from_secs(90));
+    // Its second run under way (its first record sent), it is cancelled.
+    wait_ctld_said_after(&site, mark, &said::request_verb(id, "HELLO"), Duration::from_secs(60));
+    site.output(Some("alice"), "login", &["scancel", &id.to_string()]).unwrap();
+    wait_finished(&site, id, Duration::from_secs(60));
+    let recs = records(&site, id);
+    // The first run's records end by the requeue, its last REQUEUED; the
+    // second's start after the wait (cred_expire + 1 s after the requeue).
+    let (first, second): (Vec<&Record>, Vec<&Record>) = recs.iter().partition(|r| r.start <= requeued_at);
+    assert_eq!(first.last().map(|r| r.state.as_str()), Some("REQUEUED"), "{recs:#?}");
+    assert!(
+        first.iter().all(|r| r.end <= requeued_at + 5),
+        "a record of the first run reaches into the second: {recs:#?}"
+    );
+    assert!(!second.is_empty() && second.iter().all(|r| r.start >= requeued_at + 8), "{recs:#?}");
+    assert_tiling(&first.into_iter().cloned().collect::<Vec<_>>());
+    assert_tiling(&second.into_iter().cloned().collect::<Vec<_>>());
     assert_eq!(site.runaway_jobs(), Ok(None));
 }
 

@@ -68,6 +68,13 @@ impl Reader<'_> {
         if job.is_pending() {
             // Held or not, as slurmctld's own queue building does it.
             self.guard.tend_waiting(job);
+            if self.guard.forget_requeued_resize(job) {
+                log::info!(
+                    "JobId={}: requeued after a resize: its next run recorded as a new one, not into the record of \
+                     that resize",
+                    job.id()
+                );
+            }
             let correspond = job.is_unsplit_correspond_array();
             if correspond {
                 self.correspond.push(job.id());

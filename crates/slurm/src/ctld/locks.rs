@@ -406,6 +406,26 @@ impl<L: WritesJobs> LockGuard<L> {
         }
     }
 
+    /// A requeued job's last resize forgotten, once the requeue is over
+    /// (the job waiting, its last run's records sent): slurmctld keeps a
+    /// job's resize time across a requeue (22.05 to 26.05), and slurmdbd
+    /// keys the record of a resized job by that time when it has no index
+    /// for it, which a requeue takes away: the next run's first record,
+    /// sent within 5 s by slurmctld's dbinx thread, would be written into
+    /// the last resize's, its start that resize's and its span the time the
+    /// job waited. Forgotten, the next run is recorded as a job never
+    /// resized, keyed by its new submission (the requeue's). Whether it was
+    /// set.
+    pub fn forget_requeued_resize(&self, job: &JobView<'_>) -> bool {
+        if !job.is_pending() || job.is_completing() || !job.resized() {
+            return false;
+        }
+        // SAFETY: a live record under our job write lock; resize_time is a
+        // plain time_t that slurmctld reads under the job lock only.
+        unsafe { (*job.as_ptr()).resize_time = 0 };
+        true
+    }
+
     /// Split `job` (see [`JobView::is_unsplit_correspond_array`]) into
     /// records of its waiting tasks, lowest first, as slurmctld's
     /// build_job_queue does, until `limit` of the array's tasks wait as

@@ -83,13 +83,27 @@ fn play(site: &Site, minutes: u32, seed: u64) -> Result<Report, String> {
         }
         if let Some(plan) = jobs.get(next_job).filter(|j| j.at <= now) {
             next_job += 1;
-            match submit(site, plan, submitted.len()) {
+            let (shape, user) = (plan.shape.name(), plan.user);
+            match submit(site, plan, next_job) {
                 Ok(id) => {
-                    let (shape, user) = (plan.shape.name(), plan.user);
                     eprintln!("chaos: {:>5.0} s: JobId={id} submitted ({shape}, {user})", now.as_secs_f64());
                     submitted.push(Submitted { plan: plan.clone(), id, struck: Vec::new() })
                 }
-                Err(e) => problems.push(violation("every job is taken", None, e, last_fault(&faults, now))),
+                Err(e) => {
+                    // sbatch timed out waiting for slurmctld's answer, which
+                    // may still take the job: as its user would, look for
+                    // it; found, it is the campaign's (its records and usage
+                    // count), and the user was told wrong all the same.
+                    let e = match taken_all_the_same(site, plan, next_job) {
+                        Some(id) => {
+                            eprintln!("chaos: {:>5.0} s: JobId={id} taken though sbatch failed", now.as_secs_f64());
+                            submitted.push(Submitted { plan: plan.clone(), id, struck: Vec::new() });
+                            format!("{e}; the job was taken all the same, as JobId={id}")
+                        }
+                        None => e,
+                    };
+                    problems.push(violation("every job is taken", None, e, last_fault(&faults, now)));
+                }
             }
             continue;
         }
@@ -412,16 +426,36 @@ fn came_back_with(site: &Site, before: &[String]) -> Result<(), String> {
     }
 }
 
+/// Submit the campaign's `n`th job (from 1), named `chaos-N`, its script
+/// `chaos-N.sh` in its user's home.
 fn submit(site: &Site, plan: &Planned, n: usize) -> Result<u32, String> {
     let (_, uid, _) = USERS.iter().find(|u| u.0 == plan.user).ok_or(format!("no user {} on the site", plan.user))?;
     let file = format!("chaos-{n}.sh");
     let path = site.dir.join("home").join(plan.user).join(&file);
     std::fs::write(&path, plan.script()).map_err(|e| format!("{}: {e}", path.display()))?;
     std::os::unix::fs::chown(&path, Some(*uid), Some(*uid)).map_err(|e| e.to_string())?;
-    let out =
-        site.output(Some(plan.user), "login", &["sbatch", "--parsable", &format!("/home/{}/{file}", plan.user)])?;
+    let name = format!("--job-name=chaos-{n}");
+    let script = format!("/home/{}/{file}", plan.user);
+    let out = site.output(Some(plan.user), "login", &["sbatch", "--parsable", &name, &script])?;
     let id = out.trim().split(';').next().unwrap_or("");
     id.parse().map_err(|_| format!("sbatch printed {out:?}"))
+}
+
+/// After a failed `submit` of the `n`th job: the job slurmctld took all the
+/// same, if it did (its array's id for an array), looked for by its name
+/// in squeue once slurmctld answers again (a minute at most), then in
+/// sacct (it may have ended meanwhile).
+fn taken_all_the_same(site: &Site, plan: &Planned, n: usize) -> Option<u32> {
+    let name = format!("chaos-{n}");
+    let id_in = |out: String| out.split_whitespace().next().and_then(|id| id.parse().ok());
+    let queued = wait::until("slurmctld to answer after a failed submission", Duration::from_secs(60), || {
+        Ok(site.output(None, "login", &["squeue", "-h", "-u", plan.user, "-n", &name, "-o", "%F"]).ok())
+    });
+    if let Some(id) = queued.ok().and_then(id_in) {
+        return Some(id);
+    }
+    let args = ["sacct", "-n", "-X", "-P", "-u", plan.user, "--name", &name, "-S", "now-1day", "-o", "JobID"];
+    site.output(None, "login", &args).ok().map(|out| out.replace('_', " ")).and_then(id_in)
 }
 
 /// The running elastic and MPI jobs (their indices in `submitted`) whose
