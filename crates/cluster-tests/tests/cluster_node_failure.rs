@@ -37,7 +37,7 @@ fn goes_on_shrunk(name: &str, loss: Loss) {
     // slurmctld gives up on a silent slurmd after 5 s.
     let spec = malleable_spec(name, 3, "Strategy=mtct\nSchedulerTick=5\n").set("SlurmdTimeout", "5");
     let c = up_with(spec);
-    let app = "--cells 6144 --iterations 400 --unit-us 30 --checkpoint-every 10";
+    let app = "--cells 6144 --iterations 200 --unit-us 30 --checkpoint-every 10";
     let script = example_script(&c, "nodefail", app);
     let id =
         submit(&c, &script, "nodefail.out", &["-N3", "--no-kill", "--min-nodes-invasive=2", "--max-nodes-invasive=3"]);

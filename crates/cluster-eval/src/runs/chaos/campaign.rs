@@ -443,19 +443,21 @@ fn submit(site: &Site, plan: &Planned, n: usize) -> Result<u32, String> {
 
 /// After a failed `submit` of the `n`th job: the job slurmctld took all the
 /// same, if it did (its array's id for an array), looked for by its name
-/// in squeue once slurmctld answers again (a minute at most), then in
-/// sacct (it may have ended meanwhile).
+/// in squeue for a minute (slurmctld may answer squeue before it gets to
+/// the submission: in run 12 it took the job 20 s after sbatch gave up),
+/// then in sacct (it may have ended meanwhile).
 fn taken_all_the_same(site: &Site, plan: &Planned, n: usize) -> Option<u32> {
     let name = format!("chaos-{n}");
-    let id_in = |out: String| out.split_whitespace().next().and_then(|id| id.parse().ok());
-    let queued = wait::until("slurmctld to answer after a failed submission", Duration::from_secs(60), || {
-        Ok(site.output(None, "login", &["squeue", "-h", "-u", plan.user, "-n", &name, "-o", "%F"]).ok())
+    let id_in = |out: &str| out.split_whitespace().next().and_then(|id| id.parse().ok());
+    let queued = wait::until("a job whose submission failed to show", Duration::from_secs(60), || {
+        let out = site.output(None, "login", &["squeue", "-h", "-u", plan.user, "-n", &name, "-o", "%F"]);
+        Ok(out.ok().as_deref().and_then(id_in))
     });
-    if let Some(id) = queued.ok().and_then(id_in) {
+    if let Ok(id) = queued {
         return Some(id);
     }
     let args = ["sacct", "-n", "-X", "-P", "-u", plan.user, "--name", &name, "-S", "now-1day", "-o", "JobID"];
-    site.output(None, "login", &args).ok().map(|out| out.replace('_', " ")).and_then(id_in)
+    site.output(None, "login", &args).ok().map(|out| out.replace('_', " ")).as_deref().and_then(id_in)
 }
 
 /// The running elastic and MPI jobs (their indices in `submitted`) whose
