@@ -408,14 +408,16 @@ impl<L: WritesJobs> LockGuard<L> {
 
     /// A requeued job's last resize forgotten, once the requeue is over
     /// (the job waiting, its last run's records sent): slurmctld keeps a
-    /// job's resize time across a requeue (22.05 to 26.05), and slurmdbd
-    /// keys the record of a resized job by that time when it has no index
-    /// for it, which a requeue takes away: the next run's first record,
-    /// sent within 5 s by slurmctld's dbinx thread, would be written into
-    /// the last resize's, its start that resize's and its span the time the
+    /// job's resize time across a requeue, and on 22.05 slurmdbd keys the
+    /// record of a resized job by that time when it has no index for it,
+    /// which a requeue takes away: the next run's first record, sent
+    /// within 5 s by slurmctld's dbinx thread, would be written into the
+    /// last resize's, its start that resize's and its span the time the
     /// job waited. Forgotten, the next run is recorded as a job never
-    /// resized, keyed by its new submission (the requeue's). Whether it was
-    /// set.
+    /// resized, keyed by its new submission (the requeue's). From 24.11
+    /// slurmctld names each record's index itself, and 26.05 recorded the
+    /// runs apart without this (the compose test); there it changes
+    /// nothing. Whether it was set.
     pub fn forget_requeued_resize(&self, job: &JobView<'_>) -> bool {
         if !job.is_pending() || job.is_completing() || !job.resized() {
             return false;
