@@ -61,6 +61,13 @@ pub fn put_file(site: &Site, user: &str, file: &str, text: &str) -> String {
     format!("/home/{user}/{file}")
 }
 
+/// Run `docker` with `args` (stop, start, kill, pause a site's host);
+/// panics if it fails.
+pub fn docker(args: &[&str]) {
+    let st = std::process::Command::new("docker").args(args).status().unwrap();
+    assert!(st.success(), "docker {args:?}");
+}
+
 /// What `cmd` prints when `user` runs it on the login host; panics with its error.
 pub fn as_user(site: &Site, user: &str, cmd: &[&str]) -> String {
     site.output(Some(user), "login", cmd).unwrap_or_else(|e| panic!("{user}: {cmd:?}: {e}"))

@@ -7,15 +7,11 @@ use std::time::Duration;
 
 use cluster_tests::said;
 use cluster_tests::site::{
-    assert_result_as_alone, assert_tiling, job_field, put_file, records, sbatch_as, up_site, usage_against_records,
-    wait_ctld_said, wait_ctld_said_after, wait_finished, Record, README_APP_ARGS, README_ELASTIC_JOB,
+    assert_result_as_alone, assert_tiling, docker, job_field, put_file, records, sbatch_as, up_site,
+    usage_against_records, wait_ctld_said, wait_ctld_said_after, wait_finished, Record, README_APP_ARGS,
+    README_ELASTIC_JOB,
 };
 use testcluster::wait;
-
-fn docker(args: &[&str]) {
-    let st = std::process::Command::new("docker").args(args).status().unwrap();
-    assert!(st.success(), "docker {args:?}");
-}
 
 /// The case: alice's `--no-kill` elastic job has grown onto the
 /// four hosts; a shrink off c4 has begun for bob's job when c4's host is

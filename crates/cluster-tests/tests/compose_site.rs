@@ -11,7 +11,7 @@ use std::time::Duration;
 use cluster_tests::malleable::checksum_in;
 use cluster_tests::said::{self, JobId, LogLine};
 use cluster_tests::site::{
-    as_user, assert_result_as_alone, assert_tiling, job_field, put_file, records, sbatch_as, timeline, up_site,
+    as_user, assert_result_as_alone, assert_tiling, docker, job_field, put_file, records, sbatch_as, timeline, up_site,
     usage_against_records, wait_ctld_log, wait_ctld_said, wait_field, wait_finished, README_APP_ARGS,
     README_ELASTIC_JOB,
 };
@@ -317,10 +317,6 @@ fn with_slurmdbd_away_resizes_wait_and_every_job_reaches_the_database() {
         rest_agrees_with_scontrol(&site, id, 4);
     }
 
-    let docker = |args: &[&str]| {
-        let st = std::process::Command::new("docker").args(args).status().unwrap();
-        assert!(st.success(), "docker {args:?}");
-    };
     let before_stop = site.log("slurmctld", "slurmctld.log").len();
     docker(&["stop", "-t", "1", &site.container("slurmdbd")]);
     // A job for later: slurmctld sends it to slurmdbd, and finds it away.
@@ -538,10 +534,6 @@ fn an_expand_onto_a_host_that_stopped_answering_is_rolled_back() {
     // (draining and resuming them would have slurmctld ping them first).
     let resv = |args: &[&str]| {
         site.output(None, "slurmctld", args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
-    };
-    let docker = |args: &[&str]| {
-        let st = std::process::Command::new("docker").args(args).status().unwrap();
-        assert!(st.success(), "docker {args:?}");
     };
     resv(&[
         "scontrol",

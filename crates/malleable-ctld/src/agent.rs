@@ -153,6 +153,9 @@ struct Agent {
     suspects: Suspects,
     /// Whether slurmdbd answers, asked beside the passes.
     slurmdbd_probe: SlurmdbdProbe,
+    /// The probe is to be aimed at slurm.conf's slurmdbd at the next pass
+    /// (at the start, and after a reconfigure, which may move it).
+    slurmdbd_probe_aimed: bool,
     /// Each job's options, read once from its SPANK environment.
     known: OptionsCache,
     /// The waiting jobs as the last reads left them, and the feed that
@@ -255,6 +258,7 @@ impl Agent {
             adapting: false,
             suspects: Suspects::default(),
             slurmdbd_probe: SlurmdbdProbe::default(),
+            slurmdbd_probe_aimed: false,
             known: OptionsCache::default(),
             kept,
             refused: HashMap::new(),
@@ -292,6 +296,7 @@ impl Agent {
                     self.kept.settings = self.config.feed;
                     self.kept.feed.ask_whole();
                     reconfigured = true;
+                    self.slurmdbd_probe_aimed = false;
                     self.force_next = true;
                     log::info!("{}", LogLine::Reconfigured { config: self.config.to_string() });
                 }

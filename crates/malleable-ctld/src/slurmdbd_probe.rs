@@ -50,8 +50,8 @@ impl Default for SlurmdbdProbe {
 }
 
 impl SlurmdbdProbe {
-    /// Ask slurmdbd at `target` from now on (slurm.conf, read at each pass:
-    /// a reconfigure may change it); `None`: ask nothing.
+    /// Ask slurmdbd at `target` from now on (slurm.conf's, read again after
+    /// a reconfigure, which may change it); `None`: ask nothing.
     pub fn aim(&mut self, target: Option<SlurmdbdAddress>) {
         {
             let mut s = self.shared.state.lock();

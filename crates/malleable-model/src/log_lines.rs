@@ -21,7 +21,8 @@
 //! | [`Shrinking`](LogLine::Shrinking) `JobId=4: shrink off n3 (resize 18, mtct); waiting ...` | agent/apply.rs | cluster-eval resize_latency, tests |
 //! | [`Released`](LogLine::Released) `JobId=4: shrink off n3 committed ...; it now holds n[1-2]` (also forced, rolled back) | adaptation.rs + agent/settle.rs | cluster-eval records, resize_latency, xtask soak, bench_site, tests |
 //! | [`ReleaseFailed`](LogLine::ReleaseFailed) `JobId=4: shrink off n3 committed, but freeing the nodes failed: ...` | agent/settle.rs | cluster-eval resize_latency |
-//! | [`ReleaseHeld`](LogLine::ReleaseHeld) `JobId=4: shrink off n3 committed; freeing the nodes waits for slurmdbd ...` | agent/settle.rs | compose_site |
+//! | [`ReleaseHeld`](LogLine::ReleaseHeld) `JobId=4: shrink off n3 committed; freeing the nodes waits for slurmdbd, which does not answer (...)` (or away or behind, or the job's own record or memory resize) | agent/settle.rs | compose_site |
+//! | [`RequeuedAfterResize`](LogLine::RequeuedAfterResize) `JobId=4: requeued after a resize: its next run recorded as a new one, ...` | snapshot/jobs.rs | compose_faults |
 //! | [`Dropped`](LogLine::Dropped) `JobId=4: no longer runs (requeued): its expand onto n3 dropped` | agent/settle.rs | cluster_node_failure |
 //! | [`Stretched`](LogLine::Stretched) `JobId=4: time limit stretched to 12 min for the work left on fewer nodes` | agent/settle.rs | cluster_malleable |
 //! | [`Suspect`](LogLine::Suspect) `n2 kept from the strategies for 60 s` | agent/settle.rs | cluster_adapt_failures |
@@ -223,11 +224,19 @@ pub enum LogLine {
         ending: Ending,
         error: String,
     },
-    /// An adaptation ended while slurmdbd is away or behind: its nodes are
-    /// freed once it has caught up (said once per job and hold).
+    /// An adaptation ended while a resize of the job must wait: its nodes
+    /// are freed once it may (said once per job and hold). `waits_for` says
+    /// on what: slurmdbd away or behind, or the job's own accounting or
+    /// memory resize.
     ReleaseHeld {
         job: JobId,
         ending: Ending,
+        waits_for: String,
+    },
+    /// A resized job waits again (requeued): its next run is recorded as
+    /// a new one, not into the record of its last resize.
+    RequeuedAfterResize {
+        job: JobId,
     },
     /// A job that no longer runs (requeued) had an adaptation under way,
     /// or a loss untold: `what` (`expand onto n3`, `shrink off n3`, `going
@@ -329,8 +338,10 @@ const CAPPED_TAIL: &str = " nodes at most: its QOS's and association's node limi
 const REQUEST_HEAD: &str = "its runtime's request: ";
 const LOST_TAIL: &str = "); waiting for its application to commit";
 const ADAPT_BOUND_HEAD: &str = "its runtime bounds an adaptation at ";
+const REQUEUED_AFTER_RESIZE: &str =
+    "requeued after a resize: its next run recorded as a new one, not into the record of that resize";
 const DROPPED_HEAD: &str = "no longer runs (requeued): its ";
-const RELEASE_HELD_TAIL: &str = "; freeing the nodes waits for slurmdbd, away or behind (sdiag: DBD Agent queue size)";
+const RELEASE_HELD_MID: &str = "; freeing the nodes waits for ";
 
 impl fmt::Display for LogLine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -391,7 +402,10 @@ impl fmt::Display for LogLine {
             LogLine::ReleaseFailed { job, ending, error } => {
                 write!(f, "JobId={job}: {ending}, but freeing the nodes failed: {error}")
             }
-            LogLine::ReleaseHeld { job, ending } => write!(f, "JobId={job}: {ending}{RELEASE_HELD_TAIL}"),
+            LogLine::ReleaseHeld { job, ending, waits_for } => {
+                write!(f, "JobId={job}: {ending}{RELEASE_HELD_MID}{waits_for}")
+            }
+            LogLine::RequeuedAfterResize { job } => write!(f, "JobId={job}: {REQUEUED_AFTER_RESIZE}"),
             LogLine::Dropped { job, what } => write!(f, "JobId={job}: {DROPPED_HEAD}{what} dropped"),
             LogLine::Stretched { job, minutes } => {
                 write!(f, "JobId={job}: time limit stretched to {minutes}{STRETCHED_TAIL}")
@@ -477,6 +491,7 @@ impl LogLine {
             | LogLine::ReleaseFailed { job, .. }
             | LogLine::ReleaseHeld { job, .. }
             | LogLine::Stretched { job, .. }
+            | LogLine::RequeuedAfterResize { job }
             | LogLine::Dropped { job, .. }
             | LogLine::Lost { job, .. }
             | LogLine::LostCommitted { job, .. }
@@ -610,11 +625,18 @@ impl LogLine {
             let (timeout, _) = rest.split_once("): its adaptations are given ")?;
             return Some(LogLine::AdaptBound { job, bound_s: bound.parse().ok()?, timeout_s: timeout.parse().ok()? });
         }
+        if what == REQUEUED_AFTER_RESIZE {
+            return Some(LogLine::RequeuedAfterResize { job });
+        }
         if let Some(rest) = what.strip_prefix(DROPPED_HEAD) {
             return Some(LogLine::Dropped { job, what: rest.strip_suffix(" dropped")?.to_string() });
         }
-        if let Some(ending) = what.strip_suffix(RELEASE_HELD_TAIL) {
-            return Some(LogLine::ReleaseHeld { job, ending: Ending::parse(ending)? });
+        if let Some((ending, waits_for)) = what.split_once(RELEASE_HELD_MID) {
+            return Some(LogLine::ReleaseHeld {
+                job,
+                ending: Ending::parse(ending)?,
+                waits_for: waits_for.to_string(),
+            });
         }
         if let Some((ending, error)) = what.split_once(", but freeing the nodes failed: ") {
             return Some(LogLine::ReleaseFailed { job, ending: Ending::parse(ending)?, error: error.to_string() });
@@ -809,12 +831,18 @@ mod tests {
                 ending: Ending::ShrinkCommitted { nodes: names("n3"), after: None },
                 error: "Invalid job id specified".into(),
             },
-            LogLine::ReleaseHeld { job: j, ending: Ending::ShrinkCommitted { nodes: names("n3"), after: Some(4.5) } },
+            LogLine::ReleaseHeld {
+                job: j,
+                ending: Ending::ShrinkCommitted { nodes: names("n3"), after: Some(4.5) },
+                waits_for: "slurmdbd, away or behind (sdiag: DBD Agent queue size)".into(),
+            },
             LogLine::ReleaseHeld {
                 job: j,
                 ending: Ending::ShrinkForced { nodes: names("n2"), why: "not committed within 2 s".into(), hold_s: 2 },
+                waits_for: "slurmdbd, which does not answer (slurmdbd:6819: Connection refused)".into(),
             },
             LogLine::Stretched { job: j, minutes: 12 },
+            LogLine::RequeuedAfterResize { job: j },
             LogLine::Dropped { job: j, what: "expand onto n3,n4".into() },
             LogLine::Suspect { nodes: names("n2,n3"), secs: 60 },
             LogLine::Lost { job: j, nodes: names("n3"), holds: 2, resize: None },

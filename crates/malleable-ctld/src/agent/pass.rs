@@ -71,7 +71,11 @@ impl Agent {
         // What the probe last found, before anything is read: a resize
         // this pass (a forced shrink's end among them) would be slurmctld's
         // first word to a slurmdbd gone, and wait for it under the locks.
-        self.slurmdbd_probe.aim(guard.slurmdbd_address());
+        // It is aimed at slurm.conf's slurmdbd once, and again after a
+        // reconfigure.
+        if !std::mem::replace(&mut self.slurmdbd_probe_aimed, true) {
+            self.slurmdbd_probe.aim(guard.slurmdbd_address());
+        }
         self.suspects.slurmdbd = self.slurmdbd_probe.unanswered();
         let mut taken = self.snapshot(&guard, now);
         let Settled { changed, statuses: settled, asking } = self.settle_adaptations(&mut guard, &taken, now);

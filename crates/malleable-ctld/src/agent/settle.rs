@@ -60,13 +60,13 @@ impl Agent {
             // then is it stepped on a copy, so a held step leaves no trace
             // (cloning every job's memory each pass, under the locks, would
             // cost the largest queues).
-            let holds = taken.slurmdbd_behind || guard.find_job(job.id.0).is_some_and(|j| j.resize_held(now));
+            let holds = self.release_waits_for(guard, taken, job.id, now);
             let memory = self.memory.0.entry(job.id).or_default();
-            let mut trial = holds.then(|| memory.clone());
+            let mut trial = holds.is_some().then(|| memory.clone());
             let mut step = adaptation::step(job, &mut cx, trial.as_mut().unwrap_or(memory));
             let lost =
                 matches!(step.status.phase, Phase::Lost { .. }) && !matches!(job.status.phase, Phase::Lost { .. });
-            if holds && step.cancel.is_none() && step.release.is_some() && !lost {
+            if holds.is_some() && step.cancel.is_none() && step.release.is_some() && !lost {
                 // Freeing nodes is a resize in slurmctld, and with slurmdbd
                 // away 22.05 would first try to reach it under slurmctld's
                 // locks (as a new decision is held, snapshot/jobs.rs). A
@@ -74,7 +74,8 @@ impl Agent {
                 // it is, adapting, and its application's request is in its
                 // Comment still: the next pass steps it again.
                 if let Some(release) = step.release.filter(|_| self.release_held_said.insert(job.id)) {
-                    log::warn!("{}", LogLine::ReleaseHeld { job: job.id, ending: release.ending });
+                    let waits_for = holds.unwrap_or_default();
+                    log::warn!("{}", LogLine::ReleaseHeld { job: job.id, ending: release.ending, waits_for });
                 }
                 let mut status = job.status.clone();
                 status.spec = job.spec;
@@ -90,9 +91,9 @@ impl Agent {
             // not (it cannot wait: its workers there are gone); what the
             // adaptation it ended gives back waits, and is freed at the
             // first pass that may.
-            if holds && step.cancel.is_none() {
+            if let Some(waits_for) = holds.filter(|_| step.cancel.is_none()) {
                 if let Some(release) = step.release.take() {
-                    log::warn!("{}", LogLine::ReleaseHeld { job: job.id, ending: release.ending.clone() });
+                    log::warn!("{}", LogLine::ReleaseHeld { job: job.id, ending: release.ending.clone(), waits_for });
                     m.deferred = Some(release);
                 }
             } else if step.release.is_none() {
@@ -177,6 +178,27 @@ impl Agent {
             let status = Status { phase: Phase::Steady, runtime: false, ..old };
             super::comments::write(guard, job, &status.encode());
             self.kept.status_shown(job, &status);
+        }
+    }
+
+    /// On what freeing a job's nodes must wait, if on anything: slurmdbd
+    /// (whose probe says why, when it does not answer), or the job's own
+    /// last record or memory resize (`JobView::resize_held`). Said in the
+    /// log, so that an admin knows what to look at.
+    fn release_waits_for(&self, guard: &LockGuard<Scheduling>, taken: &Taken, job: JobId, now: i64) -> Option<String> {
+        if taken.slurmdbd_behind {
+            return Some(match &self.suspects.slurmdbd {
+                Some(why) => format!("slurmdbd, which does not answer ({why})"),
+                None => "slurmdbd, away or behind (sdiag: DBD Agent queue size)".to_string(),
+            });
+        }
+        let j = guard.find_job(job.0)?;
+        if j.memory_resize_under_way() {
+            Some("the job's memory resize under way".to_string())
+        } else if j.accounting_holds_resize(now) {
+            Some("slurmdbd to name the job's last record".to_string())
+        } else {
+            None
         }
     }
 }

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+use malleable_model::log_lines::LogLine;
 use malleable_model::runtime_msg::{Envelope, Phase, Status};
 use malleable_model::submit_options::Malleability;
 use malleable_model::{tier_of, CoreSharing, JobId, MalleableSpec, PendingJob, Placement, RunningJob, SharedCores};
@@ -69,11 +70,7 @@ impl Reader<'_> {
             // Held or not, as slurmctld's own queue building does it.
             self.guard.tend_waiting(job);
             if self.guard.forget_requeued_resize(job) {
-                log::info!(
-                    "JobId={}: requeued after a resize: its next run recorded as a new one, not into the record of \
-                     that resize",
-                    job.id()
-                );
+                log::info!("{}", LogLine::RequeuedAfterResize { job: JobId(job.id()) });
             }
             let correspond = job.is_unsplit_correspond_array();
             if correspond {
