@@ -19,6 +19,7 @@
 //!   cargo xtask cargo --slurm V ARGS...     cargo ARGS in release V's build image
 
 mod architecture;
+mod beside;
 mod compose;
 mod demo;
 mod release_tests;

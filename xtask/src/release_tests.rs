@@ -170,7 +170,26 @@ fn cluster_args<'a>(tier: &Tier, extra: &[&'a str]) -> Vec<&'a str> {
     cluster
 }
 
-pub fn run(root: &Path, version: &str) -> Result<TestCounts> {
+/// The command that runs `version`'s compose tests on the host, if its
+/// tier has any.
+pub fn site_command(root: &Path, version: &str) -> Result<Option<Command>> {
+    let tier = tier(version)?;
+    if tier.site.is_empty() {
+        return Ok(None);
+    }
+    let mut site = crate::test::cargo_command(root);
+    site.env(SITE_SLURM_VAR, version).env(PLUGIN_DIR_VAR, plugin_dir_for(root, version));
+    site.args(["test", "-p", "cluster-tests", "--no-fail-fast"]);
+    site.args(["--test", "compose_site", "--test", "compose_policies", "--test", "compose_mpi"]);
+    site.args(["--test", "compose_faults"]);
+    site.arg("--");
+    site.args(tier.site).args(["--ignored", "--exact", "--test-threads=1"]);
+    Ok(Some(site))
+}
+
+/// `version`'s tier; its compose tests too if `with_site` (`cargo xtask
+/// test` runs them beside the host's tiers instead: crate::beside).
+pub fn run(root: &Path, version: &str, with_site: bool) -> Result<TestCounts> {
     let r = SlurmRelease::find(version)?;
     let tier = tier(version)?;
     let t = Instant::now();
@@ -191,15 +210,8 @@ pub fn run(root: &Path, version: &str) -> Result<TestCounts> {
     total.add(in_image(root, r, &cluster, &plugins)?);
     eprintln!("xtask: Slurm {version}'s symbol check and cluster tests took {:.1?}", t.elapsed());
 
-    if !tier.site.is_empty() {
+    if let Some(mut site) = site_command(root, version)?.filter(|_| with_site) {
         let t = Instant::now();
-        let mut site = crate::test::cargo_command(root);
-        site.env(SITE_SLURM_VAR, version).env(PLUGIN_DIR_VAR, &plugins);
-        site.args(["test", "-p", "cluster-tests", "--no-fail-fast"]);
-        site.args(["--test", "compose_site", "--test", "compose_policies", "--test", "compose_mpi"]);
-        site.args(["--test", "compose_faults"]);
-        site.arg("--");
-        site.args(tier.site).args(["--ignored", "--exact", "--test-threads=1"]);
         total.add(run_tests(&mut site)?);
         eprintln!("xtask: Slurm {version}'s compose site tests took {:.1?}", t.elapsed());
     }

@@ -1,12 +1,13 @@
 //! `cargo xtask test`: everything, each step's time said: set-up and plugin
 //! build; then, while the other releases' Slurm, images and tiers are built
-//! beside (release_tests), formatting and lints, the import rules, a
+//! beside, and 26.05's compose tests (most of them) run there once it is
+//! built (beside.rs), formatting and lints, the import rules, a
 //! SPANK-only build without the Slurm source tree, unit and property tests,
 //! the symbol check and the real-cluster tests (marked #[ignore] so that a
 //! plain `cargo test` never needs root, Docker or a cluster), the host's
 //! compose tests and the evaluation commands' short forms; then the other
-//! releases' tiers, where most compose tests run (on 26.05, the release
-//! sites run). It ends with one line that counts every test.
+//! releases' tiers (release_tests). It ends with one line that counts
+//! every test.
 
 use std::path::Path;
 use std::process::Command;
@@ -39,7 +40,7 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
     // meanwhile, the longest part of a fresh machine's run (about 24
     // minutes on 2 cores): the host's tests mostly wait on daemons, and a
     // build container yields the CPUs to them (`Container::command`).
-    let beside = OtherReleases::compile(root);
+    let beside = crate::beside::OtherReleases::start(root);
     let window = Instant::now();
     let tree = provision::host::source_tree(root);
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
@@ -97,12 +98,13 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
     let evaluations = run_evaluations(evaluations);
     eprintln!("xtask: the evaluation commands' short forms took {:.1?}", t.elapsed());
     total.add(evaluations?);
-    beside.wait();
+    let sites_beside = beside.wait(&mut total);
     eprintln!("xtask: the host's tiers and the other releases' builds took {:.1?}", window.elapsed());
-    // The other releases: each built and tested in its own root.
+    // The other releases: each built and tested in its own root (its
+    // compose tests done already, when they ran beside).
     for tier in crate::release_tests::TIERS {
         let t = Instant::now();
-        let other = crate::release_tests::run(root, tier.version);
+        let other = crate::release_tests::run(root, tier.version, !sites_beside.contains(&tier.version));
         eprintln!("xtask: Slurm {}'s tests took {:.1?}", tier.version, t.elapsed());
         total.add(other?);
     }
@@ -122,7 +124,7 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
 /// wait for slurmdbd under its locks), and a grown job requeued (its runs'
 /// records apart). The rest of
 /// the compose tier runs on 26.05, the release sites run now
-/// (release_tests::TIERS), not on both: CI's hour.
+/// (release_tests::TIERS, beside these), not on both: CI's hour.
 const HOST_SITE: &[&str] = &[
     "the_readme_elastic_job_grows_shrinks_and_completes_on_the_compose_site",
     "an_expand_onto_a_host_that_stopped_answering_is_rolled_back",
@@ -148,63 +150,12 @@ fn cluster_test_files(root: &Path) -> Result<Vec<String>> {
     Ok(files)
 }
 
-/// `cargo xtask test --slurm V --no-run` of every other release, one after
-/// the other, as a child process, its output in a log of its own (not
-/// among the tests' lines).
-struct OtherReleases {
-    child: Option<std::process::Child>,
-    log: std::path::PathBuf,
-    started: Instant,
-}
-
-impl OtherReleases {
-    fn compile(root: &Path) -> OtherReleases {
-        let log = root.join("target/xtask-compile-releases.log");
-        let versions: Vec<&str> = crate::release_tests::TIERS.iter().map(|t| t.version).collect();
-        let spawned = std::env::current_exe().map_err(|e| e.to_string()).and_then(|exe| {
-            let out = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
-            let err = out.try_clone().map_err(|e| e.to_string())?;
-            // One shell runs them in turn, each to the end even if another failed.
-            let script: String = versions
-                .iter()
-                .map(|v| format!("'{}' test --slurm {v} --no-run || status=1; ", exe.display()))
-                .collect();
-            Command::new("nice")
-                .args(["-n", "10", "sh", "-c", &format!("status=0; {script}exit $status")])
-                .current_dir(root)
-                .stdout(out)
-                .stderr(err)
-                .spawn()
-                .map_err(|e| e.to_string())
-        });
-        let child = spawned
-            .map_err(|e| eprintln!("xtask: cannot build Slurm {}'s tiers beside: {e}", versions.join(", ")))
-            .ok();
-        OtherReleases { child, log, started: Instant::now() }
-    }
-
-    /// Wait for it; when it failed, say where its log is: the tier's own
-    /// run builds again in the foreground and stops on the same error.
-    fn wait(self) {
-        let Some(mut child) = self.child else { return };
-        match child.wait() {
-            Ok(s) if s.success() => {
-                eprintln!("xtask: the other releases' builds, beside them, took {:.1?}", self.started.elapsed())
-            }
-            Ok(s) => {
-                eprintln!("xtask: the other releases' builds beside them failed ({s}); see {}", self.log.display())
-            }
-            Err(e) => eprintln!("xtask: cannot wait for the other releases' builds: {e}"),
-        }
-    }
-}
-
 /// `cargo xtask test --slurm V`: release V's tier alone, after the host's
 /// set-up (its compose test runs from the host).
 pub fn run_release(root: &Path, version: &str) -> Result<()> {
     provision::build::build_plugins(root)?;
     provision::apt::ensure(&["debootstrap", "docker-compose"])?;
-    let counts = crate::release_tests::run(root, version)?;
+    let counts = crate::release_tests::run(root, version, true)?;
     println!("tests: {} passed, {} failed", counts.passed, counts.failed);
     Ok(())
 }
@@ -246,6 +197,21 @@ impl TestCounts {
         self.passed += other.passed;
         self.failed += other.failed;
     }
+
+    /// Add what one of cargo test's "test result:" lines counts.
+    pub(crate) fn count(&mut self, line: &str) {
+        let Some(rest) = line.strip_prefix("test result: ") else { return };
+        for part in rest.split([';', '.']) {
+            let mut words = part.split_whitespace();
+            if let (Some(n), Some(what)) = (words.next().and_then(|n| n.parse::<u64>().ok()), words.next()) {
+                match what {
+                    "passed" => self.passed += n,
+                    "failed" => self.failed += n,
+                    _ => {}
+                }
+            }
+        }
+    }
 }
 
 /// Run `cargo test`, echoing its output, and add up its "test result:" lines
@@ -257,18 +223,7 @@ pub(crate) fn run_tests(cmd: &mut Command) -> Result<TestCounts> {
     for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
         let line = line.map_err(|e| e.to_string())?;
         println!("{line}");
-        if let Some(rest) = line.strip_prefix("test result: ") {
-            for part in rest.split([';', '.']) {
-                let mut words = part.split_whitespace();
-                if let (Some(n), Some(what)) = (words.next().and_then(|n| n.parse::<u64>().ok()), words.next()) {
-                    match what {
-                        "passed" => counts.passed += n,
-                        "failed" => counts.failed += n,
-                        _ => {}
-                    }
-                }
-            }
-        }
+        counts.count(&line);
     }
     let status = child.wait().map_err(|e| e.to_string())?;
     if status.success() {

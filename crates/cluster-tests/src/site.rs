@@ -35,11 +35,18 @@ pub const KEEP_SITE_VAR: &str = "MALLEABLE_KEEP_SITE";
 
 /// Bring up site `name` with `nodes` compute hosts (cores as this machine
 /// has), as `spec` changes it, of the release [`SITE_SLURM_VAR`] names.
+/// Another release's site is named after it too (`t-readme-2605`), so that
+/// the host's tier and a release's may run at once (`cargo xtask test`).
 pub fn up_site(name: &str, nodes: usize, spec: impl FnOnce(SiteSpec) -> SiteSpec) -> Site {
     let cores = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
-    let mut base = SiteSpec::new(name, nodes, cores);
-    if let Some(release) = std::env::var_os(SITE_SLURM_VAR) {
-        base = base.slurm(&release.to_string_lossy()).unwrap_or_else(|e| panic!("{SITE_SLURM_VAR}: {e}"));
+    let release = std::env::var_os(SITE_SLURM_VAR).map(|r| r.to_string_lossy().into_owned());
+    let name = match &release {
+        Some(r) => format!("{name}-{}", r.replace('.', "")),
+        None => name.to_string(),
+    };
+    let mut base = SiteSpec::new(&name, nodes, cores);
+    if let Some(release) = &release {
+        base = base.slurm(release).unwrap_or_else(|e| panic!("{SITE_SLURM_VAR}: {e}"));
     }
     let spec = spec(base);
     let mut site =

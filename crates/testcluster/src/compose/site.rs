@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::spec::SiteSpec;
+use super::spec::{SiteSpec, USERS};
 use super::{files, image};
 use crate::process::{output, run};
 use crate::{wait, Result};
@@ -136,6 +136,22 @@ impl Site {
                 let lines: Vec<&str> = text.lines().collect();
                 let keep = if host == "slurmctld" { 150 } else { 25 };
                 let from = lines.len().saturating_sub(keep);
+                eprintln!(
+                    "---- {} (last {} lines) ----\n{}",
+                    e.path().display(),
+                    lines.len() - from,
+                    lines[from..].join("\n")
+                );
+            }
+        }
+        // What the users' jobs printed (`--output` files in their homes):
+        // an application that stopped says where.
+        for (user, _, _) in USERS {
+            let Ok(entries) = std::fs::read_dir(self.dir.join("home").join(user)) else { continue };
+            for e in entries.flatten().filter(|e| e.path().extension().is_some_and(|x| x == "out")) {
+                let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+                let lines: Vec<&str> = text.lines().collect();
+                let from = lines.len().saturating_sub(40);
                 eprintln!(
                     "---- {} (last {} lines) ----\n{}",
                     e.path().display(),
