@@ -666,6 +666,39 @@ fn a_node_lost_in_the_middle_of_a_shrink_sends_the_others_back_to_the_last_check
 }
 
 #[test]
+fn a_worker_that_left_a_node_lost_before_its_step_ended_keeps_neither_the_commit_nor_the_end_waiting() {
+    // CI on a 26.05 site: a shrink off n3; its worker moved its data and
+    // said BYE, and n3's host was killed before its srun had ended, so it
+    // never did. The shrink could not commit (its leaver's step runs), the
+    // loss of n3 ended it, the others went back to their checkpoint and
+    // finished, and mall-run waited for that step until the job's limit.
+    let mut h = running(3);
+    checkpoint_all(&mut h, &[1, 2, 3]);
+    h.handle(status(Phase::Shrinking { resize: 9, nodes: nodes(&["n3"]), since: 1 }));
+    all(&mut h, &[1, 2, 3], &Frame::new("PROBE"));
+    all(&mut h, &[1, 2, 3], &Frame::new("BEGIN").with("resize", 9));
+    for w in 1..=3 {
+        frame(&mut h, w as ConnId, Frame::new("REDIST").with("item", 1).with_payload(vec![b'x']));
+    }
+    frame(&mut h, 3, Frame::new("BYE"));
+    h.handle(Input::Closed(3));
+    let out = all(&mut h, &[1, 2], &Frame::new("COMMIT"));
+    assert!(told(&out).is_empty(), "the leaver's step still runs: {out:?}");
+    let out = h.handle(status(Phase::Lost { resize: 10, nodes: nodes(&["n3"]), since: 2 }));
+    assert!(!out.iter().any(|o| matches!(o, Output::Exit(_))), "the job goes on: {out:?}");
+    // The survivors learn of the loss at their next call, and go back.
+    assert_eq!(verbs(&frame(&mut h, 1, Frame::new("SEND").with("to", 1))), vec![(1, "LOST".into())]);
+    all(&mut h, &[1, 2], &Frame::new("PROBE"));
+    resume_two_from_the_checkpoint(&mut h, 1, 2, 10);
+    h.handle(Input::Answered { request: Request::Commit { job: JOB, resize: 10 }, result: Ok(()) });
+    all(&mut h, &[1, 2], &Frame::new("BYE"));
+    h.handle(Input::StepExited { worker: 1, success: true, how: "exit 0".into() });
+    let out = h.handle(Input::StepExited { worker: 2, success: true, how: "exit 0".into() });
+    assert_eq!(told(&out), vec![Request::Bye { job: JOB }], "n3's step is not waited for: {out:?}");
+    assert!(out.contains(&Output::Exit(0)), "{out:?}");
+}
+
+#[test]
 fn a_node_lost_in_the_middle_of_a_shrink_off_two_takes_both_and_of_an_expand_drops_the_new_workers() {
     // The shrink was off n2 and n3; only n3 failed: the plugin forces the
     // shrink off n2 (slurmd ends its worker) and tells the loss of n3. The

@@ -162,6 +162,17 @@ impl Hub {
                 // drop what they wait for and probe.
                 a.leavers = on(self);
                 self.lose(&a.leavers, out);
+                // So are workers that had left those nodes (a shrink's,
+                // their BYE said) while their step runs: srun may wait for
+                // a node that is gone until the job ends, and neither a
+                // commit nor the run's end may wait for it.
+                let left: Vec<WorkerId> = self
+                    .workers
+                    .iter()
+                    .filter(|(_, wk)| nodes.contains(&wk.node) && !wk.lost && wk.exited.is_none())
+                    .map(|(w, _)| *w)
+                    .collect();
+                self.lose(&left, out);
                 self.comm.retain(|w| !a.leavers.contains(w));
                 self.broken = true;
                 // A worker waiting in a probe is where it should be.
