@@ -1,7 +1,9 @@
-//! What `cargo xtask test` does beside the host's tiers: the other
-//! releases built one after the other (`cargo xtask test --slurm V
-//! --no-run`, niced), and a release's compose tests run as soon as it is
-//! built, while the next builds (they wait on the site's daemons, mostly).
+//! What `cargo xtask test` does beside its other work: the other releases
+//! built one after the other (`cargo xtask test --slurm V --no-run`,
+//! niced) while the host's tiers run; then, once they are built, a
+//! release's compose tests run beside the releases' tiers (both mostly
+//! wait on daemons; beside the builds they would slow them as much as
+//! they save: the builds keep both cores busy).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -12,7 +14,74 @@ use std::time::Instant;
 use crate::release_tests::{site_command, TIERS};
 use crate::test::TestCounts;
 
-/// A release's compose tests, run beside.
+/// The other releases' builds, on a thread of their own.
+pub struct OtherReleases {
+    thread: Option<JoinHandle<bool>>,
+    log: PathBuf,
+    started: Instant,
+}
+
+impl OtherReleases {
+    /// Start building the other releases, in [`TIERS`]' order.
+    pub fn start(root: &Path) -> OtherReleases {
+        let log = root.join("target/xtask-compile-releases.log");
+        let (root, out) = (root.to_path_buf(), log.clone());
+        let thread = std::thread::Builder::new().name("beside".into()).spawn(move || build_all(&root, &out));
+        let thread = thread.map_err(|e| eprintln!("xtask: cannot build the other releases beside: {e}")).ok();
+        OtherReleases { thread, log, started: Instant::now() }
+    }
+
+    /// Wait for the builds; whether every one went through. A build that
+    /// failed is said with its log: its tier's own run builds it again in
+    /// the foreground, to stop on the same error.
+    pub fn wait(self) -> bool {
+        let built = self.thread.map(JoinHandle::join).is_some_and(|r| r.unwrap_or(false));
+        if built {
+            eprintln!("xtask: the other releases' builds, beside them, took {:.1?}", self.started.elapsed());
+        } else {
+            eprintln!("xtask: the other releases' builds beside them failed; see {}", self.log.display());
+        }
+        built
+    }
+}
+
+/// Build each release in turn, each to the end even if another failed.
+fn build_all(root: &Path, log: &Path) -> bool {
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("xtask: cannot build the other releases beside: {e}");
+            return false;
+        }
+    };
+    // This run's builds only, each appended.
+    let _ = File::create(log);
+    let mut built = true;
+    for tier in TIERS {
+        let status = File::options().append(true).open(log).and_then(|out| {
+            let err = out.try_clone()?;
+            Command::new("nice")
+                .args(["-n", "10"])
+                .arg(&exe)
+                .args(["test", "--slurm", tier.version, "--no-run"])
+                .current_dir(root)
+                .stdout(out)
+                .stderr(err)
+                .status()
+        });
+        match status {
+            Ok(s) if s.success() => {}
+            Ok(_) => built = false,
+            Err(e) => {
+                eprintln!("xtask: cannot build Slurm {} beside: {e}", tier.version);
+                built = false;
+            }
+        }
+    }
+    built
+}
+
+/// A release's compose tests, running beside, their output in a log.
 struct SiteRun {
     version: &'static str,
     log: PathBuf,
@@ -20,48 +89,32 @@ struct SiteRun {
     started: Instant,
 }
 
-/// What the thread beside did: whether every build went through, and the
-/// compose tests it started.
-struct Done {
-    built: bool,
-    sites: Vec<SiteRun>,
-}
+/// The compose tests of every built release that has some, running beside.
+pub struct Sites(Vec<SiteRun>);
 
-pub struct OtherReleases {
-    thread: Option<JoinHandle<Done>>,
-    log: PathBuf,
-    started: Instant,
-}
-
-impl OtherReleases {
-    /// Start building the other releases (in [`TIERS`]' order), each
-    /// one's compose tests started once it is built.
-    pub fn start(root: &Path) -> OtherReleases {
-        let log = root.join("target/xtask-compile-releases.log");
-        let (root, out) = (root.to_path_buf(), log.clone());
-        let thread =
-            std::thread::Builder::new().name("beside".into()).spawn(move || build_and_start_sites(&root, &out));
-        let thread = thread.map_err(|e| eprintln!("xtask: cannot build the other releases beside: {e}")).ok();
-        OtherReleases { thread, log, started: Instant::now() }
+impl Sites {
+    /// Start them (none if `built` is false: each tier's run then builds
+    /// its release and runs its compose tests itself).
+    pub fn start(root: &Path, built: bool) -> Sites {
+        let mut runs = Vec::new();
+        for tier in TIERS.iter().filter(|_| built) {
+            match start_site(root, tier.version) {
+                Ok(Some(run)) => runs.push(run),
+                Ok(None) => {}
+                Err(e) => eprintln!("xtask: cannot start Slurm {}'s compose tests beside: {e}", tier.version),
+            }
+        }
+        Sites(runs)
     }
 
-    /// Wait for the builds and the compose tests started beside; print
-    /// each one's output, add its counts to `total`. The releases whose
-    /// compose tests ran (their tier's run skips them); a build that failed
-    /// is said with its log, and its tier's own run builds it again in the
-    /// foreground, to stop on the same error.
-    pub fn wait(self, total: &mut TestCounts) -> Vec<&'static str> {
-        let Some(Ok(done)) = self.thread.map(JoinHandle::join) else {
-            eprintln!("xtask: the other releases' builds beside stopped; see {}", self.log.display());
-            return Vec::new();
-        };
-        if done.built {
-            eprintln!("xtask: the other releases' builds, beside them, took {:.1?}", self.started.elapsed());
-        } else {
-            eprintln!("xtask: the other releases' builds beside them failed; see {}", self.log.display());
-        }
-        let mut ran = Vec::new();
-        for mut site in done.sites {
+    /// Whether `version`'s compose tests run here (its tier's run skips them).
+    pub fn has(&self, version: &str) -> bool {
+        self.0.iter().any(|r| r.version == version)
+    }
+
+    /// Wait for each; print its output and add its counts to `total`.
+    pub fn finish(self, total: &mut TestCounts) {
+        for mut site in self.0 {
             let status = site.child.wait();
             let text = std::fs::read_to_string(&site.log).unwrap_or_default();
             println!("xtask: Slurm {}'s compose site tests, run beside (log: {}):", site.version, site.log.display());
@@ -70,9 +123,9 @@ impl OtherReleases {
                 println!("{line}");
                 counts.count(line);
             }
+            // One failure at least, even if cargo stopped before counting.
             match status {
                 Ok(s) if s.success() => {}
-                // One failure at least, even if cargo stopped before counting.
                 Ok(s) => {
                     println!("xtask: Slurm {}'s compose site tests failed ({s})", site.version);
                     counts.failed = counts.failed.max(1);
@@ -88,56 +141,8 @@ impl OtherReleases {
                 site.started.elapsed()
             );
             total.add(counts);
-            ran.push(site.version);
-        }
-        ran
-    }
-}
-
-/// Build each release in turn; start its compose tests once it is built.
-fn build_and_start_sites(root: &Path, log: &Path) -> Done {
-    let mut done = Done { built: true, sites: Vec::new() };
-    // This run's builds only, each appended.
-    let _ = File::create(log);
-    let exe = match std::env::current_exe() {
-        Ok(e) => e,
-        Err(e) => {
-            eprintln!("xtask: cannot build the other releases beside: {e}");
-            done.built = false;
-            return done;
-        }
-    };
-    for tier in TIERS {
-        let built = File::options().create(true).append(true).open(log).and_then(|out| {
-            let err = out.try_clone()?;
-            Command::new("nice")
-                .args(["-n", "10"])
-                .arg(&exe)
-                .args(["test", "--slurm", tier.version, "--no-run"])
-                .current_dir(root)
-                .stdout(out)
-                .stderr(err)
-                .status()
-        });
-        match built {
-            Ok(s) if s.success() => {}
-            Ok(_) => {
-                done.built = false;
-                continue;
-            }
-            Err(e) => {
-                eprintln!("xtask: cannot build Slurm {} beside: {e}", tier.version);
-                done.built = false;
-                continue;
-            }
-        }
-        match start_site(root, tier.version) {
-            Ok(Some(site)) => done.sites.push(site),
-            Ok(None) => {}
-            Err(e) => eprintln!("xtask: cannot start Slurm {}'s compose tests beside: {e}", tier.version),
         }
     }
-    done
 }
 
 /// Start `version`'s compose tests, their output to a log of their own.

@@ -188,7 +188,7 @@ pub fn site_command(root: &Path, version: &str) -> Result<Option<Command>> {
 }
 
 /// `version`'s tier; its compose tests too if `with_site` (`cargo xtask
-/// test` runs them beside the host's tiers instead: crate::beside).
+/// test` runs them beside the tiers instead: crate::beside).
 pub fn run(root: &Path, version: &str, with_site: bool) -> Result<TestCounts> {
     let r = SlurmRelease::find(version)?;
     let tier = tier(version)?;

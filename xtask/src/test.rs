@@ -1,13 +1,12 @@
 //! `cargo xtask test`: everything, each step's time said: set-up and plugin
 //! build; then, while the other releases' Slurm, images and tiers are built
-//! beside, and 26.05's compose tests (most of them) run there once it is
-//! built (beside.rs), formatting and lints, the import rules, a
+//! beside (beside.rs), formatting and lints, the import rules, a
 //! SPANK-only build without the Slurm source tree, unit and property tests,
 //! the symbol check and the real-cluster tests (marked #[ignore] so that a
 //! plain `cargo test` never needs root, Docker or a cluster), the host's
 //! compose tests and the evaluation commands' short forms; then the other
-//! releases' tiers (release_tests). It ends with one line that counts
-//! every test.
+//! releases' tiers (release_tests), 26.05's compose tests beside them. It
+//! ends with one line that counts every test.
 
 use std::path::Path;
 use std::process::Command;
@@ -98,15 +97,27 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
     let evaluations = run_evaluations(evaluations);
     eprintln!("xtask: the evaluation commands' short forms took {:.1?}", t.elapsed());
     total.add(evaluations?);
-    let sites_beside = beside.wait(&mut total);
+    let built = beside.wait();
     eprintln!("xtask: the host's tiers and the other releases' builds took {:.1?}", window.elapsed());
-    // The other releases: each built and tested in its own root (its
-    // compose tests done already, when they ran beside).
+    // The other releases: each tested in its own root, their compose
+    // tests beside them (both mostly wait on daemons).
+    let sites = crate::beside::Sites::start(root, built);
+    let mut failed = None;
     for tier in crate::release_tests::TIERS {
         let t = Instant::now();
-        let other = crate::release_tests::run(root, tier.version, !sites_beside.contains(&tier.version));
+        let other = crate::release_tests::run(root, tier.version, !sites.has(tier.version));
         eprintln!("xtask: Slurm {}'s tests took {:.1?}", tier.version, t.elapsed());
-        total.add(other?);
+        match other {
+            Ok(counts) => total.add(counts),
+            Err(e) => {
+                failed = Some(e);
+                break;
+            }
+        }
+    }
+    sites.finish(&mut total);
+    if let Some(e) = failed {
+        return Err(e);
     }
     // One closing line for the whole run (cargo's last line is often a
     // doc-test block with nothing in it).
@@ -124,7 +135,7 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
 /// wait for slurmdbd under its locks), and a grown job requeued (its runs'
 /// records apart). The rest of
 /// the compose tier runs on 26.05, the release sites run now
-/// (release_tests::TIERS, beside these), not on both: CI's hour.
+/// (release_tests::TIERS), not on both: CI's hour.
 const HOST_SITE: &[&str] = &[
     "the_readme_elastic_job_grows_shrinks_and_completes_on_the_compose_site",
     "an_expand_onto_a_host_that_stopped_answering_is_rolled_back",
