@@ -358,7 +358,7 @@ impl Hub {
     /// and their connections, if still open, are closed.
     pub(super) fn lose(&mut self, ws: &[WorkerId], out: &mut Vec<Output>) {
         for w in ws {
-            let wk = self.workers.get_mut(w).expect("a worker of comm");
+            let wk = self.workers.get_mut(w).expect("a worker the hub started");
             wk.lost = true;
             wk.vanished = None;
             if let Some(c) = wk.conn {
