@@ -224,7 +224,8 @@ pub fn compose_yml(spec: &SiteSpec, dir: &Path, image: &str, subnet: Subnet) -> 
         spec.name, spec.name
     );
     let nodes = spec.node_names();
-    for (i, host) in hosts(spec).into_iter().enumerate() {
+    let all = hosts(spec);
+    for (i, host) in all.iter().cloned().enumerate() {
         let compute = nodes.contains(&host);
         let role = if compute {
             "slurmd"
@@ -261,6 +262,14 @@ pub fn compose_yml(spec: &SiteSpec, dir: &Path, image: &str, subnet: Subnet) -> 
             }
         } else {
             s.push_str("    entrypoint: [\"/usr/local/sbin/site-init\"]\n");
+        }
+        // Every other host's name in /etc/hosts, as a site's hosts file or
+        // DNS keeps it: docker's DNS forgets a stopped container's name, and
+        // its lookup then waited 10 s on resolvers this machine cannot
+        // reach, under slurmctld's locks (a killed host, in chaos run 14).
+        s.push_str("    extra_hosts:\n");
+        for (j, other) in all.iter().enumerate().filter(|(j, _)| *j != i) {
+            let _ = writeln!(s, "      - \"{other}:{}\"", subnet.host(j));
         }
         let _ = writeln!(s, "    command: [\"{role}\"]");
         let _ = writeln!(s, "    networks:\n      site:\n        ipv4_address: {}\n    volumes:", subnet.host(i));
@@ -376,6 +385,11 @@ mod tests {
         assert_eq!(unique.len(), addrs.len(), "{addrs:?}");
         assert!(addrs.iter().all(|a| a.starts_with("10.213.7.")), "{addrs:?}");
         assert!(y.contains("- subnet: 10.213.7.0/24"), "{y}");
+        // Each knows every other's address, not its own (docker adds that).
+        let c1 = addrs[hosts(&SiteSpec::new("s", 2, 2)).iter().position(|h| h == "c1").unwrap()];
+        assert!(service("slurmctld").contains(&format!("- \"c1:{c1}\"")), "{}", service("slurmctld"));
+        assert!(!service("c1").contains("- \"c1:"), "{}", service("c1"));
+        assert!(service("c1").contains("- \"slurmdbd:10.213.7."), "{}", service("c1"));
         let y = compose_yml(
             &SiteSpec::new("s", 2, 2).slurm("26.05").unwrap(),
             Path::new("/t"),

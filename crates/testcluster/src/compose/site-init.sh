@@ -18,6 +18,28 @@ wait_for_port() {
     done
 }
 
+# Run "$@", a daemon in the foreground named $1, as systemd runs its unit:
+# `touch /run/$1.held` and SIGTERM stop it and keep it stopped, its host up
+# (an admin's `systemctl stop`: its port refuses at once, its name still
+# resolves); removing the file starts it again. A daemon that ends while not
+# held ends the container, as when it was the container's first process, so
+# a crash is seen. SIGTERM to this script (docker stop) is passed on.
+supervise() {
+    local held="/run/$1.held" pid st
+    trap 'kill -TERM "$pid" 2>/dev/null || true' TERM INT
+    while :; do
+        "$@" &
+        pid=$!
+        # wait returns early when a trapped signal comes: again until it ends.
+        while :; do
+            wait "$pid" && st=0 || st=$?
+            kill -0 "$pid" 2>/dev/null || break
+        done
+        [ -e "$held" ] || exit "$st"
+        while [ -e "$held" ]; do sleep 0.2; done
+    done
+}
+
 # docker-compose 1.29 (Debian's) cannot ask for a private cgroup namespace,
 # and docker mounts a container's hierarchies read-only. The entrypoint runs
 # this script under `unshare --cgroup`, so this process's cgroup (the
@@ -79,7 +101,8 @@ slurmdbd)
     # Only this host and mariadb see /site/dbd (the database's password).
     install -o slurm -g slurm -m 600 /site/dbd/slurmdbd.conf /etc/slurm/slurmdbd.conf
     wait_for_port mariadb 3306 120
-    exec slurmdbd -D
+    # Supervised: a campaign stops the daemon as an admin does, its host up.
+    supervise slurmdbd -D
     ;;
 slurmctld)
     install_config

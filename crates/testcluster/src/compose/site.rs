@@ -27,6 +27,10 @@ fn compose(name: &str, dir: &Path) -> Command {
     c
 }
 
+/// While this file exists on slurmdbd's host, its daemon is stopped and
+/// not started again (site-init's `supervise`).
+pub const SLURMDBD_HELD: &str = "/run/slurmdbd.held";
+
 /// `docker exec` of `cmd` on `host` of site `name`, as `user` (root if
 /// none), in the user's home.
 pub fn exec_in(name: &str, user: Option<&str>, host: &str, cmd: &[impl AsRef<std::ffi::OsStr>]) -> Command {
@@ -107,6 +111,26 @@ impl Site {
     /// What `cmd` on `host` as `user` prints; an error with its stderr if it fails.
     pub fn output(&self, user: Option<&str>, host: &str, cmd: &[&str]) -> Result<String> {
         output(&mut self.exec(user, host, cmd))
+    }
+
+    /// Stop slurmdbd as an admin does (`systemctl stop`): SIGTERM, waited
+    /// for up to 90 s (systemd's default) and then killed; its host stays
+    /// up, so its name resolves and its port refuses at once. Stopping its
+    /// container instead takes the name away too: a lookup then waits on
+    /// resolvers for seconds, as when slurmdbd's host is lost.
+    pub fn stop_slurmdbd(&self) -> Result<()> {
+        let stop = format!(
+            "touch {SLURMDBD_HELD} && pkill -TERM -x slurmdbd; \
+             for i in $(seq 450); do pgrep -x slurmdbd >/dev/null || exit 0; sleep 0.2; done; \
+             pkill -KILL -x slurmdbd; true"
+        );
+        self.output(None, "slurmdbd", &["sh", "-c", &stop]).map(|_| ())
+    }
+
+    /// Start slurmdbd again after [`Site::stop_slurmdbd`]; it answers a
+    /// moment later.
+    pub fn start_slurmdbd(&self) -> Result<()> {
+        self.output(None, "slurmdbd", &["rm", "-f", SLURMDBD_HELD]).map(|_| ())
     }
 
     /// The jobs slurmdbd holds as running that slurmctld does not know,

@@ -92,10 +92,15 @@ pub fn inject(site: &Site, kind: Kind, host: &str, pattern: &str) -> Result<Opti
         // and lost the fair-share usage counted since its last periodic
         // save (stock), which no records can match.
         Kind::RestartCtld => docker(&["restart", "-t", "60", &site.container("slurmctld")]).map(|_| None),
+        // The daemon, as an admin stops it, its host up: its port refuses
+        // at once. Its container stopped took its name away too, and 22.05's
+        // node failure path (no plugin's) then waited 10 s per lookup under
+        // slurmctld's locks: sbatch timed out (runs 11 to 13), as it would
+        // on a site that lost slurmdbd's host; compose_faults.rs has those.
         Kind::StopDbd => {
+            site.stop_slurmdbd().map_err(|e| e.to_string())?;
             let dbd = site.container("slurmdbd");
-            docker(&["stop", "-t", "1", &dbd])?;
-            Ok(Some(Undo::docker(&["start", &dbd])))
+            Ok(Some(Undo::docker(&["exec", &dbd, "rm", "-f", testcluster::compose::site::SLURMDBD_HELD])))
         }
         Kind::StallMariadb => {
             // mariadbd is the container's first process (site-init.sh execs it).
