@@ -1,9 +1,9 @@
 //! What `cargo xtask test` does beside its other work: the other releases
 //! built one after the other (`cargo xtask test --slurm V --no-run`,
 //! niced) while the host's tiers run; then, once they are built, a
-//! release's compose tests run beside the releases' tiers (both mostly
-//! wait on daemons; beside the builds they would slow them as much as
-//! they save: the builds keep both cores busy).
+//! release's compose tests and a short fault campaign run beside the
+//! releases' tiers (all mostly wait on daemons; beside the builds they
+//! would slow them as much as they save: the builds keep both cores busy).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -81,76 +81,117 @@ fn build_all(root: &Path, log: &Path) -> bool {
     built
 }
 
-/// A release's compose tests, running beside, their output in a log.
-struct SiteRun {
-    version: &'static str,
+/// How a lane's output is counted: a test each of cargo's, or the whole
+/// lane as one (a campaign: it passes with no violation).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Counted {
+    Tests,
+    AsOne,
+}
+
+/// A command running beside, its output in a log.
+struct Lane {
+    what: String,
     log: PathBuf,
     child: Child,
     started: Instant,
+    counted: Counted,
 }
 
-/// The compose tests of every built release that has some, running beside.
-pub struct Sites(Vec<SiteRun>);
+/// What runs beside the releases' tiers: the compose tests of every built
+/// release that has some, and CI's fault campaign.
+pub struct Sites(Vec<Lane>);
+
+/// CI's fault campaign (issue 57): short, on the host's release, its seed
+/// fixed; `cargo xtask chaos` runs longer ones on demand.
+pub const CI_CAMPAIGN: [&str; 5] = ["chaos", "--minutes", "4", "--seed", "3"];
 
 impl Sites {
-    /// Start them (none if `built` is false: each tier's run then builds
-    /// its release and runs its compose tests itself).
+    /// Start them (no release's if `built` is false: each tier's run then
+    /// builds its release and runs its compose tests itself), and the
+    /// campaign.
     pub fn start(root: &Path, built: bool) -> Sites {
-        let mut runs = Vec::new();
+        let mut lanes = Vec::new();
         for tier in TIERS.iter().filter(|_| built) {
             match start_site(root, tier.version) {
-                Ok(Some(run)) => runs.push(run),
+                Ok(Some(lane)) => lanes.push(lane),
                 Ok(None) => {}
                 Err(e) => eprintln!("xtask: cannot start Slurm {}'s compose tests beside: {e}", tier.version),
             }
         }
-        Sites(runs)
+        match start_campaign(root) {
+            Ok(lane) => lanes.push(lane),
+            Err(e) => eprintln!("xtask: cannot start the fault campaign beside: {e}"),
+        }
+        Sites(lanes)
     }
 
     /// Whether `version`'s compose tests run here (its tier's run skips them).
     pub fn has(&self, version: &str) -> bool {
-        self.0.iter().any(|r| r.version == version)
+        self.0.iter().any(|l| l.what == site_what(version))
     }
 
     /// Wait for each; print its output and add its counts to `total`.
     pub fn finish(self, total: &mut TestCounts) {
-        for mut site in self.0 {
-            let status = site.child.wait();
-            let text = std::fs::read_to_string(&site.log).unwrap_or_default();
-            println!("xtask: Slurm {}'s compose site tests, run beside (log: {}):", site.version, site.log.display());
+        for mut lane in self.0 {
+            let status = lane.child.wait();
+            let text = std::fs::read_to_string(&lane.log).unwrap_or_default();
+            println!("xtask: {}, run beside (log: {}):", lane.what, lane.log.display());
             let mut counts = TestCounts::default();
             for line in text.lines() {
                 println!("{line}");
-                counts.count(line);
+                if lane.counted == Counted::Tests {
+                    counts.count(line);
+                }
             }
-            // One failure at least, even if cargo stopped before counting.
-            match status {
-                Ok(s) if s.success() => {}
+            let passed = match status {
+                Ok(s) if s.success() => true,
                 Ok(s) => {
-                    println!("xtask: Slurm {}'s compose site tests failed ({s})", site.version);
-                    counts.failed = counts.failed.max(1);
+                    println!("xtask: {} failed ({s})", lane.what);
+                    false
                 }
                 Err(e) => {
-                    println!("xtask: cannot wait for Slurm {}'s compose site tests: {e}", site.version);
-                    counts.failed = counts.failed.max(1);
+                    println!("xtask: cannot wait for {}: {e}", lane.what);
+                    false
                 }
+            };
+            match (lane.counted, passed) {
+                // One failure at least, even if cargo stopped before counting.
+                (Counted::Tests, false) => counts.failed = counts.failed.max(1),
+                (Counted::Tests, true) => {}
+                (Counted::AsOne, true) => counts.passed += 1,
+                (Counted::AsOne, false) => counts.failed += 1,
             }
-            eprintln!(
-                "xtask: Slurm {}'s compose site tests, beside, took {:.1?}",
-                site.version,
-                site.started.elapsed()
-            );
+            eprintln!("xtask: {}, beside, took {:.1?}", lane.what, lane.started.elapsed());
             total.add(counts);
         }
     }
 }
 
-/// Start `version`'s compose tests, their output to a log of their own.
-fn start_site(root: &Path, version: &'static str) -> crate::Result<Option<SiteRun>> {
-    let Some(mut cmd) = site_command(root, version)? else { return Ok(None) };
-    let log = root.join(format!("target/xtask-site-{version}.log"));
+fn site_what(version: &str) -> String {
+    format!("Slurm {version}'s compose site tests")
+}
+
+/// Start `cmd` beside, its output to `log`.
+fn start(mut cmd: Command, what: String, log: PathBuf, counted: Counted) -> crate::Result<Lane> {
     let out = File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
     let err = out.try_clone().map_err(|e| e.to_string())?;
     let child = cmd.stdout(out).stderr(err).spawn().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
-    Ok(Some(SiteRun { version, log, child, started: Instant::now() }))
+    Ok(Lane { what, log, child, started: Instant::now(), counted })
+}
+
+/// Start `version`'s compose tests, their output to a log of their own.
+fn start_site(root: &Path, version: &'static str) -> crate::Result<Option<Lane>> {
+    let Some(cmd) = site_command(root, version)? else { return Ok(None) };
+    let log = root.join(format!("target/xtask-site-{version}.log"));
+    start(cmd, site_what(version), log, Counted::Tests).map(Some)
+}
+
+/// Start CI's campaign: this xtask's own `chaos` command.
+fn start_campaign(root: &Path) -> crate::Result<Lane> {
+    let exe = std::env::current_exe().map_err(|e| format!("this xtask's path: {e}"))?;
+    let mut cmd = Command::new(exe);
+    cmd.args(CI_CAMPAIGN).current_dir(root);
+    let what = format!("the fault campaign `cargo xtask {}`", CI_CAMPAIGN.join(" "));
+    start(cmd, what, root.join("target/xtask-chaos.log"), Counted::AsOne)
 }

@@ -5,8 +5,8 @@
 //! the symbol check and the real-cluster tests (marked #[ignore] so that a
 //! plain `cargo test` never needs root, Docker or a cluster), the host's
 //! compose tests and the evaluation commands' short forms; then the other
-//! releases' tiers (release_tests), 26.05's compose tests beside them. It
-//! ends with one line that counts every test.
+//! releases' tiers (release_tests), 26.05's compose tests and a short
+//! fault campaign beside them. It ends with one line that counts every test.
 
 use std::path::Path;
 use std::process::Command;
@@ -100,7 +100,7 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
     let built = beside.wait();
     eprintln!("xtask: the host's tiers and the other releases' builds took {:.1?}", window.elapsed());
     // The other releases: each tested in its own root, their compose
-    // tests beside them (both mostly wait on daemons).
+    // tests and CI's fault campaign beside them (all mostly wait on daemons).
     let sites = crate::beside::Sites::start(root, built);
     let mut failed = None;
     for tier in crate::release_tests::TIERS {
@@ -122,7 +122,11 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
     // One closing line for the whole run (cargo's last line is often a
     // doc-test block with nothing in it).
     println!("tests: {} passed, {} failed", total.passed, total.failed);
-    Ok(())
+    // What ran beside fails the run too (it is counted, not returned).
+    match total.failed {
+        0 => Ok(()),
+        n => Err(format!("{n} tests failed beside the releases' tiers (their output is above)")),
+    }
 }
 
 /// The compose tests run on the host's release (22.05): the README's job,
