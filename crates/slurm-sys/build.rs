@@ -451,6 +451,7 @@ const CTLD: Allow = Allow {
         "SLURM_PROTOCOL_VERSION",
         "PROLOG_FLAG_.*",
         "SLURM_EXTERN_CONT",
+        "SLURM_BATCH_SCRIPT",
         "ADMIN_SET_LIMIT",
         "IS_SLURMCTLD",
         "WHOLE_NODE_.*",

@@ -157,6 +157,16 @@ pub fn shrink_forced(id: u32, nodes: &str) -> Said {
     released(id, what, nodes, |e| matches!(e, Ending::ShrinkForced { .. }))
 }
 
+/// Job `id`'s batch host set back to `runs_on`, where slurmctld took
+/// another after reading its state.
+pub fn batch_host_restored(id: u32, runs_on: &str) -> Said {
+    let runs_on = runs_on.to_string();
+    Said::new(format!("JobId={id}: its batch script runs on {runs_on}, not on ..."), move |l| match l {
+        LogLine::BatchHostRestored { runs_on: r, .. } => about(l, id) && *r == runs_on,
+        _ => false,
+    })
+}
+
 /// Job `id`, requeued, had its adaptation under way dropped.
 pub fn dropped(id: u32) -> Said {
     Said::new(format!("JobId={id}: no longer runs (requeued): its ... dropped"), move |l| {

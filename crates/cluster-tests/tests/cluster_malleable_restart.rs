@@ -73,3 +73,41 @@ fn a_restart_in_the_middle_of_an_expand_and_of_a_shrink_loses_nothing() {
         assert!(j.is_finished(), "JobId={} is {}", j.id, j.state);
     }
 }
+
+/// A job grown onto a node ahead of the one it started on, then slurmctld
+/// restarted: 22.05 to 25.11 take the first of a job's nodes for its batch
+/// host when they read its state. The plugin sets it back to the node the
+/// batch script runs on, so that Slurm would free the other one in a
+/// shrink. Found by the chaos campaign (run 14, JobId=74: grown from c4
+/// onto c2, slurmctld restarted; Slurm then refused to roll the expand
+/// back, its batch host being "c2", and the strategy chose c4, where the
+/// script ran, to shrink off). Without it BatchHost stays n1.
+#[test]
+#[ignore = "needs a real cluster: cargo xtask test"]
+fn a_job_grown_ahead_of_its_first_node_keeps_its_batch_host_across_a_restart() {
+    let c = up_with(malleable_spec("t-batchhost", 2, "Strategy=mtct\nSchedulerTick=5\nAdaptTimeout=60\n"));
+    // n1 busy a while: the elastic job starts on n2 and grows onto n1.
+    let rigid = c.sbatch(&["-N1", "-w", "n1", "-t", "1", "--wrap", "sleep 6"]).unwrap();
+    c.wait_job(rigid, "running", Duration::from_secs(30), |j| j.state == "RUNNING").unwrap();
+    let app = "--cells 8192 --iterations 400 --unit-us 25";
+    let script = example_script(&c, "batchhost", app);
+    let id = submit(&c, &script, "batchhost.out", &["-N1", "--min-nodes-invasive=1", "--max-nodes-invasive=2"]);
+    wait_said(&c, 0, &said::expand_committed(id, "n1"), Duration::from_secs(60));
+    assert_eq!((job_field(&c, id, "NodeList"), job_field(&c, id, "BatchHost")), ("n[1-2]".into(), "n2".into()));
+    restart(&c);
+    // 26.05 keeps it; 22.05 to 25.11 say n1 until the plugin's first pass
+    // (`its batch script runs on n2, not on n1, ...: set back`).
+    testcluster::wait::until("BatchHost=n2 again", Duration::from_secs(30), || {
+        Ok((job_field(&c, id, "BatchHost") == "n2").then_some(()))
+    })
+    .unwrap();
+    let version = c.cmd("scontrol").arg("--version").output().unwrap();
+    if !String::from_utf8_lossy(&version.stdout).contains(" 26.") {
+        let after = said::agent_started().rfind(&c.ctld_log()).unwrap();
+        wait_said(&c, after, &said::batch_host_restored(id, "n2"), Duration::from_secs(5));
+    }
+    let done = c.wait_job(id, "finished", Duration::from_secs(180), |j| j.is_finished()).unwrap();
+    assert_eq!(done.state, "COMPLETED");
+    let out = job_output(&c, "batchhost.out");
+    assert_eq!(checksum_in(&out), Some(serial_checksum(app)), "{out}");
+}

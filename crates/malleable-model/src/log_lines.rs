@@ -23,6 +23,7 @@
 //! | [`ReleaseFailed`](LogLine::ReleaseFailed) `JobId=4: shrink off n3 committed, but freeing the nodes failed: ...` | agent/settle.rs | cluster-eval resize_latency |
 //! | [`ReleaseHeld`](LogLine::ReleaseHeld) `JobId=4: shrink off n3 committed; freeing the nodes waits for slurmdbd, which does not answer (...)` (or away or behind, or the job's own record or memory resize) | agent/settle.rs | compose_site |
 //! | [`RequeuedAfterResize`](LogLine::RequeuedAfterResize) `JobId=4: requeued after a resize: its next run recorded as a new one, ...` | snapshot/jobs.rs | compose_faults |
+//! | [`BatchHostRestored`](LogLine::BatchHostRestored) `JobId=4: its batch script runs on n2, not on n1, which slurmctld took for its batch host ...` (warn) | snapshot/jobs.rs | cluster_malleable_restart |
 //! | [`Dropped`](LogLine::Dropped) `JobId=4: no longer runs (requeued): its expand onto n3 dropped` | agent/settle.rs | cluster_node_failure |
 //! | [`Stretched`](LogLine::Stretched) `JobId=4: time limit stretched to 12 min for the work left on fewer nodes` | agent/settle.rs | cluster_malleable |
 //! | [`Suspect`](LogLine::Suspect) `n2 kept from the strategies for 60 s` | agent/settle.rs | cluster_adapt_failures |
@@ -238,6 +239,14 @@ pub enum LogLine {
     RequeuedAfterResize {
         job: JobId,
     },
+    /// slurmctld took another node than the one a job's batch script runs
+    /// on for its batch host (it takes the first of the job's nodes when it
+    /// reads its state), and it was set back.
+    BatchHostRestored {
+        job: JobId,
+        said: String,
+        runs_on: String,
+    },
     /// A job that no longer runs (requeued) had an adaptation under way,
     /// or a loss untold: `what` (`expand onto n3`, `shrink off n3`, `going
     /// on without n3`) is dropped with its application.
@@ -341,6 +350,10 @@ const ADAPT_BOUND_HEAD: &str = "its runtime bounds an adaptation at ";
 const REQUEUED_AFTER_RESIZE: &str =
     "requeued after a resize: its next run recorded as a new one, not into the record of that resize";
 const DROPPED_HEAD: &str = "no longer runs (requeued): its ";
+const BATCH_HOST_HEAD: &str = "its batch script runs on ";
+const BATCH_HOST_MID: &str = ", not on ";
+const BATCH_HOST_TAIL: &str =
+    ", which slurmctld took for its batch host when it read its state (the first of its nodes): set back";
 const RELEASE_HELD_MID: &str = "; freeing the nodes waits for ";
 
 impl fmt::Display for LogLine {
@@ -406,6 +419,9 @@ impl fmt::Display for LogLine {
                 write!(f, "JobId={job}: {ending}{RELEASE_HELD_MID}{waits_for}")
             }
             LogLine::RequeuedAfterResize { job } => write!(f, "JobId={job}: {REQUEUED_AFTER_RESIZE}"),
+            LogLine::BatchHostRestored { job, said, runs_on } => {
+                write!(f, "JobId={job}: {BATCH_HOST_HEAD}{runs_on}{BATCH_HOST_MID}{said}{BATCH_HOST_TAIL}")
+            }
             LogLine::Dropped { job, what } => write!(f, "JobId={job}: {DROPPED_HEAD}{what} dropped"),
             LogLine::Stretched { job, minutes } => {
                 write!(f, "JobId={job}: time limit stretched to {minutes}{STRETCHED_TAIL}")
@@ -492,6 +508,7 @@ impl LogLine {
             | LogLine::ReleaseHeld { job, .. }
             | LogLine::Stretched { job, .. }
             | LogLine::RequeuedAfterResize { job }
+            | LogLine::BatchHostRestored { job, .. }
             | LogLine::Dropped { job, .. }
             | LogLine::Lost { job, .. }
             | LogLine::LostCommitted { job, .. }
@@ -627,6 +644,10 @@ impl LogLine {
         }
         if what == REQUEUED_AFTER_RESIZE {
             return Some(LogLine::RequeuedAfterResize { job });
+        }
+        if let Some(rest) = what.strip_prefix(BATCH_HOST_HEAD) {
+            let (runs_on, said) = rest.strip_suffix(BATCH_HOST_TAIL)?.split_once(BATCH_HOST_MID)?;
+            return Some(LogLine::BatchHostRestored { job, said: said.to_string(), runs_on: runs_on.to_string() });
         }
         if let Some(rest) = what.strip_prefix(DROPPED_HEAD) {
             return Some(LogLine::Dropped { job, what: rest.strip_suffix(" dropped")?.to_string() });
@@ -843,6 +864,7 @@ mod tests {
             },
             LogLine::Stretched { job: j, minutes: 12 },
             LogLine::RequeuedAfterResize { job: j },
+            LogLine::BatchHostRestored { job: j, said: "n1".into(), runs_on: "n2".into() },
             LogLine::Dropped { job: j, what: "expand onto n3,n4".into() },
             LogLine::Suspect { nodes: names("n2,n3"), secs: 60 },
             LogLine::Lost { job: j, nodes: names("n3"), holds: 2, resize: None },

@@ -122,6 +122,13 @@ impl Reader<'_> {
     fn running_job(&mut self, job: &JobView<'_>) {
         let (spec, own_power, share_cores, submitted, unreadable) = self.options(job);
         let id = JobId(job.id());
+        // Before anything reads it: a grown job's batch host as slurmctld
+        // took it after a restart or reconfigure (the first of its nodes)
+        // would have a shrink free the node its batch script runs on.
+        if let Some((said, runs_on)) = self.guard.restore_batch_host(job) {
+            log::warn!("{}", LogLine::BatchHostRestored { job: id, said, runs_on });
+        }
+        self.guard.note_run_start(job);
         if let Some(why) = unreadable {
             self.unreadable.push((id, why));
         }

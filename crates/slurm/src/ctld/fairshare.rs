@@ -12,12 +12,14 @@
 //! at the job's next resize, or at its end, whichever comes first (earlier,
 //! the association's usage would go below what it truly used).
 
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use slurm_sys as sys;
 
 use crate::common::cstr::cstr_to_string;
-use crate::ctld::locks::{LockGuard, WritesJobs};
+use crate::ctld::job::JobView;
+use crate::ctld::locks::{LockGuard, ReadsJobs, WritesJobs};
 
 /// One resize whose window is yet to be taken back.
 #[derive(Clone, Debug, PartialEq)]
@@ -41,6 +43,13 @@ static PENDING: Mutex<Vec<Pending>> = Mutex::new(Vec::new());
 /// node goes through the same resize accounting, job_mgr.c), or one made
 /// before slurmctld restarted, whose pending window went with it.
 static SEEN: Mutex<Vec<(u32, i64)>> = Mutex::new(Vec::new());
+
+/// The start of each running job that Slurm may resize itself (a
+/// `--no-kill` job on more than one node), as last read: slurmctld clears a
+/// job's start when it requeues it, and a resize of Slurm's own that no
+/// pass saw (the job's nodes lost in one of slurmctld's passes, the last
+/// requeuing it) is seen only after that.
+static RUN_STARTS: Mutex<BTreeMap<u32, i64>> = Mutex::new(BTreeMap::new());
 
 /// The time of priority/multifactor's last decay pass, from the file it
 /// writes after each pass in StateSaveLocation (pack_time: 8 bytes, big
@@ -102,6 +111,21 @@ fn decay_factor() -> f64 {
     }
 }
 
+impl<L: ReadsJobs> LockGuard<L> {
+    /// Note a running job's start when Slurm may resize it itself (see
+    /// [`RUN_STARTS`]).
+    pub fn note_run_start(&self, job: &JobView<'_>) {
+        // SAFETY: a live record under our job lock; plain fields.
+        let (start, nodes, no_kill) = unsafe {
+            let rec = job.as_ptr();
+            ((*rec).start_time, (*rec).node_cnt, (*rec).kill_on_node_fail == 0)
+        };
+        if start != 0 && nodes > 1 && no_kill {
+            RUN_STARTS.lock().unwrap_or_else(|p| p.into_inner()).insert(job.id(), start);
+        }
+    }
+}
+
 impl<L: WritesJobs> LockGuard<L> {
     /// Whether the double count happens here: priority/multifactor keeps
     /// the usage, and the resize counts the old size (only with
@@ -120,7 +144,7 @@ impl<L: WritesJobs> LockGuard<L> {
     /// After job `job_id` was resized by update_job: take back what its
     /// earlier resize left pending (the resize counted it), and remember
     /// this one.
-    pub(crate) fn fairshare_after_resize(&mut self, job_id: u32) {
+    pub(crate) fn fairshare_after_resize(&self, job_id: u32) {
         if !self.fairshare_counted_twice() {
             return;
         }
@@ -138,11 +162,14 @@ impl<L: WritesJobs> LockGuard<L> {
         // SAFETY: a live record under our job write lock; tres_alloc_cnt is
         // NULL or holds slurmctld_tres_cnt counts.
         let pending = unsafe {
-            let start = (*rec).start_time;
+            let start = match (*rec).start_time {
+                0 => RUN_STARTS.lock().unwrap_or_else(|p| p.into_inner()).get(&job_id).copied().unwrap_or(0),
+                start => start,
+            };
             let resize = (*rec).resize_time;
             seen(job_id, resize);
             let since = last_decay_ran().unwrap_or(0).max(start);
-            if resize <= since || (*rec).tres_alloc_cnt.is_null() {
+            if start == 0 || resize <= since || (*rec).tres_alloc_cnt.is_null() {
                 return;
             }
             let tres = std::slice::from_raw_parts((*rec).tres_alloc_cnt, *self.ctld.tres_cnt as usize).to_vec();
@@ -156,7 +183,7 @@ impl<L: WritesJobs> LockGuard<L> {
     /// slurmctld): its window remembered as one of ours. Called every pass
     /// for each running job that was resized; does nothing for a resize
     /// already remembered.
-    pub fn fairshare_after_slurms_resize(&mut self, job_id: u32) {
+    pub fn fairshare_after_slurms_resize(&self, job_id: u32) {
         let Some(job) = self.find_job(job_id) else { return };
         // SAFETY: a live record under our job write lock.
         let resize = unsafe { (*job.as_ptr()).resize_time };
@@ -173,6 +200,7 @@ impl<L: WritesJobs> LockGuard<L> {
     /// start. Called every pass; reads a file only when something is pending.
     pub fn settle_fairshare(&mut self) {
         SEEN.lock().unwrap_or_else(|p| p.into_inner()).retain(|&(j, _)| self.find_job(j).is_some());
+        RUN_STARTS.lock().unwrap_or_else(|p| p.into_inner()).retain(|&j, _| self.find_job(j).is_some());
         let pending = std::mem::take(&mut *PENDING.lock().unwrap_or_else(|p| p.into_inner()));
         if pending.is_empty() {
             return;
@@ -196,7 +224,7 @@ impl<L: WritesJobs> LockGuard<L> {
     }
 
     /// Take back `p`'s window from the job's QOS and associations.
-    fn take_back(&mut self, p: &Pending) {
+    fn take_back(&self, p: &Pending) {
         let Some(job) = self.find_job(p.job_id) else { return };
         let (seconds, run_secs) = p.window();
         // SAFETY: a live record under our job write lock; `tres` outlives

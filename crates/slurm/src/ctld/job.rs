@@ -543,6 +543,36 @@ impl<'g> JobView<'g> {
         unsafe { crate::common::cstr::cstr_to_string(self.rec().batch_host) }.unwrap_or_default()
     }
 
+    /// The node its batch step runs on, as the step's layout says (kept
+    /// with the step across a restart of slurmctld); None for a job
+    /// without a batch step.
+    pub fn batch_step_host(&self) -> Option<String> {
+        // SAFETY: step_list is NULL or the job's list of live step records,
+        // not changed under the job lock the guard holds; a step's layout
+        // is NULL or owned by the step, its node_list NULL or a
+        // NUL-terminated string.
+        unsafe {
+            let list = self.rec().step_list;
+            if list.is_null() {
+                return None;
+            }
+            let mut host = None;
+            let it = sys::list_iterator_create(list);
+            loop {
+                let step = sys::list_next(it).cast::<sys::step_record_t>();
+                if step.is_null() {
+                    break;
+                }
+                if (*step).step_id.step_id == sys::SLURM_BATCH_SCRIPT {
+                    host = (*step).step_layout.as_ref().and_then(|l| crate::common::cstr::cstr_to_string(l.node_list));
+                    break;
+                }
+            }
+            sys::list_iterator_destroy(it);
+            host
+        }
+    }
+
     /// The partition it runs or waits in.
     pub fn partition(&self) -> String {
         // SAFETY: part_ptr is NULL or a live partition record, whose name

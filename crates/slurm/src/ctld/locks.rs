@@ -418,10 +418,17 @@ impl<L: WritesJobs> LockGuard<L> {
     /// slurmctld names each record's index itself, and 26.05 recorded the
     /// runs apart without this (the compose test); there it changes
     /// nothing. Whether it was set.
+    ///
+    /// A resize of Slurm's own that no pass saw (the job's two hosts lost
+    /// in one of slurmctld's passes: the first taken out of the job, the
+    /// second requeuing it) is remembered for its fair-share window first:
+    /// the requeue's end counted the job's usage again from the last decay
+    /// pass at the new size, and the window is taken back at the next pass.
     pub fn forget_requeued_resize(&self, job: &JobView<'_>) -> bool {
         if !job.is_pending() || job.is_completing() || !job.resized() {
             return false;
         }
+        self.fairshare_after_slurms_resize(job.id());
         // SAFETY: a live record under our job write lock; resize_time is a
         // plain time_t that slurmctld reads under the job lock only.
         unsafe { (*job.as_ptr()).resize_time = 0 };
@@ -574,6 +581,37 @@ impl Wait<'_> {
     /// nothing to change.
     pub fn is_shown(&self, shown: &ShownWait) -> bool {
         shown.reason == self.code.reason() && shown.start == self.start && shown.text.as_deref() == self.shown_text()
+    }
+}
+
+impl<L: WritesJobs + ReadsNodes> LockGuard<L> {
+    /// A running job's batch host set back to the node its batch script
+    /// runs on, where slurmctld took another: 22.05 to 25.11 take the
+    /// first of a job's nodes for its batch host whenever they read its
+    /// state (a restart, a reconfigure: build_node_details), and a job
+    /// grown onto a node ahead of the one it started on does not run its
+    /// script there. Slurm would then refuse to take that node from the
+    /// job and let it free the one the script runs on. The batch step,
+    /// recovered with its layout, says where the script runs. What
+    /// slurmctld said and where the script runs, when it was set back.
+    pub fn restore_batch_host(&self, job: &JobView<'_>) -> Option<(String, String)> {
+        let runs_on = job.batch_step_host()?;
+        let said = job.batch_host();
+        if said == runs_on || said.is_empty() {
+            return None;
+        }
+        // Only to a node the job holds.
+        job.node_indices().into_iter().filter_map(NodeView::at).find(|n| n.name_is(&runs_on))?;
+        let name = crate::common::cstr::c_text(&runs_on);
+        // SAFETY: a live record under our job write lock; batch_host is
+        // xmalloc'd by slurmctld and freed with xfree, the new one xmalloc'd
+        // by xstrdup as slurmctld frees it with the record.
+        unsafe {
+            let rec = job.as_ptr();
+            sys::slurm_xfree(std::ptr::addr_of_mut!((*rec).batch_host).cast());
+            (*rec).batch_host = sys::xstrdup(name.as_ptr());
+        }
+        Some((said, runs_on))
     }
 }
 
