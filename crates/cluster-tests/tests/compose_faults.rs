@@ -264,3 +264,53 @@ fn a_rigid_no_kill_job_that_loses_a_host_while_slurmdbd_is_away_takes_updates_an
     })
     .unwrap_or_else(|e| panic!("{e}: {wrong}"));
 }
+
+/// Both hosts of a `--no-kill` two-host job lost at once: in one pass of
+/// slurmctld's the first is taken out of the job (a resize of Slurm's own,
+/// which counts the job's fair-share usage again from the last decay pass
+/// at its new size) and the second requeues it, before any pass of the
+/// plugin's has seen the resize. Its usage is billed once all the same.
+/// Found by the chaos campaign (run 14, JobId=94, bob's RawUsage over his
+/// records): the window was taken back only for a resize a pass had seen.
+#[test]
+#[ignore = "needs Docker and a built site: cargo xtask test"]
+fn a_no_kill_job_that_loses_both_hosts_at_once_is_requeued_and_billed_once() {
+    // A requeued job may start again cred_expire + 1 s later (stock; 121 s
+    // by default).
+    let site = up_site("t-bothlost", 3, |s| s.set("SlurmdTimeout", "20").set("AuthInfo", "cred_expire=10"));
+    // Its second run ends at once.
+    let script = "#!/bin/sh\n#SBATCH -N2 -w c1,c2 --exclusive --no-kill --requeue --time=5 --output=both-%j.out\n\
+                  [ \"${SLURM_RESTART_COUNT:-0}\" -gt 0 ] && exit 0\nsrun sleep 300\n";
+    let script = put_file(&site, "alice", "both.sh", script);
+    let last_pass = || {
+        let stat = ["stat", "-c", "%Y", "/var/lib/slurm/slurmctld/priority_last_decay_ran"];
+        site.output(None, "slurmctld", &stat).ok().and_then(|s| s.trim().parse::<i64>().ok())
+    };
+    let id = sbatch_as(&site, "alice", &[&script]);
+    wait::until("the job to run on both hosts", Duration::from_secs(60), || {
+        Ok((job_field(&site, id, "JobState") == "RUNNING" && job_field(&site, id, "NumNodes") == "2").then_some(()))
+    })
+    .unwrap();
+    // Just after a decay pass (each minute), so that the window counted
+    // twice, from that pass to the resize, is SlurmdTimeout long or more.
+    let before = last_pass();
+    wait::until("a decay pass while the job runs", Duration::from_secs(90), || {
+        Ok(last_pass().filter(|p| Some(*p) != before).map(|_| ()))
+    })
+    .unwrap();
+    docker(&["kill", &site.container("c1"), &site.container("c2")]);
+    wait::until("the job requeued", Duration::from_secs(120), || {
+        Ok((job_field(&site, id, "Restarts") == "1").then_some(()))
+    })
+    .unwrap();
+    let log = site.log("slurmctld", "slurmctld.log");
+    assert!(log.contains(&format!("Removing failed node c1 from JobId={id}")), "c1 not taken out of the job first");
+    docker(&["start", &site.container("c1"), &site.container("c2")]);
+    assert_eq!(wait_finished(&site, id, Duration::from_secs(180)), "COMPLETED");
+    let mut wrong = String::new();
+    wait::until("alice's RawUsage to be what her job's records hold", Duration::from_secs(90), || {
+        Ok(usage_against_records(&site, "alice", id).map_err(|e| wrong = e).ok())
+    })
+    .unwrap_or_else(|e| panic!("{e}: {wrong}"));
+    assert_eq!(site.runaway_jobs(), Ok(None));
+}
