@@ -173,7 +173,19 @@ impl<L: WritesJobs> LockGuard<L> {
                 return;
             }
             let tres = std::slice::from_raw_parts((*rec).tres_alloc_cnt, *self.ctld.tres_cnt as usize).to_vec();
-            let billable = (self.ctld.calc_job_billable_tres)(rec, since, false);
+            let billable = if (*rec).start_time == 0 {
+                // Requeued: its allocation's CPU count is cleared, and
+                // calc_job_billable_tres would count 0 and keep it for the
+                // next run. What the requeue's end billed the run with
+                // stays in billable_tres.
+                let kept = (*rec).billable_tres;
+                if kept.is_nan() || kept <= 0.0 || (kept - f64::from(sys::NO_VAL)).abs() < 0.5 {
+                    return;
+                }
+                kept
+            } else {
+                (self.ctld.calc_job_billable_tres)(rec, since, false)
+            };
             Pending { job_id, start, resize, since, billable, tres }
         };
         PENDING.lock().unwrap_or_else(|p| p.into_inner()).push(pending);
