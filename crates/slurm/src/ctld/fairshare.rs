@@ -162,9 +162,12 @@ impl<L: WritesJobs> LockGuard<L> {
         // SAFETY: a live record under our job write lock; tres_alloc_cnt is
         // NULL or holds slurmctld_tres_cnt counts.
         let pending = unsafe {
-            let start = match (*rec).start_time {
-                0 => RUN_STARTS.lock().unwrap_or_else(|p| p.into_inner()).get(&job_id).copied().unwrap_or(0),
-                start => start,
+            // Requeued: slurmctld cleared its start.
+            let requeued = (*rec).start_time == 0;
+            let start = if requeued {
+                RUN_STARTS.lock().unwrap_or_else(|p| p.into_inner()).get(&job_id).copied().unwrap_or(0)
+            } else {
+                (*rec).start_time
             };
             let resize = (*rec).resize_time;
             seen(job_id, resize);
@@ -173,8 +176,8 @@ impl<L: WritesJobs> LockGuard<L> {
                 return;
             }
             let tres = std::slice::from_raw_parts((*rec).tres_alloc_cnt, *self.ctld.tres_cnt as usize).to_vec();
-            let billable = if (*rec).start_time == 0 {
-                // Requeued: its allocation's CPU count is cleared, and
+            let billable = if requeued {
+                // Its allocation's CPU count is cleared too, and
                 // calc_job_billable_tres would count 0 and keep it for the
                 // next run. What the requeue's end billed the run with
                 // stays in billable_tres.

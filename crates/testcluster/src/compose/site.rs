@@ -115,9 +115,9 @@ impl Site {
 
     /// Stop slurmdbd as an admin does (`systemctl stop`): SIGTERM, waited
     /// for up to 90 s (systemd's default) and then killed; its host stays
-    /// up, so its name resolves and its port refuses at once. Stopping its
-    /// container instead takes the name away too: a lookup then waits on
-    /// resolvers for seconds, as when slurmdbd's host is lost.
+    /// up, so its port refuses at once (removing [`SLURMDBD_HELD`] starts
+    /// it again). Stopping its container instead leaves its address
+    /// unreachable, connections timing out, as when slurmdbd's host is lost.
     pub fn stop_slurmdbd(&self) -> Result<()> {
         let stop = format!(
             "touch {SLURMDBD_HELD} && pkill -TERM -x slurmdbd; \
@@ -125,12 +125,6 @@ impl Site {
              pkill -KILL -x slurmdbd; true"
         );
         self.output(None, "slurmdbd", &["sh", "-c", &stop]).map(|_| ())
-    }
-
-    /// Start slurmdbd again after [`Site::stop_slurmdbd`]; it answers a
-    /// moment later.
-    pub fn start_slurmdbd(&self) -> Result<()> {
-        self.output(None, "slurmdbd", &["rm", "-f", SLURMDBD_HELD]).map(|_| ())
     }
 
     /// The jobs slurmdbd holds as running that slurmctld does not know,

@@ -93,10 +93,10 @@ pub fn inject(site: &Site, kind: Kind, host: &str, pattern: &str) -> Result<Opti
         // save (stock), which no records can match.
         Kind::RestartCtld => docker(&["restart", "-t", "60", &site.container("slurmctld")]).map(|_| None),
         // The daemon, as an admin stops it, its host up: its port refuses
-        // at once. Its container stopped took its name away too, and 22.05's
-        // node failure path (no plugin's) then waited 10 s per lookup under
-        // slurmctld's locks: sbatch timed out (runs 11 to 13), as it would
-        // on a site that lost slurmdbd's host; compose_faults.rs has those.
+        // at once. Its container stopped (runs 11 to 13) took its name away,
+        // and 22.05's node failure path (no plugin's) waited 10 s per lookup
+        // under slurmctld's locks: sbatch timed out. A lost slurmdbd host is
+        // compose_faults.rs's (its container stopped).
         Kind::StopDbd => {
             site.stop_slurmdbd().map_err(|e| e.to_string())?;
             let dbd = site.container("slurmdbd");
