@@ -92,6 +92,8 @@ enum Counted {
 /// A command running beside, its output in a log.
 struct Lane {
     what: String,
+    /// The release whose compose tests it runs, if it runs some.
+    release: Option<&'static str>,
     log: PathBuf,
     child: Child,
     started: Instant,
@@ -128,7 +130,7 @@ impl Sites {
 
     /// Whether `version`'s compose tests run here (its tier's run skips them).
     pub fn has(&self, version: &str) -> bool {
-        self.0.iter().any(|l| l.what == site_what(version))
+        self.0.iter().any(|l| l.release == Some(version))
     }
 
     /// Wait for each; print its output and add its counts to `total`.
@@ -168,23 +170,26 @@ impl Sites {
     }
 }
 
-fn site_what(version: &str) -> String {
-    format!("Slurm {version}'s compose site tests")
-}
-
 /// Start `cmd` beside, its output to `log`.
-fn start(mut cmd: Command, what: String, log: PathBuf, counted: Counted) -> crate::Result<Lane> {
+fn start(
+    mut cmd: Command,
+    what: String,
+    release: Option<&'static str>,
+    log: PathBuf,
+    counted: Counted,
+) -> crate::Result<Lane> {
     let out = File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
     let err = out.try_clone().map_err(|e| e.to_string())?;
     let child = cmd.stdout(out).stderr(err).spawn().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
-    Ok(Lane { what, log, child, started: Instant::now(), counted })
+    Ok(Lane { what, release, log, child, started: Instant::now(), counted })
 }
 
 /// Start `version`'s compose tests, their output to a log of their own.
 fn start_site(root: &Path, version: &'static str) -> crate::Result<Option<Lane>> {
     let Some(cmd) = site_command(root, version)? else { return Ok(None) };
     let log = root.join(format!("target/xtask-site-{version}.log"));
-    start(cmd, site_what(version), log, Counted::Tests).map(Some)
+    let what = format!("Slurm {version}'s compose site tests");
+    start(cmd, what, Some(version), log, Counted::Tests).map(Some)
 }
 
 /// Start CI's campaign: this xtask's own `chaos` command.
@@ -193,5 +198,5 @@ fn start_campaign(root: &Path) -> crate::Result<Lane> {
     let mut cmd = Command::new(exe);
     cmd.args(CI_CAMPAIGN).current_dir(root);
     let what = format!("the fault campaign `cargo xtask {}`", CI_CAMPAIGN.join(" "));
-    start(cmd, what, root.join("target/xtask-chaos.log"), Counted::AsOne)
+    start(cmd, what, None, root.join("target/xtask-chaos.log"), Counted::AsOne)
 }

@@ -138,7 +138,8 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
 /// unnamed), a shrink forced just after slurmdbd stopped (22.05 would
 /// wait for slurmdbd under its locks), a grown job requeued (its runs'
 /// records apart), and a `--no-kill` job requeued by losing both its hosts
-/// at once (billed once). The rest of
+/// at once (billed once), and a job requeued as its node goes down (22.05
+/// leaves the requeue unfinished: its runs' records apart). The rest of
 /// the compose tier runs on 26.05, the release sites run now
 /// (release_tests::TIERS), not on both: CI's hour.
 const HOST_SITE: &[&str] = &[
@@ -151,6 +152,7 @@ const HOST_SITE: &[&str] = &[
     "a_shrink_forced_just_after_slurmdbd_stops_waits_for_it_though_slurmctld_does_not_know",
     "a_grown_job_requeued_has_its_two_runs_recorded_apart",
     "a_no_kill_job_that_loses_both_hosts_at_once_is_requeued_and_billed_once",
+    "a_job_requeued_as_its_node_goes_down_has_its_runs_recorded_apart",
 ];
 
 /// The real-cluster test files (every one of cluster-tests but the

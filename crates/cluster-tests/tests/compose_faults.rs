@@ -205,6 +205,57 @@ fn a_grown_job_requeued_has_its_two_runs_recorded_apart() {
     assert_eq!(site.runaway_jobs(), Ok(None));
 }
 
+/// A requeued job's node goes down while its run ends (its host paused as
+/// slurmctld asked it to end the job): before 25.11, slurmctld then leaves
+/// the requeue unfinished, the job waiting with its last run's start,
+/// nodes and record, and its next run was written over that record (chaos
+/// run 15's JobId=203, its launch failed on a paused host). The plugin
+/// finishes the requeue as 25.11 does, and the runs are recorded apart.
+#[test]
+#[ignore = "needs Docker and a built site: cargo xtask test"]
+fn a_job_requeued_as_its_node_goes_down_has_its_runs_recorded_apart() {
+    let site = up_site("t-requeuedown", 2, |s| s.set("SlurmdTimeout", "20").set("AuthInfo", "cred_expire=10"));
+    // Its second run ends at once.
+    let script = "#!/bin/sh\n#SBATCH -N1 -w c1 --requeue --time=5 --output=down-%j.out\n\
+                  [ \"${SLURM_RESTART_COUNT:-0}\" -gt 0 ] && exit 0\nsrun sleep 300\n";
+    let script = put_file(&site, "alice", "down.sh", script);
+    let id = sbatch_as(&site, "alice", &[&script]);
+    wait::until("the job to run", Duration::from_secs(60), || {
+        Ok((job_field(&site, id, "JobState") == "RUNNING").then_some(()))
+    })
+    .unwrap();
+    // Its record named (slurmdbd answered its start), as a run's would be.
+    wait::until("the job's record in the database", Duration::from_secs(30), || {
+        let out = site.output(None, "login", &["sacct", "-X", "-n", "-P", "-j", &id.to_string(), "-o", "State"]);
+        Ok(out.ok().filter(|o| o.contains("RUNNING")).map(|_| ()))
+    })
+    .unwrap();
+    docker(&["pause", &site.container("c1")]);
+    site.output(None, "slurmctld", &["scontrol", "requeue", &id.to_string()]).unwrap();
+    wait::until("c1 set DOWN", Duration::from_secs(120), || {
+        let out = site.output(None, "slurmctld", &["scontrol", "show", "node", "c1"]).unwrap_or_default();
+        Ok(out.contains("State=DOWN").then_some(()))
+    })
+    .unwrap();
+    docker(&["unpause", &site.container("c1")]);
+    assert_eq!(wait_finished(&site, id, Duration::from_secs(180)), "COMPLETED");
+    assert_runs_apart(&records(&site, id));
+    assert_eq!(site.runaway_jobs(), Ok(None));
+}
+
+/// A job requeued once: its first run's records end at the requeue (the
+/// last NODE_FAIL or REQUEUED), its second's follow apart, each tiling.
+fn assert_runs_apart(recs: &[Record]) {
+    let cut = recs
+        .iter()
+        .position(|r| r.state == "NODE_FAIL" || r.state == "REQUEUED")
+        .unwrap_or_else(|| panic!("no record ends the first run: {recs:#?}"));
+    let (first, second) = recs.split_at(cut + 1);
+    assert_tiling(first);
+    assert!(!second.is_empty() && second[0].start >= first[cut].end, "no second run after the first: {recs:#?}");
+    assert_tiling(second);
+}
+
 /// A rigid `--no-kill` job loses a host while slurmdbd is away: Slurm takes
 /// the host out of the job, a resize in its accounting, as it does for an
 /// elastic job. Its owner may still update it, and its records tile its
@@ -307,6 +358,12 @@ fn a_no_kill_job_that_loses_both_hosts_at_once_is_requeued_and_billed_once() {
     assert!(log.contains(&format!("Removing failed node c1 from JobId={id}")), "c1 not taken out of the job first");
     docker(&["start", &site.container("c1"), &site.container("c2")]);
     assert_eq!(wait_finished(&site, id, Duration::from_secs(180)), "COMPLETED");
+    // Its first run's records end at the requeue, its second's apart. The
+    // requeue comes in the second of Slurm's resize, and on 22.05 the next
+    // run's records, keyed by the requeue's submission, were written over
+    // the last of the first run's, keyed by the resize (chaos run 15's
+    // JobId=203: the first run's records ended RESIZING, then a gap).
+    assert_runs_apart(&records(&site, id));
     let mut wrong = String::new();
     wait::until("alice's RawUsage to be what her job's records hold", Duration::from_secs(90), || {
         Ok(usage_against_records(&site, "alice", id).map_err(|e| wrong = e).ok())

@@ -23,6 +23,7 @@
 //! | [`ReleaseFailed`](LogLine::ReleaseFailed) `JobId=4: shrink off n3 committed, but freeing the nodes failed: ...` | agent/settle.rs | cluster-eval resize_latency |
 //! | [`ReleaseHeld`](LogLine::ReleaseHeld) `JobId=4: shrink off n3 committed; freeing the nodes waits for slurmdbd, which does not answer (...)` (or away or behind, or the job's own record or memory resize) | agent/settle.rs | compose_site |
 //! | [`RequeuedAfterResize`](LogLine::RequeuedAfterResize) `JobId=4: requeued after a resize: its next run recorded as a new one, ...` | snapshot/jobs.rs | compose_faults |
+//! | [`RequeueFinished`](LogLine::RequeueFinished) `JobId=4: its requeue finished, which slurmctld left undone when its node went down ...` (warn) | snapshot/jobs.rs | compose_faults |
 //! | [`BatchHostRestored`](LogLine::BatchHostRestored) `JobId=4: its batch script runs on n2, not on n1, which slurmctld took for its batch host ...` (warn) | snapshot/jobs.rs | cluster_malleable_restart |
 //! | [`Dropped`](LogLine::Dropped) `JobId=4: no longer runs (requeued): its expand onto n3 dropped` | agent/settle.rs | cluster_node_failure |
 //! | [`Stretched`](LogLine::Stretched) `JobId=4: time limit stretched to 12 min for the work left on fewer nodes` | agent/settle.rs | cluster_malleable |
@@ -239,6 +240,12 @@ pub enum LogLine {
     RequeuedAfterResize {
         job: JobId,
     },
+    /// A requeued job's requeue finished (new submission, its records
+    /// apart): slurmctld before 25.11 leaves it undone when a node of the
+    /// job goes down while the job's last run ends.
+    RequeueFinished {
+        job: JobId,
+    },
     /// slurmctld took another node than the one a job's batch script runs
     /// on for its batch host (it takes the first of the job's nodes when it
     /// reads its state), and it was set back.
@@ -349,6 +356,7 @@ const LOST_TAIL: &str = "); waiting for its application to commit";
 const ADAPT_BOUND_HEAD: &str = "its runtime bounds an adaptation at ";
 const REQUEUED_AFTER_RESIZE: &str =
     "requeued after a resize: its next run recorded as a new one, not into the record of that resize";
+const REQUEUE_FINISHED: &str = "its requeue finished, which slurmctld left undone when its node went down as its last run ended: its next run recorded as a new one";
 const DROPPED_HEAD: &str = "no longer runs (requeued): its ";
 const BATCH_HOST_HEAD: &str = "its batch script runs on ";
 const BATCH_HOST_MID: &str = ", not on ";
@@ -419,6 +427,7 @@ impl fmt::Display for LogLine {
                 write!(f, "JobId={job}: {ending}{RELEASE_HELD_MID}{waits_for}")
             }
             LogLine::RequeuedAfterResize { job } => write!(f, "JobId={job}: {REQUEUED_AFTER_RESIZE}"),
+            LogLine::RequeueFinished { job } => write!(f, "JobId={job}: {REQUEUE_FINISHED}"),
             LogLine::BatchHostRestored { job, said, runs_on } => {
                 write!(f, "JobId={job}: {BATCH_HOST_HEAD}{runs_on}{BATCH_HOST_MID}{said}{BATCH_HOST_TAIL}")
             }
@@ -508,6 +517,7 @@ impl LogLine {
             | LogLine::ReleaseHeld { job, .. }
             | LogLine::Stretched { job, .. }
             | LogLine::RequeuedAfterResize { job }
+            | LogLine::RequeueFinished { job }
             | LogLine::BatchHostRestored { job, .. }
             | LogLine::Dropped { job, .. }
             | LogLine::Lost { job, .. }
@@ -644,6 +654,9 @@ impl LogLine {
         }
         if what == REQUEUED_AFTER_RESIZE {
             return Some(LogLine::RequeuedAfterResize { job });
+        }
+        if what == REQUEUE_FINISHED {
+            return Some(LogLine::RequeueFinished { job });
         }
         if let Some(rest) = what.strip_prefix(BATCH_HOST_HEAD) {
             let (runs_on, said) = rest.strip_suffix(BATCH_HOST_TAIL)?.split_once(BATCH_HOST_MID)?;
@@ -864,6 +877,7 @@ mod tests {
             },
             LogLine::Stretched { job: j, minutes: 12 },
             LogLine::RequeuedAfterResize { job: j },
+            LogLine::RequeueFinished { job: j },
             LogLine::BatchHostRestored { job: j, said: "n1".into(), runs_on: "n2".into() },
             LogLine::Dropped { job: j, what: "expand onto n3,n4".into() },
             LogLine::Suspect { nodes: names("n2,n3"), secs: 60 },

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use malleable_model::log_lines::LogLine;
 use malleable_model::runtime_msg::{Phase, Status};
 use malleable_model::JobId;
-use slurm::ctld::{LockGuard, Scheduling};
+use slurm::ctld::{LockGuard, ResizeHold, Scheduling};
 
 use super::apply::next_resize;
 use super::Agent;
@@ -183,7 +183,7 @@ impl Agent {
 
     /// On what freeing a job's nodes must wait, if on anything: slurmdbd
     /// (whose probe says why, when it does not answer), or the job's own
-    /// last record or memory resize (`JobView::resize_held`). Said in the
+    /// last record or memory resize (`JobView::resize_hold`). Said in the
     /// log, so that an admin knows what to look at.
     fn release_waits_for(&self, guard: &LockGuard<Scheduling>, taken: &Taken, job: JobId, now: i64) -> Option<String> {
         if taken.slurmdbd_behind {
@@ -192,14 +192,10 @@ impl Agent {
                 None => "slurmdbd, away or behind (sdiag: DBD Agent queue size)".to_string(),
             });
         }
-        let j = guard.find_job(job.0)?;
-        if j.memory_resize_under_way() {
-            Some("the job's memory resize under way".to_string())
-        } else if j.accounting_holds_resize(now) {
-            Some("slurmdbd to name the job's last record".to_string())
-        } else {
-            None
-        }
+        Some(match guard.find_job(job.0)?.resize_hold(now)? {
+            ResizeHold::MemoryResize => "the job's memory resize under way".to_string(),
+            ResizeHold::Accounting => "slurmdbd to name the job's last record".to_string(),
+        })
     }
 }
 

@@ -69,6 +69,9 @@ impl Reader<'_> {
         if job.is_pending() {
             // Held or not, as slurmctld's own queue building does it.
             self.guard.tend_waiting(job);
+            if self.guard.finish_requeue(job) {
+                log::warn!("{}", LogLine::RequeueFinished { job: JobId(job.id()) });
+            }
             if self.guard.forget_requeued_resize(job) {
                 log::info!("{}", LogLine::RequeuedAfterResize { job: JobId(job.id()) });
             }

@@ -73,6 +73,15 @@ pub(crate) unsafe fn write_system_comment(ptr: *mut sys::job_record_t, text: &st
     true
 }
 
+/// On what a running job's node resize must wait ([`JobView::resize_hold`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ResizeHold {
+    /// slurmdbd to name the job's last record.
+    Accounting,
+    /// 26.05's lowering of the job's memory on its nodes.
+    MemoryResize,
+}
+
 /// One job record.
 #[derive(Copy, Clone)]
 pub struct JobView<'g> {
@@ -146,6 +155,21 @@ impl<'g> JobView<'g> {
         // list_count takes the list's own lock.
         let steps = !rec.step_list.is_null() && unsafe { sys::list_count(rec.step_list) } > 0;
         self.is_completing() || prolog || steps
+    }
+
+    /// A waiting batch job, not completing, that still holds its last
+    /// run's nodes and resources: its requeue was left undone (slurmctld
+    /// before 25.11 ends a requeue's last run without batch_requeue_fini
+    /// when a node of the job goes down meanwhile). No other waiting job
+    /// has both: the requeue's end frees them, and a start that fails
+    /// frees the nodes it took (select_nodes).
+    pub fn requeue_left_undone(&self) -> bool {
+        let rec = self.rec();
+        self.is_pending()
+            && !self.is_completing()
+            && rec.batch_flag != 0
+            && !rec.node_bitmap.is_null()
+            && !rec.job_resrcs.is_null()
     }
 
     /// Waiting and not held (a held job's priority is 0).
@@ -294,11 +318,22 @@ impl<'g> JobView<'g> {
         return false;
     }
 
-    /// Whether a node resize of the job must wait: for its accounting
-    /// ([`Self::accounting_holds_resize`]) or for a memory resize under
-    /// way ([`Self::memory_resize_under_way`]).
+    /// On what a node resize of the job must wait, if on anything: a
+    /// memory resize under way ([`Self::memory_resize_under_way`]) or its
+    /// accounting ([`Self::accounting_holds_resize`]).
+    pub fn resize_hold(&self, now: i64) -> Option<ResizeHold> {
+        if self.memory_resize_under_way() {
+            Some(ResizeHold::MemoryResize)
+        } else if self.accounting_holds_resize(now) {
+            Some(ResizeHold::Accounting)
+        } else {
+            None
+        }
+    }
+
+    /// Whether a node resize of the job must wait ([`Self::resize_hold`]).
     pub fn resize_held(&self, now: i64) -> bool {
-        self.accounting_holds_resize(now) || self.memory_resize_under_way()
+        self.resize_hold(now).is_some()
     }
 
     /// Whether it was ever resized (its accounting record begins then).

@@ -429,9 +429,45 @@ impl<L: WritesJobs> LockGuard<L> {
             return false;
         }
         self.fairshare_after_slurms_resize(job.id());
-        // SAFETY: a live record under our job write lock; resize_time is a
-        // plain time_t that slurmctld reads under the job lock only.
-        unsafe { (*job.as_ptr()).resize_time = 0 };
+        // SAFETY: a live record under our job write lock; resize_time and
+        // the details' submit_time are plain time_t that slurmctld reads
+        // under the job lock only; details is checked for NULL.
+        unsafe {
+            let rec = job.as_ptr();
+            // Requeued in the second of the resize (a --no-kill job's two
+            // hosts lost in one pass: the first taken out of the job, the
+            // second requeuing it), its new submission keys the next run's
+            // records as the resize's: the next run would be written over
+            // the last piece of this one. A second on, as stock moves a
+            // requeued job's submission off its last one (batch_requeue_fini).
+            if let Some(details) = (*rec).details.as_mut() {
+                if details.submit_time == (*rec).resize_time {
+                    details.submit_time += 1;
+                }
+            }
+            (*rec).resize_time = 0;
+        }
+        true
+    }
+
+    /// Finish a requeue that slurmctld left undone, as 25.11 finishes it:
+    /// before 25.11, a requeued batch job whose last node went down while
+    /// its last run ended (its epilog never heard of: a host killed, paused
+    /// or cut) waits again without its requeue's end (batch_requeue_fini).
+    /// It keeps its last run's start, nodes and accounting record, and its
+    /// next run is written over that record
+    /// ([`JobView::requeue_left_undone`]). Whether it was finished.
+    pub fn finish_requeue(&self, job: &JobView<'_>) -> bool {
+        if cfg!(slurm_since_25_11) || !job.requeue_left_undone() {
+            return false;
+        }
+        // SAFETY: as stock calls it, for a waiting job not completing,
+        // under the job write lock (job_epilog_complete's); it frees the
+        // last run's nodes and resources and resets its accounting.
+        #[cfg(not(slurm_since_25_11))]
+        unsafe {
+            (self.ctld.batch_requeue_fini)(job.as_ptr())
+        };
         true
     }
 

@@ -24,7 +24,7 @@ pub mod symbols;
 
 pub use alloc::AllocError;
 pub use changes::{Stamps, Updates};
-pub use job::{JobPartition, JobState, JobView, ShownWait};
+pub use job::{JobPartition, JobState, JobView, ResizeHold, ShownWait};
 pub use locks::{LockGuard, LockSet, Reading, Scheduling, Wait, WaitCode};
 pub use node::NodeView;
 pub use preempt::Preempting;

@@ -158,6 +158,10 @@ pub struct Slurmctld {
     pub(crate) tres_cnt: *const u32,
     pub(crate) calc_job_billable_tres: BillableFn,
     pub(crate) launch_prolog: JobFn,
+    /// Before 25.11: finishes a requeue that slurmctld left undone
+    /// ([`crate::ctld::LockGuard::finish_requeue`]).
+    #[cfg(not(slurm_since_25_11))]
+    pub(crate) batch_requeue_fini: JobFn,
     pub(crate) delete_step_records: JobFn,
     pub(crate) free_step_record: FreeFn,
     pub(crate) find_preemptable_jobs: FindPreemptableFn,
@@ -283,6 +287,8 @@ impl Slurmctld {
                         c"calc_job_billable_tres",
                     )?),
                     launch_prolog: std::mem::transmute::<*mut libc::c_void, JobFn>(symbol(c"launch_prolog")?),
+                    #[cfg(not(slurm_since_25_11))]
+                    batch_requeue_fini: std::mem::transmute::<*mut libc::c_void, JobFn>(symbol(c"batch_requeue_fini")?),
                     delete_step_records: std::mem::transmute::<*mut libc::c_void, JobFn>(symbol(
                         c"delete_step_records",
                     )?),
