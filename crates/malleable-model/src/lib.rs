@@ -22,6 +22,7 @@ mod placement;
 mod power;
 pub mod runtime_msg;
 mod sharing;
+pub mod slurm_lines;
 mod snapshot;
 pub mod submit_options;
 mod validate;

@@ -24,6 +24,7 @@
 //! | [`ReleaseHeld`](LogLine::ReleaseHeld) `JobId=4: shrink off n3 committed; freeing the nodes waits for slurmdbd, which does not answer (...)` (or away or behind, or the job's own record or memory resize) | agent/settle.rs | compose_site |
 //! | [`RequeuedAfterResize`](LogLine::RequeuedAfterResize) `JobId=4: requeued after a resize: its next run recorded as a new one, ...` | snapshot/jobs.rs | compose_faults |
 //! | [`RequeueFinished`](LogLine::RequeueFinished) `JobId=4: its requeue finished, which slurmctld left undone when its node went down ...` (warn) | snapshot/jobs.rs | compose_faults |
+//! | [`UsageTakenBack`](LogLine::UsageTakenBack) `JobId=4: fair-share usage of 88 billable TRES-s counted twice by Slurm at the resize taken back` | agent/settle.rs | cluster-eval chaos |
 //! | [`BatchHostRestored`](LogLine::BatchHostRestored) `JobId=4: its batch script runs on n2, not on n1, which slurmctld took for its batch host ...` (warn) | snapshot/jobs.rs | cluster_malleable_restart |
 //! | [`Dropped`](LogLine::Dropped) `JobId=4: no longer runs (requeued): its expand onto n3 dropped` | agent/settle.rs | cluster_node_failure |
 //! | [`Stretched`](LogLine::Stretched) `JobId=4: time limit stretched to 12 min for the work left on fewer nodes` | agent/settle.rs | cluster_malleable |
@@ -246,6 +247,12 @@ pub enum LogLine {
     RequeueFinished {
         job: JobId,
     },
+    /// Usage that Slurm counted twice at a job's resize taken back from
+    /// its association and QOS (billable TRES-seconds, rounded).
+    UsageTakenBack {
+        job: JobId,
+        tres_s: u64,
+    },
     /// slurmctld took another node than the one a job's batch script runs
     /// on for its batch host (it takes the first of the job's nodes when it
     /// reads its state), and it was set back.
@@ -357,6 +364,8 @@ const ADAPT_BOUND_HEAD: &str = "its runtime bounds an adaptation at ";
 const REQUEUED_AFTER_RESIZE: &str =
     "requeued after a resize: its next run recorded as a new one, not into the record of that resize";
 const REQUEUE_FINISHED: &str = "its requeue finished, which slurmctld left undone when its node went down as its last run ended: its next run recorded as a new one";
+const TAKEN_BACK_HEAD: &str = "fair-share usage of ";
+const TAKEN_BACK_TAIL: &str = " billable TRES-s counted twice by Slurm at the resize taken back";
 const DROPPED_HEAD: &str = "no longer runs (requeued): its ";
 const BATCH_HOST_HEAD: &str = "its batch script runs on ";
 const BATCH_HOST_MID: &str = ", not on ";
@@ -428,6 +437,9 @@ impl fmt::Display for LogLine {
             }
             LogLine::RequeuedAfterResize { job } => write!(f, "JobId={job}: {REQUEUED_AFTER_RESIZE}"),
             LogLine::RequeueFinished { job } => write!(f, "JobId={job}: {REQUEUE_FINISHED}"),
+            LogLine::UsageTakenBack { job, tres_s } => {
+                write!(f, "JobId={job}: {TAKEN_BACK_HEAD}{tres_s}{TAKEN_BACK_TAIL}")
+            }
             LogLine::BatchHostRestored { job, said, runs_on } => {
                 write!(f, "JobId={job}: {BATCH_HOST_HEAD}{runs_on}{BATCH_HOST_MID}{said}{BATCH_HOST_TAIL}")
             }
@@ -518,6 +530,7 @@ impl LogLine {
             | LogLine::Stretched { job, .. }
             | LogLine::RequeuedAfterResize { job }
             | LogLine::RequeueFinished { job }
+            | LogLine::UsageTakenBack { job, .. }
             | LogLine::BatchHostRestored { job, .. }
             | LogLine::Dropped { job, .. }
             | LogLine::Lost { job, .. }
@@ -657,6 +670,9 @@ impl LogLine {
         }
         if what == REQUEUE_FINISHED {
             return Some(LogLine::RequeueFinished { job });
+        }
+        if let Some(rest) = what.strip_prefix(TAKEN_BACK_HEAD) {
+            return Some(LogLine::UsageTakenBack { job, tres_s: rest.strip_suffix(TAKEN_BACK_TAIL)?.parse().ok()? });
         }
         if let Some(rest) = what.strip_prefix(BATCH_HOST_HEAD) {
             let (runs_on, said) = rest.strip_suffix(BATCH_HOST_TAIL)?.split_once(BATCH_HOST_MID)?;
@@ -878,6 +894,7 @@ mod tests {
             LogLine::Stretched { job: j, minutes: 12 },
             LogLine::RequeuedAfterResize { job: j },
             LogLine::RequeueFinished { job: j },
+            LogLine::UsageTakenBack { job: j, tres_s: 88 },
             LogLine::BatchHostRestored { job: j, said: "n1".into(), runs_on: "n2".into() },
             LogLine::Dropped { job: j, what: "expand onto n3,n4".into() },
             LogLine::Suspect { nodes: names("n2,n3"), secs: 60 },

@@ -45,6 +45,11 @@ impl Agent {
         let usable = |name: &str| taken.usable(name);
         let timeout = self.config.adapt_timeout;
         guard.settle_fairshare();
+        // Said here, for the windows taken back anywhere since (a resize's
+        // own taken back in the last pass's apply among them).
+        for t in slurm::ctld::fairshare::taken_back() {
+            log::info!("{}", LogLine::UsageTakenBack { job: JobId(t.job_id), tres_s: t.tres_s.round() as u64 });
+        }
         self.steady_again(guard);
         // A rigid --no-kill job that lost a node is resized by Slurm too:
         // its record needs the same care, or it runs away in slurmdbd.

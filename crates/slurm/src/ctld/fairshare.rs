@@ -51,6 +51,22 @@ static SEEN: Mutex<Vec<(u32, i64)>> = Mutex::new(Vec::new());
 /// requeuing it) is seen only after that.
 static RUN_STARTS: Mutex<BTreeMap<u32, i64>> = Mutex::new(BTreeMap::new());
 
+/// A window of a job's usage taken back: its job and billable TRES-seconds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TakenBack {
+    pub job_id: u32,
+    pub tres_s: f64,
+}
+
+/// What was taken back since the plugin last said it (its log line is the
+/// plugin's contract: [`taken_back`]).
+static TAKEN_BACK: Mutex<Vec<TakenBack>> = Mutex::new(Vec::new());
+
+/// The windows taken back since the last call, to be said in the log.
+pub fn taken_back() -> Vec<TakenBack> {
+    std::mem::take(&mut *TAKEN_BACK.lock().unwrap_or_else(|p| p.into_inner()))
+}
+
 /// The time of priority/multifactor's last decay pass, from the file it
 /// writes after each pass in StateSaveLocation (pack_time: 8 bytes, big
 /// endian). None when there is none yet.
@@ -255,11 +271,8 @@ impl<L: WritesJobs> LockGuard<L> {
                 run_secs,
             );
         }
-        log::info!(
-            "JobId={}: fair-share usage of {:.0} billable TRES-s counted twice by Slurm at the resize taken back",
-            p.job_id,
-            seconds * p.billable
-        );
+        let taken = TakenBack { job_id: p.job_id, tres_s: seconds * p.billable };
+        TAKEN_BACK.lock().unwrap_or_else(|p| p.into_inner()).push(taken);
     }
 }
 

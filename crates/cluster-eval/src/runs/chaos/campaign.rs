@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use malleable_model::log_lines::LogLine;
 use testcluster::compose::spec::USERS;
 use testcluster::compose::{Site, SiteSpec};
 use testcluster::jobs::checksum_in;
@@ -26,7 +27,10 @@ pub const HOSTS: usize = 6;
 pub fn run(staged: &Path, target: &Path, slurm: &str, minutes: u32, seed: u64, keep: bool) -> Result<Report, String> {
     let cores = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
     // A host that stops answering is DOWN, and out of its jobs, in 20 s.
-    let spec = SiteSpec::new("chaos", HOSTS, cores).slurm(slurm)?.set("SlurmdTimeout", "20");
+    // DebugFlags=Priority: the usage counted for each job, in the log, so
+    // that a user's RawUsage against their records names its jobs.
+    let spec =
+        SiteSpec::new("chaos", HOSTS, cores).slurm(slurm)?.set("SlurmdTimeout", "20").set("DebugFlags", "Priority");
     let mut site = Site::up(spec, target.parent().ok_or("target/ has no parent")?, staged)?;
     site.keep = keep;
     let report = play(&site, minutes, seed);
@@ -375,8 +379,40 @@ fn fair_share(site: &Site, recs: &BTreeMap<String, Vec<Record>>, elapsed: Durati
     });
     if matched.is_err() {
         let what = compare().map_or_else(|e| e, |wrong| wrong.join("; "));
-        problems.push(violation("each user's RawUsage matches their records", None, what, None));
+        let mut v = violation("each user's RawUsage matches their records", None, what, None);
+        v.log = jobs_counted_apart(&site.log("slurmctld", "slurmctld.log"), recs);
+        problems.push(v);
     }
+}
+
+/// The jobs whose usage, as priority/multifactor counted it (less what the
+/// plugin took back), is furthest from their records' CPU-seconds, five at
+/// most, each more than a second of its records' CPUs off. (An array's
+/// tasks are left out: the log names a task by its own id.)
+fn jobs_counted_apart(log: &str, recs: &BTreeMap<String, Vec<Record>>) -> Vec<String> {
+    let mut counted = malleable_model::slurm_lines::usage_by_job(log);
+    let mut taken: BTreeMap<u32, f64> = BTreeMap::new();
+    for line in LogLine::all(log) {
+        if let LogLine::UsageTakenBack { job, tres_s } = line {
+            *taken.entry(job.0).or_default() += tres_s as f64;
+        }
+    }
+    let mut apart: Vec<(f64, String)> = recs
+        .iter()
+        .filter_map(|(key, rs)| {
+            let job: u32 = key.parse().ok()?;
+            let held: f64 = rs.iter().map(Record::cpu_seconds).sum();
+            let slack: f64 = rs.iter().map(|r| f64::from(r.cpus)).sum();
+            let (slurm, back) = (counted.remove(&job).unwrap_or(0.0), taken.get(&job).copied().unwrap_or(0.0));
+            let off = slurm - back - held;
+            (off.abs() > slack).then(|| {
+                let user = rs.first().map_or("", |r| r.user.as_str());
+                (off.abs(), format!("JobId={job} ({user}): counted {slurm:.0} - taken back {back:.0} = {:.0} CPU-s, records {held:.0}", slurm - back))
+            })
+        })
+        .collect();
+    apart.sort_by(|a, b| b.0.total_cmp(&a.0));
+    apart.into_iter().take(5).map(|(_, line)| line).collect()
 }
 
 /// slurmctld started once, and once again after each restart of the

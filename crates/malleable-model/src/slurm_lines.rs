@@ -1,0 +1,104 @@
+//! Slurm's own lines in slurmctld's log that programs here read back, the
+//! sibling of [`crate::log_lines`] (which holds the plugin's): each declared
+//! once, with the wording of the Slurm releases that print it.
+//!
+//! So far the usage priority/multifactor counts for each job, printed with
+//! `DebugFlags=Priority` (the chaos campaign reads it to find which job a
+//! user's RawUsage and records disagree over).
+
+/// One of Slurm's lines.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SlurmLine {
+    /// priority/multifactor counted `secs` of job `job`'s run (its usage
+    /// is that times each of the job's TRES counts, the lines after it).
+    UsageRan { job: u32, secs: f64 },
+    /// One TRES count of the job of the last [`SlurmLine::UsageRan`].
+    TresCount { name: String, count: u64 },
+}
+
+const RAN_HEAD: &str = "job ";
+const RAN_MID: &str = " ran for ";
+const RAN_TAIL: &str = " seconds with TRES counts of";
+const TRES_HEAD: &str = "TRES ";
+
+impl SlurmLine {
+    /// A line as slurmctld prints it (`[timestamp] message`), or its message.
+    pub fn parse(line: &str) -> Option<SlurmLine> {
+        let message = match line.strip_prefix('[') {
+            Some(rest) => rest.split_once("] ")?.1,
+            None => line,
+        };
+        if let Some(rest) = message.strip_prefix(RAN_HEAD).and_then(|r| r.strip_suffix(RAN_TAIL)) {
+            let (job, secs) = rest.split_once(RAN_MID)?;
+            return Some(SlurmLine::UsageRan { job: job.parse().ok()?, secs: secs.parse().ok()? });
+        }
+        let (name, count) = message.strip_prefix(TRES_HEAD)?.split_once(": ")?;
+        Some(SlurmLine::TresCount { name: name.to_string(), count: count.parse().ok()? })
+    }
+}
+
+impl std::fmt::Display for SlurmLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SlurmLine::UsageRan { job, secs } => write!(f, "{RAN_HEAD}{job}{RAN_MID}{secs}{RAN_TAIL}"),
+            SlurmLine::TresCount { name, count } => write!(f, "{TRES_HEAD}{name}: {count}"),
+        }
+    }
+}
+
+/// The billable TRES-seconds priority/multifactor counted for each job in
+/// `log`: each counted run's seconds times the `billing` count that
+/// follows it.
+pub fn usage_by_job(log: &str) -> std::collections::BTreeMap<u32, f64> {
+    let mut usage = std::collections::BTreeMap::new();
+    let mut last: Option<(u32, f64)> = None;
+    for line in log.lines().filter_map(SlurmLine::parse) {
+        match line {
+            SlurmLine::UsageRan { job, secs } => last = Some((job, secs)),
+            SlurmLine::TresCount { name, count } if name == "billing" => {
+                if let Some((job, secs)) = last.take() {
+                    *usage.entry(job).or_insert(0.0) += secs * count as f64;
+                }
+            }
+            SlurmLine::TresCount { .. } => {}
+        }
+    }
+    usage
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_line_reads_back_as_it_is_written() {
+        for line in [SlurmLine::UsageRan { job: 211, secs: 60.0 }, SlurmLine::UsageRan { job: 7, secs: 1.5 }] {
+            assert_eq!(SlurmLine::parse(&format!("[2026-12-06T14:21:33.905] {line}")), Some(line));
+        }
+        let tres = SlurmLine::TresCount { name: "gres/gpu".into(), count: 2 };
+        assert_eq!(SlurmLine::parse(&tres.to_string()), Some(tres));
+    }
+
+    #[test]
+    fn a_jobs_usage_is_its_runs_seconds_times_its_billing() {
+        // As 22.05 prints them (priority_multifactor.c, DebugFlags=Priority).
+        let log = "\
+[2026-12-06T14:21:33.905] job 211 ran for 60 seconds with TRES counts of
+[2026-12-06T14:21:33.905] TRES cpu: 5
+[2026-12-06T14:21:33.905] TRES mem: 5000
+[2026-12-06T14:21:33.905] TRES billing: 5
+[2026-12-06T14:21:33.906] job 209 ran for 13 seconds with TRES counts of
+[2026-12-06T14:21:33.906] sched/malleable: JobId=211: something else
+[2026-12-06T14:21:33.906] TRES billing: 3
+[2026-12-06T14:22:33.906] job 211 ran for 16 seconds with TRES counts of
+[2026-12-06T14:22:33.906] No alloced TRES, state is PENDING
+[2026-12-06T14:22:33.907] TRES billing: 9
+[2026-12-06T14:22:33.907] TRES billing: 9
+";
+        let usage = usage_by_job(log);
+        // The 16 s run and its billing count once.
+        assert_eq!(usage[&211], 60.0 * 5.0 + 16.0 * 9.0);
+        assert_eq!(usage[&209], 13.0 * 3.0);
+        assert_eq!(SlurmLine::parse("[2026-12-06T14:22:33.906] job x ran for 1 seconds with TRES counts of"), None);
+    }
+}
