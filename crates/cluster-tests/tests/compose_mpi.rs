@@ -87,3 +87,28 @@ fn mpi_steps_stuck_in_mpi_finalize_are_ended_and_their_jobs_complete() {
     }
     eprintln!("{ended} of 3 steps were ended by mall-run after their ranks said BYE");
 }
+
+/// A step slurmstepd cannot launch is said so by srun, which exits 0 all
+/// the same (22.05): here its pmix socket's path is taken, as a host that
+/// crashed leaves the socket of a step of the same id in slurmd's spool
+/// for the job's next run there (chaos run 16's JobId=99). mall-run starts
+/// the step again, and the job computes its serial grid. (Before, it took
+/// the step for an application that never used the runtime, and the job
+/// COMPLETED without a result.)
+#[test]
+#[ignore = "needs Docker and a built site: cargo xtask test"]
+fn an_mpi_step_that_cannot_be_launched_is_started_again() {
+    let site = up_site("t-mpi-launch", 1, |s| s);
+    let args = "--rows 240 --cols 48 --iterations 100 --unit-us 100";
+    let text = format!(
+        "#!/bin/sh\n#SBATCH -N1 --min-nodes-invasive=1 --max-nodes-invasive=1 --time=5 --output=launch-%j.out\n\
+         mall-run --mpi restart --mpi-plugin pmix -- mall-jacobi-openmpi {args}\n"
+    );
+    let script = put_file(&site, "alice", "launch.sh", &text);
+    let id = sbatch_as(&site, "alice", &["-H", &script]);
+    let socket = format!("/var/lib/slurm/slurmd/stepd.slurm.pmix.{id}.0");
+    site.output(None, "c1", &["touch", &socket]).unwrap();
+    site.output(None, "slurmctld", &["scontrol", "release", &id.to_string()]).unwrap();
+    let out = completed_with_serial_grid(&site, id, "launch", "mall-jacobi-openmpi", args);
+    assert!(out.contains("launch failed"), "the first step launched after all: {out}");
+}

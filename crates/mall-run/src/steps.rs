@@ -6,11 +6,13 @@
 //! (SIGTERM, which srun passes to its tasks, then SIGKILL).
 
 use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};
-use std::sync::mpsc::Sender;
+use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use malleable_model::slurm_lines::SlurmLine;
 use malleable_rt::worker::{ENV_HUB, ENV_TOKEN, ENV_WORKER, ENV_WORKER_BASE};
 use rustix::process::{kill_process, Pid, Signal};
 
@@ -103,7 +105,13 @@ impl Steps {
     }
 
     /// Run `srun` for `workers`; when it ends, each one's end goes to `events`.
+    /// srun's stderr (its own words and the tasks') passes through here:
+    /// a task slurmstepd could not launch is said there, and srun exits 0
+    /// all the same (22.05: chaos run 16's JobId=99, its step's pmix socket
+    /// taken), which would pass for an application that never used the
+    /// runtime and ended well.
     fn spawn_and_wait(&self, mut srun: Command, workers: Vec<WorkerId>, what: String, events: Sender<Input>) {
+        srun.stderr(Stdio::piped());
         let mut child = match srun.spawn() {
             Ok(c) => c,
             Err(e) => {
@@ -120,11 +128,17 @@ impl Steps {
         }
         drop(running);
         let running = Arc::clone(&self.running);
+        let launch_failed = child.stderr.take().map(pass_stderr);
         std::thread::spawn(move || {
-            let (success, how) = match child.wait() {
-                Ok(s) if s.success() => (true, "exit 0".to_string()),
-                Ok(s) => (false, format!("{what} ended with {s}")),
-                Err(e) => (false, format!("waiting for {what}: {e}")),
+            let waited = child.wait();
+            // Said at the launch, read by now; else its stderr ends with it
+            // (a process it left holding it waits no longer than this).
+            let failed = launch_failed.and_then(|r| r.recv_timeout(Duration::from_secs(2)).ok().flatten());
+            let (success, how) = match (waited, failed) {
+                (Ok(_), Some(line)) => (false, format!("{what}: {line}")),
+                (Ok(s), None) if s.success() => (true, "exit 0".to_string()),
+                (Ok(s), None) => (false, format!("{what} ended with {s}")),
+                (Err(e), _) => (false, format!("waiting for {what}: {e}")),
             };
             let mut r = running.lock().expect("steps lock");
             for w in &workers {
@@ -176,5 +190,46 @@ fn terminate(running: &Mutex<HashMap<WorkerId, u32>>, pids: &[u32], grace: Durat
     }
     for pid in pids.iter().filter(|p| still(p)) {
         signal(*pid, Signal::KILL);
+    }
+}
+
+/// Copy an srun's stderr to this process's as it comes, line by line (its
+/// bytes as they are). Sent: the first line in which srun says a task could
+/// not be launched, as soon as it is read (srun says it at the launch), or
+/// None once the stderr ends without one.
+fn pass_stderr(from: impl Read + Send + 'static) -> Receiver<Option<String>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(from);
+        let mut line = Vec::new();
+        let mut said = false;
+        while reader.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+            let _ = std::io::stderr().write_all(&line);
+            let text = String::from_utf8_lossy(&line);
+            let text = text.trim_end();
+            if !said && matches!(SlurmLine::parse(text), Some(SlurmLine::TaskLaunchFailed { .. })) {
+                said = true;
+                let _ = tx.send(Some(text.to_string()));
+            }
+            line.clear();
+        }
+        let _ = tx.send(None);
+    });
+    rx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_launch_srun_says_failed_is_seen_and_every_line_passed_on() {
+        let out = "rank 0 says hello\nsrun: error: task 0 launch failed: Unspecified error\nmore\n";
+        let rx = pass_stderr(std::io::Cursor::new(out.as_bytes().to_vec()));
+        let first = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        assert_eq!(first.as_deref(), Some("srun: error: task 0 launch failed: Unspecified error"));
+        assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap(), None, "then its end");
+        let rx = pass_stderr(std::io::Cursor::new(b"srun: error: Node failure on c2\n\xff\n".to_vec()));
+        assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap(), None, "no launch failed");
     }
 }

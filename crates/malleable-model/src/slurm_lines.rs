@@ -4,7 +4,9 @@
 //!
 //! So far the usage priority/multifactor counts for each job, printed with
 //! `DebugFlags=Priority` (the chaos campaign reads it to find which job a
-//! user's RawUsage and records disagree over).
+//! user's RawUsage and records disagree over), and srun's word that a task
+//! could not be launched (srun then exits 0 all the same: mall-run reads
+//! it to know that a step never started).
 
 /// One of Slurm's lines.
 #[derive(Clone, Debug, PartialEq)]
@@ -14,12 +16,17 @@ pub enum SlurmLine {
     UsageRan { job: u32, secs: f64 },
     /// One TRES count of the job of the last [`SlurmLine::UsageRan`].
     TresCount { name: String, count: u64 },
+    /// srun (its stderr): slurmstepd could not launch task `task`
+    /// (api/step_launch.c); `why` is Slurm's error string.
+    TaskLaunchFailed { task: u32, why: String },
 }
 
 const RAN_HEAD: &str = "job ";
 const RAN_MID: &str = " ran for ";
 const RAN_TAIL: &str = " seconds with TRES counts of";
 const TRES_HEAD: &str = "TRES ";
+const LAUNCH_HEAD: &str = "srun: error: task ";
+const LAUNCH_MID: &str = " launch failed: ";
 
 impl SlurmLine {
     /// A line as slurmctld prints it (`[timestamp] message`), or its message.
@@ -28,6 +35,10 @@ impl SlurmLine {
             Some(rest) => rest.split_once("] ")?.1,
             None => line,
         };
+        if let Some(rest) = message.strip_prefix(LAUNCH_HEAD) {
+            let (task, why) = rest.split_once(LAUNCH_MID)?;
+            return Some(SlurmLine::TaskLaunchFailed { task: task.parse().ok()?, why: why.to_string() });
+        }
         if let Some(rest) = message.strip_prefix(RAN_HEAD).and_then(|r| r.strip_suffix(RAN_TAIL)) {
             let (job, secs) = rest.split_once(RAN_MID)?;
             return Some(SlurmLine::UsageRan { job: job.parse().ok()?, secs: secs.parse().ok()? });
@@ -42,6 +53,7 @@ impl std::fmt::Display for SlurmLine {
         match self {
             SlurmLine::UsageRan { job, secs } => write!(f, "{RAN_HEAD}{job}{RAN_MID}{secs}{RAN_TAIL}"),
             SlurmLine::TresCount { name, count } => write!(f, "{TRES_HEAD}{name}: {count}"),
+            SlurmLine::TaskLaunchFailed { task, why } => write!(f, "{LAUNCH_HEAD}{task}{LAUNCH_MID}{why}"),
         }
     }
 }
@@ -60,7 +72,7 @@ pub fn usage_by_job(log: &str) -> std::collections::BTreeMap<u32, f64> {
                     *usage.entry(job).or_insert(0.0) += secs * count as f64;
                 }
             }
-            SlurmLine::TresCount { .. } => {}
+            SlurmLine::TresCount { .. } | SlurmLine::TaskLaunchFailed { .. } => {}
         }
     }
     usage
@@ -77,6 +89,12 @@ mod tests {
         }
         let tres = SlurmLine::TresCount { name: "gres/gpu".into(), count: 2 };
         assert_eq!(SlurmLine::parse(&tres.to_string()), Some(tres));
+        // As chaos run 16's JobId=99 printed it (its pmix socket taken).
+        let failed = "srun: error: task 0 launch failed: Unspecified error";
+        let parsed = SlurmLine::TaskLaunchFailed { task: 0, why: "Unspecified error".into() };
+        assert_eq!(SlurmLine::parse(failed), Some(parsed.clone()));
+        assert_eq!(parsed.to_string(), failed);
+        assert_eq!(SlurmLine::parse("srun: error: task x launch failed: y"), None);
     }
 
     #[test]
