@@ -8,7 +8,7 @@ use std::time::Duration;
 use cluster_tests::said;
 use cluster_tests::site::{
     assert_result_as_alone, assert_tiling, docker, job_field, put_file, records, sbatch_as, up_site,
-    usage_against_records, wait_ctld_said, wait_ctld_said_after, wait_finished, Record, README_APP_ARGS,
+    usage_against_records, wait_ctld_said, wait_ctld_said_after, wait_field, wait_finished, Record, README_APP_ARGS,
     README_ELASTIC_JOB,
 };
 use testcluster::wait;
@@ -220,10 +220,7 @@ fn a_job_requeued_as_its_node_goes_down_has_its_runs_recorded_apart() {
                   [ \"${SLURM_RESTART_COUNT:-0}\" -gt 0 ] && exit 0\nsrun sleep 300\n";
     let script = put_file(&site, "alice", "down.sh", script);
     let id = sbatch_as(&site, "alice", &[&script]);
-    wait::until("the job to run", Duration::from_secs(60), || {
-        Ok((job_field(&site, id, "JobState") == "RUNNING").then_some(()))
-    })
-    .unwrap();
+    wait_field(&site, id, "JobState", "RUNNING", Duration::from_secs(60));
     // Its record named (slurmdbd answered its start), as a run's would be.
     wait::until("the job's record in the database", Duration::from_secs(30), || {
         let out = site.output(None, "login", &["sacct", "-X", "-n", "-P", "-j", &id.to_string(), "-o", "State"]);
