@@ -21,6 +21,9 @@ pub enum SlurmLine {
     TaskLaunchFailed { task: u32, why: String },
 }
 
+/// What slurmctld's log puts before a plugin's message (log.h: its
+/// plugin_type and function), here priority/multifactor's usage count.
+const USAGE_HEAD: &str = "priority/multifactor: _apply_new_usage: ";
 const RAN_HEAD: &str = "job ";
 const RAN_MID: &str = " ran for ";
 const RAN_TAIL: &str = " seconds with TRES counts of";
@@ -39,11 +42,12 @@ impl SlurmLine {
             let (task, why) = rest.split_once(LAUNCH_MID)?;
             return Some(SlurmLine::TaskLaunchFailed { task: task.parse().ok()?, why: why.to_string() });
         }
-        if let Some(rest) = message.strip_prefix(RAN_HEAD).and_then(|r| r.strip_suffix(RAN_TAIL)) {
+        let usage = message.strip_prefix(USAGE_HEAD)?;
+        if let Some(rest) = usage.strip_prefix(RAN_HEAD).and_then(|r| r.strip_suffix(RAN_TAIL)) {
             let (job, secs) = rest.split_once(RAN_MID)?;
             return Some(SlurmLine::UsageRan { job: job.parse().ok()?, secs: secs.parse().ok()? });
         }
-        let (name, count) = message.strip_prefix(TRES_HEAD)?.split_once(": ")?;
+        let (name, count) = usage.strip_prefix(TRES_HEAD)?.split_once(": ")?;
         Some(SlurmLine::TresCount { name: name.to_string(), count: count.parse().ok()? })
     }
 }
@@ -51,8 +55,8 @@ impl SlurmLine {
 impl std::fmt::Display for SlurmLine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            SlurmLine::UsageRan { job, secs } => write!(f, "{RAN_HEAD}{job}{RAN_MID}{secs}{RAN_TAIL}"),
-            SlurmLine::TresCount { name, count } => write!(f, "{TRES_HEAD}{name}: {count}"),
+            SlurmLine::UsageRan { job, secs } => write!(f, "{USAGE_HEAD}{RAN_HEAD}{job}{RAN_MID}{secs}{RAN_TAIL}"),
+            SlurmLine::TresCount { name, count } => write!(f, "{USAGE_HEAD}{TRES_HEAD}{name}: {count}"),
             SlurmLine::TaskLaunchFailed { task, why } => write!(f, "{LAUNCH_HEAD}{task}{LAUNCH_MID}{why}"),
         }
     }
@@ -99,24 +103,30 @@ mod tests {
 
     #[test]
     fn a_jobs_usage_is_its_runs_seconds_times_its_billing() {
-        // As 22.05 prints them (priority_multifactor.c, DebugFlags=Priority).
+        // As 22.05 printed them in a chaos campaign (priority_multifactor.c,
+        // DebugFlags=Priority; log.h puts the plugin and function first),
+        // with lines of others between.
         let log = "\
-[2026-12-06T14:21:33.905] job 211 ran for 60 seconds with TRES counts of
-[2026-12-06T14:21:33.905] TRES cpu: 5
-[2026-12-06T14:21:33.905] TRES mem: 5000
-[2026-12-06T14:21:33.905] TRES billing: 5
-[2026-12-06T14:21:33.906] job 209 ran for 13 seconds with TRES counts of
-[2026-12-06T14:21:33.906] sched/malleable: JobId=211: something else
-[2026-12-06T14:21:33.906] TRES billing: 3
-[2026-12-06T14:22:33.906] job 211 ran for 16 seconds with TRES counts of
-[2026-12-06T14:22:33.906] No alloced TRES, state is PENDING
-[2026-12-06T14:22:33.907] TRES billing: 9
-[2026-12-06T14:22:33.907] TRES billing: 9
+[2026-12-06T17:40:00.073] priority/multifactor: _apply_new_usage: job 2 ran for 14 seconds with TRES counts of
+[2026-12-06T17:40:00.073] priority/multifactor: _apply_new_usage: TRES cpu: 4
+[2026-12-06T17:40:00.073] priority/multifactor: _apply_new_usage: TRES mem: 2000
+[2026-12-06T17:40:00.073] priority/multifactor: _apply_new_usage: TRES energy: 18446744073709551614
+[2026-12-06T17:40:00.073] priority/multifactor: _apply_new_usage: TRES node: 4
+[2026-12-06T17:40:00.073] priority/multifactor: _apply_new_usage: TRES billing: 4
+[2026-12-06T17:40:00.074] priority/multifactor: _apply_new_usage: job 3 ran for 0.5 seconds with TRES counts of
+[2026-12-06T17:40:00.074] sched/malleable: JobId=2: something else
+[2026-12-06T17:40:00.074] priority/multifactor: _apply_new_usage: TRES billing: 2
+[2026-12-06T17:41:00.073] priority/multifactor: _apply_new_usage: job 2 ran for 60 seconds with TRES counts of
+[2026-12-06T17:41:00.073] priority/multifactor: _apply_new_usage: No allocated TRES, state is PENDING
+[2026-12-06T17:41:00.074] TRES billing: 9
+[2026-12-06T17:41:00.074] priority/multifactor: _apply_new_usage: TRES billing: 9
 ";
         let usage = usage_by_job(log);
-        // The 16 s run and its billing count once.
-        assert_eq!(usage[&211], 60.0 * 5.0 + 16.0 * 9.0);
-        assert_eq!(usage[&209], 13.0 * 3.0);
-        assert_eq!(SlurmLine::parse("[2026-12-06T14:22:33.906] job x ran for 1 seconds with TRES counts of"), None);
+        // The 60 s run and its billing count once; a TRES line of
+        // another's is not the plugin's.
+        assert_eq!(usage[&2], 14.0 * 4.0 + 60.0 * 9.0);
+        assert_eq!(usage[&3], 0.5 * 2.0);
+        let bad = "[2026-12-06T17:40:00.073] priority/multifactor: _apply_new_usage: job x ran for 1 seconds with TRES counts of";
+        assert_eq!(SlurmLine::parse(bad), None);
     }
 }

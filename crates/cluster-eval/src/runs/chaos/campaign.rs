@@ -6,14 +6,15 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use malleable_model::log_lines::LogLine;
 use testcluster::compose::spec::USERS;
 use testcluster::compose::{Site, SiteSpec};
 use testcluster::jobs::checksum_in;
 use testcluster::wait;
 
 use super::faults::{inject, undo_fault, Undo};
-use super::invariants::{decayed_share, is_final, raw_usage, records, tiling, Record, SACCT_FIELDS};
+use super::invariants::{
+    decayed_share, is_final, jobs_counted_apart, raw_usage, records, tiling, Record, SACCT_FIELDS,
+};
 use super::report::{Report, Violation};
 use super::schedule::{schedule, Fault, Kind};
 use super::stream::{stream, Planned};
@@ -295,7 +296,17 @@ fn check(
         Ok(Some(list)) => problems.push(violation("no record runs away", None, list, None)),
         Err(e) => problems.push(violation("no record runs away", None, format!("cannot tell: {e}"), None)),
     }
-    fair_share(site, &recs, elapsed, problems);
+    // Usage is the user's, whichever job held the CPUs: the records of the
+    // jobs the plugin submitted too (an expansion job holds its nodes until
+    // it is merged, or until an adaptation that timed out cancels it).
+    // Each by its own id (JobIDRaw), as slurmctld's log names an array's
+    // task.
+    let fields = SACCT_FIELDS.replacen("JobID", "JobIDRaw", 1);
+    let every = ["sacct", "-a", "-D", "-X", "-n", "-P", "-S", "2020-01-01", "-o", &fields];
+    match site.output(None, "slurmctld", &every).and_then(|out| records(&out)) {
+        Ok(all) => fair_share(site, &all, elapsed, problems),
+        Err(e) => problems.push(violation("each user's RawUsage matches their records", None, e, None)),
+    }
     never_crashed(site, report, problems);
     // Each violation about a job with the faults of its life, and its log
     // lines: slurmctld's about it, and its output's last.
@@ -383,36 +394,6 @@ fn fair_share(site: &Site, recs: &BTreeMap<String, Vec<Record>>, elapsed: Durati
         v.log = jobs_counted_apart(&site.log("slurmctld", "slurmctld.log"), recs);
         problems.push(v);
     }
-}
-
-/// The jobs whose usage, as priority/multifactor counted it (less what the
-/// plugin took back), is furthest from their records' CPU-seconds, five at
-/// most, each more than a second of its records' CPUs off. (An array's
-/// tasks are left out: the log names a task by its own id.)
-fn jobs_counted_apart(log: &str, recs: &BTreeMap<String, Vec<Record>>) -> Vec<String> {
-    let mut counted = malleable_model::slurm_lines::usage_by_job(log);
-    let mut taken: BTreeMap<u32, f64> = BTreeMap::new();
-    for line in LogLine::all(log) {
-        if let LogLine::UsageTakenBack { job, tres_s } = line {
-            *taken.entry(job.0).or_default() += tres_s as f64;
-        }
-    }
-    let mut apart: Vec<(f64, String)> = recs
-        .iter()
-        .filter_map(|(key, rs)| {
-            let job: u32 = key.parse().ok()?;
-            let held: f64 = rs.iter().map(Record::cpu_seconds).sum();
-            let slack: f64 = rs.iter().map(|r| f64::from(r.cpus)).sum();
-            let (slurm, back) = (counted.remove(&job).unwrap_or(0.0), taken.get(&job).copied().unwrap_or(0.0));
-            let off = slurm - back - held;
-            (off.abs() > slack).then(|| {
-                let user = rs.first().map_or("", |r| r.user.as_str());
-                (off.abs(), format!("JobId={job} ({user}): counted {slurm:.0} - taken back {back:.0} = {:.0} CPU-s, records {held:.0}", slurm - back))
-            })
-        })
-        .collect();
-    apart.sort_by(|a, b| b.0.total_cmp(&a.0));
-    apart.into_iter().take(5).map(|(_, line)| line).collect()
 }
 
 /// slurmctld started once, and once again after each restart of the

@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use malleable_model::log_lines::LogLine;
+
 /// The fields [`records`] reads, as `sacct -o` takes them.
 pub const SACCT_FIELDS: &str = "JobID,Start,End,NNodes,State,NodeList,User,AllocCPUS,ElapsedRaw";
 
@@ -113,6 +115,44 @@ pub fn decayed_share(elapsed_s: f64, half_life_s: f64) -> f64 {
     1.0 - 0.5f64.powf(elapsed_s / half_life_s)
 }
 
+/// The jobs whose usage, as priority/multifactor counted it (less what the
+/// plugin took back), is furthest from their records' CPU-seconds, five at
+/// most, each more than a second of its records' CPUs off, a job counted
+/// without a record among them (`recs` by each job's own id).
+pub fn jobs_counted_apart(log: &str, recs: &BTreeMap<String, Vec<Record>>) -> Vec<String> {
+    let mut counted = malleable_model::slurm_lines::usage_by_job(log);
+    let mut taken: BTreeMap<u32, f64> = BTreeMap::new();
+    for line in LogLine::all(log) {
+        if let LogLine::UsageTakenBack { job, tres_s } = line {
+            *taken.entry(job.0).or_default() += tres_s as f64;
+        }
+    }
+    let mut apart: Vec<(f64, String)> = recs
+        .iter()
+        .filter_map(|(key, rs)| {
+            let job: u32 = key.parse().ok()?;
+            let held: f64 = rs.iter().map(Record::cpu_seconds).sum();
+            let slack: f64 = rs.iter().map(|r| f64::from(r.cpus)).sum();
+            let (slurm, back) = (counted.remove(&job).unwrap_or(0.0), taken.get(&job).copied().unwrap_or(0.0));
+            let off = slurm - back - held;
+            (off.abs() > slack).then(|| {
+                let user = rs.first().map_or("", |r| r.user.as_str());
+                (off.abs(), format!("JobId={job} ({user}): counted {slurm:.0} - taken back {back:.0} = {:.0} CPU-s, records {held:.0}", slurm - back))
+            })
+        })
+        .collect();
+    // What is left was counted for jobs that have no record.
+    apart.extend(counted.into_iter().filter(|&(_, c)| c.abs() >= 1.0).map(|(job, c)| {
+        let back = taken.get(&job).copied().unwrap_or(0.0);
+        (
+            (c - back).abs(),
+            format!("JobId={job}: counted {c:.0} - taken back {back:.0} = {:.0} CPU-s, no record", c - back),
+        )
+    }));
+    apart.sort_by(|a, b| b.0.total_cmp(&a.0));
+    apart.into_iter().take(5).map(|(_, line)| line).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,5 +202,24 @@ mod tests {
         assert_eq!(u["bob"], 2400.0);
         assert!(raw_usage("alice 30").is_err());
         assert!(raw_usage("alice|lots").unwrap_err().contains("RawUsage \"lots\""));
+    }
+
+    #[test]
+    fn the_jobs_counted_apart_from_their_records_are_named_first() {
+        let usage = |job: u32, secs: u32, billing: u32| {
+            let ran = malleable_model::slurm_lines::SlurmLine::UsageRan { job, secs: f64::from(secs) };
+            let tres =
+                malleable_model::slurm_lines::SlurmLine::TresCount { name: "billing".into(), count: billing.into() };
+            format!("[2026-12-05T10:01:00.000] {ran}\n[2026-12-05T10:01:00.000] {tres}\n")
+        };
+        // 7 as its records say; 9 twice its records less what was taken
+        // back; 12 (an expansion job) with no record of the submitted jobs'.
+        let taken = "[2026-12-05T10:01:00.000] sched/malleable: JobId=9: fair-share usage of 20 billable TRES-s counted twice by Slurm at the resize taken back\n";
+        let log = usage(7, 20, 4) + &usage(7, 40, 8) + &usage(9, 40, 4) + taken + &usage(12, 60, 4);
+        let jobs = records(SACCT).unwrap();
+        let apart = jobs_counted_apart(&log, &jobs);
+        assert_eq!(apart.len(), 2, "{apart:?}");
+        assert_eq!(apart[0], "JobId=12: counted 240 - taken back 0 = 240 CPU-s, no record");
+        assert_eq!(apart[1], "JobId=9 (bob): counted 160 - taken back 20 = 140 CPU-s, records 98");
     }
 }
