@@ -35,6 +35,11 @@ const SIZE_AT_START: &[&str] = &[
     "SLURM_NPROCS",
 ];
 
+/// How long a restart-mode step waits for the last one to be released
+/// ([`Steps::wait_for_earlier_steps`]): its nodes report its end within a
+/// second or two; after this the step is asked for anyway.
+const EARLIER_STEPS_WAIT: Duration = Duration::from_secs(10);
+
 pub struct Steps {
     job: u32,
     app: Vec<String>,
@@ -62,6 +67,7 @@ impl Steps {
     /// application's), numbered from `first` by rank; each one's end is
     /// sent to `events` when the step ends.
     pub fn launch_step(&self, first: WorkerId, nodes: &[String], joining: u64, events: Sender<Input>) {
+        self.wait_for_earlier_steps(EARLIER_STEPS_WAIT);
         let tasks = nodes.len() * self.per_node;
         let mut srun = Command::new("srun");
         srun.arg(format!("--jobid={}", self.job))
@@ -87,6 +93,33 @@ impl Steps {
         let ids: Vec<WorkerId> = (first..first + tasks as WorkerId).collect();
         let what = format!("srun on {}", nodes.join(","));
         self.spawn_and_wait(srun, ids, what, events);
+    }
+
+    /// Wait until slurmctld holds none of the job's application steps
+    /// (restart mode's last one: its srun has ended, but its nodes may not
+    /// have told slurmctld yet), `longest` at most, or until squeue cannot
+    /// tell. A step asked for while the last one still holds the CPUs it
+    /// needs waits in slurmctld, and srun then polls for a minute unless
+    /// slurmctld wakes it, which it does at the address of srun's short
+    /// hostname: where that is not the node's own (the host rig's nodes
+    /// share this machine's), the wake is lost and the adaptation times out.
+    fn wait_for_earlier_steps(&self, longest: Duration) {
+        let deadline = Instant::now() + longest;
+        loop {
+            let listed = Command::new("squeue")
+                .args(["-h", "-s", "-j", &self.job.to_string(), "-o", "%i"])
+                .stdin(Stdio::null())
+                .stderr(Stdio::null())
+                .output();
+            let held = match listed {
+                Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).lines().any(is_application_step),
+                _ => false,
+            };
+            if !held || Instant::now() >= deadline {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// Start worker `worker` on `node`; its end is sent to `events`.
@@ -169,6 +202,12 @@ impl Steps {
     }
 }
 
+/// Whether a step id as squeue prints it (`12.0`, `12.batch`, `12.extern`)
+/// is an application's step: numbered.
+fn is_application_step(id: &str) -> bool {
+    id.trim().split_once('.').is_some_and(|(_, step)| step.parse::<u32>().is_ok())
+}
+
 /// SIGTERM to each of `pids` (sruns), then SIGKILL to those still in
 /// `running` after `grace`.
 fn terminate(running: &Mutex<HashMap<WorkerId, u32>>, pids: &[u32], grace: Duration) {
@@ -221,6 +260,15 @@ fn pass_stderr(from: impl Read + Send + 'static) -> Receiver<Option<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_numbered_steps_are_the_applications() {
+        assert!(is_application_step("12.0"));
+        assert!(is_application_step(" 12.17\n"));
+        for id in ["12.batch", "12.extern", "12.interactive", "12", ""] {
+            assert!(!is_application_step(id), "{id}");
+        }
+    }
 
     #[test]
     fn a_launch_srun_says_failed_is_seen_and_every_line_passed_on() {
