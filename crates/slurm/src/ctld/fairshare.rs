@@ -31,6 +31,9 @@ struct Pending {
     /// Where the count after the resize begins: the last decay pass
     /// before the resize, or the job's start.
     since: i64,
+    /// When the locks the resize was made under were taken: a decay pass
+    /// that began after it waited for them to count the job.
+    locked_at: i64,
     /// The job's billable TRES and TRES counts after the resize.
     billable: f64,
     tres: Vec<u64>,
@@ -95,12 +98,16 @@ fn decode_time(bytes: &[u8]) -> Option<i64> {
 impl Pending {
     /// Whether its second count has happened, given the last decay pass
     /// (`last`) and whether the job's usage was counted to its end. A pass
-    /// recorded after the resize counted the window; one that began before
-    /// the resize but was recorded after it (this is read later) counted
-    /// the job at its old size up to its own start, so the window starts
-    /// there.
+    /// recorded after the resize counted the window. So did one that began
+    /// while the resize's locks were held: it counted the job from `since`
+    /// once they were released, at the new size (chaos CI run of stop 70:
+    /// a first resize waited under the locks for a stopped slurmdbd and
+    /// bob's RawUsage kept that pass's minute twice). One that began
+    /// before the locks were taken but was recorded only after the resize
+    /// (this is read later) counted the job at its old size up to its own
+    /// start, so the window starts there.
     fn counted_twice(&mut self, last: i64, ended: bool) -> bool {
-        if ended || last > self.resize {
+        if ended || last > self.resize || last >= self.locked_at {
             return true;
         }
         self.since = self.since.max(last);
@@ -205,7 +212,7 @@ impl<L: WritesJobs> LockGuard<L> {
             } else {
                 (self.ctld.calc_job_billable_tres)(rec, since, false)
             };
-            Pending { job_id, start, resize, since, billable, tres }
+            Pending { job_id, start, resize, since, locked_at: self.taken_at, billable, tres }
         };
         PENDING.lock().unwrap_or_else(|p| p.into_inner()).push(pending);
     }
@@ -281,7 +288,8 @@ mod tests {
     use super::*;
 
     fn pending(start: i64, since: i64, resize: i64) -> Pending {
-        Pending { job_id: 7, start, resize, since, billable: 4.0, tres: vec![4, 2000] }
+        // The locks taken in the second of the resize.
+        Pending { job_id: 7, start, resize, since, locked_at: resize, billable: 4.0, tres: vec![4, 2000] }
     }
 
     #[test]
@@ -303,6 +311,20 @@ mod tests {
         assert_eq!(p.window(), (10.0, 80));
         // Never back.
         assert!(!p.counted_twice(170, false));
+        assert_eq!(p.window(), (10.0, 80));
+    }
+
+    #[test]
+    fn a_pass_that_began_while_the_resize_held_the_locks_counted_the_window_from_the_last() {
+        // Started at 100, last pass at 160; the locks taken at 175, the
+        // resize at 190 (slurmdbd away); the pass that began at 180 waited
+        // for the locks and counted 160..180 at the new size.
+        let mut p = Pending { locked_at: 175, ..pending(100, 160, 190) };
+        assert!(p.counted_twice(180, false));
+        assert_eq!(p.window(), (30.0, 60));
+        // Begun before the locks were taken: it counted at the old size.
+        let mut p = Pending { locked_at: 185, ..pending(100, 160, 190) };
+        assert!(!p.counted_twice(180, false));
         assert_eq!(p.window(), (10.0, 80));
     }
 

@@ -122,6 +122,9 @@ impl ReadsNodes for Reading {}
 /// outlive it, so no record is read after the locks are released.
 pub struct LockGuard<L: LockSet> {
     pub(crate) ctld: &'static Slurmctld,
+    /// When the locks were taken (Unix seconds): a thread of slurmctld's
+    /// that came to need them since has waited (fairshare.rs).
+    pub(crate) taken_at: i64,
     // slurmctld's locks are pthread rwlocks: release them on the thread
     // that took them.
     _not_send: PhantomData<*const L>,
@@ -132,7 +135,9 @@ impl<L: LockSet> LockGuard<L> {
         // SAFETY: lock_slurmctld takes the locks in slurmctld's order; the
         // guard releases exactly the same set on drop.
         unsafe { (ctld.lock)(L::LOCKS.raw()) };
-        LockGuard { ctld, _not_send: PhantomData }
+        let taken_at =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+        LockGuard { ctld, taken_at, _not_send: PhantomData }
     }
 }
 
