@@ -296,9 +296,8 @@ fn check(
         Ok(Some(list)) => problems.push(violation("no record runs away", None, list, None)),
         Err(e) => problems.push(violation("no record runs away", None, format!("cannot tell: {e}"), None)),
     }
-    // Usage is the user's, whichever job held the CPUs: the records of the
-    // jobs the plugin submitted too (an expansion job holds its nodes until
-    // it is merged, or until an adaptation that timed out cancels it).
+    // Usage is the user's, whichever of their jobs held the CPUs: the
+    // records of the helper jobs the plugin submits for an expand too.
     // Each by its own id (JobIDRaw), as slurmctld's log names an array's
     // task.
     let fields = SACCT_FIELDS.replacen("JobID", "JobIDRaw", 1);
