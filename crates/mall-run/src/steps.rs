@@ -118,7 +118,7 @@ impl Steps {
             if !held || Instant::now() >= deadline {
                 return;
             }
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(100));
         }
     }
 
