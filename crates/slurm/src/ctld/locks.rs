@@ -122,7 +122,7 @@ impl ReadsNodes for Reading {}
 /// outlive it, so no record is read after the locks are released.
 pub struct LockGuard<L: LockSet> {
     pub(crate) ctld: &'static Slurmctld,
-    /// When the locks were taken (Unix seconds): a thread of slurmctld's
+    /// When the locks were taken (Slurm's clock): a thread of slurmctld's
     /// that came to need them since has waited (fairshare.rs).
     pub(crate) taken_at: i64,
     // slurmctld's locks are pthread rwlocks: release them on the thread
@@ -135,9 +135,8 @@ impl<L: LockSet> LockGuard<L> {
         // SAFETY: lock_slurmctld takes the locks in slurmctld's order; the
         // guard releases exactly the same set on drop.
         unsafe { (ctld.lock)(L::LOCKS.raw()) };
-        let taken_at =
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
-        LockGuard { ctld, taken_at, _not_send: PhantomData }
+        // Slurm's clock: the decay pass it is held against stamps itself so.
+        LockGuard { ctld, taken_at: crate::common::clock::now(), _not_send: PhantomData }
     }
 }
 
