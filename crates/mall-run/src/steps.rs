@@ -101,8 +101,9 @@ impl Steps {
     /// tell. A step asked for while the last one still holds the CPUs it
     /// needs waits in slurmctld, and srun then polls for a minute unless
     /// slurmctld wakes it, which it does at the address of srun's short
-    /// hostname: where that is not the node's own (the host rig's nodes
-    /// share this machine's), the wake is lost and the adaptation times out.
+    /// hostname: where that names no node or another one (nodes that share
+    /// a hostname, as the host rig's did until each had its own), the wake
+    /// is lost and the adaptation times out.
     fn wait_for_earlier_steps(&self, longest: Duration) {
         let deadline = Instant::now() + longest;
         loop {

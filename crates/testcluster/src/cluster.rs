@@ -34,6 +34,17 @@ pub fn clusters_root() -> PathBuf {
     std::env::var_os("MALLEABLE_CLUSTER_ROOT").map_or_else(|| PathBuf::from("/tmp/malleable-clusters"), PathBuf::from)
 }
 
+/// A networked cluster's hosts file for its nodes, in its etc/.
+const NODE_HOSTS: &str = "hosts";
+
+/// Its nodes' resolv.conf, in its etc/, and what it says: a name server on
+/// the node's loopback, where none listens. A node's namespace cannot reach
+/// this machine's name server, and a lookup of a name its hosts file lacks
+/// (glibc asks for an IPv6 address first: `getent hosts n1`) waited 10 s
+/// for it; refused at once, it fails at once, as on a site whose DNS answers.
+const NODE_RESOLV: &str = "resolv.conf";
+const NODE_RESOLVER: &str = "nameserver 127.0.0.1\n";
+
 fn hostname() -> Result<String> {
     Ok(output(Command::new("hostname").arg("-s"))?.trim().to_string())
 }
@@ -116,6 +127,10 @@ impl Cluster {
             fs::write(etc.join(name), text).map_err(|e| format!("cannot write {}: {e}", etc.join(name).display()))
         };
         write("slurm.conf", &self.spec.slurm_conf(&self.dir, &host, self.ports.base))?;
+        if let Some(net) = self.network() {
+            write(NODE_HOSTS, &net.hosts_file(&host))?;
+            write(NODE_RESOLV, NODE_RESOLVER)?;
+        }
         for (name, text) in &self.spec.files {
             write(name, text)?;
         }
@@ -138,6 +153,7 @@ impl Cluster {
                 let known = name == "slurm.conf"
                     || name == "gres.conf"
                     || (name == "slurmdbd.conf" && self.spec.accounting)
+                    || ((name == NODE_HOSTS || name == NODE_RESOLV) && self.network().is_some())
                     || self.spec.file_contents(&name).is_some();
                 if !known {
                     let _ = fs::remove_file(e.path());
@@ -328,8 +344,22 @@ impl Cluster {
                 // the namespace's own, without /sys/fs/cgroup, and slurmd
                 // then fails to start its cgroup plugin.
                 let ns = format!("--net=/run/netns/{}", net.namespace(Cluster::node_number(node)?));
+                let etc = self.dir.join("etc");
                 let mut c = self.cmd("nsenter");
-                c.args([ns.as_str(), "slurmd"]);
+                // Then a hostname of its own (a UTS namespace: its
+                // NodeHostname), and the nodes' hosts file and resolver as
+                // /etc/hosts and /etc/resolv.conf (a mount namespace; slave,
+                // so that what this machine mounts later still reaches it),
+                // which slurmd, its slurmstepds and the jobs' processes
+                // inherit.
+                c.args([ns.as_str(), "unshare", "--uts", "--mount", "--propagation", "slave", "sh", "-c"])
+                    // (/proc, not hostname(1): not every image has it.)
+                    .arg(
+                        r#"echo "$1" >/proc/sys/kernel/hostname && mount --bind "$2" /etc/hosts &&
+                           mount --bind "$3" /etc/resolv.conf && shift 3 && exec slurmd "$@""#,
+                    )
+                    .args(["sh", node])
+                    .args([etc.join(NODE_HOSTS), etc.join(NODE_RESOLV)]);
                 c
             }
         };

@@ -49,6 +49,19 @@ impl Network {
         format!("mall-{}-n{i}", self.index)
     }
 
+    /// The hosts file each node sees as /etc/hosts: its own and the other
+    /// nodes' names at their addresses, and this machine's name (`host`) at
+    /// its address on the network. A node has a hostname of its own (its
+    /// NodeHostname), and what resolves it (an MPI library finding its own
+    /// address, a job naming another node) must find it there.
+    pub fn hosts_file(&self, host: &str) -> String {
+        let mut text = format!("127.0.0.1 localhost\n{} {host}\n", self.host_addr());
+        for i in 1..=self.nodes {
+            text += &format!("{} n{i}\n", self.node_addr(i));
+        }
+        text
+    }
+
     fn bridge(&self) -> String {
         format!("mallbr{}", self.index)
     }
@@ -161,6 +174,10 @@ mod tests {
         assert_eq!(net.host_addr(), "10.77.3.254");
         assert_eq!(net.node_addr(2), "10.77.3.2");
         assert_eq!(net.namespace(2), "mall-3-n2");
+        assert_eq!(
+            net.hosts_file("vm"),
+            "127.0.0.1 localhost\n10.77.3.254 vm\n10.77.3.1 n1\n10.77.3.2 n2\n10.77.3.3 n3\n10.77.3.4 n4\n"
+        );
         // Interface names fit Linux's 15 bytes at the last lease and node.
         let last = Network::of(&Lease { base: ports::LAST - ports::BLOCK, count: 1 }, MAX_NODES);
         assert!(last.bridge().len() <= 15 && last.link(MAX_NODES).len() <= 15, "{}", last.link(MAX_NODES));

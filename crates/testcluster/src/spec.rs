@@ -377,12 +377,20 @@ impl ClusterSpec {
             // Slurm counts them from the cores, and a node the suite adds
             // with more cores kept the template's CPUs= (slurmctld: "CPUs=1
             // doesn't match ... CoresPerSocket(2)", fatal).
+            // Networked, a node's hostname is its own (its slurmd runs in a
+            // UTS namespace of its own, cluster.rs): slurmctld sends an srun
+            // its messages (a waiting step's wake-up, a node's failure) at
+            // the address of the node whose NodeHostname is srun's hostname.
+            // Sharing this machine's, every node's srun was sent n1's.
             for i in first..=last {
-                let addr = net.map_or_else(|| "127.0.0.1".to_string(), |n| n.node_addr(i));
+                let (addr, hostname) = match net {
+                    Some(n) => (n.node_addr(i), format!("n{i}")),
+                    None => ("127.0.0.1".to_string(), host.to_string()),
+                };
                 let port = usize::from(port_base) + i;
                 let _ = write!(
                     text,
-                    "NodeName=n{i} NodeHostname={host} NodeAddr={addr} Port={port} Sockets=1 \
+                    "NodeName=n{i} NodeHostname={hostname} NodeAddr={addr} Port={port} Sockets=1 \
                      CoresPerSocket={c} ThreadsPerCore=1",
                     c = shape.cores
                 );
@@ -516,7 +524,7 @@ mod tests {
         // Networked: each node its own address, slurmctld on the bridge's.
         let net = ClusterSpec::new("t", 2).networked().slurm_conf(Path::new("/c"), "host", 20300);
         assert!(net.contains("SlurmctldHost=host(10.77.3.254)"), "{net}");
-        assert!(net.contains("NodeName=n2 NodeHostname=host NodeAddr=10.77.3.2 Port=20302 "), "{net}");
+        assert!(net.contains("NodeName=n2 NodeHostname=n2 NodeAddr=10.77.3.2 Port=20302 "), "{net}");
         // Phantoms: one more port, theirs, after the slurmds'.
         let spec = spec.phantoms(100);
         assert_eq!((spec.node_count(), spec.ports_needed()), (3, 5));
