@@ -1,47 +1,88 @@
 //! What `cargo xtask test` does beside its other work: the other releases
 //! built one after the other (`cargo xtask test --slurm V --no-run`,
-//! niced) while the host's tiers run; then, once they are built, a
-//! release's compose tests and a short fault campaign run beside the
-//! releases' tiers (all mostly wait on daemons; beside the builds they
-//! would slow them as much as they save: the builds keep both cores busy).
+//! niced) while the host's tiers run; then, as soon as they are built, a
+//! release's compose tests and a short fault campaign, beside the rest of
+//! the host's tiers and then the releases' (all mostly wait on daemons;
+//! beside the builds they would slow them as much as they save: the builds
+//! keep both cores busy).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
 use crate::release_tests::{site_command, TIERS};
 use crate::test::TestCounts;
 
-/// The other releases' builds, on a thread of their own.
+/// The other releases' builds, on a thread of their own, which then
+/// starts what runs beside the tiers ([`Sites`]).
 pub struct OtherReleases {
-    thread: Option<JoinHandle<bool>>,
+    thread: Option<JoinHandle<(bool, Sites)>>,
+    /// Cleared when the host's tiers stop early: then no site is started.
+    go_on: Arc<AtomicBool>,
     log: PathBuf,
     started: Instant,
 }
 
 impl OtherReleases {
-    /// Start building the other releases, in [`TIERS`]' order.
+    /// Start building the other releases, in [`TIERS`]' order, and once
+    /// they are built, their compose tests and the campaign: the host's
+    /// compose tests and evaluations still had about nine minutes to run
+    /// when the builds were done, and the sites waited for them.
     pub fn start(root: &Path) -> OtherReleases {
         let log = root.join("target/xtask-compile-releases.log");
         let (root, out) = (root.to_path_buf(), log.clone());
-        let thread = std::thread::Builder::new().name("beside".into()).spawn(move || build_all(&root, &out));
+        let go_on = Arc::new(AtomicBool::new(true));
+        let going = Arc::clone(&go_on);
+        let thread = std::thread::Builder::new().name("beside".into()).spawn(move || {
+            let t = Instant::now();
+            let built = build_all(&root, &out);
+            if !going.load(Ordering::SeqCst) {
+                return (built, Sites(Vec::new()));
+            }
+            eprintln!("xtask: the other releases' builds, beside, took {:.1?}; their sites start", t.elapsed());
+            (built, Sites::start(&root, built))
+        });
         let thread = thread.map_err(|e| eprintln!("xtask: cannot build the other releases beside: {e}")).ok();
-        OtherReleases { thread, log, started: Instant::now() }
+        OtherReleases { thread, go_on, log, started: Instant::now() }
     }
 
-    /// Wait for the builds; whether every one went through. A build that
+    /// Wait for the builds; whether every one went through, and what was
+    /// started beside once they were (the campaign alone if one failed, or
+    /// nothing if the thread could not run: each tier's own run then
+    /// builds its release and runs its compose tests itself). A build that
     /// failed is said with its log: its tier's own run builds it again in
     /// the foreground, to stop on the same error.
-    pub fn wait(self) -> bool {
-        let built = self.thread.map(JoinHandle::join).is_some_and(|r| r.unwrap_or(false));
+    pub fn wait(mut self, root: &Path) -> (bool, Sites) {
+        let joined = self.thread.take().map(JoinHandle::join);
+        let (built, sites) = match joined {
+            Some(Ok(done)) => done,
+            // No thread, or it panicked: start the sites now, as before.
+            _ => (false, Sites::start(root, false)),
+        };
         if built {
-            eprintln!("xtask: the other releases' builds, beside them, took {:.1?}", self.started.elapsed());
+            eprintln!("xtask: the other releases' builds, beside them, ended; {:.1?} since", self.started.elapsed());
         } else {
             eprintln!("xtask: the other releases' builds beside them failed; see {}", self.log.display());
         }
-        built
+        (built, sites)
+    }
+}
+
+/// The host's tiers stopped early (an error returned past [`OtherReleases::wait`]):
+/// no site is started any more, and what was started is waited for, its
+/// output printed, so that nothing of this run is left running.
+impl Drop for OtherReleases {
+    fn drop(&mut self) {
+        let Some(thread) = self.thread.take() else { return };
+        self.go_on.store(false, Ordering::SeqCst);
+        eprintln!("xtask: waiting for the other releases' builds beside to end");
+        if let Ok((_, sites)) = thread.join() {
+            sites.finish(&mut TestCounts::default());
+        }
     }
 }
 
