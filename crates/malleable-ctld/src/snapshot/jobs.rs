@@ -75,6 +75,10 @@ impl Reader<'_> {
             if self.guard.forget_requeued_resize(job) {
                 log::info!("{}", LogLine::RequeuedAfterResize { job: JobId(job.id()) });
             }
+            // After the resize's: its fair-share window reads the last run's billing.
+            if self.guard.forget_requeued_billing(job) {
+                log::info!("JobId={}: waits again: its next run is billed at its own size", job.id());
+            }
             let correspond = job.is_unsplit_correspond_array();
             if correspond {
                 self.correspond.push(job.id());

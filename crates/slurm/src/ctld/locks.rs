@@ -454,6 +454,34 @@ impl<L: WritesJobs> LockGuard<L> {
         true
     }
 
+    /// A requeued job's last run's billing forgotten, once it waits again.
+    /// slurmctld computes a job's billable TRES (what fair share counts and
+    /// its records bill) at its first start and then only after a resize
+    /// (calc_job_billable_tres, 22.05 to 26.05), so a job requeued and
+    /// started again at another size (on more nodes than its last run had,
+    /// as a moldable start or `-N1-2` gives it) was billed at its last
+    /// run's size: 2 CPUs billed as 1 (the 30-minute campaign at seed 7,
+    /// alice's RawUsage 13% under her records). Forgotten (NO_VAL, as a new
+    /// job's), the next start counts it anew. The last run's end was counted
+    /// at the requeue (priority_p_job_end), and a waiting job is counted no
+    /// more. Whether it was set.
+    pub fn forget_requeued_billing(&self, job: &JobView<'_>) -> bool {
+        if !job.is_pending() || job.is_completing() {
+            return false;
+        }
+        let unset = f64::from(sys::NO_VAL);
+        // SAFETY: a live record under our job write lock; billable_tres is a
+        // plain double that slurmctld reads and sets under the job lock.
+        unsafe {
+            let rec = job.as_ptr();
+            if ((*rec).billable_tres - unset).abs() < 0.5 {
+                return false;
+            }
+            (*rec).billable_tres = unset;
+        }
+        true
+    }
+
     /// Finish a requeue that slurmctld left undone, as 25.11 finishes it:
     /// before 25.11, a requeued batch job whose last node went down while
     /// its last run ended (its epilog never heard of: a host killed, paused
