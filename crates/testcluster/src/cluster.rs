@@ -353,9 +353,10 @@ impl Cluster {
                 // which slurmd, its slurmstepds and the jobs' processes
                 // inherit.
                 c.args([ns.as_str(), "unshare", "--uts", "--mount", "--propagation", "slave", "sh", "-c"])
-                    // (/proc, not hostname(1): not every image has it.)
+                    // (hostname(1), not /proc/sys/kernel/hostname: a test
+                    // container has /proc/sys read-only.)
                     .arg(
-                        r#"echo "$1" >/proc/sys/kernel/hostname && mount --bind "$2" /etc/hosts &&
+                        r#"hostname "$1" && mount --bind "$2" /etc/hosts &&
                            mount --bind "$3" /etc/resolv.conf && shift 3 && exec slurmd "$@""#,
                     )
                     .args(["sh", node])
