@@ -24,7 +24,6 @@ pub struct OtherReleases {
     /// Cleared when the host's tiers stop early: then no site is started.
     go_on: Arc<AtomicBool>,
     log: PathBuf,
-    started: Instant,
 }
 
 impl OtherReleases {
@@ -47,28 +46,26 @@ impl OtherReleases {
             (built, Sites::start(&root, built))
         });
         let thread = thread.map_err(|e| eprintln!("xtask: cannot build the other releases beside: {e}")).ok();
-        OtherReleases { thread, go_on, log, started: Instant::now() }
+        OtherReleases { thread, go_on, log }
     }
 
-    /// Wait for the builds; whether every one went through, and what was
-    /// started beside once they were (the campaign alone if one failed, or
-    /// nothing if the thread could not run: each tier's own run then
-    /// builds its release and runs its compose tests itself). A build that
-    /// failed is said with its log: its tier's own run builds it again in
-    /// the foreground, to stop on the same error.
-    pub fn wait(mut self, root: &Path) -> (bool, Sites) {
+    /// Wait for the builds, and what was started beside once they were
+    /// done (the builds' thread said when): the campaign alone if a build
+    /// failed, the campaign started now if the thread could not run; each
+    /// tier's own run then builds its release and runs its compose tests
+    /// itself. A build that failed is said with its log: its tier's own run
+    /// builds it again in the foreground, to stop on the same error.
+    pub fn wait(mut self, root: &Path) -> Sites {
         let joined = self.thread.take().map(JoinHandle::join);
         let (built, sites) = match joined {
             Some(Ok(done)) => done,
             // No thread, or it panicked: start the sites now, as before.
             _ => (false, Sites::start(root, false)),
         };
-        if built {
-            eprintln!("xtask: the other releases' builds, beside them, ended; {:.1?} since", self.started.elapsed());
-        } else {
+        if !built {
             eprintln!("xtask: the other releases' builds beside them failed; see {}", self.log.display());
         }
-        (built, sites)
+        sites
     }
 }
 

@@ -97,7 +97,7 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
     let evaluations = run_evaluations(evaluations);
     eprintln!("xtask: the evaluation commands' short forms took {:.1?}", t.elapsed());
     total.add(evaluations?);
-    let (_, sites) = beside.wait(root);
+    let sites = beside.wait(root);
     eprintln!("xtask: the host's tiers and the other releases' builds took {:.1?}", window.elapsed());
     // The other releases: each tested in its own root, their compose
     // tests and CI's fault campaign beside them (all mostly wait on

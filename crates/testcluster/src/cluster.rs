@@ -153,7 +153,7 @@ impl Cluster {
                 let known = name == "slurm.conf"
                     || name == "gres.conf"
                     || (name == "slurmdbd.conf" && self.spec.accounting)
-                    || ((name == NODE_HOSTS || name == NODE_RESOLV) && self.network().is_some())
+                    || ((name == NODE_HOSTS || name == NODE_RESOLV) && self.spec.networked)
                     || self.spec.file_contents(&name).is_some();
                 if !known {
                     let _ = fs::remove_file(e.path());

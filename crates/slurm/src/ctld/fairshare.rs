@@ -205,7 +205,7 @@ impl<L: WritesJobs> LockGuard<L> {
                 // next run. What the requeue's end billed the run with
                 // stays in billable_tres.
                 let kept = (*rec).billable_tres;
-                if kept.is_nan() || kept <= 0.0 || (kept - f64::from(sys::NO_VAL)).abs() < 0.5 {
+                if kept.is_nan() || kept <= 0.0 || crate::ctld::job::billing_unset(kept) {
                     return;
                 }
                 kept

@@ -809,6 +809,13 @@ pub(crate) fn prefetch_lines(p: *const u8, len: usize) {
     let _ = (p, len);
 }
 
+/// Whether a job's billable TRES are unset (NO_VAL, as a new job's:
+/// slurmctld computes them at its next start), as Slurm's fuzzy_equal reads
+/// the double.
+pub(crate) fn billing_unset(billable_tres: f64) -> bool {
+    (billable_tres - f64::from(sys::NO_VAL)).abs() < 0.5
+}
+
 /// A job's `pn_min_memory` read: the MB asked, and whether per CPU (slurm.h's
 /// MEM_PER_CPU flag bit) rather than per node; `None` when it asks none.
 fn memory_asked(pn_min_memory: u64) -> Option<(u64, bool)> {

@@ -469,15 +469,14 @@ impl<L: WritesJobs> LockGuard<L> {
         if !job.is_pending() || job.is_completing() {
             return false;
         }
-        let unset = f64::from(sys::NO_VAL);
         // SAFETY: a live record under our job write lock; billable_tres is a
         // plain double that slurmctld reads and sets under the job lock.
         unsafe {
             let rec = job.as_ptr();
-            if ((*rec).billable_tres - unset).abs() < 0.5 {
+            if crate::ctld::job::billing_unset((*rec).billable_tres) {
                 return false;
             }
-            (*rec).billable_tres = unset;
+            (*rec).billable_tres = f64::from(sys::NO_VAL);
         }
         true
     }
