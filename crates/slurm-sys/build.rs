@@ -455,6 +455,7 @@ const CTLD: Allow = Allow {
         "ADMIN_SET_LIMIT",
         "IS_SLURMCTLD",
         "WHOLE_NODE_.*",
+        "TRES_STR_CALC",
     ],
 };
 

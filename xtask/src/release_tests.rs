@@ -85,6 +85,7 @@ const CLUSTER: &[&str] = &[
 const SITE: &[&str] = &[
     "the_readme_elastic_job_grows_shrinks_and_completes_on_the_compose_site",
     "memory_taken_from_a_running_elastic_job_leaves_its_resizes_right",
+    "a_job_that_grew_is_billed_in_each_record_for_the_nodes_it_held_then",
     "with_slurmdbd_away_resizes_wait_and_every_job_reaches_the_database",
     "select_natural_beside_sched_backfill_resizes_a_job_that_asks_on_the_site",
     "sd_policy_gives_each_job_its_own_cores_in_its_cpuset_cgroups_on_the_site",

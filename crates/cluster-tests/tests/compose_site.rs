@@ -295,6 +295,63 @@ fn memory_taken_from_a_running_elastic_job_leaves_its_resizes_right() {
     accounting_tells_its_story(&site, id, usize::from(site.spec.memory_resizing()));
 }
 
+/// A job that grew bills each of its records at the size it held then,
+/// and its owner's fair-share usage matches them. On 26.05 the last step of
+/// an ended job writes the job's TRES into its first record (steps are kept
+/// by the job's SLUID, which is that record's index): without the plugin
+/// setting it right, this job's first record, two nodes for the time before
+/// the expand, billed four (slurm::ctld::first_record).
+#[test]
+#[ignore = "needs Docker and a built site: cargo xtask test"]
+fn a_job_that_grew_is_billed_in_each_record_for_the_nodes_it_held_then() {
+    let site = up_site("t-grown", 4, |s| s);
+    let script = put_file(&site, "alice", "elastic.sh", README_ELASTIC_JOB);
+    // Held to two hosts while bob's job runs on the others, it grows onto
+    // them once that ends, and ends on four (nothing else comes).
+    let rigid = sbatch_as(&site, "bob", &["-N2", "-w", "c[3-4]", "-t", "1", "--wrap", "sleep 15"]);
+    wait_field(&site, rigid, "JobState", "RUNNING", Duration::from_secs(30));
+    let id = sbatch_as(&site, "alice", &[&script]);
+    wait_field(&site, id, "JobState", "RUNNING", Duration::from_secs(30));
+    wait_ctld_said(&site, &said::expand_committed(id, "c3,c4"), Duration::from_secs(90));
+    assert_eq!(wait_finished(&site, id, Duration::from_secs(240)), "COMPLETED");
+    assert_eq!(job_field(&site, id, "NumNodes"), "4", "it ended on four hosts");
+    let recs = records(&site, id);
+    assert_tiling(&recs);
+    assert_eq!((recs[0].nodes, recs.last().unwrap().nodes), (2, 4), "{recs:#?}");
+
+    // Once every step's end is in (the last one's carries the job's TRES),
+    // each record's TRES name the nodes it held, at one CPU a node as
+    // the job asked (within a deadline: the plugin sets the first record
+    // right a pass after that step's end).
+    let ids = id.to_string();
+    wait::until("every step of the job ended in the database", Duration::from_secs(60), || {
+        let steps = as_user(&site, "alice", &["sacct", "-D", "-n", "-P", "-j", &ids, "-o", "JobID,State"]);
+        let closed = steps.lines().any(|l| l == format!("{id}.extern|COMPLETED"))
+            && steps.lines().any(|l| l == format!("{id}.batch|COMPLETED"))
+            && !steps.contains("|RUNNING");
+        Ok(closed.then_some(()))
+    })
+    .unwrap_or_else(|e| {
+        site.print_logs();
+        panic!("{e}")
+    });
+    let mut seen = String::new();
+    let billed = wait::until("each record billed for the nodes it held", Duration::from_secs(30), || {
+        seen =
+            as_user(&site, "alice", &["sacct", "-D", "-X", "-n", "-P", "-j", &ids, "-o", "NNodes,AllocCPUS,AllocTRES"]);
+        let right = seen.lines().all(|l| {
+            let f: Vec<&str> = l.split('|').collect();
+            let node = f.get(2).and_then(|t| t.split(',').find_map(|kv| kv.strip_prefix("node=")));
+            f.len() == 3 && node == Some(f[0]) && f[1] == f[0]
+        });
+        Ok(right.then_some(()))
+    });
+    if let Err(e) = billed {
+        panic!("{e}: sacct -D -X (NNodes, AllocCPUS, AllocTRES):\n{seen}");
+    }
+    usage_against_records(&site, "alice", id).unwrap_or_else(|e| panic!("{e}"));
+}
+
 /// slurmdbd away during a busy run: the plugin holds resizes until it is
 /// back (a resize then would leave the job without a record index, refusing
 /// every update), waiting jobs wait, and afterwards every job is in the

@@ -45,6 +45,9 @@ impl Agent {
         let usable = |name: &str| taken.usable(name);
         let timeout = self.config.adapt_timeout;
         guard.settle_fairshare();
+        for id in guard.settle_first_records() {
+            log::info!("JobId={id}: its first record's TRES sent again (26.05's last step wrote its last size there)");
+        }
         // Said here, for the windows taken back anywhere since (a resize's
         // own taken back in the last pass's apply among them).
         for t in slurm::ctld::fairshare::taken_back() {

@@ -136,6 +136,7 @@ impl Reader<'_> {
             log::warn!("{}", LogLine::BatchHostRestored { job: id, said, runs_on });
         }
         self.guard.note_run_start(job);
+        self.guard.keep_first_record(job, spec.is_some());
         if let Some(why) = unreadable {
             self.unreadable.push((id, why));
         }

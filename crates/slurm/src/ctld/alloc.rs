@@ -537,6 +537,8 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         if !job.holds_nodes() {
             return Err(AllocError::NotRunning(job_id));
         }
+        // 26.05: its first record's TRES, should this be its first resize.
+        self.keep_first_record(&job, true);
         let rec = job.as_ptr();
         let names = NodeNames::of(table, keep);
         let _acks = self.slurmdbd_quick();
@@ -581,6 +583,7 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
                 text: format!("Slurm said success, but the job still holds {}", job.nodes()),
             });
         }
+        self.keep_first_record(&job, true);
         // SAFETY: the job's record is live under our write locks.
         unsafe { self.carry_steps_over(rec) };
         self.fairshare_after_resize(job_id);
@@ -650,6 +653,8 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         if !job.holds_nodes() {
             return Err(AllocError::NotRunning(job_id));
         }
+        // 26.05: its first record's TRES, should this be its first resize.
+        self.keep_first_record(&job, true);
         let names = NodeNames::of(table, add);
         let depend = c_text(&format!("expand:{job_id}"));
         let name = c_text(&format!("expand-{job_id}"));
@@ -753,6 +758,9 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
                 log::info!("JobId={job_id}: its cores laid out again node by node after the merge");
             }
             self.close_helper_record(helper);
+            if let Some(job) = self.find_job(job_id) {
+                self.keep_first_record(&job, true);
+            }
             self.carry_steps_over(job_ptr);
             self.prolog_on_added_nodes(job_ptr);
             self.fairshare_after_resize(job_id);

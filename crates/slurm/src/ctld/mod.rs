@@ -8,6 +8,7 @@ pub mod changes;
 pub mod extern_step;
 pub mod fairshare;
 pub mod features;
+pub mod first_record;
 pub mod gres;
 pub mod job;
 pub mod job_submit;

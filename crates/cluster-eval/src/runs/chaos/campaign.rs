@@ -30,8 +30,10 @@ pub fn run(staged: &Path, target: &Path, slurm: &str, minutes: u32, seed: u64, k
     // A host that stops answering is DOWN, and out of its jobs, in 20 s.
     // DebugFlags=Priority: the usage counted for each job, in the log, so
     // that a user's RawUsage against their records names its jobs.
+    // Named by release, so that campaigns on two releases run side by side.
+    let name = format!("chaos-{}", slurm.replace('.', ""));
     let spec =
-        SiteSpec::new("chaos", HOSTS, cores).slurm(slurm)?.set("SlurmdTimeout", "20").set("DebugFlags", "Priority");
+        SiteSpec::new(&name, HOSTS, cores).slurm(slurm)?.set("SlurmdTimeout", "20").set("DebugFlags", "Priority");
     let mut site = Site::up(spec, target.parent().ok_or("target/ has no parent")?, staged)?;
     site.keep = keep;
     let report = play(&site, minutes, seed);
