@@ -18,7 +18,6 @@
 //!   cargo xtask slurm-src [--slurm V]       prints the configured source tree
 //!   cargo xtask cargo --slurm V ARGS...     cargo ARGS in release V's build image
 
-mod architecture;
 mod beside;
 mod compose;
 mod demo;

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use testcluster::process::run;
 
-use crate::{architecture, Result};
+use crate::Result;
 
 /// cargo on this machine, in the workspace, built against the host's
 /// Slurm source tree.
@@ -57,7 +57,7 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
     eprintln!("xtask: cargo fmt --check and clippy took {:.1?}", t.elapsed());
 
     let t = Instant::now();
-    architecture::check(root).map_err(|broken| format!("the import rules are broken:\n  {}", broken.join("\n  ")))?;
+    import_rules::check(root).map_err(|broken| format!("the import rules are broken:\n  {}", broken.join("\n  ")))?;
     // The SPANK room needs the public headers only: prove it with a tree
     // that does not exist.
     run(cargo_in(Path::new("/nonexistent-slurm-source-tree")).args([
