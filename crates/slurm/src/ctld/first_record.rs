@@ -230,7 +230,7 @@ impl<L: WritesJobs> LockGuard<L> {
             let r = &mut *rec;
             let state = r.job_state | slurm_sys::JOB_RESIZING;
             let flags = r.bit_flags & !u64::from(slurm_sys::TRES_STR_CALC);
-            let replace = std::mem::replace;
+            use std::mem::replace;
             let saved = (
                 replace(&mut r.db_index, k.sluid),
                 replace(&mut r.job_state, state),
