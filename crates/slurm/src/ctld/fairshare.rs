@@ -81,6 +81,15 @@ fn last_decay_ran() -> Option<i64> {
     decode_time(&std::fs::read(std::path::Path::new(&dir).join("priority_last_decay_ran")).ok()?)
 }
 
+/// When this slurmctld's plugin first asked (its first pass, just after
+/// slurmctld started): what an earlier slurmctld settled ended before it.
+fn plugin_started() -> i64 {
+    static STARTED: std::sync::OnceLock<i64> = std::sync::OnceLock::new();
+    *STARTED.get_or_init(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+    })
+}
+
 /// Remember that job `job_id`'s resize at `resize` was seen.
 fn seen(job_id: u32, resize: i64) {
     let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
@@ -221,8 +230,17 @@ impl<L: WritesJobs> LockGuard<L> {
     /// slurmctld): its window remembered as one of ours. Called every pass
     /// for each running job that was resized; does nothing for a resize
     /// already remembered.
+    ///
+    /// A job that ended before this slurmctld started (read again, still
+    /// completing or not yet purged) is left alone: its windows were the
+    /// last slurmctld's, settled at its end, and the usage it saved holds
+    /// that (taken back twice, the 30-minute campaign on 26.05 showed it).
     pub fn fairshare_after_slurms_resize(&self, job_id: u32) {
         let Some(job) = self.find_job(job_id) else { return };
+        use crate::ctld::job::JobState::{Pending, Running, Suspended};
+        if !matches!(job.state(), Pending | Running | Suspended) && job.end_time() < plugin_started() {
+            return;
+        }
         // SAFETY: a live record under our job write lock.
         let resize = unsafe { (*job.as_ptr()).resize_time };
         let known = SEEN.lock().unwrap_or_else(|p| p.into_inner()).iter().any(|&(j, t)| j == job_id && t >= resize);
@@ -237,6 +255,8 @@ impl<L: WritesJobs> LockGuard<L> {
     /// began before the resize but was recorded after it moves the window's
     /// start. Called every pass; reads a file only when something is pending.
     pub fn settle_fairshare(&mut self) {
+        // Its first call is the plugin's first pass: the time is kept then.
+        plugin_started();
         SEEN.lock().unwrap_or_else(|p| p.into_inner()).retain(|&(j, _)| self.find_job(j).is_some());
         RUN_STARTS.lock().unwrap_or_else(|p| p.into_inner()).retain(|&j, _| self.find_job(j).is_some());
         let pending = std::mem::take(&mut *PENDING.lock().unwrap_or_else(|p| p.into_inner()));

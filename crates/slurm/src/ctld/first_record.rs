@@ -11,8 +11,8 @@
 //!
 //! So, on 26.05, the TRES of each resizable job's first record are noted
 //! while it is unresized, kept in StateSaveLocation at its first resize
-//! (with that resize's time, the record's end), and once the last step's
-//! message is queued, the record's end is queued again with them. The
+//! (with that resize's time, the record's end), and once the job has ended
+//! and its last step is gone, the record's end is queued again with them. The
 //! agent sends its queue in order, so slurmdbd writes ours last. A resize
 //! of the plugin's is seen as it is made; one of Slurm's own (a node of a
 //! `--no-kill` job lost, an admin's memory resize) at the next read, and
@@ -34,6 +34,8 @@ const FILE: &str = "malleable_first_records";
 #[derive(Clone, Debug, PartialEq)]
 struct Noted {
     sluid: u64,
+    /// The run's start: a requeued job started again is noted again.
+    start: i64,
     tres: String,
 }
 
@@ -134,21 +136,24 @@ impl<L: ReadsJobs> LockGuard<L> {
         {
             let rec = job.as_ptr();
             // SAFETY: a live record under our job lock; plain fields.
-            let (sluid, db_index, resize_time, may_resize) = unsafe {
+            let (sluid, db_index, resize_time, start, may_resize) = unsafe {
                 let may_resize = malleable || ((*rec).kill_on_node_fail == 0 && (*rec).node_cnt > 1);
-                ((*rec).step_id.sluid, (*rec).db_index, (*rec).resize_time, may_resize)
+                ((*rec).step_id.sluid, (*rec).db_index, (*rec).resize_time, (*rec).start_time, may_resize)
             };
-            if sluid == 0 || !job.holds_nodes() {
+            // Running, not a requeued job still ending its last run (it has
+            // its new SLUID, and its last run's TRES until it ends).
+            let running = job.state() == crate::ctld::job::JobState::Running && !job.is_completing();
+            if sluid == 0 || !running {
                 return;
             }
             let mut noted = NOTED.lock().unwrap_or_else(|p| p.into_inner());
             if db_index == sluid {
                 // Copied once a run (this is called for each running job each pass).
-                if may_resize && noted.get(&job.id()).is_none_or(|n| n.sluid != sluid) {
+                if may_resize && noted.get(&job.id()).is_none_or(|n| n.sluid != sluid || n.start != start) {
                     // SAFETY: tres_alloc_str is NULL or NUL-terminated, live
                     // under our job lock; copied.
                     if let Some(tres) = unsafe { crate::common::cstr::cstr_to_string((*rec).tres_alloc_str) } {
-                        noted.insert(job.id(), Noted { sluid, tres });
+                        noted.insert(job.id(), Noted { sluid, start, tres });
                     }
                 }
                 return;
@@ -188,14 +193,25 @@ impl<L: WritesJobs> LockGuard<L> {
                 list.retain(|k| {
                     let Some(job) = self.find_job(k.job) else { return false };
                     let rec = job.as_ptr();
-                    // SAFETY: a live record under our job write lock.
-                    let (sluid, flags) = unsafe { ((*rec).step_id.sluid, (*rec).bit_flags) };
+                    // SAFETY: a live record under our job write lock;
+                    // step_list is NULL or a live list the record owns.
+                    let (sluid, flags, steps) = unsafe {
+                        let list = (*rec).step_list;
+                        (
+                            (*rec).step_id.sluid,
+                            (*rec).bit_flags,
+                            if list.is_null() { 0 } else { slurm_sys::list_count(list) },
+                        )
+                    };
                     if sluid != k.sluid {
                         return false;
                     }
+                    // Ended, and every step gone: once TRES_STR_CALC is set,
+                    // each step that ends sends the job's TRES (a step ended
+                    // with the job is finished again when its nodes answer).
                     use crate::ctld::job::JobState::{Pending, Running, Suspended};
-                    let ended = !matches!(job.state(), Pending | Running | Suspended);
-                    if !ended || flags & u64::from(slurm_sys::TRES_STR_CALC) == 0 {
+                    let ended = !matches!(job.state(), Pending | Running | Suspended) && !job.is_completing();
+                    if !ended || steps > 0 || flags & u64::from(slurm_sys::TRES_STR_CALC) == 0 {
                         return true;
                     }
                     // SAFETY: the record is live under our job write lock.
