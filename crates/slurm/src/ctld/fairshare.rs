@@ -237,8 +237,7 @@ impl<L: WritesJobs> LockGuard<L> {
     /// that (taken back twice, the 30-minute campaign on 26.05 showed it).
     pub fn fairshare_after_slurms_resize(&self, job_id: u32) {
         let Some(job) = self.find_job(job_id) else { return };
-        use crate::ctld::job::JobState::{Pending, Running, Suspended};
-        if !matches!(job.state(), Pending | Running | Suspended) && job.end_time() < plugin_started() {
+        if job.has_ended() && job.end_time() < plugin_started() {
             return;
         }
         // SAFETY: a live record under our job write lock.

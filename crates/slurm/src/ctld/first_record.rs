@@ -175,8 +175,8 @@ impl<L: ReadsJobs> LockGuard<L> {
 }
 
 impl<L: WritesJobs> LockGuard<L> {
-    /// Once a resized job has ended and its last step's message is queued
-    /// (TRES_STR_CALC set), queue its first record's end again with its own
+    /// Once a resized job has ended, is no longer completing, has no step
+    /// left and its last step's message is queued (TRES_STR_CALC set), queue its first record's end again with its own
     /// TRES. Forgets what it no longer needs: a job gone, not running, or
     /// requeued (its steps ended with it pending, without the job's TRES).
     /// Called every pass. The jobs whose record was sent again.
@@ -193,25 +193,16 @@ impl<L: WritesJobs> LockGuard<L> {
                 list.retain(|k| {
                     let Some(job) = self.find_job(k.job) else { return false };
                     let rec = job.as_ptr();
-                    // SAFETY: a live record under our job write lock;
-                    // step_list is NULL or a live list the record owns.
-                    let (sluid, flags, steps) = unsafe {
-                        let list = (*rec).step_list;
-                        (
-                            (*rec).step_id.sluid,
-                            (*rec).bit_flags,
-                            if list.is_null() { 0 } else { slurm_sys::list_count(list) },
-                        )
-                    };
+                    // SAFETY: a live record under our job write lock; plain fields.
+                    let (sluid, flags) = unsafe { ((*rec).step_id.sluid, (*rec).bit_flags) };
                     if sluid != k.sluid {
                         return false;
                     }
                     // Ended, and every step gone: once TRES_STR_CALC is set,
                     // each step that ends sends the job's TRES (a step ended
                     // with the job is finished again when its nodes answer).
-                    use crate::ctld::job::JobState::{Pending, Running, Suspended};
-                    let ended = !matches!(job.state(), Pending | Running | Suspended) && !job.is_completing();
-                    if !ended || steps > 0 || flags & u64::from(slurm_sys::TRES_STR_CALC) == 0 {
+                    let ended = job.has_ended() && !job.is_completing();
+                    if !ended || job.has_steps() || flags & u64::from(slurm_sys::TRES_STR_CALC) == 0 {
                         return true;
                     }
                     // SAFETY: the record is live under our job write lock.

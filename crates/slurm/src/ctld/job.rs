@@ -149,12 +149,22 @@ impl<'g> JobView<'g> {
     /// that ends, when the requeue is finished (and the job given its
     /// BeginTime); a start meanwhile runs it twice at once.
     pub fn finishing_last_run(&self) -> bool {
-        let rec = self.rec();
         let prolog = self.details().is_some_and(|d| d.prolog_running != 0);
+        self.is_completing() || prolog || self.has_steps()
+    }
+
+    /// Whether any step record of it is left.
+    pub fn has_steps(&self) -> bool {
+        let rec = self.rec();
         // SAFETY: step_list is NULL or a live list owned by the record;
         // list_count takes the list's own lock.
-        let steps = !rec.step_list.is_null() && unsafe { sys::list_count(rec.step_list) } > 0;
-        self.is_completing() || prolog || steps
+        !rec.step_list.is_null() && unsafe { sys::list_count(rec.step_list) } > 0
+    }
+
+    /// Whether its run is over for good (its base state a final one),
+    /// completing or not.
+    pub fn has_ended(&self) -> bool {
+        !matches!(self.state(), JobState::Pending | JobState::Running | JobState::Suspended)
     }
 
     /// A waiting batch job, not completing, that still holds its last
