@@ -54,6 +54,40 @@ static SEEN: Mutex<Vec<(u32, i64)>> = Mutex::new(Vec::new());
 /// requeuing it) is seen only after that.
 static RUN_STARTS: Mutex<BTreeMap<u32, i64>> = Mutex::new(BTreeMap::new());
 
+/// The decay passes the plugin's passes have read, the latest last, a few
+/// (while a job is resizing or Slurm may resize one itself): a resize of
+/// Slurm's own is seen only at the plugin's next pass, and a decay pass may
+/// come between on a busy slurmctld; the window counted twice begins at the
+/// last decay pass before the resize, not the one since.
+static DECAYS: Mutex<Vec<i64>> = Mutex::new(Vec::new());
+
+/// How many decay passes [`DECAYS`] keeps: minutes of them, more than a
+/// resize waits to be seen.
+const DECAYS_KEPT: usize = 8;
+
+/// Note decay pass `last` in `decays` (once).
+fn note_decay(decays: &mut Vec<i64>, last: i64) {
+    if decays.last() != Some(&last) {
+        decays.push(last);
+        if decays.len() > DECAYS_KEPT {
+            decays.remove(0);
+        }
+    }
+}
+
+/// The last decay pass known at or before `resize`, of those noted and
+/// `last` (the latest); `last` when none is (the resize older than all).
+fn decay_before(decays: &[i64], last: i64, resize: i64) -> i64 {
+    decays.iter().copied().chain([last]).filter(|&d| d <= resize).max().unwrap_or(last)
+}
+
+/// The latest decay pass, noted in [`DECAYS`].
+fn read_decay() -> Option<i64> {
+    let last = last_decay_ran()?;
+    note_decay(&mut DECAYS.lock().unwrap_or_else(|p| p.into_inner()), last);
+    Some(last)
+}
+
 /// A window of a job's usage taken back: its job and billable TRES-seconds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TakenBack {
@@ -203,7 +237,11 @@ impl<L: WritesJobs> LockGuard<L> {
             };
             let resize = (*rec).resize_time;
             seen(job_id, resize);
-            let since = last_decay_ran().unwrap_or(0).max(start);
+            let since = match read_decay() {
+                Some(last) => decay_before(&DECAYS.lock().unwrap_or_else(|p| p.into_inner()), last, resize),
+                None => 0,
+            }
+            .max(start);
             if start == 0 || resize <= since || (*rec).tres_alloc_cnt.is_null() {
                 return;
             }
@@ -259,10 +297,14 @@ impl<L: WritesJobs> LockGuard<L> {
         SEEN.lock().unwrap_or_else(|p| p.into_inner()).retain(|&(j, _)| self.find_job(j).is_some());
         RUN_STARTS.lock().unwrap_or_else(|p| p.into_inner()).retain(|&j, _| self.find_job(j).is_some());
         let pending = std::mem::take(&mut *PENDING.lock().unwrap_or_else(|p| p.into_inner()));
+        if pending.is_empty() && RUN_STARTS.lock().unwrap_or_else(|p| p.into_inner()).is_empty() {
+            return;
+        }
+        // Read while Slurm may resize a job itself too (DECAYS).
+        let last = read_decay().unwrap_or(0);
         if pending.is_empty() {
             return;
         }
-        let last = last_decay_ran().unwrap_or(0);
         let mut left = Vec::new();
         for mut p in pending {
             let Some(job) = self.find_job(p.job_id) else {
@@ -351,6 +393,26 @@ mod tests {
     fn a_job_resized_before_any_pass_counts_from_its_start() {
         let p = pending(100, 100, 130);
         assert_eq!(p.window(), (30.0, 0));
+    }
+
+    #[test]
+    fn a_resize_seen_after_a_decay_pass_counts_from_the_pass_before_it() {
+        let mut decays = Vec::new();
+        for d in [100, 160, 160, 220] {
+            note_decay(&mut decays, d);
+        }
+        assert_eq!(decays, [100, 160, 220], "each pass once");
+        // Slurm resized the job at 190; the plugin saw it after the pass at 220.
+        assert_eq!(decay_before(&decays, 220, 190), 160);
+        // Seen before the next pass: the latest.
+        assert_eq!(decay_before(&decays, 220, 230), 220);
+        // Older than every pass kept: the latest, and no window.
+        assert_eq!(decay_before(&decays, 220, 50), 220);
+        for d in (0..20).map(|i| 300 + 60 * i) {
+            note_decay(&mut decays, d);
+        }
+        assert_eq!(decays.len(), DECAYS_KEPT);
+        assert_eq!(decays.last(), Some(&1440));
     }
 
     #[test]

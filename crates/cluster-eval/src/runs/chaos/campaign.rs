@@ -13,7 +13,7 @@ use testcluster::wait;
 
 use super::faults::{inject, undo_fault, Undo};
 use super::invariants::{
-    decayed_share, is_final, jobs_counted_apart, raw_usage, records, tiling, Record, SACCT_FIELDS,
+    decayed_share, is_final, jobs_counted_apart, raw_usage, records, tiling, usage_trail, Record, SACCT_FIELDS,
 };
 use super::report::{Report, Violation};
 use super::schedule::{schedule, Fault, Kind};
@@ -332,7 +332,8 @@ fn check(
         let tag = format!("JobId={job}");
         let about =
             |l: &&str| l.find(&tag).is_some_and(|i| !l[i + tag.len()..].starts_with(|c: char| c.is_ascii_digit()));
-        let mine: Vec<&str> = ctld.lines().filter(about).collect();
+        // Not those a violation has already (the fair-share one's trail).
+        let mine: Vec<&str> = ctld.lines().filter(about).filter(|l| !v.log.iter().any(|h| h == l)).collect();
         v.log.extend(mine[mine.len().saturating_sub(12)..].iter().map(|l| l.to_string()));
         if let Some(s) = submitted.iter().find(|s| s.id == job) {
             let out = output_of(site, s);
@@ -392,7 +393,19 @@ fn fair_share(site: &Site, recs: &BTreeMap<String, Vec<Record>>, elapsed: Durati
     if matched.is_err() {
         let what = compare().map_or_else(|e| e, |wrong| wrong.join("; "));
         let mut v = violation("each user's RawUsage matches their records", None, what, None);
-        v.log = jobs_counted_apart(&site.log("slurmctld", "slurmctld.log"), recs);
+        let log = site.log("slurmctld", "slurmctld.log");
+        let apart = jobs_counted_apart(&log, recs);
+        // The furthest job's records and usage as slurmctld told it: all
+        // there is to read where the site is gone (CI).
+        if let Some(&(job, _)) = apart.first() {
+            v.job = Some(job);
+        }
+        v.log = apart.into_iter().map(|(_, line)| line).collect();
+        if let Some(job) = v.job {
+            let mine = recs.iter().filter(|(k, _)| k.split('_').next() == Some(job.to_string().as_str()));
+            v.log.extend(mine.flat_map(|(_, rs)| rs).map(|r| format!("record: {r:?}")));
+            v.log.extend(usage_trail(&log, job, 80));
+        }
         problems.push(v);
     }
 }

@@ -118,8 +118,9 @@ pub fn decayed_share(elapsed_s: f64, half_life_s: f64) -> f64 {
 /// The jobs whose usage, as priority/multifactor counted it (less what the
 /// plugin took back), is furthest from their records' CPU-seconds, five at
 /// most, each more than a second of its records' CPUs off, a job counted
-/// without a record among them (`recs` by each job's own id).
-pub fn jobs_counted_apart(log: &str, recs: &BTreeMap<String, Vec<Record>>) -> Vec<String> {
+/// without a record among them (`recs` by each job's own id), furthest
+/// first.
+pub fn jobs_counted_apart(log: &str, recs: &BTreeMap<String, Vec<Record>>) -> Vec<(u32, String)> {
     let mut counted = malleable_model::slurm_lines::usage_by_job(log);
     let mut taken: BTreeMap<u32, f64> = BTreeMap::new();
     for line in LogLine::all(log) {
@@ -127,7 +128,7 @@ pub fn jobs_counted_apart(log: &str, recs: &BTreeMap<String, Vec<Record>>) -> Ve
             *taken.entry(job.0).or_default() += tres_s as f64;
         }
     }
-    let mut apart: Vec<(f64, String)> = recs
+    let mut apart: Vec<(f64, u32, String)> = recs
         .iter()
         .filter_map(|(key, rs)| {
             let job: u32 = key.parse().ok()?;
@@ -137,7 +138,11 @@ pub fn jobs_counted_apart(log: &str, recs: &BTreeMap<String, Vec<Record>>) -> Ve
             let off = slurm - back - held;
             (off.abs() > slack).then(|| {
                 let user = rs.first().map_or("", |r| r.user.as_str());
-                (off.abs(), format!("JobId={job} ({user}): counted {slurm:.0} - taken back {back:.0} = {:.0} CPU-s, records {held:.0}", slurm - back))
+                let line = format!(
+                    "JobId={job} ({user}): counted {slurm:.0} - taken back {back:.0} = {:.0} CPU-s, records {held:.0}",
+                    slurm - back
+                );
+                (off.abs(), job, line)
             })
         })
         .collect();
@@ -146,11 +151,40 @@ pub fn jobs_counted_apart(log: &str, recs: &BTreeMap<String, Vec<Record>>) -> Ve
         let back = taken.get(&job).copied().unwrap_or(0.0);
         (
             (c - back).abs(),
+            job,
             format!("JobId={job}: counted {c:.0} - taken back {back:.0} = {:.0} CPU-s, no record", c - back),
         )
     }));
     apart.sort_by(|a, b| b.0.total_cmp(&a.0));
-    apart.into_iter().take(5).map(|(_, line)| line).collect()
+    apart.into_iter().take(5).map(|(_, job, line)| (job, line)).collect()
+}
+
+/// Job `job`'s usage as slurmctld's log tells it, for a report read where
+/// the site is gone (CI): each count of priority/multifactor's as
+/// `[time] counted S s at billing B`, and slurmctld's and the plugin's
+/// lines about it, in order, the last `most`.
+pub fn usage_trail(log: &str, job: u32, most: usize) -> Vec<String> {
+    use malleable_model::slurm_lines::SlurmLine;
+    let tag = format!("JobId={job}");
+    let about = |l: &str| l.find(&tag).is_some_and(|i| !l[i + tag.len()..].starts_with(|c: char| c.is_ascii_digit()));
+    let mut trail = Vec::new();
+    let mut ran: Option<(&str, f64)> = None;
+    for l in log.lines() {
+        match SlurmLine::parse(l) {
+            Some(SlurmLine::UsageRan { job: j, secs }) => {
+                ran = (j == job).then(|| (l.split_inclusive(']').next().unwrap_or(""), secs));
+            }
+            Some(SlurmLine::TresCount { name, count }) if name == "billing" => {
+                if let Some((at, secs)) = ran.take() {
+                    trail.push(format!("{at} counted {secs} s at billing {count}"));
+                }
+            }
+            Some(_) => {}
+            None if about(l) => trail.push(l.to_string()),
+            None => {}
+        }
+    }
+    trail.split_off(trail.len().saturating_sub(most))
 }
 
 #[cfg(test)]
@@ -219,7 +253,30 @@ mod tests {
         let jobs = records(SACCT).unwrap();
         let apart = jobs_counted_apart(&log, &jobs);
         assert_eq!(apart.len(), 2, "{apart:?}");
-        assert_eq!(apart[0], "JobId=12: counted 240 - taken back 0 = 240 CPU-s, no record");
-        assert_eq!(apart[1], "JobId=9 (bob): counted 160 - taken back 20 = 140 CPU-s, records 98");
+        assert_eq!(apart[0], (12, "JobId=12: counted 240 - taken back 0 = 240 CPU-s, no record".into()));
+        assert_eq!(apart[1], (9, "JobId=9 (bob): counted 160 - taken back 20 = 140 CPU-s, records 98".into()));
+    }
+
+    #[test]
+    fn a_jobs_usage_trail_has_its_counts_and_lines_and_no_other_jobs() {
+        let log = "\
+[2026-12-05T10:00:00.000] sched: Allocate JobId=9 NodeList=c1 #CPUs=2
+[2026-12-05T10:00:30.000] sched/malleable: JobId=91: expanded
+[2026-12-05T10:01:00.000] priority/multifactor: _apply_new_usage: job 9 ran for 60 seconds with TRES counts of
+[2026-12-05T10:01:00.000] priority/multifactor: _apply_new_usage: TRES billing: 2
+[2026-12-05T10:01:00.000] priority/multifactor: _apply_new_usage: job 91 ran for 60 seconds with TRES counts of
+[2026-12-05T10:01:00.000] priority/multifactor: _apply_new_usage: TRES billing: 8
+[2026-12-05T10:01:05.000] _job_complete: JobId=9 done
+";
+        let trail = usage_trail(log, 9, 10);
+        assert_eq!(
+            trail,
+            [
+                "[2026-12-05T10:00:00.000] sched: Allocate JobId=9 NodeList=c1 #CPUs=2",
+                "[2026-12-05T10:01:00.000] counted 60 s at billing 2",
+                "[2026-12-05T10:01:05.000] _job_complete: JobId=9 done",
+            ]
+        );
+        assert_eq!(usage_trail(log, 9, 1), ["[2026-12-05T10:01:05.000] _job_complete: JobId=9 done"]);
     }
 }
