@@ -1,7 +1,6 @@
-//! `cargo xtask slurm-tests [--short] [--only TEXT,...] [--pairs P,...]
-//! [--slurm V] [--testsuite DIR]`: its options, the set-up it needs (packages, source
-//! tree, plugins), then cluster-tests' runner of Slurm's own suites
-//! (`slurm_suites`).
+//! `cargo xtask slurm-tests`: the set-up it needs (packages, source tree,
+//! plugins), then cluster-tests' runner of Slurm's own suites
+//! (`slurm_suites`), here or in another release's image.
 
 use std::path::{Path, PathBuf};
 
@@ -10,57 +9,31 @@ use testcluster::SlurmRelease;
 
 use crate::{is_host, release_tests, repo_root, Result};
 
-/// `slurm-tests [--short] [--only TEXT,...] [--pairs P,...] [--slurm V] [--testsuite DIR]`:
-/// here, or for a release other than the host's in its build image (the
-/// same command there, where that release is the installed one).
-pub fn cmd(args: &[String]) -> Result<()> {
-    let mut short = false;
-    let mut only = Vec::new();
-    let mut slurm = None;
-    let mut testsuite = None;
-    let mut pairs = Vec::new();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--short" => short = true,
-            "--only" => {
-                let v = it.next().ok_or("--only needs TEXT (part of a test's name), or several with commas")?;
-                only.extend(v.split(',').filter(|s| !s.is_empty()).map(str::to_string));
-            }
-            "--slurm" => slurm = Some(it.next().ok_or("--slurm needs a version, e.g. 24.11")?.clone()),
-            "--pairs" => {
-                let v = it.next().ok_or("--pairs needs plain, dbd, preempt or wide, or several with commas")?;
-                for w in v.split(',') {
-                    pairs.push(Setup::named(w).ok_or_else(|| {
-                        format!("--pairs {v}: '{w}' is not a pair of clusters: expected plain, dbd, preempt or wide")
-                    })?);
-                }
-            }
-            "--testsuite" => {
-                let dir = it.next().ok_or("--testsuite needs a directory: a testsuite/ of SchedMD's repository")?;
-                testsuite = Some(suites_dir(Path::new(dir))?);
-            }
-            other => {
-                return Err(format!(
-                    "slurm-tests: unknown option '{other}': expected --short, --only TEXT, --pairs P, --slurm VERSION \
-                     or --testsuite DIR"
-                ))
-            }
-        }
-    }
+/// `slurm-tests`, its options parsed (cli.rs) and `raw` as given: here,
+/// or for a release other than the host's in its build image (the same
+/// command there, where that release is the installed one).
+pub fn cmd(
+    short: bool,
+    only: &[String],
+    pairs: &[Setup],
+    slurm: Option<&str>,
+    testsuite: Option<&Path>,
+    raw: &[String],
+) -> Result<()> {
+    let testsuite = testsuite.map(suites_dir).transpose()?;
     match slurm {
-        Some(v) if !is_host(&v) => {
+        Some(v) if !is_host(v) => {
             let root = repo_root();
-            let mut args = args.to_vec();
+            let mut args = raw.to_vec();
             if let Some(dir) = &testsuite {
                 // The build image sees the workspace only: the suites go there.
-                let copy = copy_suites(&root, &v, dir)?;
+                let copy = copy_suites(&root, v, dir)?;
                 let at = args.iter().position(|a| a == "--testsuite").map(|i| i + 1);
                 args[at.ok_or("--testsuite lost")?] = copy.display().to_string();
             }
-            release_tests::in_release(&root, &v, "slurm-tests", &args)
+            release_tests::in_release(&root, v, "slurm-tests", &args)
         }
-        _ => run(short, &only, &pairs, testsuite.as_deref()),
+        _ => run(short, only, pairs, testsuite.as_deref()),
     }
 }
 
