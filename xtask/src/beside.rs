@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use crate::cargo_tests::TestCounts;
 use crate::release_tests::{site_command, TIERS};
-use crate::test::TestCounts;
 
 /// The other releases' builds, on a thread of their own, which then
 /// starts what runs beside the tiers ([`Sites`]).

@@ -3,6 +3,7 @@
 //! evaluations and benches, the clusters and sites, the builds per release.
 
 mod beside;
+mod cargo_tests;
 mod cli;
 mod compose;
 mod demo;

@@ -14,7 +14,7 @@ use std::time::Instant;
 use testcluster::plugins::{plugin_dir_for, PLUGIN_DIR_VAR};
 use testcluster::SlurmRelease;
 
-use crate::test::{run_tests, TestCounts};
+use crate::cargo_tests::{run_tests, TestCounts};
 use crate::Result;
 use provision::container::Container;
 
@@ -178,7 +178,7 @@ pub fn site_command(root: &Path, version: &str) -> Result<Option<Command>> {
     if tier.site.is_empty() {
         return Ok(None);
     }
-    let mut site = crate::test::cargo_command(root);
+    let mut site = crate::cargo_tests::cargo_command(root);
     site.env(SITE_SLURM_VAR, version).env(PLUGIN_DIR_VAR, plugin_dir_for(root, version));
     site.args(["test", "-p", "cluster-tests", "--no-fail-fast"]);
     site.args(["--test", "compose_site", "--test", "compose_policies", "--test", "compose_mpi"]);

@@ -12,9 +12,7 @@ use crate::cmd::run;
 use crate::container::Container;
 use crate::host::{ensure_packages, ensure_source_tree};
 use crate::release::{Origin, SlurmRelease, HOST_RELEASE};
-use crate::staged::{
-    plugin_dir, plugin_dir_for, plugin_dir_override, stage, staged_tools, tool_dir, tool_dir_for, PLUGINS, TOOLS,
-};
+use crate::staged::{plugin_dir, plugin_dir_for, plugin_dir_override, stage, tool_dir, tool_dir_for, PLUGINS, TOOLS};
 use crate::Result;
 
 /// Where slurm-sys looks for libslurmfull unless told (Debian's packages).
@@ -217,7 +215,7 @@ fn copy_for_release(dir: &Path, bin: &Path, to: &Path, to_bin: &Path) -> Result<
     for (_, _, slurm_name) in PLUGINS {
         stage(&dir.join(slurm_name), &to.join(slurm_name))?;
     }
-    for name in staged_tools() {
+    for name in crate::c_example::staged_tools() {
         stage(&bin.join(name), &to_bin.join(name))?;
     }
     Ok(())

@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use sha2::{Digest, Sha256};
 
-use crate::image::{base_image, chroot_install, export_into, hex, image_exists, image_work, import_root};
+use crate::base_image::base_image;
+use crate::image::{chroot_install, export_into, hex, image_exists, image_work, import_root};
 use crate::release::{Origin, SlurmRelease};
 use crate::Result;
 

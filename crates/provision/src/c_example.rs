@@ -21,6 +21,16 @@ const CFLAGS: &[&str] = &["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"
 pub const MPI_EXAMPLES: &[(&str, &str)] =
     &[("mall-jacobi-openmpi", "mpicc.openmpi"), ("mall-jacobi-mpich", "mpicc.mpich")];
 
+/// What a bin/ holds: our commands, the runtime's C library and headers,
+/// and the C and Python examples.
+pub fn staged_tools() -> Vec<&'static str> {
+    let mut t: Vec<&str> = crate::staged::TOOLS.iter().map(|t| t.1).collect();
+    t.extend(["libmalleable_rt.so", "malleable_rt.h", "malleable_rt_mpi.h", "mall-stencil-c"]);
+    t.extend(MPI_EXAMPLES.iter().map(|e| e.0));
+    t.extend(PYTHON_EXAMPLE);
+    t
+}
+
 /// Stage the library and the headers, then compile and stage the examples.
 /// Needs target/release/libmalleable_rt.so (`cargo build --release -p malleable-rt`).
 pub fn build(root: &Path) -> Result<()> {

@@ -7,6 +7,7 @@
 //! our plugins built and staged for it ([`build`], [`staged`]).
 
 pub mod apt;
+pub mod base_image;
 pub mod build;
 pub mod build_image;
 pub mod c_example;

@@ -54,16 +54,6 @@ pub fn tool_dir_for(root: &Path, version: &str) -> PathBuf {
     plugin_dir_for(root, version).join("bin")
 }
 
-/// What a bin/ holds: our commands, the runtime's C library and headers,
-/// and the C and Python examples.
-pub fn staged_tools() -> Vec<&'static str> {
-    let mut t: Vec<&str> = TOOLS.iter().map(|t| t.1).collect();
-    t.extend(["libmalleable_rt.so", "malleable_rt.h", "malleable_rt_mpi.h", "mall-stencil-c"]);
-    t.extend(crate::c_example::MPI_EXAMPLES.iter().map(|e| e.0));
-    t.extend(crate::c_example::PYTHON_EXAMPLE);
-    t
-}
-
 /// Copy to a temporary name and rename, so that a running slurmctld that
 /// has the old file mapped, or a job running the old command, is not
 /// disturbed.

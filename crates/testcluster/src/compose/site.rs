@@ -60,7 +60,7 @@ impl Site {
         let root = workspace.join("target/compose");
         let work = provision::image::image_work(workspace);
         let release = spec.release();
-        let base = provision::image::base_image(workspace, release)?;
+        let base = provision::base_image::base_image(workspace, release)?;
         let image = image::site_image(&base, spec.ours.then_some(staged), release.lib_dir, &work)?;
         let dir = Site::dir_of(&root, &spec.name);
         if dir.join("docker-compose.yml").exists() {
