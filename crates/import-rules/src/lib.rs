@@ -321,6 +321,51 @@ fn resolve(path: &str, own: &[String], modules: &BTreeSet<String>) -> Option<Str
     (0..=base.len()).rev().map(|n| base[..n].join("::")).find(|m| modules.contains(m))
 }
 
+/// Code with each path group written out path by path: `super::{a, b::{c,
+/// d}}` as `super::a, super::b::c, super::b::d` (a group names its items,
+/// not the module before it), the lines a group spanned kept as empty lines.
+fn expand_groups(code: &str) -> String {
+    let Some(at) = code.find("::{") else { return code.to_string() };
+    let head_start = code[..at].rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':')).map_or(0, |i| i + 1);
+    let prefix = &code[head_start..at];
+    let open = at + 2;
+    let mut depth = 0;
+    let Some(close) = code[open..].char_indices().find_map(|(i, c)| {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            _ => {}
+        }
+        (depth == 0).then_some(open + i)
+    }) else {
+        return code.to_string();
+    };
+    let inner = &code[open + 1..close];
+    // Items at the group's own level (a nested group's commas are its own).
+    let mut items = Vec::new();
+    let (mut level, mut from) = (0, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => level += 1,
+            '}' => level -= 1,
+            ',' if level == 0 => {
+                items.push(&inner[from..i]);
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&inner[from..]);
+    let written: Vec<String> = items
+        .iter()
+        .map(|i| i.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|i| !i.is_empty())
+        .map(|i| expand_groups(&format!("{prefix}::{i}")))
+        .collect();
+    let lines = code[head_start..=close].matches('\n').count();
+    format!("{}{}{}{}", &code[..head_start], written.join(", "), "\n".repeat(lines), expand_groups(&code[close + 1..]))
+}
+
 /// The import graph of malleable-core's modules (`lib` left out: it only
 /// declares and re-exports), from each file's code outside comments and strings.
 fn core_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
@@ -338,6 +383,7 @@ fn module_graph(src: &Path, root_file: &str) -> BTreeMap<String, BTreeSet<String
         .map(|f| {
             let module = module_of(src, f);
             let code: Vec<String> = fs::read_to_string(f).unwrap_or_default().lines().map(code_of).collect();
+            let code: Vec<String> = expand_groups(&code.join("\n")).lines().map(String::from).collect();
             let refs = references(&module, &code, &modules);
             (module, refs)
         })
@@ -458,6 +504,22 @@ mod tests {
         // The runs' rule sees their imports of the shared module.
         let g = module_graph(&root.join("crates/cluster-eval/src"), "lib.rs");
         assert!(g["runs::bench_ipsched"].contains("runs::common"), "{g:?}");
+    }
+
+    #[test]
+    fn a_group_names_its_items_not_the_module_before_it() {
+        assert_eq!(expand_groups("use super::{files, image};"), "use super::files, super::image;");
+        assert_eq!(
+            expand_groups("use crate::a::{\n    b::{c, d},\n    e,\n};\nx"),
+            "use crate::a::b::c, crate::a::b::d, crate::a::e\n\n\n;\nx"
+        );
+        assert_eq!(expand_groups("use a::{b}; use c::{d, e};"), "use a::b; use c::d, c::e;");
+        assert_eq!(expand_groups("no groups"), "no groups");
+        let modules: BTreeSet<String> =
+            ["compose", "compose::files", "compose::site"].iter().map(|s| s.to_string()).collect();
+        let code: Vec<String> = expand_groups("use super::{files, site::Site};").lines().map(String::from).collect();
+        let r = references("compose::image", &code, &modules);
+        assert_eq!(r, ["compose::files", "compose::site"].iter().map(|s| s.to_string()).collect());
     }
 
     #[test]
