@@ -14,6 +14,8 @@ use malleable_model::{Corridor, CorridorSchedule, Time};
 use crate::feed::FeedSettings;
 
 mod power;
+#[cfg(test)]
+mod power_tests;
 mod slurm_conf;
 use power::{
     job_watts_text, parse_change, parse_corridor, parse_job_watts, parse_watts, CORRIDOR_ALLOWED, IDLE_ALLOWED,

@@ -67,23 +67,10 @@ mod spec;
 use model::Model;
 #[cfg(test)]
 use model::{daily_weights, BUCKETS, POPULAR_ESTIMATES};
-pub use model::{Params, BATCH, WHOLE_SAMPLE};
+pub use model::{LublinJob, Params, BATCH, WHOLE_SAMPLE};
 pub use spec::{parse, parse_spec, LublinSpec, LublinWorkload};
 
 use crate::workloads::workload::{make_malleable, JobSpec, Workload};
-
-/// One job as the model draws it, before any machine model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LublinJob {
-    /// Seconds from midnight of the first day.
-    pub submit: u64,
-    /// Processors.
-    pub procs: u32,
-    /// Seconds, at least 1.
-    pub run_time: u64,
-    /// The time limit, seconds, at least `run_time`.
-    pub estimate: u64,
-}
 
 /// `jobs` jobs on a machine of `procs` processors with `params`, all drawn from `seed`.
 pub fn generate(jobs: usize, procs: u32, params: &Params, seed: u64) -> Vec<LublinJob> {

@@ -7,7 +7,18 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Gamma};
 
-use super::LublinJob;
+/// One job as the model draws it, before any machine model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LublinJob {
+    /// Seconds from midnight of the first day.
+    pub submit: u64,
+    /// Processors.
+    pub procs: u32,
+    /// Seconds, at least 1.
+    pub run_time: u64,
+    /// The time limit, seconds, at least `run_time`.
+    pub estimate: u64,
+}
 
 /// The model's parameters, named as in the paper and its program.
 #[derive(Clone, Copy, Debug, PartialEq)]
