@@ -13,7 +13,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Launch, Output, Rules};
+use super::io::{Launch, Output, Rules};
 
 #[derive(Debug, Default)]
 pub(super) struct Bound {
