@@ -9,4 +9,5 @@ mod pass;
 mod scale;
 
 pub use pass::{default_workloads_dir, nasa_trace, pass_snapshot, time_pass, NASA_TRACE};
-pub use scale::{scale_snapshot, time_pass_spread, PassTimes};
+pub use pass::{time_pass_spread, PassTimes};
+pub use scale::scale_snapshot;

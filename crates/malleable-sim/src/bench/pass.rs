@@ -3,7 +3,7 @@
 //! of each strategy on a large snapshot. Wall-clock figures, not tests.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use malleable_core::StrategyChoice;
 use malleable_model::{
@@ -100,8 +100,35 @@ pub fn pass_snapshot(nodes: usize, waiting: usize, seed: u64) -> Snapshot {
 /// One strategy's pass on `snapshot`: the median of `reps` timed passes, each
 /// by a freshly built strategy, and how many decisions a pass took.
 pub fn time_pass(choice: &StrategyChoice, snapshot: &Snapshot, reps: usize) -> (Duration, usize) {
-    let t = super::scale::time_pass_spread(choice, snapshot, reps);
+    let t = time_pass_spread(choice, snapshot, reps);
     (t.median, t.decisions)
+}
+
+/// One strategy's pass times on a snapshot: the median and the p99 of its
+/// reps, and how many decisions a pass took.
+#[derive(Clone, Copy, Debug)]
+pub struct PassTimes {
+    pub median: Duration,
+    pub p99: Duration,
+    pub decisions: usize,
+}
+
+/// Time `reps` passes of `choice` on `snapshot`, each by a freshly built
+/// strategy. The p99 is the nearest-rank one: with fewer than 100 reps, the
+/// slowest.
+pub fn time_pass_spread(choice: &StrategyChoice, snapshot: &Snapshot, reps: usize) -> PassTimes {
+    let mut times = Vec::with_capacity(reps);
+    let mut decisions = 0;
+    for _ in 0..reps.max(1) {
+        let mut strategy = choice.build();
+        let t = Instant::now();
+        let d = strategy.schedule(std::hint::black_box(snapshot));
+        times.push(t.elapsed());
+        decisions = d.decisions.len();
+    }
+    times.sort_unstable();
+    let rank = (times.len() * 99).div_ceil(100).max(1);
+    PassTimes { median: times[times.len() / 2], p99: times[rank - 1], decisions }
 }
 
 #[cfg(test)]

@@ -1,10 +1,7 @@
-//! The snapshot and timing of issue 35's scale (100,000 waiting jobs on
-//! 10,000 nodes): a queue closer to a site's than `pass_snapshot`'s, with
-//! priorities, partitions and job arrays, and each pass's median and p99.
+//! The snapshot of issue 35's scale (100,000 waiting jobs on 10,000 nodes): a
+//! queue closer to a site's than `pass_snapshot`'s, with priorities,
+//! partitions and job arrays (pass.rs times each pass's median and p99).
 
-use std::time::{Duration, Instant};
-
-use malleable_core::StrategyChoice;
 use malleable_model::{JobPower, MalleableSpec, NodeConstraint, PendingJob, Placement, Snapshot};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -64,36 +61,11 @@ pub fn scale_snapshot(nodes: usize, waiting: usize, seed: u64) -> Snapshot {
     s
 }
 
-/// One strategy's pass times on a snapshot: the median and the p99 of its
-/// reps, and how many decisions a pass took.
-#[derive(Clone, Copy, Debug)]
-pub struct PassTimes {
-    pub median: Duration,
-    pub p99: Duration,
-    pub decisions: usize,
-}
-
-/// Time `reps` passes of `choice` on `snapshot`, each by a freshly built
-/// strategy. The p99 is the nearest-rank one: with fewer than 100 reps, the
-/// slowest.
-pub fn time_pass_spread(choice: &StrategyChoice, snapshot: &Snapshot, reps: usize) -> PassTimes {
-    let mut times = Vec::with_capacity(reps);
-    let mut decisions = 0;
-    for _ in 0..reps.max(1) {
-        let mut strategy = choice.build();
-        let t = Instant::now();
-        let d = strategy.schedule(std::hint::black_box(snapshot));
-        times.push(t.elapsed());
-        decisions = d.decisions.len();
-    }
-    times.sort_unstable();
-    let rank = (times.len() * 99).div_ceil(100).max(1);
-    PassTimes { median: times[times.len() / 2], p99: times[rank - 1], decisions }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::pass::time_pass_spread;
     use super::*;
+    use malleable_core::StrategyChoice;
 
     #[test]
     fn scale_snapshot_has_arrays_partitions_and_valid_sizes() {
