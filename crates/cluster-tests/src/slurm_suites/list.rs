@@ -2,7 +2,10 @@
 //! (`xtask/slurm-tests/VERSION.list`, one a release): each test's kind, whether CI runs it, and why
 //! any test left out is left out.
 
-use super::Result;
+use super::host::Result;
+
+/// The lists, one a release: `xtask/slurm-tests/24.11.list`.
+pub(super) const LISTS: &str = "xtask/slurm-tests";
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {
@@ -215,7 +218,6 @@ pub fn unlisted(entries: &[Entry], kind: Kind, all: &[String]) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::LISTS;
     use super::*;
 
     #[test]

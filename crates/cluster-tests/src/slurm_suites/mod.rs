@@ -5,6 +5,7 @@
 //! side. It fails when a test that passes under stock does not pass under
 //! sched/malleable. (`--slurm 24.11` runs it in that release's build image.)
 
+mod host;
 pub mod list;
 mod series;
 mod suite;
@@ -16,10 +17,9 @@ use std::time::Duration;
 
 use testcluster::{plugins, Cluster, ClusterSpec, NodeShape, SlurmRelease};
 
-/// A runner's error: what went wrong, said.
-pub type Result<T> = std::result::Result<T, String>;
-
+pub use host::{Host, Result};
 pub use list::Setup;
+use list::LISTS;
 use list::{Entry, Kind, Mark};
 use suite::{Outcome, Side, Status};
 
@@ -28,8 +28,6 @@ const NODES: usize = 4;
 /// Ports kept free after the slurmds' for the nodes a test of the python
 /// suite adds in auto-config mode (its most here: 2).
 const SPARE_PORTS: u16 = 8;
-/// The lists, one a release: `xtask/slurm-tests/24.11.list`.
-const LISTS: &str = "xtask/slurm-tests";
 /// Where the sides' copies of the testsuite live (tests write into them).
 const WORK: &str = "/tmp/malleable-slurm-tests";
 
@@ -79,27 +77,6 @@ fn listed(list: &str, entries: &[Entry], suites: &Path) -> Result<Vec<(Kind, Str
         tree.extend(all.into_iter().map(|t| (kind, t)));
     }
     Ok(tree)
-}
-
-/// What the runner takes from its caller (xtask, which sets the host up).
-pub struct Host<'a> {
-    /// The workspace: the lists in `xtask/slurm-tests`, the results written
-    /// under `target/slurm-tests`.
-    pub root: &'a Path,
-    /// The installed release's configured source tree (the tests compile
-    /// against its headers).
-    pub source: &'a Path,
-    /// Where configure wrote config.h: `source` itself for Debian's trees,
-    /// a directory inside it for SchedMD's packaging.
-    pub build: &'a Path,
-    /// The `testsuite/` directory whose expect and python suites run: the
-    /// source tree's own, or (SchedMD's release sources carry none since
-    /// 25.11) one from SchedMD's repository at the release's branch point.
-    pub suites: &'a Path,
-    /// Our plugins, staged for the installed release.
-    pub staged: &'a Path,
-    /// Installs whichever of these Debian packages is missing.
-    pub ensure: &'a dyn Fn(&[&str]) -> Result<()>,
 }
 
 /// Run the installed release's listed tests (`short`: CI's selection;

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use testcluster::process::run;
 use testcluster::{wait, Cluster, SlurmRelease};
 
+use super::host::{Host, Result};
 use super::list::Kind;
-use super::{Host, Result};
 
 /// What the suites of every release need beyond Slurm: expect; pytest with
 /// pexpect (eight test files), pytest-timeout and requests (24.11's atf
