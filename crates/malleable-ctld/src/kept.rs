@@ -14,7 +14,7 @@ use slurm::ctld::ShownWait;
 
 use crate::adaptation::MalleableJob;
 use crate::feed::{Feed, FeedSettings, Found};
-use crate::snapshot::NodeConfigs;
+use crate::snapshot::nodes::NodeConfigs;
 
 /// One waiting job, as last read.
 #[derive(Clone, Debug, Default)]

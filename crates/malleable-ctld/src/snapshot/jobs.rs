@@ -13,7 +13,8 @@ use malleable_model::{tier_of, CoreSharing, JobId, MalleableSpec, PendingJob, Pl
 use rustc_hash::FxHashMap;
 use slurm::ctld::{JobState, JobView, LockGuard, Reserved, Scheduling};
 
-use super::{batch_host_first, core_request, fits_now, partition_cached, placement_of, take_spare, NodeTable};
+use super::nodes::NodeTable;
+use super::placing::{batch_host_first, core_request, fits_now, partition_cached, placement_of, take_spare};
 use crate::adaptation::{measured_power, MalleableJob, Measured, Memory};
 use crate::config::Config;
 use crate::feed::{reaches_reservation, Found, Recheck};

@@ -12,7 +12,7 @@ use std::time::Instant;
 use malleable_model::Node;
 use slurm::ctld::{LockGuard, NodeView, Scheduling};
 
-use super::Room;
+use super::placing::Room;
 use crate::config::Config;
 
 /// What a node's record says that changes only with the configuration.
@@ -214,7 +214,7 @@ impl NodeTable {
             core_index: vec![usize::MAX; table_len],
             largest_cpus: 1,
             largest_memory: 0,
-            room: Room { memory_consumable: slurm::ctld::select::memory_consumable(), ..Room::default() },
+            room: Room::new(slurm::ctld::select::memory_consumable()),
             walked: true,
         };
         configs.by_index.resize(table_len, None);
