@@ -85,6 +85,7 @@ pub fn check(root: &Path) -> Result<(), Vec<String>> {
         broken.extend(dependency_rules(name, dir, &names));
         broken.extend(unsafe_rules(name, dir));
         broken.extend(lints_rules(name, dir));
+        broken.extend(circle_rules(name, dir));
     }
     broken.extend(core_rules(&root.join("crates/malleable-core/src")));
     broken.extend(command_rules("xtask", &module_graph(&root.join("xtask/src"), "main.rs"), xtask_command));
@@ -412,7 +413,6 @@ fn core_rules(src: &Path) -> Vec<String> {
             }
         }
     }
-    broken.extend(cycles(&graph).into_iter().map(|c| format!("malleable-core: import circle {}", c.join(" -> "))));
     broken
 }
 
@@ -447,6 +447,17 @@ fn command_rules(
         }
     }
     broken
+}
+
+/// Each import circle among a crate's modules (a parent and its child
+/// counted as any two), from its library's root, else its program's.
+fn circle_rules(name: &str, dir: &Path) -> Vec<String> {
+    let src = dir.join("src");
+    let root = if src.join("lib.rs").is_file() { "lib.rs" } else { "main.rs" };
+    cycles(&module_graph(&src, root))
+        .into_iter()
+        .map(|c| format!("{name}: import circle {}; move what both use into a module of its own", c.join(" -> ")))
+        .collect()
 }
 
 /// Each import circle, once, as the modules around it.
@@ -520,6 +531,27 @@ mod tests {
         let code: Vec<String> = expand_groups("use super::{files, site::Site};").lines().map(String::from).collect();
         let r = references("compose::image", &code, &modules);
         assert_eq!(r, ["compose::files", "compose::site"].iter().map(|s| s.to_string()).collect());
+    }
+
+    #[test]
+    fn a_circle_inside_a_crate_is_refused_a_parent_and_its_child_too() {
+        let dir = std::env::temp_dir().join(format!("arch-circle-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(dir.join("src/hub")).unwrap();
+        fs::write(dir.join("src/lib.rs"), "pub mod hub;").unwrap();
+        fs::write(dir.join("src/hub/mod.rs"), "mod bound;\npub struct Rules;\nfn f() -> bound::Bound { todo!() }")
+            .unwrap();
+        fs::write(dir.join("src/hub/bound.rs"), "use super::Rules;\npub struct Bound;").unwrap();
+        assert_eq!(
+            circle_rules("mall-run", &dir),
+            vec!["mall-run: import circle hub -> hub::bound -> hub; move what both use into a module of its own"]
+        );
+        // The shared type in a room of its own: no circle.
+        fs::write(dir.join("src/hub/mod.rs"), "mod bound;\nmod io;\nfn f() -> bound::Bound { todo!() }").unwrap();
+        fs::write(dir.join("src/hub/io.rs"), "pub struct Rules;").unwrap();
+        fs::write(dir.join("src/hub/bound.rs"), "use super::io::Rules;\npub struct Bound;").unwrap();
+        assert!(circle_rules("mall-run", &dir).is_empty());
+        let _ = fs::remove_dir_all(&dir);
     }
 
     #[test]

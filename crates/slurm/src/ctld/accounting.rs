@@ -6,18 +6,7 @@
 use slurm_sys as sys;
 
 use crate::ctld::locks::{LockGuard, LockSet};
-
-/// Whether slurm.conf's AccountingStorageType is slurmdbd. Asked for each
-/// job of each pass, so it reads the string in place, copying nothing.
-pub fn slurmdbd_in_use() -> bool {
-    // SAFETY: slurm_conf is set up before any plugin runs and changes only
-    // on reconfigure, under the config write lock every guard excludes;
-    // the string is NULL or NUL-terminated and outlives this call.
-    unsafe {
-        let storage = std::ptr::addr_of!(sys::slurm_conf.accounting_storage_type).read();
-        !storage.is_null() && std::ffi::CStr::from_ptr(storage).to_bytes().ends_with(b"/slurmdbd")
-    }
-}
+use crate::ctld::slurmdbd::slurmdbd_in_use;
 
 /// Where slurmctld reaches slurmdbd, as slurm.conf names it:
 /// AccountingStorageHost, then AccountingStorageBackupHost when set, at

@@ -27,6 +27,7 @@ use crate::common::bitmap::Bitmap;
 use crate::common::cstr::{c_text, cstr_to_string, strerror};
 use crate::ctld::locks::{LockGuard, WritesJobs, WritesNodes};
 use crate::ctld::merge_cores;
+use crate::ctld::slurmdbd::NO_VAL64;
 
 /// Why a job could not be started or resized.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,11 +66,6 @@ pub struct Placed {
     /// The CPUs it got on each node: (node-table index, CPUs).
     pub cpus: Vec<(usize, u32)>,
 }
-
-/// slurm.h's NO_VAL64 (bindgen reads its macro as an int, -2, which is
-/// this when widened).
-pub(crate) const NO_VAL64: u64 = 0xffff_ffff_ffff_fffe;
-const _: () = assert!(sys::NO_VAL64 as u64 == NO_VAL64);
 
 fn slurm_error(what: &'static str, code: i32) -> AllocError {
     AllocError::Slurm { what, code, text: strerror(code) }
@@ -449,7 +445,7 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
     /// Whether it was put back with slurmdbd in use (for the log).
     pub fn settle_db_index(&mut self, job_id: u32) -> bool {
         let Some(job) = self.find_job(job_id) else { return false };
-        let with_dbd = crate::ctld::accounting::slurmdbd_in_use();
+        let with_dbd = crate::ctld::slurmdbd::slurmdbd_in_use();
         if with_dbd && (cfg!(slurm_since_24_11) || !job.resized()) {
             return false;
         }
@@ -478,7 +474,7 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
     /// or None (nothing to name, or slurmdbd did not answer: the request is
     /// queued again, and slurmdbd takes the copy as the same record).
     pub fn name_record(&mut self, job_id: u32) -> Option<u64> {
-        if cfg!(slurm_since_24_11) || !crate::ctld::accounting::slurmdbd_in_use() {
+        if cfg!(slurm_since_24_11) || !crate::ctld::slurmdbd::slurmdbd_in_use() {
             return None;
         }
         let job = self.find_job(job_id)?;

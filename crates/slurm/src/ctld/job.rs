@@ -311,8 +311,8 @@ impl<'g> JobView<'g> {
     /// ([`Self::record_time`]), slurmdbd would fold the new record into it.
     pub fn accounting_holds_resize(&self, now: i64) -> bool {
         let index = self.rec().db_index;
-        crate::ctld::accounting::slurmdbd_in_use()
-            && (index == 0 || index == crate::ctld::alloc::NO_VAL64 || self.record_time() >= now)
+        crate::ctld::slurmdbd::slurmdbd_in_use()
+            && (index == 0 || index == crate::ctld::slurmdbd::NO_VAL64 || self.record_time() >= now)
     }
 
     /// Whether slurmctld is lowering the job's memory on its nodes (26.05's
@@ -831,7 +831,7 @@ pub(crate) fn billing_unset(billable_tres: f64) -> bool {
 fn memory_asked(pn_min_memory: u64) -> Option<(u64, bool)> {
     const MEM_PER_CPU: u64 = 0x8000_0000_0000_0000;
     let m = pn_min_memory;
-    if m == 0 || m == u64::from(sys::NO_VAL) || m == super::alloc::NO_VAL64 {
+    if m == 0 || m == u64::from(sys::NO_VAL) || m == crate::ctld::slurmdbd::NO_VAL64 {
         return None;
     }
     Some((m & !MEM_PER_CPU, m & MEM_PER_CPU != 0))

@@ -21,6 +21,7 @@ pub mod resv;
 pub mod sched_plugin;
 pub mod select;
 mod select_ops;
+pub mod slurmdbd;
 pub mod symbols;
 
 pub use alloc::AllocError;
