@@ -146,7 +146,7 @@ fn run(command: Command, raw: &[String]) -> Result<()> {
         }
         Command::Chaos { slurm, minutes, seed, keep } => chaos(&root, slurm.or_host(), minutes, seed, keep),
         Command::SlurmTests { short, only, pairs, slurm, testsuite } => {
-            slurm_tests::cmd(short, &only, &pairs, slurm.version.as_deref(), testsuite.as_deref(), raw)
+            slurm_tests::cmd(short, &only, &pairs, slurm.other(), testsuite.as_deref(), raw)
         }
         Command::Cluster(c) => cluster_cmd(c),
         Command::Compose(c) => compose::run(c),

@@ -7,22 +7,22 @@ use std::path::{Path, PathBuf};
 use cluster_tests::slurm_suites::{self, Host, Setup};
 use testcluster::SlurmRelease;
 
-use crate::{is_host, release_tests, repo_root, Result};
+use crate::{release_tests, repo_root, Result};
 
 /// `slurm-tests`, its options parsed (cli.rs) and `raw` as given: here,
-/// or for a release other than the host's in its build image (the same
+/// or for `other`, a release other than the host's, in its build image (the same
 /// command there, where that release is the installed one).
 pub fn cmd(
     short: bool,
     only: &[String],
     pairs: &[Setup],
-    slurm: Option<&str>,
+    other: Option<&str>,
     testsuite: Option<&Path>,
     raw: &[String],
 ) -> Result<()> {
     let testsuite = testsuite.map(suites_dir).transpose()?;
-    match slurm {
-        Some(v) if !is_host(v) => {
+    match other {
+        Some(v) => {
             let root = repo_root();
             let mut args = raw.to_vec();
             if let Some(dir) = &testsuite {
@@ -33,7 +33,7 @@ pub fn cmd(
             }
             release_tests::in_release(&root, v, "slurm-tests", &args)
         }
-        _ => run(short, only, pairs, testsuite.as_deref()),
+        None => run(short, only, pairs, testsuite.as_deref()),
     }
 }
 

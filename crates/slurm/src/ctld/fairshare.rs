@@ -237,11 +237,9 @@ impl<L: WritesJobs> LockGuard<L> {
             };
             let resize = (*rec).resize_time;
             seen(job_id, resize);
-            let since = match read_decay() {
-                Some(last) => decay_before(&DECAYS.lock().unwrap_or_else(|p| p.into_inner()), last, resize),
-                None => 0,
-            }
-            .max(start);
+            let since = read_decay()
+                .map_or(0, |last| decay_before(&DECAYS.lock().unwrap_or_else(|p| p.into_inner()), last, resize))
+                .max(start);
             if start == 0 || resize <= since || (*rec).tres_alloc_cnt.is_null() {
                 return;
             }

@@ -13,7 +13,7 @@ use testcluster::wait;
 
 use super::faults::{inject, undo_fault, Undo};
 use super::invariants::{
-    decayed_share, is_final, jobs_counted_apart, raw_usage, records, tiling, usage_trail, Record, SACCT_FIELDS,
+    decayed_share, is_final, jobs_counted_apart, names, raw_usage, records, tiling, usage_trail, Record, SACCT_FIELDS,
 };
 use super::report::{Report, Violation};
 use super::schedule::{schedule, Fault, Kind};
@@ -330,10 +330,8 @@ fn check(
             }
         }
         let tag = format!("JobId={job}");
-        let about =
-            |l: &&str| l.find(&tag).is_some_and(|i| !l[i + tag.len()..].starts_with(|c: char| c.is_ascii_digit()));
         // Not those a violation has already (the fair-share one's trail).
-        let mine: Vec<&str> = ctld.lines().filter(about).filter(|l| !v.log.iter().any(|h| h == l)).collect();
+        let mine: Vec<&str> = ctld.lines().filter(|l| names(l, &tag) && !v.log.iter().any(|h| h == l)).collect();
         v.log.extend(mine[mine.len().saturating_sub(12)..].iter().map(|l| l.to_string()));
         if let Some(s) = submitted.iter().find(|s| s.id == job) {
             let out = output_of(site, s);
@@ -402,8 +400,7 @@ fn fair_share(site: &Site, recs: &BTreeMap<String, Vec<Record>>, elapsed: Durati
         }
         v.log = apart.into_iter().map(|(_, line)| line).collect();
         if let Some(job) = v.job {
-            let mine = recs.iter().filter(|(k, _)| k.split('_').next() == Some(job.to_string().as_str()));
-            v.log.extend(mine.flat_map(|(_, rs)| rs).map(|r| format!("record: {r:?}")));
+            v.log.extend(records_of(recs, job).flat_map(|(_, rs)| rs).map(|r| format!("record: {r:?}")));
             v.log.extend(usage_trail(&log, job, 80));
         }
         problems.push(v);

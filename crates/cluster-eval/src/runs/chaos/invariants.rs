@@ -159,6 +159,12 @@ pub fn jobs_counted_apart(log: &str, recs: &BTreeMap<String, Vec<Record>>) -> Ve
     apart.into_iter().take(5).map(|(_, job, line)| (job, line)).collect()
 }
 
+/// Whether a log line names the job `tag` (`JobId=12`) and not one whose id
+/// only begins so (`JobId=123`).
+pub fn names(line: &str, tag: &str) -> bool {
+    line.find(tag).is_some_and(|i| !line[i + tag.len()..].starts_with(|c: char| c.is_ascii_digit()))
+}
+
 /// Job `job`'s usage as slurmctld's log tells it, for a report read where
 /// the site is gone (CI): each count of priority/multifactor's as
 /// `[time] counted S s at billing B`, and slurmctld's and the plugin's
@@ -166,7 +172,6 @@ pub fn jobs_counted_apart(log: &str, recs: &BTreeMap<String, Vec<Record>>) -> Ve
 pub fn usage_trail(log: &str, job: u32, most: usize) -> Vec<String> {
     use malleable_model::slurm_lines::SlurmLine;
     let tag = format!("JobId={job}");
-    let about = |l: &str| l.find(&tag).is_some_and(|i| !l[i + tag.len()..].starts_with(|c: char| c.is_ascii_digit()));
     let mut trail = Vec::new();
     let mut ran: Option<(&str, f64)> = None;
     for l in log.lines() {
@@ -180,7 +185,7 @@ pub fn usage_trail(log: &str, job: u32, most: usize) -> Vec<String> {
                 }
             }
             Some(_) => {}
-            None if about(l) => trail.push(l.to_string()),
+            None if names(l, &tag) => trail.push(l.to_string()),
             None => {}
         }
     }
