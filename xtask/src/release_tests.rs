@@ -14,7 +14,7 @@ use std::time::Instant;
 use testcluster::plugins::{plugin_dir_for, PLUGIN_DIR_VAR};
 use testcluster::SlurmRelease;
 
-use crate::cargo_tests::{run_tests, TestCounts};
+use crate::cargo_tests::{exact, nextest, run_nextest, run_tests, TestCounts};
 use crate::Result;
 use provision::container::Container;
 
@@ -81,7 +81,9 @@ const CLUSTER: &[&str] = &[
 /// QOS taken from a waiting job's association (24.11 keeps a job's QOS as
 /// a pointer, 22.05 as an id: job_checks.c); MPI jobs restarted on hosts
 /// of their own (trixie's Open MPI 5 with PMIx 5, MPICH 4.2, mpi4py); a
-/// host lost in a shrink while slurmdbd is away.
+/// host lost in a shrink while slurmdbd is away; a `--no-kill` job that
+/// loses a host and is then requeued (26.05 bills its first record for
+/// its last size: first_record.rs).
 const SITE: &[&str] = &[
     "the_readme_elastic_job_grows_shrinks_and_completes_on_the_compose_site",
     "memory_taken_from_a_running_elastic_job_leaves_its_resizes_right",
@@ -96,6 +98,7 @@ const SITE: &[&str] = &[
     "a_job_whose_qos_is_taken_from_its_association_waits_as_invalid_qos_until_it_is_given_back",
     "mpi_jobs_restart_onto_the_hosts_they_grow_onto_and_compute_their_serial_grid_on_the_site",
     "a_host_lost_while_slurmdbd_is_away_costs_an_elastic_job_none_of_its_work",
+    "a_no_kill_job_that_loses_a_host_and_then_is_requeued_is_billed_in_each_record_for_the_nodes_it_held",
 ];
 
 /// What `cargo xtask test` runs of a release other than the host's.
@@ -178,14 +181,10 @@ pub fn site_command(root: &Path, version: &str) -> Result<Option<Command>> {
     if tier.site.is_empty() {
         return Ok(None);
     }
-    let mut site = crate::cargo_tests::cargo_command(root);
-    site.env(SITE_SLURM_VAR, version).env(PLUGIN_DIR_VAR, plugin_dir_for(root, version));
-    site.args(["test", "-p", "cluster-tests", "--no-fail-fast"]);
-    site.args(["--test", "compose_site", "--test", "compose_policies", "--test", "compose_mpi"]);
-    site.args(["--test", "compose_faults"]);
-    site.arg("--");
-    site.args(tier.site).args(["--ignored", "--exact", "--test-threads=1"]);
-    Ok(Some(site))
+    let mut cargo = crate::cargo_tests::cargo_command(root);
+    cargo.env(SITE_SLURM_VAR, version).env(PLUGIN_DIR_VAR, plugin_dir_for(root, version));
+    // Two sites at a time, as the host's compose tests run.
+    Ok(Some(nextest(cargo, &exact(tier.site), 2)))
 }
 
 /// `version`'s tier; its compose tests too if `with_site` (`cargo xtask
@@ -207,13 +206,15 @@ pub fn run(root: &Path, version: &str, with_site: bool) -> Result<TestCounts> {
 
     let t = Instant::now();
     let mut cluster = cluster_args(tier, &[]);
-    cluster.extend(["--", "--ignored", "--test-threads=1"]);
+    // Three at a time, as the host's run under nextest (which the build
+    // image lacks): each cluster has ports and networks of its own.
+    cluster.extend(["--", "--ignored", "--test-threads=3"]);
     total.add(in_image(root, r, &cluster, &plugins)?);
     eprintln!("xtask: Slurm {version}'s symbol check and cluster tests took {:.1?}", t.elapsed());
 
     if let Some(mut site) = site_command(root, version)?.filter(|_| with_site) {
         let t = Instant::now();
-        total.add(run_tests(&mut site)?);
+        total.add(run_nextest(&mut site)?);
         eprintln!("xtask: Slurm {version}'s compose site tests took {:.1?}", t.elapsed());
     }
 

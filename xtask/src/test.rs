@@ -3,8 +3,9 @@
 //! beside (beside.rs), formatting and lints, the import rules, a
 //! SPANK-only build without the Slurm source tree, unit and property tests,
 //! the symbol check and the real-cluster tests (marked #[ignore] so that a
-//! plain `cargo test` never needs root, Docker or a cluster), the host's
-//! compose tests and the evaluation commands' short forms; then the other
+//! plain `cargo test` never needs root, Docker or a cluster; three at a
+//! time), the host's compose tests (two sites at a time) and the evaluation
+//! commands' short forms; then the other
 //! releases' tiers (release_tests), 26.05's compose tests and a short
 //! fault campaign beside them. It ends with one line that counts every test.
 
@@ -14,7 +15,7 @@ use std::time::Instant;
 
 use testcluster::process::run;
 
-use crate::cargo_tests::{run_tests, TestCounts};
+use crate::cargo_tests::{exact, nextest, run_nextest, run_tests, TestCounts};
 use crate::Result;
 
 /// One of the evaluation commands' short forms, run as a test.
@@ -69,21 +70,15 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
     let unit = run_tests(cargo_in(&tree).args(["test", "--workspace", "--no-fail-fast"]));
     eprintln!("xtask: unit and property tests took {:.1?}", t.elapsed());
     total.add(unit?);
+    // The real-cluster tests, three at a time (they mostly wait on
+    // daemons: 880 s of tests in 298 s here), and then the host's compose
+    // tests two at a time (a site is eight containers).
     let t = Instant::now();
-    let mut cluster = cargo_in(&tree);
-    cluster.args(["test", "-p", "cluster-tests", "--no-fail-fast"]);
-    for test in cluster_test_files(root)? {
-        cluster.args(["--test", &test]);
-    }
-    let cluster = run_tests(cluster.args(["--", "--ignored", "--test-threads=1"]));
+    let cluster = run_nextest(&mut nextest(cargo_in(&tree), "not binary(/^compose_/)", 3));
     eprintln!("xtask: symbol check and cluster tests took {:.1?}", t.elapsed());
     total.add(cluster?);
     let t = Instant::now();
-    let mut site = cargo_in(&tree);
-    site.args(["test", "-p", "cluster-tests", "--no-fail-fast", "--test", "compose_site", "--test", "compose_mpi"]);
-    site.args(["--test", "compose_faults"]);
-    site.arg("--").args(HOST_SITE).args(["--ignored", "--exact", "--test-threads=1"]);
-    let site = run_tests(&mut site);
+    let site = run_nextest(&mut nextest(cargo_in(&tree), &exact(HOST_SITE), 2));
     eprintln!("xtask: the host's compose tests took {:.1?}", t.elapsed());
     total.add(site?);
     let t = Instant::now();
@@ -149,20 +144,6 @@ const HOST_SITE: &[&str] = &[
     "a_job_requeued_as_its_node_goes_down_has_its_runs_recorded_apart",
     "an_mpi_step_that_cannot_be_launched_is_started_again",
 ];
-
-/// The real-cluster test files (every one of cluster-tests but the
-/// compose site's), by name.
-fn cluster_test_files(root: &Path) -> Result<Vec<String>> {
-    let dir = root.join("crates/cluster-tests/tests");
-    let mut files: Vec<String> = std::fs::read_dir(&dir)
-        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.strip_suffix(".rs").map(str::to_string))
-        .filter(|name| !name.starts_with("compose_"))
-        .collect();
-    files.sort();
-    Ok(files)
-}
 
 /// `cargo xtask test --slurm V`: release V's tier alone, after the host's
 /// set-up (its compose test runs from the host).

@@ -30,9 +30,17 @@ fn version_if_installed(query: &str) -> Option<String> {
 
 fn apt_get() -> Command {
     let mut c = Command::new("apt-get");
-    c.env("DEBIAN_FRONTEND", "noninteractive");
+    // Waits for another apt (unattended-upgrades, an admin's) instead of
+    // failing at once on its lock.
+    c.env("DEBIAN_FRONTEND", "noninteractive").args(["-o", "DPkg::Lock::Timeout=300"]);
     c
 }
+
+/// Held while packages are installed: two commands or tests that need
+/// packages at once (cargo xtask test runs several) install them one after
+/// the other, and the second finds them there. Our policy-rc.d is put and
+/// removed under it too.
+const LOCK: &str = "/run/lock/malleable-apt.lock";
 
 /// Install whichever of these Debian packages is missing. No service is
 /// started meanwhile (Debian's policy-rc.d, there only while apt runs,
@@ -40,7 +48,14 @@ fn apt_get() -> Command {
 /// pid, and mariadb-server or slurmdbd would otherwise leave a system
 /// daemon behind that nothing here stops.
 pub fn ensure(packages: &[&str]) -> Result<()> {
-    let missing: Vec<&str> = packages.iter().copied().filter(|p| installed_version(p).is_none()).collect();
+    let missing = || -> Vec<&str> { packages.iter().copied().filter(|p| installed_version(p).is_none()).collect() };
+    if missing().is_empty() {
+        return Ok(());
+    }
+    let _ = std::fs::create_dir_all("/run/lock");
+    let lock = std::fs::File::create(LOCK).map_err(|e| format!("cannot create {LOCK}: {e}"))?;
+    lock.lock().map_err(|e| format!("cannot lock {LOCK}: {e}"))?;
+    let missing = missing();
     if !missing.is_empty() {
         let t = Instant::now();
         eprintln!("provision: installing {}", missing.join(" "));

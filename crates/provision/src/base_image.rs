@@ -112,8 +112,17 @@ pub fn base_image(root: &Path, release: &SlurmRelease) -> Result<String> {
     if image_exists(&tag) {
         return Ok(tag);
     }
-    let t = Instant::now();
     let work = image_work(root);
+    // Sites started at once (cargo xtask test runs two) make it once: the
+    // second waits for the first and finds it made.
+    std::fs::create_dir_all(&work).map_err(|e| format!("cannot create {}: {e}", work.display()))?;
+    let lock_path = work.join(format!(".base-{}.lock", release.version));
+    let lock = std::fs::File::create(&lock_path).map_err(|e| format!("cannot create {}: {e}", lock_path.display()))?;
+    lock.lock().map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
+    if image_exists(&tag) {
+        return Ok(tag);
+    }
+    let t = Instant::now();
     // Per release: two bases may be made at once without sharing a root.
     let rootfs = work.join(format!("rootfs-{}", release.version));
     let log = work.join(format!("base-image-{}.log", release.version));

@@ -24,6 +24,7 @@ pub const SITE_INIT: &str = include_str!("site-init.sh");
 /// one with its module, and the runtime's library) and site-init; with `staged` None (a stock site),
 /// site-init only. Built when its tag is missing.
 pub fn site_image(base: &str, staged: Option<&Path>, plugin_dir: &str, work: &Path) -> Result<String> {
+    // `work` is the site's own directory: its context is its own.
     let ctx = work.join("image");
     if ctx.exists() {
         std::fs::remove_dir_all(&ctx).map_err(|e| format!("cannot clear {}: {e}", ctx.display()))?;

@@ -58,11 +58,12 @@ impl Site {
     pub fn up(spec: SiteSpec, workspace: &Path, staged: &Path) -> Result<Site> {
         let t = Instant::now();
         let root = workspace.join("target/compose");
-        let work = provision::image::image_work(workspace);
         let release = spec.release();
         let base = provision::base_image::base_image(workspace, release)?;
-        let image = image::site_image(&base, spec.ours.then_some(staged), release.lib_dir, &work)?;
         let dir = Site::dir_of(&root, &spec.name);
+        // The image's build context in the site's own directory: sites
+        // started at once would clear each other's.
+        let image = image::site_image(&base, spec.ours.then_some(staged), release.lib_dir, &dir)?;
         if dir.join("docker-compose.yml").exists() {
             Site::down_in(&spec.name, &dir);
         }
@@ -71,10 +72,18 @@ impl Site {
         for old in ["log", "home"] {
             let _ = std::fs::remove_dir_all(dir.join(old));
         }
+        // From picking a free /24 to docker making the network on it, one
+        // site at a time: two sites started at once would pick the same.
+        std::fs::create_dir_all(&root).map_err(|e| format!("cannot create {}: {e}", root.display()))?;
+        let lock_path = root.join(".subnets.lock");
+        let lock =
+            std::fs::File::create(&lock_path).map_err(|e| format!("cannot create {}: {e}", lock_path.display()))?;
+        lock.lock().map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
         let subnet = super::subnet::pick(&spec.name, &super::subnet::taken()?)?;
         files::write_all(&spec, &dir, &image, subnet)?;
         let site = Site { spec, dir, keep: false };
         run(compose(&site.spec.name, &site.dir).args(["up", "-d", "--no-color", "--quiet-pull"]))?;
+        drop(lock);
         if let Err(e) = site.wait_ready(Duration::from_secs(240)) {
             site.print_logs();
             return Err(e);
