@@ -262,6 +262,37 @@ pub fn assert_result_as_alone(site: &Site, user: &str, id: u32, args: &str) {
     assert_eq!(crate::malleable::checksum_in(&out), alone, "{out}");
 }
 
+/// Once every step of the ended job `id` is in the database (the last one's
+/// end carries the job's TRES), each of its records is billed for the
+/// nodes it held, at one CPU a node: its AllocTRES name as many nodes as
+/// its NNodes, and its AllocCPUS is that count too. Within a deadline: the
+/// plugin sets a first record right a pass after that step's end.
+pub fn assert_each_record_billed_for_its_nodes(site: &Site, user: &str, id: u32) {
+    let ids = id.to_string();
+    wait::until("every step of the job ended in the database", Duration::from_secs(60), || {
+        let steps = as_user(site, user, &["sacct", "-D", "-n", "-P", "-j", &ids, "-o", "JobID,State"]);
+        let closed = steps.lines().any(|l| l.starts_with(&format!("{id}.batch|"))) && !steps.contains("|RUNNING");
+        Ok(closed.then_some(()))
+    })
+    .unwrap_or_else(|e| {
+        site.print_logs();
+        panic!("{e}")
+    });
+    let mut seen = String::new();
+    let billed = wait::until("each record billed for the nodes it held", Duration::from_secs(30), || {
+        seen = as_user(site, user, &["sacct", "-D", "-X", "-n", "-P", "-j", &ids, "-o", "NNodes,AllocCPUS,AllocTRES"]);
+        let right = seen.lines().all(|l| {
+            let f: Vec<&str> = l.split('|').collect();
+            let node = f.get(2).and_then(|t| t.split(',').find_map(|kv| kv.strip_prefix("node=")));
+            f.len() == 3 && node == Some(f[0]) && f[1] == f[0]
+        });
+        Ok(right.then_some(()))
+    });
+    if let Err(e) = billed {
+        panic!("{e}: sacct -D -X (NNodes, AllocCPUS, AllocTRES):\n{seen}");
+    }
+}
+
 /// `user`'s fair-share usage (sshare's RawUsage, in account physics)
 /// against the CPU-seconds job `id`'s records hold (its only job), within
 /// 2% or within a second of each record's CPUs, whichever is more

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use cluster_tests::said;
 use cluster_tests::site::{
-    assert_result_as_alone, assert_tiling, docker, job_field, put_file, records, sbatch_as, up_site,
-    usage_against_records, wait_ctld_said, wait_ctld_said_after, wait_field, wait_finished, Record, README_APP_ARGS,
-    README_ELASTIC_JOB,
+    assert_each_record_billed_for_its_nodes, assert_result_as_alone, assert_tiling, docker, job_field, put_file,
+    records, sbatch_as, up_site, usage_against_records, wait_ctld_said, wait_ctld_said_after, wait_field,
+    wait_finished, Record, README_APP_ARGS, README_ELASTIC_JOB,
 };
 use testcluster::wait;
 
@@ -366,5 +366,53 @@ fn a_no_kill_job_that_loses_both_hosts_at_once_is_requeued_and_billed_once() {
         Ok(usage_against_records(&site, "alice", id).map_err(|e| wrong = e).ok())
     })
     .unwrap_or_else(|e| panic!("{e}: {wrong}"));
+    assert_eq!(site.runaway_jobs(), Ok(None));
+}
+
+/// A `--no-kill` job loses one host, which Slurm takes out of it (a resize:
+/// a second record, on one node), and then its batch host, which requeues
+/// it. On 26.05 the first run's last step wrote that run's last TRES into
+/// its first record (26.05 names a job's first record in its steps'
+/// messages: first_record.rs), so the first record was billed for one CPU
+/// where the job held two (chaos run 22's JobId=142). The plugin sends the
+/// first record's own TRES again once the requeue is over, and each record
+/// of both runs is billed for the nodes it held.
+#[test]
+#[ignore = "needs Docker and a built site: cargo xtask test"]
+fn a_no_kill_job_that_loses_a_host_and_then_is_requeued_is_billed_in_each_record_for_the_nodes_it_held() {
+    // A requeued job may start again cred_expire + 1 s later (stock; 121 s
+    // by default).
+    let site = up_site("t-lostrequeue", 2, |s| s.set("SlurmdTimeout", "20").set("AuthInfo", "cred_expire=10"));
+    // Its second run ends at once, on both hosts again.
+    let script = "#!/bin/sh\n#SBATCH -N2 -w c1,c2 --no-kill --requeue --time=5 --output=lost-%j.out\n\
+                  [ \"${SLURM_RESTART_COUNT:-0}\" -gt 0 ] && exit 0\nsleep 300\n";
+    let script = put_file(&site, "alice", "lost.sh", script);
+    let id = sbatch_as(&site, "alice", &[&script]);
+    wait::until("the job to run on both hosts", Duration::from_secs(60), || {
+        Ok((job_field(&site, id, "JobState") == "RUNNING" && job_field(&site, id, "NumNodes") == "2").then_some(()))
+    })
+    .unwrap();
+    // Its first record named (slurmdbd answered its start).
+    wait::until("the job's record in the database", Duration::from_secs(30), || {
+        let out = site.output(None, "login", &["sacct", "-X", "-n", "-P", "-j", &id.to_string(), "-o", "State"]);
+        Ok(out.ok().filter(|o| o.contains("RUNNING")).map(|_| ()))
+    })
+    .unwrap();
+    docker(&["kill", &site.container("c2")]);
+    wait::until("c2 taken out of the job", Duration::from_secs(120), || {
+        Ok((job_field(&site, id, "NumNodes") == "1").then_some(()))
+    })
+    .unwrap();
+    docker(&["kill", &site.container("c1")]);
+    wait::until("the job requeued", Duration::from_secs(120), || {
+        Ok((job_field(&site, id, "Restarts") == "1").then_some(()))
+    })
+    .unwrap();
+    docker(&["start", &site.container("c1"), &site.container("c2")]);
+    assert_eq!(wait_finished(&site, id, Duration::from_secs(180)), "COMPLETED");
+    let recs = records(&site, id);
+    assert_runs_apart(&recs);
+    assert_eq!(recs[0].nodes, 2, "{recs:#?}");
+    assert_each_record_billed_for_its_nodes(&site, "alice", id);
     assert_eq!(site.runaway_jobs(), Ok(None));
 }

@@ -11,9 +11,9 @@ use std::time::Duration;
 use cluster_tests::malleable::checksum_in;
 use cluster_tests::said::{self, JobId, LogLine};
 use cluster_tests::site::{
-    as_user, assert_result_as_alone, assert_tiling, docker, job_field, put_file, records, sbatch_as, timeline, up_site,
-    usage_against_records, wait_ctld_log, wait_ctld_said, wait_field, wait_finished, README_APP_ARGS,
-    README_ELASTIC_JOB,
+    as_user, assert_each_record_billed_for_its_nodes, assert_result_as_alone, assert_tiling, docker, job_field,
+    put_file, records, sbatch_as, timeline, up_site, usage_against_records, wait_ctld_log, wait_ctld_said, wait_field,
+    wait_finished, README_APP_ARGS, README_ELASTIC_JOB,
 };
 use testcluster::compose::files::{REST_HOST, REST_PORT};
 use testcluster::compose::Site;
@@ -319,36 +319,9 @@ fn a_job_that_grew_is_billed_in_each_record_for_the_nodes_it_held_then() {
     assert_tiling(&recs);
     assert_eq!((recs[0].nodes, recs.last().unwrap().nodes), (2, 4), "{recs:#?}");
 
-    // Once every step's end is in (the last one's carries the job's TRES),
-    // each record's TRES name the nodes it held, at one CPU a node as
-    // the job asked (within a deadline: the plugin sets the first record
-    // right a pass after that step's end).
-    let ids = id.to_string();
-    wait::until("every step of the job ended in the database", Duration::from_secs(60), || {
-        let steps = as_user(&site, "alice", &["sacct", "-D", "-n", "-P", "-j", &ids, "-o", "JobID,State"]);
-        let closed = steps.lines().any(|l| l == format!("{id}.extern|COMPLETED"))
-            && steps.lines().any(|l| l == format!("{id}.batch|COMPLETED"))
-            && !steps.contains("|RUNNING");
-        Ok(closed.then_some(()))
-    })
-    .unwrap_or_else(|e| {
-        site.print_logs();
-        panic!("{e}")
-    });
-    let mut seen = String::new();
-    let billed = wait::until("each record billed for the nodes it held", Duration::from_secs(30), || {
-        seen =
-            as_user(&site, "alice", &["sacct", "-D", "-X", "-n", "-P", "-j", &ids, "-o", "NNodes,AllocCPUS,AllocTRES"]);
-        let right = seen.lines().all(|l| {
-            let f: Vec<&str> = l.split('|').collect();
-            let node = f.get(2).and_then(|t| t.split(',').find_map(|kv| kv.strip_prefix("node=")));
-            f.len() == 3 && node == Some(f[0]) && f[1] == f[0]
-        });
-        Ok(right.then_some(()))
-    });
-    if let Err(e) = billed {
-        panic!("{e}: sacct -D -X (NNodes, AllocCPUS, AllocTRES):\n{seen}");
-    }
+    // Each record billed for the nodes it held, at one CPU a node as the
+    // job asked.
+    assert_each_record_billed_for_its_nodes(&site, "alice", id);
     usage_against_records(&site, "alice", id).unwrap_or_else(|e| panic!("{e}"));
 }
 

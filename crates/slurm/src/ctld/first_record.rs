@@ -196,6 +196,17 @@ impl<L: WritesJobs> LockGuard<L> {
                     // SAFETY: a live record under our job write lock; plain fields.
                     let (sluid, flags) = unsafe { ((*rec).step_id.sluid, (*rec).bit_flags) };
                     if sluid != k.sluid {
+                        // Requeued (a new SLUID): the run whose first record
+                        // this is has ended, its steps with it, and its last
+                        // step may have written the run's last TRES there as
+                        // at a job's end (chaos run 22's JobId=142). Sent
+                        // again once the requeue is over.
+                        if job.is_completing() {
+                            return true;
+                        }
+                        // SAFETY: the record is live under our job write lock.
+                        unsafe { self.send_first_record_again(rec, k) };
+                        sent.push(k.job);
                         return false;
                     }
                     // Ended, and every step gone: once TRES_STR_CALC is set,
