@@ -410,6 +410,9 @@ const CTLD: Allow = Allow {
         // LockGuard::name_record).
         "jobacct_storage_g_job_start",
         "acct_storage_g_get_data",
+        // libslurmfull's: slurmdbd asked whether it answers (ctld::slurmdbd_ping).
+        "slurm_persist_conn_open",
+        "slurm_persist_conn_close",
         "slurm_msg_t_init",
         "slurm_init_job_desc_msg",
         "get_extra_conf_path",

@@ -5,9 +5,9 @@
 //! the symbol check and the real-cluster tests (marked #[ignore] so that a
 //! plain `cargo test` never needs root, Docker or a cluster; three at a
 //! time), the host's compose tests (two sites at a time) and the evaluation
-//! commands' short forms; then the other
-//! releases' tiers (release_tests), 26.05's compose tests and a short
-//! fault campaign beside them. It ends with one line that counts every test.
+//! commands' short forms, a short fault campaign beside those; then the
+//! other releases' tiers (release_tests), 26.05's compose tests beside
+//! them. It ends with one line that counts every test.
 
 use std::path::Path;
 use std::process::Command;
@@ -81,6 +81,7 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
     let site = run_nextest(&mut nextest(cargo_in(&tree), &exact(HOST_SITE), 2));
     eprintln!("xtask: the host's compose tests took {:.1?}", t.elapsed());
     total.add(site?);
+    let campaign = crate::beside::Sites::campaign(root);
     let t = Instant::now();
     let evaluations = run_evaluations(evaluations);
     eprintln!("xtask: the evaluation commands' short forms took {:.1?}", t.elapsed());
@@ -88,8 +89,8 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
     let sites = beside.wait(root);
     eprintln!("xtask: the host's tiers and the other releases' builds took {:.1?}", window.elapsed());
     // The other releases: each tested in its own root, their compose
-    // tests and CI's fault campaign beside them (all mostly wait on
-    // daemons), started as soon as the builds were done.
+    // tests beside them (both mostly wait on daemons), started as soon as
+    // the builds were done.
     let mut failed = None;
     for tier in crate::release_tests::TIERS {
         let t = Instant::now();
@@ -104,6 +105,7 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
         }
     }
     sites.finish(&mut total);
+    campaign.finish(&mut total);
     if let Some(e) = failed {
         return Err(e);
     }
@@ -127,8 +129,9 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
 /// wait for slurmdbd under its locks), a grown job requeued (its runs'
 /// records apart), and a `--no-kill` job requeued by losing both its hosts
 /// at once (billed once), and a job requeued as its node goes down (22.05
-/// leaves the requeue unfinished: its runs' records apart), and an MPI step
-/// slurmstepd cannot launch (22.05's srun exits 0 after it). The rest of
+/// leaves the requeue unfinished: its runs' records apart), an MPI step
+/// slurmstepd cannot launch (22.05's srun exits 0 after it), and an expand
+/// held while slurmdbd hangs (22.05 would wait for it under its locks). The rest of
 /// the compose tier runs on 26.05, the release sites run now
 /// (release_tests::TIERS), not on both: CI's hour.
 const HOST_SITE: &[&str] = &[
@@ -143,6 +146,7 @@ const HOST_SITE: &[&str] = &[
     "a_no_kill_job_that_loses_both_hosts_at_once_is_requeued_and_billed_once",
     "a_job_requeued_as_its_node_goes_down_has_its_runs_recorded_apart",
     "an_mpi_step_that_cannot_be_launched_is_started_again",
+    "a_hung_slurmdbd_holds_an_expand_and_slurmctld_keeps_answering",
 ];
 
 /// `cargo xtask test --slurm V`: release V's tier alone, after the host's

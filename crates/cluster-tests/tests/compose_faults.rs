@@ -165,6 +165,58 @@ fn a_shrink_forced_just_after_slurmdbd_stops_waits_for_it_though_slurmctld_does_
     assert_eq!(site.runaway_jobs(), Ok(None));
 }
 
+/// slurmdbd hung: its process stopped (its container paused), its port
+/// still taking connections, as when it waits on MariaDB. A resize then
+/// would have 22.05's slurmctld wait for slurmdbd's answer under its locks,
+/// up to 900 s (SLURMDBD_TIMEOUT), answering no one meanwhile: a probe that
+/// only opened a connection found such a slurmdbd well. The plugin's probe
+/// asks slurmdbd's own PersistInit, finds it not answering, and holds the
+/// expand that comes meanwhile; slurmctld keeps answering, and the expand
+/// is made once slurmdbd answers again.
+#[test]
+#[ignore = "needs Docker and a built site: cargo xtask test"]
+fn a_hung_slurmdbd_holds_an_expand_and_slurmctld_keeps_answering() {
+    // The job asks for a feature only c1 and c2 have at first: it may grow
+    // once c3 and c4 are given it, which sends slurmdbd nothing.
+    let site = up_site("t-hungdbd", 4, |s| s);
+    let feature = |nodes: &str| {
+        let n = format!("NodeName={nodes}");
+        let cmd = ["scontrol", "update", &n, "AvailableFeatures=big", "ActiveFeatures=big"];
+        site.output(None, "slurmctld", &cmd).unwrap();
+    };
+    feature("c[1-2]");
+    let args = README_APP_ARGS.replace("--iterations 600", "--iterations 800");
+    let script = format!(
+        "#!/bin/sh\n#SBATCH --nodes=2 --min-nodes-invasive=1 --max-nodes-invasive=4 --constraint=big\n\
+         #SBATCH --time=10 --output=elastic-%j.out\nmall-run -- mall-example {args}\n"
+    );
+    let script = put_file(&site, "alice", "hung.sh", &script);
+    let id = sbatch_as(&site, "alice", &[&script]);
+    wait_ctld_said(&site, &said::request_verb(id, "HELLO"), Duration::from_secs(90));
+    let mark = site.log("slurmctld", "slurmctld.log").len();
+    docker(&["pause", &site.container("slurmdbd")]);
+    let held = wait_ctld_said_after(&site, mark, &said::resizes_held_unanswered(), Duration::from_secs(30));
+    assert!(held.contains("PersistInit"), "{held}");
+    feature("c[3-4]");
+    // Several passes (a 5 s tick) with room to grow: each would have
+    // expanded the job, and slurmctld answers all the while.
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    while std::time::Instant::now() < until {
+        let asked = std::time::Instant::now();
+        let squeue = site.output(None, "login", &["timeout", "10", "squeue", "-h", "-j", &id.to_string(), "-o", "%D"]);
+        assert_eq!(squeue.as_deref().map(str::trim), Ok("2"), "squeue with slurmdbd hung");
+        assert!(asked.elapsed() < Duration::from_secs(5), "slurmctld answered after {:?}", asked.elapsed());
+        std::thread::sleep(Duration::from_secs(2));
+    }
+    assert!(!said::expanding(id, "c3,c4").in_log(&site.log("slurmctld", "slurmctld.log")[mark..]));
+    docker(&["unpause", &site.container("slurmdbd")]);
+    wait_ctld_said_after(&site, mark, &said::expand_committed(id, "c3,c4"), Duration::from_secs(120));
+    assert_eq!(wait_finished(&site, id, Duration::from_secs(300)), "COMPLETED");
+    assert_result_as_alone(&site, "alice", id, &args);
+    assert_tiling(&records(&site, id));
+    assert_eq!(site.runaway_jobs(), Ok(None));
+}
+
 /// An elastic job that has grown is requeued (as Slurm requeues a batch
 /// job whose batch host failed, here by `scontrol requeue`): its two runs
 /// are recorded apart, the first ended by the requeue. Stock keeps a job's

@@ -37,7 +37,7 @@
 //! | [`Capped`](LogLine::Capped) `JobId=4: grows to 3 nodes at most: ...` | agent/pass.rs | compose_policies |
 //! | [`LocksHeld`](LogLine::LocksHeld) `pass 3: slurmctld's locks held 1.2 ms to read, 0.4 ms to apply, on the CPU 1.5 ms of them ...` (`not again to apply`: nothing to write) (debug) | agent/pass.rs | xtask soak, bench_scale, bench_ipsched, bench_site |
 //! | [`FeedRead`](LogLine::FeedRead) `feed: 12 records read, 5566 waiting kept, nodes walked` or `feed: whole read (Partitions), ...` (debug) | snapshot.rs | cluster_feed |
-//! | [`ResizesHeld`](LogLine::ResizesHeld) `resizes held: slurmdbd does not answer (slurmdbd:6819 (172.18.0.2:6819): Connection refused)` or `... is away or behind (sdiag: DBD Agent queue size)` (warn) | agent/pass.rs | compose_site, compose_faults |
+//! | [`ResizesHeld`](LogLine::ResizesHeld) `resizes held: slurmdbd does not answer (slurmdbd:6819: its PersistInit unanswered after 2s)` or `... is away or behind (sdiag: DBD Agent queue size)` (warn) | agent/pass.rs | compose_site, compose_faults |
 //! | [`ResizesResumed`](LogLine::ResizesResumed) `resizes resumed: slurmdbd has caught up` | agent/pass.rs | compose_site |
 //! | [`RequestTaken`](LogLine::RequestTaken) `JobId=4: its runtime's request: mall1 seq=7 COMMIT job=4 resize=17` (job_submit/malleable) | job-submit-malleable | cluster-eval resize_latency, tests |
 //!

@@ -10,11 +10,12 @@ use crate::ctld::slurmdbd::slurmdbd_in_use;
 
 /// Where slurmctld reaches slurmdbd, as slurm.conf names it:
 /// AccountingStorageHost, then AccountingStorageBackupHost when set, at
-/// AccountingStoragePort.
+/// AccountingStoragePort; and the ClusterName it says it is for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SlurmdbdAddress {
     pub hosts: Vec<String>,
     pub port: u16,
+    pub cluster: String,
 }
 
 /// slurmdbd's port when slurm.conf sets none (Slurm's SLURMDBD_PORT).
@@ -30,7 +31,7 @@ impl<L: LockSet> LockGuard<L> {
         // SAFETY: as in slurmdbd_in_use, and the guard holds the config
         // read lock besides: the strings are NULL or NUL-terminated and
         // live while it does; they are copied.
-        let (host, backup, port) = unsafe {
+        let (host, backup, port, cluster) = unsafe {
             let text = |p: *const libc::c_char| {
                 (!p.is_null()).then(|| std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned())
             };
@@ -38,11 +39,13 @@ impl<L: LockSet> LockGuard<L> {
                 text(std::ptr::addr_of!(sys::slurm_conf.accounting_storage_host).read()),
                 text(std::ptr::addr_of!(sys::slurm_conf.accounting_storage_backup_host).read()),
                 std::ptr::addr_of!(sys::slurm_conf.accounting_storage_port).read(),
+                text(std::ptr::addr_of!(sys::slurm_conf.cluster_name).read()),
             )
         };
         let hosts: Vec<String> = host.into_iter().chain(backup).filter(|h| !h.is_empty()).collect();
         let port = if port == 0 { SLURMDBD_PORT } else { port };
-        (!hosts.is_empty()).then_some(SlurmdbdAddress { hosts, port })
+        let cluster = cluster.unwrap_or_default();
+        (!hosts.is_empty()).then_some(SlurmdbdAddress { hosts, port, cluster })
     }
 
     /// With slurmdbd: whether slurmctld's connection to it is down, or

@@ -22,6 +22,7 @@ pub mod sched_plugin;
 pub mod select;
 mod select_ops;
 pub mod slurmdbd;
+pub mod slurmdbd_ping;
 pub mod symbols;
 
 pub use alloc::AllocError;
