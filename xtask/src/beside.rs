@@ -1,10 +1,11 @@
 //! What `cargo xtask test` does beside its other work: the other releases
 //! built one after the other (`cargo xtask test --slurm V --no-run`,
 //! niced) while the host's tiers run; then, as soon as they are built, a
-//! release's compose tests and a short fault campaign, beside the rest of
-//! the host's tiers and then the releases' (all mostly wait on daemons;
-//! beside the builds they would slow them as much as they save: the builds
-//! keep both cores busy).
+//! release's compose tests, beside the rest of the host's tiers and then
+//! the releases' (all mostly wait on daemons; beside the builds they would
+//! slow them as much as they save: the builds keep both cores busy). CI's
+//! short fault campaign, on the host's release, starts once the host's
+//! compose tests are done.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -28,9 +29,9 @@ pub struct OtherReleases {
 
 impl OtherReleases {
     /// Start building the other releases, in [`TIERS`]' order, and once
-    /// they are built, their compose tests and the campaign: the host's
-    /// compose tests and evaluations still had about nine minutes to run
-    /// when the builds were done, and the sites waited for them.
+    /// they are built, their compose tests: the host's compose tests and
+    /// evaluations still had about nine minutes to run when the builds were
+    /// done, and the sites waited for them.
     pub fn start(root: &Path) -> OtherReleases {
         let log = root.join("target/xtask-compile-releases.log");
         let (root, out) = (root.to_path_buf(), log.clone());
@@ -50,10 +51,9 @@ impl OtherReleases {
     }
 
     /// Wait for the builds, and what was started beside once they were
-    /// done (the builds' thread said when): the campaign alone if a build
-    /// failed, the campaign started now if the thread could not run; each
-    /// tier's own run then builds its release and runs its compose tests
-    /// itself. A build that failed is said with its log: its tier's own run
+    /// done (the builds' thread said when): nothing if a build failed or
+    /// the thread could not run; each tier's own run then builds its
+    /// release and runs its compose tests itself. A build that failed is said with its log: its tier's own run
     /// builds it again in the foreground, to stop on the same error.
     pub fn wait(mut self, root: &Path) -> Sites {
         let joined = self.thread.take().map(JoinHandle::join);
@@ -139,7 +139,8 @@ struct Lane {
 }
 
 /// What runs beside the releases' tiers: the compose tests of every built
-/// release that has some, and CI's fault campaign.
+/// release that has some; and CI's fault campaign, on the host's release,
+/// from the end of the host's compose tests on ([`Sites::campaign`]).
 pub struct Sites(Vec<Lane>);
 
 /// CI's fault campaign (issue 57): short, on the host's release, its seed
@@ -147,9 +148,8 @@ pub struct Sites(Vec<Lane>);
 pub const CI_CAMPAIGN: [&str; 5] = ["chaos", "--minutes", "4", "--seed", "3"];
 
 impl Sites {
-    /// Start them (no release's if `built` is false: each tier's run then
-    /// builds its release and runs its compose tests itself), and the
-    /// campaign.
+    /// Start them (none if `built` is false: each tier's run then builds
+    /// its release and runs its compose tests itself).
     pub fn start(root: &Path, built: bool) -> Sites {
         let mut lanes = Vec::new();
         for tier in TIERS.iter().filter(|_| built) {
@@ -159,11 +159,21 @@ impl Sites {
                 Err(e) => eprintln!("xtask: cannot start Slurm {}'s compose tests beside: {e}", tier.version),
             }
         }
-        match start_campaign(root) {
-            Ok(lane) => lanes.push(lane),
-            Err(e) => eprintln!("xtask: cannot start the fault campaign beside: {e}"),
-        }
         Sites(lanes)
+    }
+
+    /// Start CI's campaign: it needs the host's release only, so it runs
+    /// beside the host's evaluations and the other releases' builds, and
+    /// is no longer the tail of the run (it waited for those builds, about
+    /// 35 minutes, and then took 14 more).
+    pub fn campaign(root: &Path) -> Sites {
+        match start_campaign(root) {
+            Ok(lane) => Sites(vec![lane]),
+            Err(e) => {
+                eprintln!("xtask: cannot start the fault campaign beside: {e}");
+                Sites(Vec::new())
+            }
+        }
     }
 
     /// Whether `version`'s compose tests run here (its tier's run skips them).
@@ -172,8 +182,12 @@ impl Sites {
     }
 
     /// Wait for each; print its output and add its counts to `total`.
-    pub fn finish(self, total: &mut TestCounts) {
-        for mut lane in self.0 {
+    pub fn finish(mut self, total: &mut TestCounts) {
+        self.finish_lanes(total);
+    }
+
+    fn finish_lanes(&mut self, total: &mut TestCounts) {
+        for mut lane in std::mem::take(&mut self.0) {
             let status = lane.child.wait();
             let text = std::fs::read_to_string(&lane.log).unwrap_or_default();
             println!("xtask: {}, run beside (log: {}):", lane.what, lane.log.display());
@@ -205,6 +219,14 @@ impl Sites {
             eprintln!("xtask: {}, beside, took {:.1?}", lane.what, lane.started.elapsed());
             total.add(counts);
         }
+    }
+}
+
+/// A run that stops early (an error returned past its sites) still waits
+/// for what it started, its output printed: nothing of it is left running.
+impl Drop for Sites {
+    fn drop(&mut self) {
+        self.finish_lanes(&mut TestCounts::default());
     }
 }
 
