@@ -285,7 +285,17 @@ pub fn compose_yml(spec: &SiteSpec, dir: &Path, image: &str, subnet: Subnet) -> 
             let _ = writeln!(s, "      - {d}/home:/home");
         }
     }
-    let _ = writeln!(s, "networks:\n  site:\n    ipam:\n      config:\n        - subnet: {}", subnet.cidr());
+    // Named after its /24 too: docker at times keeps a removed site's
+    // network, with an endpoint no container holds ("has active
+    // endpoints"), and compose would reuse one of the same name, whose
+    // addresses the hosts' no longer fit. A new /24 is never a kept one's.
+    let _ = writeln!(
+        s,
+        "networks:\n  site:\n    name: {}-net{}\n    ipam:\n      config:\n        - subnet: {}",
+        spec.name,
+        subnet.0[2],
+        subnet.cidr()
+    );
     s
 }
 
@@ -385,6 +395,7 @@ mod tests {
         assert_eq!(unique.len(), addrs.len(), "{addrs:?}");
         assert!(addrs.iter().all(|a| a.starts_with("10.213.7.")), "{addrs:?}");
         assert!(y.contains("- subnet: 10.213.7.0/24"), "{y}");
+        assert!(y.contains("    name: s-net7\n"), "{y}");
         // Each knows every other's address, not its own (docker adds that).
         let c1 = addrs[hosts(&SiteSpec::new("s", 2, 2)).iter().position(|h| h == "c1").unwrap()];
         assert!(service("slurmctld").contains(&format!("- \"c1:{c1}\"")), "{}", service("slurmctld"));
