@@ -53,14 +53,15 @@ impl OtherReleases {
     /// Wait for the builds, and what was started beside once they were
     /// done (the builds' thread said when): nothing if a build failed or
     /// the thread could not run; each tier's own run then builds its
-    /// release and runs its compose tests itself. A build that failed is said with its log: its tier's own run
-    /// builds it again in the foreground, to stop on the same error.
-    pub fn wait(mut self, root: &Path) -> Sites {
+    /// release and runs its compose tests itself. A build that failed is
+    /// said with its log: its tier's own run builds it again in the
+    /// foreground, to stop on the same error.
+    pub fn wait(mut self) -> Sites {
         let joined = self.thread.take().map(JoinHandle::join);
         let (built, sites) = match joined {
             Some(Ok(done)) => done,
-            // No thread, or it panicked: start the sites now, as before.
-            _ => (false, Sites::start(root, false)),
+            // No thread, or it panicked: no site was started.
+            _ => (false, Sites(Vec::new())),
         };
         if !built {
             eprintln!("xtask: the other releases' builds beside them failed; see {}", self.log.display());

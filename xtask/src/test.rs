@@ -86,7 +86,7 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
     let evaluations = run_evaluations(evaluations);
     eprintln!("xtask: the evaluation commands' short forms took {:.1?}", t.elapsed());
     total.add(evaluations?);
-    let sites = beside.wait(root);
+    let sites = beside.wait();
     eprintln!("xtask: the host's tiers and the other releases' builds took {:.1?}", window.elapsed());
     // The other releases: each tested in its own root, their compose
     // tests beside them (both mostly wait on daemons), started as soon as
@@ -131,8 +131,8 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
 /// at once (billed once), and a job requeued as its node goes down (22.05
 /// leaves the requeue unfinished: its runs' records apart), an MPI step
 /// slurmstepd cannot launch (22.05's srun exits 0 after it), and an expand
-/// held while slurmdbd hangs (22.05 would wait for it under its locks). The rest of
-/// the compose tier runs on 26.05, the release sites run now
+/// held while slurmdbd hangs (22.05 would wait for it under its locks).
+/// The rest of the compose tier runs on 26.05, the release sites run now
 /// (release_tests::TIERS), not on both: CI's hour.
 const HOST_SITE: &[&str] = &[
     "the_readme_elastic_job_grows_shrinks_and_completes_on_the_compose_site",

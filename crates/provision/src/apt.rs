@@ -52,9 +52,7 @@ pub fn ensure(packages: &[&str]) -> Result<()> {
     if missing().is_empty() {
         return Ok(());
     }
-    let _ = std::fs::create_dir_all("/run/lock");
-    let lock = std::fs::File::create(LOCK).map_err(|e| format!("cannot create {LOCK}: {e}"))?;
-    lock.lock().map_err(|e| format!("cannot lock {LOCK}: {e}"))?;
+    let _lock = crate::lock::hold(Path::new(LOCK))?;
     let missing = missing();
     if !missing.is_empty() {
         let t = Instant::now();

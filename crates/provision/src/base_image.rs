@@ -115,10 +115,7 @@ pub fn base_image(root: &Path, release: &SlurmRelease) -> Result<String> {
     let work = image_work(root);
     // Sites started at once (cargo xtask test runs two) make it once: the
     // second waits for the first and finds it made.
-    std::fs::create_dir_all(&work).map_err(|e| format!("cannot create {}: {e}", work.display()))?;
-    let lock_path = work.join(format!(".base-{}.lock", release.version));
-    let lock = std::fs::File::create(&lock_path).map_err(|e| format!("cannot create {}: {e}", lock_path.display()))?;
-    lock.lock().map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
+    let _lock = crate::lock::hold(&work.join(format!(".base-{}.lock", release.version)))?;
     if image_exists(&tag) {
         return Ok(tag);
     }

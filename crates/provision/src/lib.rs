@@ -4,7 +4,8 @@
 //! source package, [`debian_source`], or SchedMD's release source built
 //! into .debs, [`schedmd`]), the images its hosts and builds run
 //! ([`image`], [`build_image`]), commands run in them ([`container`]), and
-//! our plugins built and staged for it ([`build`], [`staged`]).
+//! our plugins built and staged for it ([`build`], [`staged`]); the lock
+//! files that keep two of these from running at once ([`lock`]).
 
 pub mod apt;
 pub mod base_image;
@@ -16,6 +17,7 @@ pub mod container;
 pub mod debian_source;
 pub mod host;
 pub mod image;
+pub mod lock;
 pub mod release;
 pub mod schedmd;
 pub mod staged;

@@ -316,10 +316,7 @@ rm -rf debian/tmp debian/slurm-smd debian/slurm-smd-*/
 pub fn prepare(root: &Path, r: &SlurmRelease) -> Result<Built> {
     let source = locate(root, r)?;
     let cache = release_cache(root, r);
-    fs::create_dir_all(&cache).map_err(|e| format!("cannot create {}: {e}", cache.display()))?;
-    let lock_path = cache.join(".lock");
-    let lock = fs::File::create(&lock_path).map_err(|e| format!("cannot create {}: {e}", lock_path.display()))?;
-    lock.lock().map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
+    let _lock = crate::lock::hold(&cache.join(".lock"))?;
     let control = control_of(&source)?;
     let builder = builder_image(root, r, &control)?;
     let mut h = Sha256::new();

@@ -37,16 +37,8 @@ pub fn lease(root: &Path, dir: &Path, count: u16) -> Result<Lease> {
     if count == 0 || count > BLOCK {
         return Err(format!("a cluster takes 1 to {BLOCK} ports, not {count} (at most {} nodes)", BLOCK - 1));
     }
-    fs::create_dir_all(root).map_err(|e| format!("cannot create {}: {e}", root.display()))?;
-    let lock_path = root.join(".ports.lock");
-    let lock = fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(|e| format!("cannot open {}: {e}", lock_path.display()))?;
-    // Held until `lock` is dropped at the end of this function.
-    lock.lock().map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
+    // Held until `_lock` is dropped at the end of this function.
+    let _lock = provision::lock::hold(&root.join(".ports.lock"))?;
     let taken: Vec<u16> = live_leases(root, dir).into_iter().map(|l| l.base).collect();
     let mut base = FIRST;
     while base + count <= LAST {

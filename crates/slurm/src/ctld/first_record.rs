@@ -177,9 +177,10 @@ impl<L: ReadsJobs> LockGuard<L> {
 impl<L: WritesJobs> LockGuard<L> {
     /// Once a resized job has ended, is no longer completing, has no step
     /// left and its last step's message is queued (TRES_STR_CALC set),
-    /// queue its first record's end again with its own TRES. Forgets what it no longer needs: a job gone, not running, or
-    /// requeued (its steps ended with it pending, without the job's TRES).
-    /// Called every pass. The jobs whose record was sent again.
+    /// queue its first record's end again with its own TRES; a requeued
+    /// job's too, once its requeue is over (its run has ended). Forgets
+    /// what it no longer needs: a job gone, or not running. Called every
+    /// pass. The jobs whose record was sent again.
     pub fn settle_first_records(&mut self) -> Vec<u32> {
         #[cfg(slurm_since_26_05)]
         {

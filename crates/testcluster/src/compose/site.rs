@@ -74,11 +74,7 @@ impl Site {
         }
         // From picking a free /24 to docker making the network on it, one
         // site at a time: two sites started at once would pick the same.
-        std::fs::create_dir_all(&root).map_err(|e| format!("cannot create {}: {e}", root.display()))?;
-        let lock_path = root.join(".subnets.lock");
-        let lock =
-            std::fs::File::create(&lock_path).map_err(|e| format!("cannot create {}: {e}", lock_path.display()))?;
-        lock.lock().map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
+        let lock = provision::lock::hold(&root.join(".subnets.lock"))?;
         let subnet = super::subnet::pick(&spec.name, &super::subnet::taken()?)?;
         files::write_all(&spec, &dir, &image, subnet)?;
         let site = Site { spec, dir, keep: false };
