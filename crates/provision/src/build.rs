@@ -145,6 +145,7 @@ pub fn build(root: &Path, version: &str) -> Result<PathBuf> {
         build_plugins(root)?;
         return Ok(plugin_dir_for(root, version));
     }
+    let _lock = build_lock(root, version)?;
     cargo_in(root, r, &["build", "--release"], &packages())?;
     let release = target_dir(root, r).join("release");
     let dir = plugin_dir_for(root, version);
@@ -181,6 +182,7 @@ pub fn staged_plugins(root: &Path) -> Result<PathBuf> {
 /// name Slurm looks for (sched/malleable -> sched_malleable.so), into
 /// target/plugins and (a copy) target/plugins/22.05.
 pub fn build_plugins(root: &Path) -> Result<PathBuf> {
+    let _lock = build_lock(root, HOST_RELEASE)?;
     let tree = source_tree(root, SlurmRelease::find(HOST_RELEASE)?)?;
     let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cargo.current_dir(root).envs(tree.env()).args(["build", "--release"]);
@@ -206,6 +208,13 @@ pub fn build_plugins(root: &Path) -> Result<PathBuf> {
     crate::c_example::build(root)?;
     copy_for_release(&dir, &bin, &plugin_dir_for(root, HOST_RELEASE), &tool_dir_for(root, HOST_RELEASE))?;
     Ok(dir)
+}
+
+/// Held while a release's plugins are built and staged: two commands in
+/// one checkout that build at once (CI's fault campaign beside its
+/// evaluations) take turns, the second finding cargo's work done.
+fn build_lock(root: &Path, version: &str) -> Result<std::fs::File> {
+    crate::lock::hold(&plugin_dir(root).join(format!(".build-{version}.lock")))
 }
 
 /// The host's build also staged as target/plugins/22.05 (and its bin/), so

@@ -72,7 +72,7 @@ pub fn build_into(release: &Path, bin: &Path, root: &Path, cc: Command) -> Resul
 /// Compile `source` with `cc` against the staged library into `bin/name`.
 fn compile(mut cc: Command, bin: &Path, source: &Path, name: &str) -> Result<()> {
     // Built under a temporary name and renamed, as `stage` does.
-    let tmp = bin.join(format!(".{name}.tmp"));
+    let tmp = crate::staged::temporary(&bin.join(name));
     cc.args(CFLAGS)
         .arg("-I")
         .arg(bin)
@@ -85,5 +85,6 @@ fn compile(mut cc: Command, bin: &Path, source: &Path, name: &str) -> Result<()>
         .arg("-o")
         .arg(&tmp);
     run(&mut cc).map_err(|e| format!("building {name}: {e}"))?;
-    std::fs::rename(&tmp, bin.join(name)).map_err(|e| e.to_string())
+    let to = bin.join(name);
+    std::fs::rename(&tmp, &to).map_err(|e| format!("cannot rename {} to {}: {e}", tmp.display(), to.display()))
 }
