@@ -69,21 +69,21 @@ const CLUSTER: &[&str] = &[
     "cluster_feed",
 ];
 
-/// The compose tests run on 26.05: every one but the MPI finalize hang
-/// of bookworm's MPICH and the expand onto a host that stops answering
-/// (the host's tier has both; on 26.05 the latter's job ends with a last
-/// record in slurmdbd that starts at the job's start, not at the roll
-/// back: docs/slurm-versions.md): the README's elastic job
-/// under slurmdbd, multifactor, cgroups and PrologFlags=Contain, read
-/// through slurmrestd too; memory taken from a running job (26.05's
-/// Dynamic Memory Resizing); slurmdbd stopped mid-shrink; select/natural,
-/// SD-Policy and IPSCHED on the site; an association limit, a QOS preemption, a QOS cap, nice, a
-/// QOS taken from a waiting job's association (24.11 keeps a job's QOS as
-/// a pointer, 22.05 as an id: job_checks.c); MPI jobs restarted on hosts
-/// of their own (trixie's Open MPI 5 with PMIx 5, MPICH 4.2, mpi4py); a
-/// host lost in a shrink while slurmdbd is away; a `--no-kill` job that
-/// loses a host and is then requeued (26.05 bills its first record for
-/// its last size: first_record.rs).
+/// The compose tests run on 26.05 (the host's tier has the MPI finalize
+/// hang of bookworm's MPICH and the faults whose handling 22.05 alone
+/// needs): the README's elastic job under slurmdbd, multifactor, cgroups
+/// and PrologFlags=Contain, read through slurmrestd too; memory taken from
+/// a running job (26.05's Dynamic Memory Resizing); slurmdbd stopped
+/// mid-shrink; select/natural, SD-Policy and IPSCHED on the site; an
+/// association limit, a QOS preemption, a QOS cap, nice, a QOS taken from
+/// a waiting job's association (24.11 keeps a job's QOS as a pointer,
+/// 22.05 as an id: job_checks.c); MPI jobs restarted on hosts of their own
+/// (trixie's Open MPI 5 with PMIx 5, MPICH 4.2, mpi4py); a host lost in a
+/// shrink while slurmdbd is away; a `--no-kill` job that loses a host and
+/// is then requeued (26.05 bills its first record for its last size:
+/// first_record.rs); an expand onto a host that stops answering, rolled
+/// back (26.05 wrote the run's start over the last record's: alloc.rs,
+/// start_new_record_at_resize).
 const SITE: &[&str] = &[
     "the_readme_elastic_job_grows_shrinks_and_completes_on_the_compose_site",
     "memory_taken_from_a_running_elastic_job_leaves_its_resizes_right",
@@ -99,6 +99,7 @@ const SITE: &[&str] = &[
     "mpi_jobs_restart_onto_the_hosts_they_grow_onto_and_compute_their_serial_grid_on_the_site",
     "a_host_lost_while_slurmdbd_is_away_costs_an_elastic_job_none_of_its_work",
     "a_no_kill_job_that_loses_a_host_and_then_is_requeued_is_billed_in_each_record_for_the_nodes_it_held",
+    "an_expand_onto_a_host_that_stopped_answering_is_rolled_back",
 ];
 
 /// What `cargo xtask test` runs of a release other than the host's.

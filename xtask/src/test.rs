@@ -120,8 +120,8 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
 }
 
 /// The compose tests run on the host's release (22.05): the README's job,
-/// an expand onto a host that stops answering (on 26.05 it leaves the job
-/// a wrong last record: docs/slurm-versions.md), the MPI jobs of
+/// an expand onto a host that stops answering (on 26.05 too, where its
+/// roll back once left the job a wrong last record), the MPI jobs of
 /// bookworm's Open MPI 4 and MPICH 4.0 (whose finalize hangs), and a host
 /// lost while slurmdbd is away, under an elastic job and under a rigid
 /// `--no-kill` one (22.05 leaves the job refusing updates, and its record

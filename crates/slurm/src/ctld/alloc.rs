@@ -581,6 +581,8 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
         }
         self.keep_first_record(&job, true);
         // SAFETY: the job's record is live under our write locks.
+        unsafe { self.start_new_record_at_resize(rec) };
+        // SAFETY: the job's record is live under our write locks.
         unsafe { self.carry_steps_over(rec) };
         self.fairshare_after_resize(job_id);
         // A second update, once the shrink has opened the job's new
@@ -590,6 +592,44 @@ impl<L: WritesJobs + WritesNodes> LockGuard<L> {
             self.set_time_limit(job_id, minutes)?;
         }
         Ok(self.find_job(job_id).map(|j| j.nodes()).unwrap_or_default())
+    }
+
+    /// From 24.11: send the job's new record's start again, begun at the
+    /// resize. After the shrink, update_job finds the job's requested TRES
+    /// changed (job_post_resize_acctg set them to the new allocation), puts
+    /// the old ones back and sends the job's start once more (`_update_job:
+    /// updating accounting`), not as a resize's; slurmctld marks a job in
+    /// the database as soon as it queues a start, so slurmdbd takes that
+    /// one as an update of the new record by its index and writes the run's
+    /// start over the record's (chaos run 22: JobIds 72, 76 and 147, each
+    /// rolled back just before it ended). Ours is queued after it, with the
+    /// resize as the start, and puts the record right. 22.05 waits for the
+    /// new record's index under the locks and sends no such start.
+    ///
+    /// # Safety
+    /// `rec` is a live job record under our job write lock.
+    unsafe fn start_new_record_at_resize(&self, rec: *mut sys::job_record_t) {
+        #[cfg(slurm_since_24_11)]
+        {
+            if !crate::ctld::slurmdbd::slurmdbd_in_use() {
+                return;
+            }
+            // SAFETY: the job's record is live under our job write lock,
+            // which slurmctld holds for each job start it sends; its start
+            // time is put back before the lock is released, so no one else
+            // sees it; acct_db_conn is its connection to slurmdbd.
+            unsafe {
+                let r = &mut *rec;
+                if r.resize_time == 0 {
+                    return;
+                }
+                let start = std::mem::replace(&mut r.start_time, r.resize_time);
+                sys::jobacct_storage_g_job_start(*self.ctld.acct_db_conn, r);
+                r.start_time = start;
+            }
+        }
+        #[cfg(not(slurm_since_24_11))]
+        let _ = rec;
     }
 
     /// Set a running job's time limit to `minutes`, as `scontrol update
