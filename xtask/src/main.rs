@@ -2,14 +2,10 @@
 //! help` lists them, cli.rs declares them): the demo, the tests, the
 //! evaluations and benches, the clusters and sites, the builds per release.
 
-mod beside;
-mod cargo_tests;
 mod cli;
 mod compose;
 mod demo;
-mod release_tests;
 mod slurm_tests;
-mod test;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -19,6 +15,7 @@ use clap::Parser;
 use cli::{Cli, ClusterCommand, Command, Eval};
 use cluster_eval::replay::ElasticApp;
 use cluster_eval::runs::{self, esp::EvalOpts};
+use test_tiers::{release_tests, whole_run as test};
 use testcluster::cluster::{self, Cluster};
 use testcluster::plugins::{self, tool_dir};
 use testcluster::ClusterSpec;

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use cluster_tests::slurm_suites::{self, Host, Setup};
 use testcluster::SlurmRelease;
 
-use crate::{release_tests, repo_root, Result};
+use test_tiers::release_tests;
+
+use crate::{repo_root, Result};
 
 /// `slurm-tests`, its options parsed (cli.rs) and `raw` as given: here,
 /// or for `other`, a release other than the host's, in its build image (the same

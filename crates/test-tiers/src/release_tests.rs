@@ -177,7 +177,7 @@ fn cluster_args<'a>(tier: &Tier, extra: &[&'a str]) -> Vec<&'a str> {
 
 /// The command that runs `version`'s compose tests on the host, if its
 /// tier has any.
-pub fn site_command(root: &Path, version: &str) -> Result<Option<Command>> {
+pub(crate) fn site_command(root: &Path, version: &str) -> Result<Option<Command>> {
     let tier = tier(version)?;
     if tier.site.is_empty() {
         return Ok(None);
@@ -190,7 +190,7 @@ pub fn site_command(root: &Path, version: &str) -> Result<Option<Command>> {
 
 /// `version`'s tier; its compose tests too if `with_site` (`cargo xtask
 /// test` runs them beside the tiers instead: crate::beside).
-pub fn run(root: &Path, version: &str, with_site: bool) -> Result<TestCounts> {
+pub(crate) fn run(root: &Path, version: &str, with_site: bool) -> Result<TestCounts> {
     let r = SlurmRelease::find(version)?;
     let tier = tier(version)?;
     let t = Instant::now();
