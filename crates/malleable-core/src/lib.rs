@@ -15,6 +15,7 @@
 pub mod blocks;
 pub mod lp;
 pub mod params;
+pub mod pass;
 pub mod strategies;
 pub mod strategy;
 #[cfg(test)]
@@ -22,5 +23,6 @@ mod test_support;
 
 pub use blocks::waiting::{WaitReason, Waiting};
 pub use params::{ParamKind, ParamSpec, Params};
+pub use pass::{pass, PassInput, PassOutcome, StrategyPass};
 pub use strategies::{StrategyChoice, REGISTRY};
 pub use strategy::{Measure, MeasureKind, MeasureSpec, Note, PassReport, Stateless, Strategy, StrategyInfo};

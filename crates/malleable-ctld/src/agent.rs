@@ -174,54 +174,6 @@ struct Agent {
 /// it mean "not set" and "recompute"), for a job a shrink was made for.
 const TOP_PRIORITY: u32 = 0xffff_fffd;
 
-/// What the answers to this pass's questions are.
-struct Answers {
-    /// Resizes of the jobs that asked.
-    decisions: Vec<Decision>,
-    /// The cluster as they leave it.
-    view: Snapshot,
-    /// Waiting jobs to start first (shrinks were made for them).
-    start_first: Vec<JobId>,
-}
-
-/// Put the question of each job in `asking` to the strategy, each on the
-/// cluster as the answers before it leave it: the answers (resizes of the
-/// job asking only; anything else is a strategy bug, logged and dropped),
-/// and that cluster.
-fn answer_asking(strategy: &mut dyn Strategy, s: &Snapshot, asking: &[JobId]) -> Answers {
-    let mut view = s.clone();
-    let mut answers = Vec::new();
-    let mut start_first = Vec::new();
-    for &job in asking {
-        let report = strategy.reconfigure(&view, job);
-        for d in report.decisions {
-            match &d {
-                Decision::Expand { job: j, add_nodes } if *j == job => {
-                    for &i in add_nodes {
-                        if let Some(n) = view.nodes.get_mut(i) {
-                            n.free = false;
-                        }
-                    }
-                }
-                Decision::Shrink { job: j, .. } if *j == job => {}
-                other => {
-                    log::error!("JobId={job} asked whether to reconfigure, and {} answered {other:?}", strategy.name());
-                    continue;
-                }
-            }
-            if let Some(r) = view.running.iter_mut().find(|r| r.id == job) {
-                r.adapting = true;
-            }
-            answers.push(d);
-        }
-        for note in report.notes {
-            log::info!("{}", note.text);
-        }
-        start_first.extend(report.start_first);
-    }
-    Answers { decisions: answers, view, start_first }
-}
-
 /// Now, by the clock slurmctld stamps its records with (not SystemTime,
 /// which can be ahead of it by a tick near a second's turn: a job started
 /// at a corridor change due at a whole second was then recorded as started
@@ -431,35 +383,6 @@ fn notes_once(said: &mut HashMap<JobId, String>, notes: Vec<Note>) -> Vec<String
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_job_that_asks_is_answered_first_and_the_pass_keeps_off_what_it_got() {
-        use malleable_model::{MalleableSpec, Node, NodeConstraint, PendingJob, RunningJob};
-        // 4 nodes: job 1 malleable [1, 3] on node 0 and asking; nodes 1-3
-        // free; job 2 (1 node) waits. NATURAL's answer: job 2 needs nothing
-        // from job 1 (a node is idle), so job 1 grows to 3 onto nodes 1-2,
-        // and the pass starts job 2 on node 3, the one left.
-        let spec = MalleableSpec { min: 1, max: 3, constraint: NodeConstraint::None };
-        let s = Snapshot {
-            now: 100,
-            nodes: Node::numbered([false, true, true, true]),
-            running: vec![RunningJob::new(1, [0]).end_limit(Some(1000)).malleable(spec)],
-            pending: vec![PendingJob::new(2, 1).time_limit(Some(60))],
-            power: None,
-        };
-        let mut natural = malleable_core::StrategyChoice::named("natural").unwrap().build();
-        let Answers { decisions: answers, view, .. } = answer_asking(natural.as_mut(), &s, &[JobId(1)]);
-        assert_eq!(answers, vec![Decision::Expand { job: JobId(1), add_nodes: vec![1, 2] }]);
-        assert!(view.running[0].adapting && !view.nodes[1].free && view.nodes[3].free);
-        let pass = natural.schedule(&view).decisions;
-        assert_eq!(pass, vec![Decision::Start { job: JobId(2), nodes: vec![3], time_limit: None }]);
-        let mut all = answers;
-        all.extend(pass);
-        assert!(rejections(&s, &all).is_empty());
-        // A strategy that is not asked answers nothing: easy leaves the job.
-        let mut easy = malleable_core::StrategyChoice::named("easy").unwrap().build();
-        assert_eq!(answer_asking(easy.as_mut(), &s, &[JobId(1)]).decisions, vec![]);
-    }
 
     #[test]
     fn a_note_about_a_job_is_said_once_per_reason() {

@@ -5,18 +5,17 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
-use malleable_core::blocks::preemption;
-use malleable_core::{Note, PassReport, Waiting};
+use malleable_core::{Note, PassInput, StrategyPass, Waiting};
 use malleable_model::log_lines::LogLine;
 use malleable_model::runtime_msg::{Phase, Status};
-use malleable_model::{rejections, Decision, JobId};
+use malleable_model::{Decision, JobId};
 use slurm::common::logger;
 use slurm::ctld::{LockGuard, Scheduling, UpdateCounters, Wait};
 
 use super::comments;
 use super::settle::Settled;
 use super::SLURMDBD_BEHIND_SAID_AFTER;
-use super::{answer_asking, slurm_reason, stale, unix_now, Agent, Answers, Role, TOP_PRIORITY};
+use super::{slurm_reason, stale, unix_now, Agent, Role, TOP_PRIORITY};
 use crate::snapshot::{self, Taken};
 
 /// What the read under the locks gave.
@@ -101,56 +100,44 @@ impl Agent {
         Read { taken, settled, asking, read_at, read_ms, read_times, now }
     }
 
-    /// Without the locks: the answers to the jobs that asked, the strategy's
-    /// pass on the cluster they leave, preemption for the jobs it left
-    /// waiting; decisions that break the model's rules are said and dropped,
-    /// and a batch job not yet of age is planned for but not started.
+    /// Without the locks: the core's pass (malleable_core::pass, which the
+    /// simulator runs too): the answers to the jobs that asked, the
+    /// strategy's pass on the cluster they leave, preemption for the jobs
+    /// it left waiting (as slurmctld's scheduler), decisions that break the
+    /// model's rules said and dropped; a batch job not yet of age is
+    /// planned for but not started.
     fn decide(&mut self, read: &Read) -> Decided {
         let deciding = Instant::now();
-        let snapshot = &read.taken.snapshot;
-        // The jobs that asked first (Iserte et al. 2025's model: an answer
-        // is a resize of the job asking), then the pass on the cluster as
-        // they leave it, so that it hands out no node an answer took.
-        let Answers { decisions: answers, view, start_first } =
-            answer_asking(self.strategy.as_mut(), snapshot, &read.asking);
-        let mut report = match self.role {
-            Role::Scheduler => self.strategy.schedule(&view),
-            Role::Answerer => PassReport::default(),
-        };
-        // As slurmctld's scheduler, it preempts for the jobs the strategy
-        // left waiting, as stock Slurm's does (shrinking first, if so set).
-        if self.role == Role::Scheduler {
-            let more = preemption::preempt(&view, &report.decisions, self.config.shrink_before_preempt);
-            report.decisions.extend(more.decisions);
-            report.notes.extend(more.notes);
-        }
-        let decide_ms = deciding.elapsed().as_secs_f64() * 1e3;
-        report.decisions.splice(0..0, answers);
-        // The model's rules first: a decision that breaks one is a strategy
-        // bug, said in the log and not applied.
-        let rejected = rejections(snapshot, &report.decisions);
-        for r in &rejected {
-            log::error!("{r} ({} strategy)", self.strategy.name());
-        }
-        let mut decisions: Vec<Decision> = report
-            .decisions
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !rejected.iter().any(|r| r.index == *i))
-            .map(|(_, d)| d.clone())
-            .collect();
-        // A batch job not yet BatchStartDelay old is planned for but not
-        // started: the nodes the strategy chose for it stay free until the
-        // pass when it comes of age, and its Reason stays slurmctld's.
         let young = &read.taken.young;
-        decisions.retain(|d| !(d.starts_a_job() && young.contains_key(&d.job())));
-        self.next_of_age = young.values().min().copied();
-        let mut waits = match self.role {
-            Role::Scheduler => self.strategy.waiting(&view, &decisions),
-            Role::Answerer => Vec::new(),
+        let held_back: HashSet<JobId> = young.keys().copied().collect();
+        let scheduling = match self.role {
+            Role::Scheduler => {
+                Some(StrategyPass { shrink_before_preempt: self.config.shrink_before_preempt, reasons: true })
+            }
+            Role::Answerer => None,
         };
-        waits.retain(|w| !young.contains_key(&w.job));
-        Decided { decisions, waits, start_first, notes: report.notes, decide_ms }
+        let input =
+            PassInput { snapshot: &read.taken.snapshot, asking: &read.asking, scheduling, held_back: &held_back };
+        let out = malleable_core::pass(self.strategy.as_mut(), &input);
+        let decide_ms = deciding.elapsed().as_secs_f64() * 1e3;
+        let name = self.strategy.name();
+        for (job, answer) in &out.refused_answers {
+            log::error!("JobId={job} asked whether to reconfigure, and {name} answered {answer:?}");
+        }
+        for note in &out.answer_notes {
+            log::info!("{}", note.text);
+        }
+        for r in &out.rejected {
+            log::error!("{r} ({name} strategy)");
+        }
+        self.next_of_age = young.values().min().copied();
+        Decided {
+            decisions: out.decisions,
+            waits: out.waits,
+            start_first: out.start_first,
+            notes: out.notes,
+            decide_ms,
+        }
     }
 
     /// Under the locks again: what still fits the cluster is carried out,

@@ -2,18 +2,22 @@
 //! shares, placements, expands and shrinks), as malleable-ctld's agent
 //! applies them in slurmctld; the view they were made on is `view`'s.
 
-use malleable_model::{validate, Decision, NodeIndex};
+use malleable_model::{Decision, NodeIndex};
 
 use super::{Engine, Event, Job, JobRecord};
 
 impl Engine<'_> {
-    /// Carry out a report's decisions (made on the current view) and add
-    /// up its figures.
-    pub(super) fn apply(&mut self, strategy: &str, report: malleable_core::PassReport) {
-        // A decision that breaks the model's rules is the strategy's bug: stop
-        // the run and say which (the plugin, in production, skips and logs it).
-        if let Err(rejected) = validate(&self.snapshot, &report.decisions) {
-            let why: Vec<String> = rejected.iter().map(ToString::to_string).collect();
+    /// Carry out a pass's decisions (made on the current view) and add up
+    /// its figures.
+    pub(super) fn apply(&mut self, strategy: &str, report: malleable_core::PassOutcome) {
+        // A decision that breaks the model's rules, or an answer about
+        // another job than the one asking, is the strategy's bug: stop the
+        // run and say which (the plugin, in production, skips and logs it).
+        if let Some((job, d)) = report.refused_answers.first() {
+            panic!("{strategy} at t={}: asked by job {job}, it decided {d:?}", self.now);
+        }
+        if !report.rejected.is_empty() {
+            let why: Vec<String> = report.rejected.iter().map(ToString::to_string).collect();
             panic!("{strategy} at t={}: {}", self.now, why.join("; "));
         }
         for (name, m) in report.measures {

@@ -5,8 +5,11 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use malleable_core::Strategy;
-use malleable_model::{Decision, JobId, Node, Snapshot};
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use malleable_core::{PassInput, Strategy, StrategyPass};
+use malleable_model::{JobId, Node, Snapshot};
 
 use crate::model::power_meter::PowerMeter;
 use crate::workloads::{JobSpec, PowerSetup, Workload};
@@ -21,6 +24,10 @@ mod view;
 
 pub use options::SimOptions;
 pub use result::{JobRecord, SimResult, Tally, Total};
+
+/// No job is held back from its start here (slurmctld holds a batch job
+/// younger than BatchStartDelay).
+static NONE: LazyLock<HashSet<JobId>> = LazyLock::new(HashSet::new);
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
@@ -229,18 +236,16 @@ impl Engine<'_> {
         self.events.push(Reverse((t.max(0.0).to_bits(), self.seq, ev)));
     }
 
-    /// Job `i` is at a check and asks the strategy whether to reconfigure;
-    /// whether it was told to (which calls for a pass).
+    /// Job `i` is at a check and asks the strategy whether to reconfigure
+    /// (the core's pass, answers only, as select/natural asks it); whether
+    /// it was told to (which calls for a pass).
     fn ask(&mut self, strategy: &mut dyn Strategy, i: usize) -> bool {
         self.refresh_view();
-        let report = strategy.reconfigure(&self.snapshot, JobId(i as u32));
-        if let Some(d) =
-            report.decisions.iter().find(|d| d.job() != JobId(i as u32) || matches!(d, Decision::Start { .. }))
-        {
-            panic!("{} at t={}: asked by job {i}, it decided {d:?}", strategy.name(), self.now);
-        }
-        let decided = !report.decisions.is_empty();
-        self.apply(strategy.name(), report);
+        let input =
+            PassInput { snapshot: &self.snapshot, asking: &[JobId(i as u32)], scheduling: None, held_back: &NONE };
+        let outcome = malleable_core::pass(strategy, &input);
+        let decided = !outcome.decisions.is_empty();
+        self.apply(strategy.name(), outcome);
         if !decided {
             self.schedule_check(i);
         }
@@ -312,11 +317,15 @@ impl Engine<'_> {
         }
     }
 
+    /// The core's pass, as sched/malleable runs it: no Reasons to show,
+    /// and no simulated job may preempt.
     fn pass(&mut self, strategy: &mut dyn Strategy) {
         self.passes += 1;
         self.refresh_view();
-        let report = strategy.schedule(&self.snapshot);
-        self.apply(strategy.name(), report);
+        let scheduling = Some(StrategyPass { shrink_before_preempt: true, reasons: false });
+        let input = PassInput { snapshot: &self.snapshot, asking: &[], scheduling, held_back: &NONE };
+        let outcome = malleable_core::pass(strategy, &input);
+        self.apply(strategy.name(), outcome);
         // Ticks while jobs wait; with a power corridor also while jobs run,
         // since a draw outside it needs a pass even when no event comes (the
         // plugin passes at least every SchedulerTick).
