@@ -20,11 +20,13 @@ use crate::job_options::OptionsCache;
 use crate::kept::Kept;
 use crate::slurmdbd_probe::SlurmdbdProbe;
 use crate::snapshot::{self, Suspects, Taken};
+use said::Said;
 
 mod apply;
 mod comments;
 mod oversubscribe;
 mod pass;
+mod said;
 mod settle;
 mod share;
 
@@ -130,19 +132,10 @@ struct Agent {
     /// The power corridor the last look found in force; `None` when the
     /// strategy does not use one.
     corridor_in_force: Option<Corridor>,
-    /// For each waiting job a note was said about, the note's reason, so a
-    /// note is said once while its job waits for the same reason.
-    said: HashMap<JobId, String>,
-    /// Jobs whose malleable options were said not to read.
-    unreadable_said: HashSet<JobId>,
-    /// Elastic jobs said to be held below their maximum by their limits.
-    capped_said: HashSet<JobId>,
-    /// Since when slurmdbd has been away or behind, and whether the log said so.
+    /// What the log says once while it holds (said.rs).
+    said: Said,
+    /// Since when slurmdbd has been away or behind.
     slurmdbd_behind_since: Option<Instant>,
-    slurmdbd_held_said: bool,
-    /// Jobs whose ended adaptation waits for slurmdbd to free its nodes,
-    /// said so once.
-    release_held_said: HashSet<JobId>,
     /// What the runtimes measured, and when adaptations were decided.
     memory: Memory,
     /// The last adaptation id handed out.
@@ -199,12 +192,8 @@ impl Agent {
             passes: 0,
             force_next: false,
             corridor_in_force: None,
-            said: HashMap::new(),
-            unreadable_said: HashSet::new(),
-            capped_said: HashSet::new(),
+            said: Said::default(),
             slurmdbd_behind_since: None,
-            slurmdbd_held_said: false,
-            release_held_said: HashSet::new(),
             memory: Memory::default(),
             last_resize: 0,
             adapting: false,
@@ -334,9 +323,9 @@ impl Agent {
     /// about a waiting job once while it waits for the same reason.
     fn notes_to_say(&mut self, s: &Snapshot, notes: Vec<Note>) -> Vec<String> {
         let waiting: HashSet<JobId> = s.pending.iter().map(|p| p.id).collect();
-        self.said.retain(|id, _| waiting.contains(id));
+        self.said.notes.keep(|id| waiting.contains(id));
         self.refused.retain(|id, _| waiting.contains(id));
-        notes_once(&mut self.said, notes)
+        self.said.notes(notes)
     }
 }
 
@@ -361,49 +350,4 @@ fn stale(before: &Taken, now: &Taken, decisions: &[Decision]) -> HashSet<usize> 
         return (0..decisions.len()).collect();
     }
     rejections(&now.snapshot, decisions).into_iter().map(|r| r.index).collect()
-}
-
-/// Which notes to say, given what was said about each waiting job (updated).
-fn notes_once(said: &mut HashMap<JobId, String>, notes: Vec<Note>) -> Vec<String> {
-    let mut lines = Vec::new();
-    for note in notes {
-        match note.job {
-            None => lines.push(note.text),
-            Some(job) => {
-                if said.get(&job) != Some(&note.reason) {
-                    said.insert(job, note.reason);
-                    lines.push(note.text);
-                }
-            }
-        }
-    }
-    lines
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_note_about_a_job_is_said_once_per_reason() {
-        let mut said = HashMap::new();
-        let held = |corridor: &str| {
-            Note::about(JobId(7), format!("power budget under {corridor}"), format!("JobId=7 held ({corridor})"))
-        };
-        let pass = |said: &mut HashMap<JobId, String>, notes: Vec<Note>| notes_once(said, notes);
-        assert_eq!(
-            pass(&mut said, vec![held("0-300"), Note::pass("power: repaired")]),
-            vec!["JobId=7 held (0-300)".to_string(), "power: repaired".to_string()]
-        );
-        // The next pass says the same: only the note about no job is said.
-        assert_eq!(
-            pass(&mut said, vec![held("0-300"), Note::pass("power: repaired")]),
-            vec!["power: repaired".to_string()]
-        );
-        // A pass without the note keeps it said (the job still waits) ...
-        assert!(pass(&mut said, vec![]).is_empty());
-        assert!(pass(&mut said, vec![held("0-300")]).is_empty());
-        // ... and a new reason is said again.
-        assert_eq!(pass(&mut said, vec![held("0-1000")]), vec!["JobId=7 held (0-1000)".to_string()]);
-    }
 }

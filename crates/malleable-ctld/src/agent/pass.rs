@@ -319,15 +319,18 @@ impl Agent {
                 m.forget_allocation();
             }
         }
-        self.capped_said.retain(|id| live.contains(id));
-        self.release_held_said.retain(|id| live.contains(id));
+        // Not the unreadable: such a job is scheduled as rigid, and is not
+        // among the malleable ones.
+        for said in [&mut self.said.capped, &mut self.said.release_held] {
+            said.keep(|id| live.contains(id));
+        }
         for (id, most) in &fresh.capped {
-            if self.capped_said.insert(*id) {
+            if self.said.capped.first(*id, ()) {
                 log::info!("{}", LogLine::Capped { job: *id, most: *most });
             }
         }
         for (id, why) in &fresh.unreadable {
-            if self.unreadable_said.insert(*id) {
+            if self.said.unreadable.first(*id, ()) {
                 log::warn!("JobId={id}: its malleable options do not read, so it is scheduled as rigid: {why}");
             }
         }
@@ -338,13 +341,14 @@ impl Agent {
         // only a wait of some seconds is said.
         match (fresh.slurmdbd_behind, self.slurmdbd_behind_since) {
             (true, None) => self.slurmdbd_behind_since = Some(Instant::now()),
-            (true, Some(since)) if !self.slurmdbd_held_said && since.elapsed() >= SLURMDBD_BEHIND_SAID_AFTER => {
-                self.slurmdbd_held_said = true;
+            (true, Some(since))
+                if since.elapsed() >= SLURMDBD_BEHIND_SAID_AFTER && self.said.slurmdbd_held.first((), ()) =>
+            {
                 log::warn!("{}", LogLine::ResizesHeld { unanswered: self.suspects.slurmdbd.clone() });
             }
             (false, Some(_)) => {
                 self.slurmdbd_behind_since = None;
-                if std::mem::take(&mut self.slurmdbd_held_said) {
+                if self.said.slurmdbd_held.forget(&()) {
                     log::info!("{}", LogLine::ResizesResumed);
                 }
             }

@@ -81,7 +81,7 @@ impl Agent {
                 // loss is not held (below). The job stays as
                 // it is, adapting, and its application's request is in its
                 // Comment still: the next pass steps it again.
-                if let Some(release) = step.release.filter(|_| self.release_held_said.insert(job.id)) {
+                if let Some(release) = step.release.filter(|_| self.said.release_held.first(job.id, ())) {
                     let waits_for = holds.unwrap_or_default();
                     log::warn!("{}", LogLine::ReleaseHeld { job: job.id, ending: release.ending, waits_for });
                 }
@@ -107,7 +107,7 @@ impl Agent {
             } else if step.release.is_none() {
                 step.release = m.deferred.take().and_then(|r| r.of_held(&job.nodes));
             }
-            self.release_held_said.remove(&job.id);
+            self.said.release_held.forget(&job.id);
             for line in &step.log {
                 log::info!("{line}");
             }
