@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 
 use malleable_model::log_lines::LogLine;
+use malleable_model::stamped::Stamped;
 use testcluster::hostlist;
 
 /// One node gained or given up.
@@ -68,42 +69,10 @@ impl LoggedJob {
     }
 }
 
-/// `[2026-11-24T00:28:50.123+01:00] ...` (LogTimeFormat=rfc5424_ms) or
-/// `[2026-11-24T00:28:50.123] ...` (iso8601_ms, read as UTC) in ms since the epoch.
-pub fn log_time_ms(line: &str) -> Option<i64> {
-    let stamp = line.strip_prefix('[')?.split(']').next()?;
-    let (date, time) = stamp.split_once('T')?;
-    // An offset after the seconds: +hh:mm, -hh:mm or Z.
-    let (clock, offset_min) = match time.find(['+', '-', 'Z']) {
-        Some(i) => {
-            let (clock, zone) = time.split_at(i);
-            let offset = if zone == "Z" {
-                0
-            } else {
-                let sign = if zone.starts_with('-') { -1 } else { 1 };
-                let (h, m) = zone[1..].split_once(':').unwrap_or((&zone[1..], "0"));
-                sign * (h.parse::<i64>().ok()? * 60 + m.parse::<i64>().ok()?)
-            };
-            (clock, offset)
-        }
-        None => (time, 0),
-    };
-    let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
-    let (y, mo, day) = (d.next()??, d.next()??, d.next()??);
-    let (hms, frac) = clock.split_once('.').unwrap_or((clock, "0"));
-    let mut t = hms.split(':').map(|p| p.parse::<i64>().ok());
-    let (h, mi, s) = (t.next()??, t.next()??, t.next()??);
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&day) || h > 23 || mi > 59 || s > 60 {
-        return None;
-    }
-    let ms: i64 = format!("{frac:0<3}").get(..3)?.parse().ok()?;
-    let secs = testcluster::jobs::days_from_civil(y, mo, day) * 86_400 + h * 3600 + mi * 60 + s - offset_min * 60;
-    Some(secs * 1000 + ms)
-}
-
-/// A log line's time in seconds since the epoch (see [`log_time_ms`]).
+/// A log line's time in seconds since the epoch (malleable-model's
+/// `Stamped` reads it).
 pub fn log_time(line: &str) -> Option<f64> {
-    log_time_ms(line).map(|ms| ms as f64 / 1000.0)
+    Stamped::parse(line).map(|s| s.secs())
 }
 
 /// The jobs of slurmctld's log, by job id.

@@ -63,16 +63,6 @@ pub fn status(c: &Cluster, id: u32) -> String {
     job_field(c, id, "SystemComment")
 }
 
-/// Wait until slurmctld's log has a line holding every one of `needles`,
-/// after `from` bytes; the line.
-pub fn wait_log(c: &Cluster, from: usize, needles: &[&str], timeout: Duration) -> String {
-    wait::until(&format!("a slurmctld log line with {needles:?}"), timeout, || {
-        let log = c.ctld_log();
-        Ok(log.get(from..).unwrap_or("").lines().find(|l| needles.iter().all(|n| l.contains(n))).map(str::to_string))
-    })
-    .unwrap()
-}
-
 /// Wait until slurmctld's log has a line of the agent's that says `said`,
 /// after `from` bytes; the line.
 pub fn wait_said(c: &Cluster, from: usize, said: &Said, timeout: Duration) -> String {
@@ -124,8 +114,7 @@ pub fn grows_then_releases_when_asking(c: &Cluster, app: &str) -> (u32, u32, usi
     assert_eq!(job_field(c, id, "NumNodes"), "4");
     let from = c.ctld_log().len();
     let rigid = c.sbatch(&["-N2", "-t", "1", "--wrap", "sleep 30"]).unwrap();
-    let released = format!("JobId={rigid}: JobId={id}, asking at its sync point, releases 2 nodes");
-    wait_log(c, from, &[&released], Duration::from_secs(60));
+    wait_said(c, from, &said::released_at_sync_point(rigid, id, 2), Duration::from_secs(60));
     wait_said(c, from, &said::shrink_committed(id, ""), Duration::from_secs(60));
     c.wait_job(rigid, "started", Duration::from_secs(30), |j| j.has_started()).unwrap();
     assert_eq!(job_field(c, id, "NumNodes"), "2");

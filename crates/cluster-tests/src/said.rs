@@ -203,6 +203,55 @@ pub fn could_not_start(id: u32) -> Said {
     })
 }
 
+/// slurmctld refused some start of the agent's.
+pub fn any_refused_start() -> Said {
+    Said::new("could not start JobId=J".into(), |l| matches!(l, LogLine::CouldNotStart { .. }))
+}
+
+/// Elastic job `id` shrinks for `preemptor` instead of being preempted.
+pub fn shrink_instead_of_preempting(id: u32, preemptor: u32) -> Said {
+    Said::new(format!("JobId={id}: shrinking off ... for JobId={preemptor} instead of preempting it"), move |l| {
+        matches!(l, LogLine::ShrinkInsteadOfPreempt { preemptor: p, .. } if *p == JobId(preemptor)) && about(l, id)
+    })
+}
+
+/// Some elastic job shrinks for a job instead of being preempted.
+pub fn any_shrink_instead_of_preempting() -> Said {
+    Said::new("JobId=J: shrinking off ... instead of preempting it".into(), |l| {
+        matches!(l, LogLine::ShrinkInsteadOfPreempt { .. })
+    })
+}
+
+/// `releaser`, asking at its sync point, releases `nodes` nodes for job
+/// `id` (select/natural's note); any number when `nodes` is 0.
+pub fn released_at_sync_point(id: u32, releaser: u32, nodes: usize) -> Said {
+    Said::new(format!("JobId={id}: JobId={releaser}, asking at its sync point, releases {nodes} nodes"), move |l| {
+        matches!(l, LogLine::ReleasedAtSyncPoint { releaser: r, nodes: n, .. }
+            if *r == JobId(releaser) && (nodes == 0 || *n == nodes))
+            && about(l, id)
+    })
+}
+
+/// Job `id` held back by the power budget, the line as `line` says it.
+pub fn power_held(line: LogLine) -> Said {
+    Said::new(line.to_string(), move |l| *l == line)
+}
+
+/// Array `id`'s pending tasks split off as jobs for their aftercorr dependency.
+pub fn tasks_split_off(id: u32) -> Said {
+    Said::new(format!("JobId={id}: tasks split off"), move |l| {
+        matches!(l, LogLine::TasksSplitOff { split, .. } if !split.is_empty()) && about(l, id)
+    })
+}
+
+/// An adaptation ran out of time (rolled back or forced).
+pub fn any_timed_out() -> Said {
+    Said::new(
+        "... not committed within N s".into(),
+        |l| matches!(l, LogLine::Released { ending, .. } | LogLine::ReleaseHeld { ending, .. } if ending.timed_out()),
+    )
+}
+
 /// The agent preempts jobs for some job's start.
 pub fn any_preemption() -> Said {
     Said::new("JobId=J: preempting".into(), |l| matches!(l, LogLine::Preempting { .. }))

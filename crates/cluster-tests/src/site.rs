@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use malleable_model::log_lines::LogLine;
+use malleable_model::stamped::Stamped;
 use malleable_model::JobId;
 use testcluster::compose::{Site, SiteSpec};
 use testcluster::wait;
@@ -86,18 +87,6 @@ pub fn sbatch_as(site: &Site, user: &str, args: &[&str]) -> u32 {
     cmd.extend(args);
     let out = as_user(site, user, &cmd);
     out.trim().parse().unwrap_or_else(|_| panic!("sbatch printed {out:?}"))
-}
-
-/// Wait until slurmctld's log has a line holding all of `needles`; the line.
-pub fn wait_ctld_log(site: &Site, needles: &[&str], timeout: Duration) -> String {
-    let found = wait::until(&format!("a slurmctld log line with {needles:?}"), timeout, || {
-        let log = site.log("slurmctld", "slurmctld.log");
-        Ok(log.lines().find(|l| needles.iter().all(|n| l.contains(n))).map(str::to_string))
-    });
-    found.unwrap_or_else(|e| {
-        site.print_logs();
-        panic!("{e}")
-    })
 }
 
 /// Wait until slurmctld's log has a line of the agent's that says `said`; the line.
@@ -229,10 +218,7 @@ pub fn assert_tiling(recs: &[Record]) {
 
 /// The time of a slurmctld log line (`[2026-11-27T11:17:02.123] ...`), in seconds.
 pub fn log_time(line: &str) -> f64 {
-    let stamp = line.strip_prefix('[').and_then(|l| l.split(']').next()).unwrap_or_else(|| panic!("{line}"));
-    let (whole, frac) = stamp.split_once('.').unwrap_or((stamp, "0"));
-    let secs = testcluster::jobs::parse_time(whole).unwrap_or_else(|| panic!("{line}"));
-    secs as f64 + format!("0.{frac}").parse::<f64>().unwrap_or(0.0)
+    Stamped::parse(line).unwrap_or_else(|| panic!("no time on {line}")).secs()
 }
 
 /// Job `id`'s node counts over time as sched/malleable's log lines tell

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use cluster_tests::malleable::{
-    example_script, grows_then_releases_when_asking, job_field, malleable_spec, submit, wait_log, wait_said,
+    example_script, grows_then_releases_when_asking, job_field, malleable_spec, submit, wait_said,
 };
 use cluster_tests::said;
 use cluster_tests::up_with;
@@ -61,12 +61,11 @@ fn the_variant_shrinks_a_job_no_further_than_it_was_submitted_with() {
     wait_said(&c, after, &asked, Duration::from_secs(60));
     let log = c.ctld_log();
     assert!(
-        !log[from..].contains(&format!("JobId={four}: JobId={id}")),
+        !said::released_at_sync_point(four, id, 0).in_log(&log[from..]),
         "shrunk below its size for JobId={four}:\n{log}"
     );
     let three = c.sbatch(&["-N3", "-t", "1", "--wrap", "sleep 300"]).unwrap();
-    let released = format!("JobId={three}: JobId={id}, asking at its sync point, releases 2 nodes");
-    wait_log(&c, from, &[&released], Duration::from_secs(60));
+    wait_said(&c, from, &said::released_at_sync_point(three, id, 2), Duration::from_secs(60));
     wait_said(&c, from, &said::shrink_committed(id, ""), Duration::from_secs(60));
     c.wait_job(three, "started", Duration::from_secs(30), |j| j.has_started()).unwrap();
     assert_eq!(job_field(&c, id, "NumNodes"), "2");

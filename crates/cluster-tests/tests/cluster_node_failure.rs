@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use cluster_tests::malleable::{
-    checksum_in, example_script, job_field, job_output, malleable_spec, serial_checksum, submit, wait_log, wait_said,
+    checksum_in, example_script, job_field, job_output, malleable_spec, serial_checksum, submit, wait_said,
 };
 use cluster_tests::said;
 use cluster_tests::up_with;
@@ -54,7 +54,7 @@ fn goes_on_shrunk(name: &str, loss: Loss) {
     assert_eq!(job_field(&c, id, "BatchHost"), "n1");
     // Its runtime reports every ten iterations: after two reports, it has
     // saved a checkpoint (every ten) to go on from.
-    wait_log(&c, 0, &[&format!("seq=3 REPORT job={id}")], Duration::from_secs(60));
+    wait_said(&c, 0, &said::request_taken(id, "mall1 seq=3 REPORT"), Duration::from_secs(60));
 
     match loss {
         Loss::Crash => c.crash_node("n3"),

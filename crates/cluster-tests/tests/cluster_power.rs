@@ -9,23 +9,19 @@ use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cluster_tests::malleable::wait_said;
-use cluster_tests::said::{self, CorridorCause};
+use cluster_tests::said::{self, CorridorCause, JobId, LogLine};
 use cluster_tests::{refused_log, start_lines, up_with};
+use malleable_model::Corridor;
 use testcluster::jobs::parse_time;
 use testcluster::process::output;
 use testcluster::wait;
 use testcluster::Cluster;
 
-/// 4 idle nodes at 71 W draw 284 W; one node of a 250 W job adds 179 W.
-const HELD_AT_300: &str = "held back by the power budget: starting it on 1 node(s) would raise the estimated draw \
-                           from 284 W to 463 W, above the top of the power corridor 0-300 W";
-
-fn held_line(job: u32) -> String {
-    format!("sched/malleable: JobId={job} {HELD_AT_300}")
-}
-
-fn wait_log(c: &Cluster, what: &str, needle: &str, timeout: Duration) {
-    wait::until(what, timeout, || Ok(c.ctld_log().contains(needle).then_some(()))).unwrap();
+/// Job `job` held back under a 300 W top: 4 idle nodes at 71 W draw
+/// 284 W; one node of a 250 W job adds 179 W.
+fn held(job: u32) -> said::Said {
+    let corridor = Corridor::new(0.0, 300.0).unwrap();
+    said::power_held(LogLine::PowerHeld { job: JobId(job), nodes: 1, before_w: 284.0, after_w: 463.0, corridor })
 }
 
 fn unix_now() -> i64 {
@@ -55,7 +51,7 @@ fn power_budget_holds_a_start_until_reconfigure_widens_the_corridor() {
     );
 
     let a = c.sbatch(&["-N1", "-t", "1", "--wrap", "sleep 1"]).unwrap();
-    wait_log(&c, "the plugin to say why JobId=a waits", &held_line(a), Duration::from_secs(20));
+    wait_said(&c, 0, &held(a), Duration::from_secs(20));
     let j = c.job(a).unwrap();
     assert!(j.is_pending(), "a start drawing 463 W must wait under a 300 W top, is {}", j.state);
     // squeue says why, in Slurm's word for it.
@@ -71,9 +67,9 @@ fn power_budget_holds_a_start_until_reconfigure_widens_the_corridor() {
     // A second job's line proves later passes ran (SchedulerTick=1, and its
     // submit); the first job was not said again in them.
     let b = c.sbatch(&["-N1", "-t", "1", "--wrap", "sleep 1"]).unwrap();
-    wait_log(&c, "the plugin to say why JobId=b waits", &held_line(b), Duration::from_secs(20));
+    wait_said(&c, 0, &held(b), Duration::from_secs(20));
     let log = c.ctld_log();
-    assert_eq!(log.matches(&held_line(a)).count(), 1, "said once per job, not every pass");
+    assert_eq!(held(a).count(&log), 1, "said once per job, not every pass");
     assert!(c.job(a).unwrap().is_pending() && c.job(b).unwrap().is_pending());
 
     std::fs::write(c.dir.join("etc/malleable.conf"), conf("0-1000")).unwrap();
@@ -118,7 +114,7 @@ fn a_scheduled_corridor_change_starts_the_held_job_at_its_time() {
     );
 
     let a = c.sbatch(&["-N1", "-t", "1", "--wrap", "sleep 1"]).unwrap();
-    wait_log(&c, "the plugin to say why the job waits", &held_line(a), Duration::from_secs(15));
+    wait_said(&c, 0, &held(a), Duration::from_secs(15));
     let j = c.job(a).unwrap();
     assert!(j.is_pending(), "the job must wait for the change, is {}", j.state);
     assert!(unix_now() < at, "the cluster came up too slowly: the change was due before the job was held");

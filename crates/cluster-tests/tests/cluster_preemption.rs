@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use cluster_tests::malleable::{example_script, job_field, malleable_spec, submit, wait_log, wait_said};
+use cluster_tests::malleable::{example_script, job_field, malleable_spec, submit, wait_said};
 use cluster_tests::said;
 use cluster_tests::up_with;
 use testcluster::{Cluster, ClusterSpec, Partition};
@@ -60,13 +60,7 @@ fn a_higher_tier_job_shrinks_an_elastic_job_instead_of_preempting_it_and_preempt
     // Two nodes for the high tier: the elastic job gives them up and runs on.
     let from = c.ctld_log().len();
     let high = c.sbatch(&["-p", "high", "-N2", "-t", "5", "--wrap", "sleep 300"]).unwrap();
-    let line = wait_log(
-        &c,
-        from,
-        &[&format!("JobId={elastic}: shrinking off "), &format!("for JobId={high} instead of preempting it")],
-        Duration::from_secs(30),
-    );
-    assert!(line.contains("node-seconds it has run"), "{line}");
+    wait_said(&c, from, &said::shrink_instead_of_preempting(elastic, high), Duration::from_secs(30));
     wait_said(&c, from, &said::shrink_committed(elastic, ""), Duration::from_secs(60));
     running_on(&c, high, "the high job running");
     assert_eq!(job_field(&c, elastic, "JobState"), "RUNNING");
@@ -103,7 +97,7 @@ fn with_shrink_before_preempt_off_the_elastic_job_is_preempted_as_under_stock() 
     let high = c.sbatch(&["-p", "high", "-N2", "-t", "5", "--wrap", "sleep 300"]).unwrap();
     wait_said(&c, from, &said::preempting(high, elastic), Duration::from_secs(30));
     running_on(&c, high, "the high job running");
-    assert!(!c.ctld_log()[from..].contains("instead of preempting"), "a shrink was made though off");
+    assert!(!said::any_shrink_instead_of_preempting().in_log(&c.ctld_log()[from..]), "a shrink was made though off");
     assert_ne!(job_field(&c, elastic, "Restarts"), "0", "the elastic job was requeued");
     for id in [elastic, high] {
         let _ = testcluster::process::output(c.cmd("scancel").arg(id.to_string()));

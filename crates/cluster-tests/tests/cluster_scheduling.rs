@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use cluster_tests::said;
 use cluster_tests::{show_field, srun, start_lines, up, wait_child};
 use testcluster::process::output;
 
@@ -117,7 +118,7 @@ fn an_aftercorr_array_task_fails_alone_with_its_corresponding_task() {
     assert_eq!(show_field(&task2, "Reason"), "Dependency", "{task2}");
     assert_eq!(show_field(&task2, "Dependency"), format!("aftercorr:{first}_*(unfulfilled)"), "{task2}");
     let log = c.ctld_log();
-    assert!(log.contains(&format!("JobId={second}: tasks split off as JobIds [")), "{log}");
+    assert!(said::tasks_split_off(second).in_log(&log), "{log}");
     let _ = c.cmd("scancel").args([first.to_string(), second.to_string()]).status();
 }
 

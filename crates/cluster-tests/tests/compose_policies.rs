@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use cluster_tests::said;
-use cluster_tests::site::{job_field, put_file, sbatch_as, up_site, wait_ctld_log, wait_ctld_said, wait_field};
+use cluster_tests::site::{job_field, put_file, sbatch_as, up_site, wait_ctld_said, wait_field};
 use testcluster::compose::Site;
 use testcluster::wait;
 
@@ -59,12 +59,7 @@ fn a_limit_holds_a_job_with_stocks_reason_and_a_high_qos_job_shrinks_an_elastic_
     })
     .unwrap();
     let high = sbatch_as(&site, "bob", &["--qos=high", "-N2", "-t", "5", "--wrap", "sleep 300"]);
-    let line = wait_ctld_log(
-        &site,
-        &[&format!("JobId={elastic}: shrinking off "), &format!("for JobId={high} instead of preempting it")],
-        Duration::from_secs(60),
-    );
-    assert!(line.contains("node-seconds it has run"), "{line}");
+    wait_ctld_said(&site, &said::shrink_instead_of_preempting(elastic, high), Duration::from_secs(60));
     wait_field(&site, high, "JobState", "RUNNING", Duration::from_secs(60));
     assert_eq!(job_field(&site, elastic, "JobState"), "RUNNING");
     assert_eq!(job_field(&site, elastic, "NumNodes"), "2");

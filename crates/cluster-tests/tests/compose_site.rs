@@ -12,8 +12,8 @@ use cluster_tests::malleable::checksum_in;
 use cluster_tests::said::{self, JobId, LogLine};
 use cluster_tests::site::{
     as_user, assert_each_record_billed_for_its_nodes, assert_result_as_alone, assert_tiling, docker, job_field,
-    put_file, records, sbatch_as, timeline, up_site, usage_against_records, wait_ctld_log, wait_ctld_said, wait_field,
-    wait_finished, README_APP_ARGS, README_ELASTIC_JOB,
+    put_file, records, sbatch_as, timeline, up_site, usage_against_records, wait_ctld_said, wait_field, wait_finished,
+    README_APP_ARGS, README_ELASTIC_JOB,
 };
 use testcluster::compose::files::{REST_HOST, REST_PORT};
 use testcluster::compose::Site;
@@ -426,8 +426,7 @@ fn select_natural_beside_sched_backfill_resizes_a_job_that_asks_on_the_site() {
     let id = sbatch_as(&site, "alice", &[&path]);
     wait_ctld_said(&site, &said::expand_committed(id, "c2,c3,c4"), Duration::from_secs(90));
     let rigid = sbatch_as(&site, "bob", &["-N2", "-t", "1", "--wrap", "sleep 3"]);
-    let released = format!("JobId={rigid}: JobId={id}, asking at its sync point, releases 2 nodes");
-    wait_ctld_log(&site, &[&released], Duration::from_secs(90));
+    wait_ctld_said(&site, &said::released_at_sync_point(rigid, id, 2), Duration::from_secs(90));
     wait_ctld_said(&site, &said::shrink_committed(id, ""), Duration::from_secs(60));
     assert_eq!(wait_finished(&site, rigid, Duration::from_secs(60)), "COMPLETED");
     assert_eq!(wait_finished(&site, id, Duration::from_secs(300)), "COMPLETED");

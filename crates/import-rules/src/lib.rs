@@ -43,7 +43,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("provision", &[]),
     ("import-rules", &[]),
     ("test-tiers", &["provision", "testcluster", "import-rules"]),
-    ("testcluster", &["provision"]),
+    ("testcluster", &["provision", "malleable-model"]),
     ("cluster-tests", &["testcluster", "provision", "slurm", "malleable-model"]),
     ("cluster-eval", &["testcluster", "malleable-model", "malleable-core", "malleable-sim"]),
     (

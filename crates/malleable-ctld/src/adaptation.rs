@@ -35,7 +35,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use malleable_model::log_lines::{Ending, LogLine};
+use malleable_model::log_lines::{Ending, LogLine, NOT_COMMITTED_WITHIN};
 use malleable_model::runtime_msg::{Envelope, Phase, Request, ResizeId, Status};
 use malleable_model::{JobId, JobPower, MalleableSpec, Time};
 
@@ -235,7 +235,7 @@ pub fn step(job: &MalleableJob, cx: &mut Context, m: &mut Measured) -> Step {
     if let Some(since) = out.status.phase.since() {
         let deadline = deadline(&out.status, cx.timeout);
         if cx.now.saturating_sub(since) >= deadline.as_secs() as Time {
-            let why = format!("not committed within {} s", deadline.as_secs());
+            let why = format!("{NOT_COMMITTED_WITHIN} {} s", deadline.as_secs());
             finish_unilaterally(job, &mut out, m, &why, cx.timeout);
         }
     }

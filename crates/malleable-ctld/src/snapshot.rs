@@ -289,7 +289,7 @@ fn taken(guard: &LockGuard<Scheduling>, now: i64, config: &Config, r: Reader<'_>
             // The array's own id: the record a task is split from gets the task's.
             let split = guard.split_correspond_array(&job, limit);
             if !split.is_empty() {
-                log::info!("JobId={array}: tasks split off as JobIds {split:?} for their aftercorr dependency");
+                log::info!("{}", LogLine::TasksSplitOff { job: JobId(array), split });
             }
         }
     }

@@ -5,7 +5,8 @@
 //! different programs: the sbatch options as they travel in a job's
 //! environment ([`submit_options`]) and the messages between an
 //! application's runtime and the plugin ([`runtime_msg`]); and the lines the
-//! plugin writes into slurmctld's log that programs read back ([`log_lines`]).
+//! plugin writes into slurmctld's log that programs read back ([`log_lines`]),
+//! Slurm's own such lines ([`slurm_lines`]) and their times ([`stamped`]).
 //!
 //! No solver, no Slurm, no `unsafe`: a SPANK plugin loaded by sbatch and an
 //! application linking the runtime depend on this crate alone.
@@ -24,6 +25,7 @@ pub mod runtime_msg;
 mod sharing;
 pub mod slurm_lines;
 mod snapshot;
+pub mod stamped;
 pub mod submit_options;
 mod validate;
 

@@ -35,18 +35,22 @@
 //! | [`LostCommitted`](LogLine::LostCommitted) `JobId=4: going on without n3 committed` | adaptation.rs | cluster_node_failure |
 //! | [`PriorityRaised`](LogLine::PriorityRaised) `JobId=4: priority raised to 4294967293: ...` | agent/pass.rs | cluster_select_natural |
 //! | [`Capped`](LogLine::Capped) `JobId=4: grows to 3 nodes at most: ...` | agent/pass.rs | compose_policies |
+//! | [`ReleasedAtSyncPoint`](LogLine::ReleasedAtSyncPoint) `JobId=5: JobId=4, asking at its sync point, releases 2 nodes for it; it starts first` (a note of natural.rs) | malleable-core strategies/natural.rs | cluster-tests malleable, cluster_natural, compose_site |
+//! | [`PowerHeld`](LogLine::PowerHeld) `JobId=4 held back by the power budget: starting it on 1 node(s) would raise ...` (a note of power/mod.rs) | malleable-core strategies/power | cluster_power |
+//! | [`TasksSplitOff`](LogLine::TasksSplitOff) `JobId=4: tasks split off as JobIds [5, 6] for their aftercorr dependency` | snapshot.rs | cluster_scheduling |
+//! | [`ShrinkInsteadOfPreempt`](LogLine::ShrinkInsteadOfPreempt) `JobId=4: shrinking off n3 for JobId=1 instead of preempting it ...` (a note of the core's preemption.rs) | malleable-core blocks/preemption.rs | cluster_preemption, compose_policies |
 //! | [`LocksHeld`](LogLine::LocksHeld) `pass 3: slurmctld's locks held 1.2 ms to read, 0.4 ms to apply, on the CPU 1.5 ms of them ...` (`not again to apply`: nothing to write) (debug) | agent/pass.rs | xtask soak, bench_scale, bench_ipsched, bench_site |
 //! | [`FeedRead`](LogLine::FeedRead) `feed: 12 records read, 5566 waiting kept, nodes walked` or `feed: whole read (Partitions), ...` (debug) | snapshot.rs | cluster_feed |
 //! | [`ResizesHeld`](LogLine::ResizesHeld) `resizes held: slurmdbd does not answer (slurmdbd:6819: its PersistInit unanswered after 2s)` or `... is away or behind (sdiag: DBD Agent queue size)` (warn) | agent/pass.rs | compose_site, compose_faults |
 //! | [`ResizesResumed`](LogLine::ResizesResumed) `resizes resumed: slurmdbd has caught up` | agent/pass.rs | compose_site |
 //! | [`RequestTaken`](LogLine::RequestTaken) `JobId=4: its runtime's request: mall1 seq=7 COMMIT job=4 resize=17` (job_submit/malleable) | job-submit-malleable | cluster-eval resize_latency, tests |
 //!
-//! Not here: the strategies' notes (malleable-core words them) and Slurm's
-//! own lines (`sched: Allocate JobId=...`, `_job_complete: ...`).
+//! Not here: the strategies' other notes (malleable-core words them) and
+//! Slurm's own lines (`sched: Allocate JobId=...`, `_job_complete: ...`).
 
 use std::fmt;
 
-use crate::{Corridor, JobId};
+use crate::{Corridor, JobId, Watts};
 
 /// The plugins the agent runs in, and job_submit/malleable, which takes
 /// the runtime's requests; a line of theirs starts with one of these and
@@ -91,6 +95,14 @@ impl Ending {
             Ending::ShrinkCommitted { nodes, .. }
             | Ending::ShrinkForced { nodes, .. }
             | Ending::RolledBack { nodes, .. } => nodes,
+        }
+    }
+
+    /// Ended because the application did not commit in time.
+    pub fn timed_out(&self) -> bool {
+        match self {
+            Ending::ShrinkForced { why, .. } | Ending::RolledBack { why, .. } => why.starts_with(NOT_COMMITTED_WITHIN),
+            Ending::ShrinkCommitted { .. } => false,
         }
     }
 
@@ -297,6 +309,40 @@ pub enum LogLine {
         job: JobId,
         most: u32,
     },
+    /// A note of select/natural's (natural.rs): `releaser`, asking at its
+    /// sync point, shrinks by `nodes` for waiting `job`, which starts first.
+    ReleasedAtSyncPoint {
+        job: JobId,
+        releaser: JobId,
+        nodes: usize,
+    },
+    /// A note of the power-aware strategies' (power/mod.rs): waiting `job`
+    /// held back, as starting it on `nodes` would raise the estimated draw
+    /// from `before_w` to `after_w`, above the corridor's top.
+    PowerHeld {
+        job: JobId,
+        nodes: usize,
+        before_w: Watts,
+        after_w: Watts,
+        corridor: Corridor,
+    },
+    /// The pending tasks of array `job` slurmctld split off as jobs of
+    /// their own, so that each runs when its aftercorr dependency allows.
+    TasksSplitOff {
+        job: JobId,
+        split: Vec<u32>,
+    },
+    /// A strategy's note (preemption.rs): elastic `job` shrinks off `nodes`
+    /// for `preemptor` instead of being preempted by it, keeping the
+    /// `node_s` node-seconds it has run (`ran_s` on `on_nodes` nodes).
+    ShrinkInsteadOfPreempt {
+        job: JobId,
+        nodes: Vec<String>,
+        preemptor: JobId,
+        node_s: i64,
+        ran_s: i64,
+        on_nodes: usize,
+    },
     /// The debug line at each pass's end, in milliseconds: the locks held
     /// to read and to apply (wall time), how much of that the agent thread
     /// was on the CPU, and how much it was runnable but waiting for a CPU
@@ -357,6 +403,20 @@ const PREEMPTING_TAIL: &str = " (slurm.conf's PreemptType and PreemptMode); it s
 const STRETCHED_TAIL: &str = " min for the work left on fewer nodes";
 const PRIORITY_TAIL: &str = ": a job released nodes for it";
 const CAPPED_TAIL: &str = " nodes at most: its QOS's and association's node limits allow no more";
+const SYNC_MID: &str = ", asking at its sync point, releases ";
+const SYNC_TAIL: &str = " nodes for it; it starts first";
+const POWER_HELD_HEAD: &str = " held back by the power budget: starting it on ";
+const POWER_HELD_DRAW: &str = " node(s) would raise the estimated draw from ";
+const POWER_HELD_TO: &str = " W to ";
+const POWER_HELD_TOP: &str = " W, above the top of the power corridor ";
+const SPLIT_HEAD: &str = "tasks split off as JobIds ";
+const SPLIT_TAIL: &str = " for their aftercorr dependency";
+const INSTEAD_MID: &str = " instead of preempting it (ShrinkBeforePreempt): it keeps running, and the ";
+const INSTEAD_RAN: &str = " node-seconds it has run (";
+const INSTEAD_TAIL: &str = " nodes) are not lost";
+/// How the reason of an adaptation that ran out of time starts
+/// (`not committed within 30 s`): [`Ending::timed_out`] reads it.
+pub const NOT_COMMITTED_WITHIN: &str = "not committed within";
 /// What a kept request line says before the request.
 const REQUEST_HEAD: &str = "its runtime's request: ";
 const LOST_TAIL: &str = "); waiting for its application to commit";
@@ -462,6 +522,22 @@ impl fmt::Display for LogLine {
                 write!(f, "JobId={job}: priority raised to {priority}{PRIORITY_TAIL}")
             }
             LogLine::Capped { job, most } => write!(f, "JobId={job}: grows to {most}{CAPPED_TAIL}"),
+            LogLine::ReleasedAtSyncPoint { job, releaser, nodes } => {
+                write!(f, "JobId={job}: JobId={releaser}{SYNC_MID}{nodes}{SYNC_TAIL}")
+            }
+            LogLine::PowerHeld { job, nodes, before_w, after_w, corridor } => write!(
+                f,
+                "JobId={job}{POWER_HELD_HEAD}{nodes}{POWER_HELD_DRAW}{}{POWER_HELD_TO}{}{POWER_HELD_TOP}{corridor} W",
+                watts(*before_w),
+                watts(*after_w)
+            ),
+            LogLine::TasksSplitOff { job, split } => write!(f, "JobId={job}: {SPLIT_HEAD}{split:?}{SPLIT_TAIL}"),
+            LogLine::ShrinkInsteadOfPreempt { job, nodes, preemptor, node_s, ran_s, on_nodes } => write!(
+                f,
+                "JobId={job}: shrinking off {} for JobId={preemptor}{INSTEAD_MID}{node_s}{INSTEAD_RAN}{ran_s} s on \
+                 {on_nodes}{INSTEAD_TAIL}",
+                list(nodes)
+            ),
             LogLine::RequestTaken { job, request } => write!(f, "JobId={job}: {REQUEST_HEAD}{request}"),
             LogLine::FeedRead { records, whole, kept, nodes_walked } => {
                 match whole {
@@ -537,6 +613,10 @@ impl LogLine {
             | LogLine::LostCommitted { job, .. }
             | LogLine::PriorityRaised { job, .. }
             | LogLine::Capped { job, .. }
+            | LogLine::TasksSplitOff { job, .. }
+            | LogLine::ReleasedAtSyncPoint { job, .. }
+            | LogLine::PowerHeld { job, .. }
+            | LogLine::ShrinkInsteadOfPreempt { job, .. }
             | LogLine::RequestTaken { job, .. } => Some(*job),
             _ => None,
         }
@@ -642,6 +722,18 @@ impl LogLine {
         }
         if let Some((nodes, rest)) = m.split_once(" kept from the strategies for ") {
             return Some(LogLine::Suspect { nodes: node_names(nodes)?, secs: rest.strip_suffix(" s")?.parse().ok()? });
+        }
+        if let Some((job, rest)) = m.strip_prefix("JobId=").and_then(|r| r.split_once(POWER_HELD_HEAD)) {
+            let (nodes, rest) = rest.split_once(POWER_HELD_DRAW)?;
+            let (before_w, rest) = rest.split_once(POWER_HELD_TO)?;
+            let (after_w, corridor) = rest.split_once(POWER_HELD_TOP)?;
+            return Some(LogLine::PowerHeld {
+                job: job_id(job)?,
+                nodes: nodes.parse().ok()?,
+                before_w: before_w.parse().ok()?,
+                after_w: after_w.parse().ok()?,
+                corridor: Corridor::parse(corridor.strip_suffix(" W")?).ok()?,
+            });
         }
         let (job, what) = m.strip_prefix("JobId=")?.split_once(": ")?;
         let job = job_id(job)?;
@@ -756,11 +848,41 @@ impl LogLine {
         if let Some(rest) = what.strip_prefix("grows to ") {
             return Some(LogLine::Capped { job, most: rest.strip_suffix(CAPPED_TAIL)?.parse().ok()? });
         }
+        if let Some(rest) = what.strip_prefix("JobId=") {
+            let (releaser, rest) = rest.split_once(SYNC_MID)?;
+            let nodes = rest.strip_suffix(SYNC_TAIL)?.parse().ok()?;
+            return Some(LogLine::ReleasedAtSyncPoint { job, releaser: job_id(releaser)?, nodes });
+        }
+        if let Some(rest) = what.strip_prefix(SPLIT_HEAD) {
+            let ids = rest.strip_suffix(SPLIT_TAIL)?.strip_prefix('[')?.strip_suffix(']')?;
+            let split = ids.split(", ").map(|i| i.parse().ok()).collect::<Option<_>>()?;
+            return Some(LogLine::TasksSplitOff { job, split });
+        }
+        if let Some(rest) = what.strip_prefix("shrinking off ") {
+            let (nodes, rest) = rest.split_once(" for JobId=")?;
+            let (preemptor, rest) = rest.split_once(INSTEAD_MID)?;
+            let (node_s, rest) = rest.split_once(INSTEAD_RAN)?;
+            let (ran_s, rest) = rest.split_once(" s on ")?;
+            return Some(LogLine::ShrinkInsteadOfPreempt {
+                job,
+                nodes: node_names(nodes)?,
+                preemptor: job_id(preemptor)?,
+                node_s: node_s.parse().ok()?,
+                ran_s: ran_s.parse().ok()?,
+                on_nodes: rest.strip_suffix(INSTEAD_TAIL)?.parse().ok()?,
+            });
+        }
         if let Some(request) = what.strip_prefix(REQUEST_HEAD) {
             return Some(LogLine::RequestTaken { job, request: request.to_string() });
         }
         None
     }
+}
+
+/// Watts as the log says them: at most one decimal, none when whole.
+fn watts(w: Watts) -> String {
+    let t = format!("{w:.1}");
+    t.strip_suffix(".0").map_or(t.clone(), str::to_string)
 }
 
 fn job_id(s: &str) -> Option<JobId> {
@@ -903,6 +1025,23 @@ mod tests {
             LogLine::LostCommitted { job: j, nodes: names("n3"), after: Some(1.5) },
             LogLine::PriorityRaised { job: j, priority: 4_294_967_293 },
             LogLine::Capped { job: j, most: 3 },
+            LogLine::TasksSplitOff { job: j, split: vec![5, 6] },
+            LogLine::ReleasedAtSyncPoint { job: j, releaser: JobId(2), nodes: 2 },
+            LogLine::PowerHeld {
+                job: j,
+                nodes: 1,
+                before_w: 284.0,
+                after_w: 463.5,
+                corridor: Corridor::new(0.0, 300.0).unwrap(),
+            },
+            LogLine::ShrinkInsteadOfPreempt {
+                job: j,
+                nodes: names("n3,n2"),
+                preemptor: JobId(1),
+                node_s: 2400,
+                ran_s: 600,
+                on_nodes: 4,
+            },
             LogLine::RequestTaken { job: j, request: "mall1 seq=7 COMMIT job=4 resize=17".into() },
             LogLine::LocksHeld {
                 pass: 3,

@@ -34,10 +34,7 @@ const LAUNCH_MID: &str = " launch failed: ";
 impl SlurmLine {
     /// A line as slurmctld prints it (`[timestamp] message`), or its message.
     pub fn parse(line: &str) -> Option<SlurmLine> {
-        let message = match line.strip_prefix('[') {
-            Some(rest) => rest.split_once("] ")?.1,
-            None => line,
-        };
+        let message = crate::stamped::Stamped::parse(line).map_or(line, |s| s.message);
         if let Some(rest) = message.strip_prefix(LAUNCH_HEAD) {
             let (task, why) = rest.split_once(LAUNCH_MID)?;
             return Some(SlurmLine::TaskLaunchFailed { task: task.parse().ok()?, why: why.to_string() });

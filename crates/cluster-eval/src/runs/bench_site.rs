@@ -44,11 +44,18 @@ fn measure(site: &Site, rounds: usize) -> Result<()> {
     std::os::unix::fs::chown(&script, Some(*uid), Some(*uid)).map_err(|e| e.to_string())?;
     let out = site.output(Some("alice"), "login", &["sbatch", "--parsable", "/home/alice/bench.sh"])?;
     let id: u32 = out.trim().parse().map_err(|_| format!("sbatch printed {out:?}"))?;
-    let expands = format!("JobId={id}: expand onto c3,c4 committed");
-    let shrinks = format!("JobId={id}: shrink off c3,c4 committed");
-    let count = |needle: &str| site.log("slurmctld", "slurmctld.log").matches(needle).count();
-    let until = |what: &str, needle: &str, n: usize| {
-        wait::until(what, Duration::from_secs(120), || Ok((count(needle) >= n).then_some(())))
+    // The job's expands onto c3 and c4 committed, and its shrinks off them.
+    let on_c3_c4 = |nodes: &[String]| nodes.join(",") == "c3,c4";
+    let expands =
+        |l: &LogLine| matches!(l, LogLine::ExpandCommitted { job, nodes, .. } if *job == JobId(id) && on_c3_c4(nodes));
+    let shrinks = |l: &LogLine| {
+        matches!(l, LogLine::Released { job, ending: Ending::ShrinkCommitted { nodes, .. }, .. }
+            if *job == JobId(id) && on_c3_c4(nodes))
+    };
+    let count =
+        |which: &dyn Fn(&LogLine) -> bool| LogLine::all(&site.log("slurmctld", "slurmctld.log")).filter(which).count();
+    let until = |what: &str, which: &dyn Fn(&LogLine) -> bool, n: usize| {
+        wait::until(what, Duration::from_secs(120), || Ok((count(which) >= n).then_some(())))
     };
     until("the first expand", &expands, 1)?;
     for round in 1..=rounds {

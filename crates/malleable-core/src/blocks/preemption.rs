@@ -7,6 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use malleable_model::log_lines::LogLine;
 use malleable_model::{Decision, JobId, NodeIndex, PendingJob, RunningJob, Snapshot};
 
 use crate::strategy::{Note, PassReport};
@@ -68,20 +69,19 @@ pub fn preempt(s: &Snapshot, decided: &[Decision], shrink_first: bool) -> PassRe
         if shrink_first {
             if let Some(shrinks) = shrinks_for(s, p, &victims, lacking) {
                 for (r, remove) in shrinks {
-                    let names: Vec<&str> = remove.iter().map(|&i| &*s.nodes[i].name).collect();
                     let ran = (s.now - r.start).max(0);
+                    let line = LogLine::ShrinkInsteadOfPreempt {
+                        job: r.id,
+                        nodes: remove.iter().map(|&i| s.nodes[i].name.to_string()).collect(),
+                        preemptor: p.id,
+                        node_s: ran * r.nodes.len() as i64,
+                        ran_s: ran,
+                        on_nodes: r.nodes.len(),
+                    };
                     report.notes.push(Note::about(
                         p.id,
                         format!("shrinks {} instead of preempting it", r.id),
-                        format!(
-                            "JobId={}: shrinking off {} for JobId={} instead of preempting it (ShrinkBeforePreempt): \
-                             it keeps running, and the {} node-seconds it has run ({ran} s on {} nodes) are not lost",
-                            r.id,
-                            names.join(","),
-                            p.id,
-                            ran * r.nodes.len() as i64,
-                            r.nodes.len()
-                        ),
+                        line.to_string(),
                     ));
                     touched.insert(r.id);
                     report.decisions.push(Decision::Shrink { job: r.id, remove_nodes: remove });
@@ -210,12 +210,15 @@ mod tests {
         assert_eq!(r.decisions, vec![shrink(10, &[3, 2])]);
         assert!(validate(&s, &r.decisions).is_ok());
         assert_eq!(r.notes.len(), 1);
-        assert!(
-            r.notes[0].text.starts_with("JobId=10: shrinking off n3,n2 for JobId=1 instead of preempting it")
-                && r.notes[0].text.contains("the 2400 node-seconds it has run (600 s on 4 nodes) are not lost"),
-            "{}",
-            r.notes[0].text
-        );
+        let said = LogLine::ShrinkInsteadOfPreempt {
+            job: JobId(10),
+            nodes: vec!["n3".into(), "n2".into()],
+            preemptor: JobId(1),
+            node_s: 2400,
+            ran_s: 600,
+            on_nodes: 4,
+        };
+        assert_eq!(r.notes[0].text, said.to_string());
     }
 
     #[test]

@@ -35,6 +35,7 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
+use malleable_model::log_lines::LogLine;
 use malleable_model::{Decision, JobId, MalleableSpec, NodeIndex, PendingJob, RunningJob, Snapshot, Time};
 
 use crate::blocks::booking::{book_queue, booked_waiting, fingerprint, Wide};
@@ -377,10 +378,8 @@ impl Strategy for Natural {
                 report.notes.push(Note::about(
                     beneficiary,
                     format!("shrink of job {job}"),
-                    format!(
-                        "JobId={beneficiary}: JobId={job}, asking at its sync point, releases {} nodes for it; it starts first",
-                        remove_nodes.len()
-                    ),
+                    LogLine::ReleasedAtSyncPoint { job: beneficiary, releaser: job, nodes: remove_nodes.len() }
+                        .to_string(),
                 ));
                 report.decisions.push(Decision::Shrink { job, remove_nodes });
             }

@@ -51,6 +51,7 @@ pub mod lp;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
+use malleable_model::log_lines::LogLine;
 use malleable_model::{Corridor, Decision, JobId, JobPower, PendingJob, PowerState, RunningJob, Snapshot, Watts};
 
 use self::lp::{LpJob, LpNodes, LpProblem};
@@ -310,24 +311,17 @@ fn held_notes(s: &Snapshot, decisions: &[Decision], held: Option<Vec<HeldBack>>)
             Note::about(
                 h.job,
                 format!("held back by the power budget under corridor {}", power.corridor),
-                format!(
-                    "JobId={} held back by the power budget: starting it on {} node(s) would raise the estimated \
-                     draw from {} W to {} W, above the top of the power corridor {} W",
-                    h.job,
-                    h.nodes,
-                    watts(h.draw_before),
-                    watts(h.draw_after),
-                    power.corridor
-                ),
+                LogLine::PowerHeld {
+                    job: h.job,
+                    nodes: h.nodes,
+                    before_w: h.draw_before,
+                    after_w: h.draw_after,
+                    corridor: power.corridor,
+                }
+                .to_string(),
             )
         })
         .collect()
-}
-
-/// Watts for the log: at most one decimal, none when whole.
-fn watts(w: Watts) -> String {
-    let t = format!("{w:.1}");
-    t.strip_suffix(".0").map_or(t.clone(), str::to_string)
 }
 
 /// The machine's draw, as a range when estimated from the users' figures.
