@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 
 use malleable_model::log_lines::LogLine;
+use malleable_model::slurm_lines::SlurmLine;
 use malleable_model::stamped::Stamped;
 use testcluster::hostlist;
 
@@ -83,38 +84,24 @@ pub fn read_log(log: &str) -> HashMap<u32, LoggedJob> {
         // The agent's own lines (sched/malleable or select/natural), then Slurm's.
         if let Some(ours) = LogLine::parse(line) {
             plugin_line(&mut jobs, at, ours);
-        } else if let Some(rest) = after(line, "_slurm_rpc_submit_batch_job: JobId=") {
-            if let Some(id) = number(rest) {
-                jobs.entry(id).or_default().submit = Some(at);
+            continue;
+        }
+        // Slurm's own (for runs under stock sched/backfill, an srun's
+        // allocation at submit, and slurmctld's main scheduler, which also
+        // runs on job ends under stock Slurm).
+        match SlurmLine::parse(line) {
+            Some(SlurmLine::Submitted { job }) => jobs.entry(job).or_default().submit = Some(at),
+            // `(null)`: deferred to the scheduler, not a start.
+            Some(SlurmLine::Allocated { job, nodes, .. }) if nodes != "(null)" => {
+                let j = jobs.entry(job).or_default();
+                j.start = Some(at);
+                j.start_nodes = hostlist::expand(&nodes).unwrap_or_default();
             }
-        } else if let Some((id, list)) = slurm_start_line(line) {
-            let j = jobs.entry(id).or_default();
-            j.start = Some(at);
-            j.start_nodes = hostlist::expand(list).unwrap_or_default();
-        } else if let Some(rest) = after(line, "_job_complete: JobId=") {
-            if let Some(id) = number(rest).filter(|_| rest.ends_with(" done")) {
-                jobs.entry(id).or_default().end = Some(at);
-            }
+            Some(SlurmLine::JobComplete { job, what }) if what == "done" => jobs.entry(job).or_default().end = Some(at),
+            _ => {}
         }
     }
     jobs
-}
-
-/// A job's start by Slurm's own schedulers (for runs under stock
-/// sched/backfill): the job and its node list.
-fn slurm_start_line(line: &str) -> Option<(u32, &str)> {
-    // sched/backfill's `_start_job`, and slurmctld's main scheduler, which
-    // also runs on job ends under stock Slurm.
-    if let Some(rest) = after(line, "_start_job: Started JobId=") {
-        return Some((number(rest)?, first_word(rest.split_once(" on ")?.1)));
-    }
-    // An srun or salloc job started at submit.
-    let rest = after(line, "sched: Allocate JobId=").or_else(|| after(line, "_slurm_rpc_allocate_resources JobId="))?;
-    Some((number(rest)?, first_word(after(rest, " NodeList=")?)))
-}
-
-fn first_word(s: &str) -> &str {
-    s.split(' ').next().unwrap_or("")
 }
 
 /// One of the plugin's lines about a job: its start, or a resize.
@@ -151,10 +138,6 @@ fn plugin_line(jobs: &mut HashMap<u32, LoggedJob>, at: f64, line: LogLine) {
         LogLine::Lost { nodes, .. } => j.changes.push(Change { at, gained: false, nodes }),
         _ => {}
     }
-}
-
-fn after<'a>(line: &'a str, head: &str) -> Option<&'a str> {
-    line.find(head).map(|i| &line[i + head.len()..])
 }
 
 /// The whole number `s` starts with.

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use cluster_tests::said;
 use cluster_tests::{show_field, srun, start_lines, up, wait_child};
+use malleable_model::slurm_lines::{Allocator, SlurmLine};
 use testcluster::process::output;
 
 #[test]
@@ -44,14 +45,13 @@ fn batch_and_srun_jobs_start_only_through_the_plugin() {
             lines[0]
         );
     }
-    // slurmctld's own scheduler logs "sched: Allocate JobId=..." when it
-    // starts a job; it must never have.
-    assert!(!log.contains("sched: Allocate JobId="), "the built-in scheduler started a job");
+    // slurmctld's own scheduler says when it starts a job; it must never have.
+    let slurms: Vec<SlurmLine> = log.lines().filter_map(SlurmLine::parse).collect();
+    let by_main = slurms.iter().find(|l| matches!(l, SlurmLine::Allocated { by: Allocator::MainScheduler, .. }));
+    assert_eq!(by_main, None, "the built-in scheduler started a job");
     // The srun allocation was not granted at submit time (defer).
-    assert!(
-        log.contains(&format!("_slurm_rpc_allocate_resources JobId={} NodeList=(null)", srun_ids[0])),
-        "srun's allocation was not deferred to the plugin"
-    );
+    let deferred = SlurmLine::Allocated { job: srun_ids[0], nodes: "(null)".into(), by: Allocator::AtSubmit };
+    assert!(slurms.contains(&deferred), "srun's allocation was not deferred to the plugin");
 }
 
 #[test]

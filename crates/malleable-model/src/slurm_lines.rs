@@ -2,7 +2,9 @@
 //! sibling of [`crate::log_lines`] (which holds the plugin's): each declared
 //! once, with the wording of the Slurm releases that print it.
 //!
-//! So far the usage priority/multifactor counts for each job, printed with
+//! A batch job's submission, a job's allocation (by slurmctld's main
+//! scheduler, by sched/backfill, or at submit) and its completion; the
+//! usage priority/multifactor counts for each job, printed with
 //! `DebugFlags=Priority` (the chaos campaign reads it to find which job a
 //! user's RawUsage and records disagree over), and srun's word that a task
 //! could not be launched (srun then exits 0 all the same: mall-run reads
@@ -11,6 +13,14 @@
 /// One of Slurm's lines.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SlurmLine {
+    /// slurmctld took batch job `job` (`_slurm_rpc_submit_batch_job`).
+    Submitted { job: u32 },
+    /// Job `job` given `nodes` (a hostlist; `(null)` when the allocation
+    /// at submit was deferred to the scheduler) by `by`.
+    Allocated { job: u32, nodes: String, by: Allocator },
+    /// `_job_complete: JobId=N WHAT`: `done` once the job has ended, or
+    /// its exit status before.
+    JobComplete { job: u32, what: String },
     /// priority/multifactor counted `secs` of job `job`'s run (its usage
     /// is that times each of the job's TRES counts, the lines after it).
     UsageRan { job: u32, secs: f64 },
@@ -20,6 +30,30 @@ pub enum SlurmLine {
     /// (api/step_launch.c); `why` is Slurm's error string.
     TaskLaunchFailed { task: u32, why: String },
 }
+
+/// `N REST` after `JobId=`: the id, and what follows it.
+fn id_and_rest(s: &str) -> Option<(u32, &str)> {
+    let (id, rest) = s.split_once(' ').unwrap_or((s, ""));
+    Some((id.parse().ok()?, rest))
+}
+
+/// Which of slurmctld's parts allocated a job.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Allocator {
+    /// Its main scheduler (`sched: Allocate JobId=N NodeList=...`).
+    MainScheduler,
+    /// sched/backfill (`_start_job: Started JobId=N in PART on NODES`).
+    Backfill,
+    /// srun's or salloc's request, at submit
+    /// (`_slurm_rpc_allocate_resources JobId=N NodeList=...`).
+    AtSubmit,
+}
+
+const SUBMITTED: &str = "_slurm_rpc_submit_batch_job: JobId=";
+const ALLOCATE: &str = "sched: Allocate JobId=";
+const BACKFILL_START: &str = "_start_job: Started JobId=";
+const AT_SUBMIT: &str = "_slurm_rpc_allocate_resources JobId=";
+const JOB_COMPLETE: &str = "_job_complete: JobId=";
 
 /// What slurmctld's log puts before a plugin's message (log.h: its
 /// plugin_type and function), here priority/multifactor's usage count.
@@ -39,6 +73,27 @@ impl SlurmLine {
             let (task, why) = rest.split_once(LAUNCH_MID)?;
             return Some(SlurmLine::TaskLaunchFailed { task: task.parse().ok()?, why: why.to_string() });
         }
+        // Slurm's lines are found after what its log puts before them
+        // (a plugin's name and function, `sched: `, or nothing).
+        let after = |head: &str| message.find(head).map(|i| &message[i + head.len()..]);
+        if let Some((job, _)) = after(SUBMITTED).and_then(id_and_rest) {
+            return Some(SlurmLine::Submitted { job });
+        }
+        let node_list =
+            |rest: &str| rest.strip_prefix("NodeList=").map(|r| r.split(' ').next().unwrap_or("").to_string());
+        if let Some((job, rest)) = after(ALLOCATE).and_then(id_and_rest) {
+            return Some(SlurmLine::Allocated { job, nodes: node_list(rest)?, by: Allocator::MainScheduler });
+        }
+        if let Some((job, rest)) = after(AT_SUBMIT).and_then(id_and_rest) {
+            return Some(SlurmLine::Allocated { job, nodes: node_list(rest)?, by: Allocator::AtSubmit });
+        }
+        if let Some((job, rest)) = after(BACKFILL_START).and_then(id_and_rest) {
+            let nodes = rest.split_once(" on ")?.1.split(' ').next().unwrap_or("").to_string();
+            return Some(SlurmLine::Allocated { job, nodes, by: Allocator::Backfill });
+        }
+        if let Some((job, what)) = after(JOB_COMPLETE).and_then(id_and_rest) {
+            return Some(SlurmLine::JobComplete { job, what: what.to_string() });
+        }
         let usage = message.strip_prefix(USAGE_HEAD)?;
         if let Some(rest) = usage.strip_prefix(RAN_HEAD).and_then(|r| r.strip_suffix(RAN_TAIL)) {
             let (job, secs) = rest.split_once(RAN_MID)?;
@@ -52,6 +107,17 @@ impl SlurmLine {
 impl std::fmt::Display for SlurmLine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            SlurmLine::Submitted { job } => write!(f, "{SUBMITTED}{job}"),
+            SlurmLine::Allocated { job, nodes, by: Allocator::MainScheduler } => {
+                write!(f, "{ALLOCATE}{job} NodeList={nodes}")
+            }
+            SlurmLine::Allocated { job, nodes, by: Allocator::AtSubmit } => {
+                write!(f, "{AT_SUBMIT}{job} NodeList={nodes}")
+            }
+            SlurmLine::Allocated { job, nodes, by: Allocator::Backfill } => {
+                write!(f, "sched/backfill: {BACKFILL_START}{job} in debug on {nodes}")
+            }
+            SlurmLine::JobComplete { job, what } => write!(f, "{JOB_COMPLETE}{job} {what}"),
             SlurmLine::UsageRan { job, secs } => write!(f, "{USAGE_HEAD}{RAN_HEAD}{job}{RAN_MID}{secs}{RAN_TAIL}"),
             SlurmLine::TresCount { name, count } => write!(f, "{USAGE_HEAD}{TRES_HEAD}{name}: {count}"),
             SlurmLine::TaskLaunchFailed { task, why } => write!(f, "{LAUNCH_HEAD}{task}{LAUNCH_MID}{why}"),
@@ -73,7 +139,7 @@ pub fn usage_by_job(log: &str) -> std::collections::BTreeMap<u32, f64> {
                     *usage.entry(job).or_insert(0.0) += secs * count as f64;
                 }
             }
-            SlurmLine::TresCount { .. } | SlurmLine::TaskLaunchFailed { .. } => {}
+            _ => {}
         }
     }
     usage
@@ -96,6 +162,35 @@ mod tests {
         assert_eq!(SlurmLine::parse(failed), Some(parsed.clone()));
         assert_eq!(parsed.to_string(), failed);
         assert_eq!(SlurmLine::parse("srun: error: task x launch failed: y"), None);
+    }
+
+    #[test]
+    fn starts_and_ends_read_as_each_release_prints_them() {
+        // As 22.05 and 26.05 print them (with their plugin and function
+        // before, or not).
+        let lines = [
+            ("_slurm_rpc_submit_batch_job: JobId=12 InitPrio=4294901759 usec=538", SlurmLine::Submitted { job: 12 }),
+            (
+                "sched: Allocate JobId=9 NodeList=c[1-2] #CPUs=2 Partition=debug",
+                SlurmLine::Allocated { job: 9, nodes: "c[1-2]".into(), by: Allocator::MainScheduler },
+            ),
+            (
+                "_slurm_rpc_allocate_resources JobId=4 NodeList=(null) usec=1027",
+                SlurmLine::Allocated { job: 4, nodes: "(null)".into(), by: Allocator::AtSubmit },
+            ),
+            (
+                "sched/backfill: _start_job: Started JobId=3 in debug on n[1-4]",
+                SlurmLine::Allocated { job: 3, nodes: "n[1-4]".into(), by: Allocator::Backfill },
+            ),
+            ("_job_complete: JobId=9 done", SlurmLine::JobComplete { job: 9, what: "done".into() }),
+            ("_job_complete: JobId=9 WEXITSTATUS 0", SlurmLine::JobComplete { job: 9, what: "WEXITSTATUS 0".into() }),
+        ];
+        for (text, line) in lines {
+            assert_eq!(SlurmLine::parse(&format!("[2026-12-05T10:00:00.000] {text}")), Some(line.clone()), "{text}");
+            assert_eq!(SlurmLine::parse(&line.to_string()), Some(line));
+        }
+        assert_eq!(SlurmLine::parse("_job_complete: JobId=x done"), None);
+        assert_eq!(SlurmLine::parse("sched: Allocate JobId=9 Partition=debug"), None);
     }
 
     #[test]

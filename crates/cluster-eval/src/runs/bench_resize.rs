@@ -23,6 +23,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use malleable_model::slurm_lines::SlurmLine;
 use testcluster::plugins;
 use testcluster::{wait, Cluster, ClusterSpec};
 
@@ -56,10 +57,10 @@ impl LogTail {
 /// Wait for the elastic job's next committed step of `kind`; an adaptation that
 /// ended without the application, or the job's end, stops the bench.
 fn next_commit(tail: &mut LogTail, job: u32, kind: Kind, out: &Path) -> Result<()> {
-    let ended = format!("_job_complete: JobId={job} done");
+    let ended = SlurmLine::JobComplete { job, what: "done".into() };
     wait::until(&format!("JobId={job}'s next {} to commit", kind.name()), STEP_WITHIN, || {
         let text = tail.new_lines()?;
-        if text.contains(&ended) {
+        if text.lines().any(|l| SlurmLine::parse(l).as_ref() == Some(&ended)) {
             return Ok(Some(Err(format!("JobId={job} ended during the bench; its output is in {}", out.display()))));
         }
         for (_, e) in resize_latency::ctld_events(&text, job) {

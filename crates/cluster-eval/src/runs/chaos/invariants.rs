@@ -184,9 +184,9 @@ pub fn usage_trail(log: &str, job: u32, most: usize) -> Vec<String> {
                     trail.push(format!("{at} counted {secs} s at billing {count}"));
                 }
             }
-            Some(_) => {}
-            None if names(l, &tag) => trail.push(l.to_string()),
-            None => {}
+            // Every other line that names the job, Slurm's or not.
+            _ if names(l, &tag) => trail.push(l.to_string()),
+            _ => {}
         }
     }
     trail.split_off(trail.len().saturating_sub(most))
