@@ -21,6 +21,6 @@ pub mod strategy;
 mod test_support;
 
 pub use blocks::waiting::{WaitReason, Waiting};
-pub use params::{ParamKind, ParamSpec, Params};
+pub use params::{AnyParam, Flag, Param, Params, Setting, Span, Value, Whole, Within, Words};
 pub use strategies::{StrategyChoice, REGISTRY};
 pub use strategy::{Measure, MeasureKind, MeasureSpec, Note, PassReport, Stateless, Strategy, StrategyInfo};
