@@ -594,6 +594,27 @@ mod tests {
         }
     }
 
+    /// Where README gives a strategy parameter's default as "`Key` (DEFAULT",
+    /// it is the declared one, or slurmctld's own where that differs
+    /// ([`DAEMON_DEFAULTS`]).
+    #[test]
+    fn the_readmes_strategy_defaults_follow_the_declarations() {
+        let readme = include_str!("../../../../README.md");
+        let mut checked = 0;
+        for info in REGISTRY {
+            for p in info.params {
+                let Some((_, after)) = readme.split_once(&format!("`{}` (", p.key())) else { continue };
+                let written = after.split([' ', ')', ';', ':', ',']).next().unwrap_or("");
+                let daemon = DAEMON_DEFAULTS.iter().find(|(s, d, _)| *s == info.name && d.key() == p.key());
+                let declared = daemon.map_or_else(|| p.show_value(p.default_value()), |(_, _, v)| v.to_string());
+                assert_eq!(written, declared, "{}: README's default of {}", info.name, p.key());
+                checked += 1;
+            }
+        }
+        // Shared keys count once per strategy; most parameters are in README.
+        assert!(checked >= 14, "only {checked} defaults found in README");
+    }
+
     #[test]
     fn keys_read_yes_no_and_their_old_spellings_and_display_from_their_declarations() {
         // ShrinkBeforePreempt also takes 0 and 1 (a switch of the strategies' kind), said as no.
