@@ -471,6 +471,16 @@ mod tests {
         assert_eq!(p, Params::defaults(SPECS), "a refused value changes nothing");
     }
 
+    /// A strategy that reads a parameter its table lacks is caught when the
+    /// registry's test builds it (a release build reads the default).
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "parameter Other is not in this table")]
+    fn a_read_of_a_parameter_not_in_the_table_is_caught_in_tests() {
+        const OTHER: Param<usize> = Param { key: "Other", default: 3, allowed: Whole::new(1, 9), help: "not listed" };
+        Params::defaults(SPECS).get(&OTHER);
+    }
+
     #[test]
     fn flags_read_yes_no_and_one_zero_and_say_them_as_declared() {
         const ON: Param<bool> = Param { key: "On", default: false, allowed: Flag::ONE_ZERO, help: "switch" };

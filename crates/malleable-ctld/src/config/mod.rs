@@ -1,8 +1,9 @@
 //! malleable.conf: Slurm's key=value style, one setting per line, `#` starts
-//! a comment, keys case-insensitive. The plugin's own keys are here; each
-//! strategy's keys come from its parameter table in the core's registry, so
-//! a new strategy's settings need nothing here. Unknown keys and bad values
-//! are errors that name the file, the line, the key and what is allowed.
+//! a comment, keys case-insensitive. The plugin's own keys are here, one
+//! declaration each in [`KEYS`]; each strategy's keys come from its
+//! parameter table in the core's registry, so a new strategy's settings
+//! need nothing here. Unknown keys and bad values are errors that name the
+//! file, the line, the key and what is allowed.
 
 use std::path::Path;
 use std::time::Duration;
