@@ -5,7 +5,7 @@
 //! so the choices a site sees in production are the ones the simulator
 //! reports. The rooms: [`strategies`] (one file per strategy, and the
 //! registry), [`blocks`] (the pieces several strategies share), [`lp`] (the
-//! integer-programming scaffolding), [`params`] (parameter tables), and
+//! integer-programming scaffolding), [`params`] (typed parameter declarations and tables), and
 //! [`strategy`] (the trait and the pass report). Nothing here knows about
 //! Slurm, and nothing here may be `unsafe`.
 //!
@@ -22,7 +22,7 @@ pub mod strategy;
 mod test_support;
 
 pub use blocks::waiting::{WaitReason, Waiting};
-pub use params::{ParamKind, ParamSpec, Params};
+pub use params::{AnyParam, Flag, Param, Params, Setting, Span, Value, Whole, Within, Words};
 pub use pass::{pass, PassInput, PassOutcome, StrategyPass};
 pub use strategies::{StrategyChoice, REGISTRY};
 pub use strategy::{Measure, MeasureKind, MeasureSpec, Note, PassReport, Stateless, Strategy, StrategyInfo};

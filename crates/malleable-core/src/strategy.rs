@@ -8,7 +8,7 @@
 use malleable_model::{Decision, JobId, Snapshot};
 
 use crate::blocks::waiting::{waiting, Waiting};
-use crate::params::{ParamSpec, Params};
+use crate::params::{AnyParam, Params};
 
 /// A scheduling policy: given the cluster now, what to start and what to
 /// resize. Strategies may keep state between passes.
@@ -166,7 +166,7 @@ pub struct StrategyInfo {
     /// One line for help texts.
     pub about: &'static str,
     /// Its parameters, with their ranges and defaults.
-    pub params: &'static [ParamSpec],
+    pub params: &'static [&'static dyn AnyParam],
     /// The figures its passes report.
     pub measures: &'static [MeasureSpec],
     /// Whether it schedules by a power corridor (the site's `PowerCorridor=`).

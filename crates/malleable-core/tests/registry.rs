@@ -6,8 +6,7 @@
 
 use malleable_core::strategies::split_list;
 use malleable_core::{
-    MeasureKind, MeasureSpec, ParamKind, ParamSpec, Params, PassReport, Strategy, StrategyChoice, StrategyInfo,
-    REGISTRY,
+    MeasureKind, MeasureSpec, Param, Params, PassReport, Strategy, StrategyChoice, StrategyInfo, Whole, REGISTRY,
 };
 use malleable_model::{Decision, Node, PendingJob, Snapshot};
 
@@ -29,10 +28,17 @@ fn every_entry_builds_with_its_defaults_and_names_are_unique() {
         for (name, _) in &report.measures {
             assert!(info.measures.iter().any(|m| m.name == *name), "{}: undeclared figure {name}", info.name);
         }
-        let keys: std::collections::HashSet<&str> = info.params.iter().map(|p| p.key).collect();
+        let keys: std::collections::HashSet<&str> = info.params.iter().map(|p| p.key()).collect();
         assert_eq!(keys.len(), info.params.len(), "{}: a parameter declared twice", info.name);
         for p in info.params {
-            assert_eq!(p.parse(&p.show(p.default)), Ok(p.default), "{}: {}'s default is allowed", info.name, p.key);
+            let default = p.default_value();
+            assert_eq!(
+                p.read_value(&p.show_value(default)),
+                Some(default),
+                "{}: {}'s default is allowed",
+                info.name,
+                p.key()
+            );
         }
     }
 }
@@ -99,15 +105,17 @@ impl Strategy for Toy {
     }
 }
 
+const STEP: Param<usize> = Param { key: "Step", default: 1, allowed: Whole::new(1, 4), help: "nodes" };
+
 const TOY: StrategyInfo = StrategyInfo {
     name: "toy",
     about: "a strategy defined in a test",
-    params: &[ParamSpec { key: "Step", kind: ParamKind::Whole { min: 1, max: 4 }, default: 1.0, help: "nodes" }],
+    params: &[&STEP],
     measures: &[MeasureSpec { name: "toy_passes", kind: MeasureKind::Count, help: "passes" }],
     uses_power_corridor: false,
     shares_cores: false,
     places_cores: false,
-    build: |p| Box::new(Toy { step: p.whole("Step") as usize }),
+    build: |p| Box::new(Toy { step: p.get(&STEP) }),
 };
 
 #[test]

@@ -5,6 +5,8 @@
 //! the new job ending inside each mate).
 
 use malleable_core::blocks::backfill::easy;
+use malleable_core::blocks::mates::MaxSlowdown;
+use malleable_core::strategies::sd_policy;
 use malleable_core::{Params, StrategyChoice};
 use malleable_model::{validate, CoreSharing, Decision, JobId, Node, PendingJob, RunningJob, Snapshot, Time};
 use proptest::prelude::*;
@@ -99,7 +101,10 @@ proptest! {
 /// MAX_SLOWDOWN as sd-policy has it by default.
 fn default_max_slowdown() -> f64 {
     let info = StrategyChoice::parse("sd-policy").unwrap().info;
-    Params::defaults(info.params).number_or_word("MaxSlowdown").unwrap()
+    match Params::defaults(info.params).get(&sd_policy::MAX_SLOWDOWN) {
+        MaxSlowdown::Static(v) => v,
+        other => panic!("sd-policy's default MaxSlowdown is {other:?}, not a number"),
+    }
 }
 
 fn mate(s: &Snapshot, id: JobId) -> &RunningJob {

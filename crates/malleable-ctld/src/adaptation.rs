@@ -153,7 +153,7 @@ pub struct Context<'a> {
 
 /// The longest a runtime's bound may make a job's adaptations last: the
 /// longest `AdaptTimeout` a site may set.
-pub const MAX_ADAPT_S: u32 = *crate::config::TICK_RANGE.end() as u32;
+pub const MAX_ADAPT_S: u32 = crate::config::ADAPT_TIMEOUT.allowed.max as u32;
 
 /// How long a job's adaptation is given from the decision to its commit:
 /// `AdaptTimeout`, or the bound its runtime reported when longer (a step's

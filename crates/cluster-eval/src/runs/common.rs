@@ -56,7 +56,7 @@ pub fn real_runs(staged: &Path, w: &Workload, strategies: &[String], s: &Setup) 
         } else {
             plugins::sched_malleable(base, staged)
         };
-        let mut spec = spec.file("malleable.conf", &malleable_conf(strategy, s.tick));
+        let mut spec = spec.file("malleable.conf", &malleable_conf(strategy, s.tick)?);
         if s.app == ElasticApp::MpiRestart {
             spec = spec.own_tmpfs().networked();
         }
@@ -82,13 +82,15 @@ pub fn real_runs(staged: &Path, w: &Workload, strategies: &[String], s: &Setup) 
 
 /// malleable.conf for `NAME` or `NAME[Key=value,...]` (the simulator's
 /// spelling): `Strategy=NAME`, each parameter on a line of its own.
-fn malleable_conf(strategy: &str, tick: u32) -> String {
-    let (name, params) = strategy.split_once('[').unwrap_or((strategy, ""));
-    let mut conf = format!("Strategy={name}\nSchedulerTick={tick}\n");
-    for pair in params.trim_end_matches(']').split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        conf += &format!("{pair}\n");
+fn malleable_conf(strategy: &str, tick: u32) -> Result<String> {
+    // The core's own reading of NAME[Key=value,...]: a bad name or value
+    // stops here, before a cluster is started, with the plugin's message.
+    let choice = StrategyChoice::parse(strategy)?;
+    let mut conf = format!("Strategy={}\nSchedulerTick={tick}\n", choice.name());
+    for kv in choice.params.explicit() {
+        conf += &format!("{kv}\n");
     }
-    conf
+    Ok(conf)
 }
 
 /// What a real run needs its jobs to have done: each started by
@@ -351,10 +353,20 @@ mod tests {
 
     #[test]
     fn a_strategys_parameters_become_malleable_conf_lines() {
-        assert_eq!(malleable_conf("natural", 5), "Strategy=natural\nSchedulerTick=5\n");
+        assert_eq!(malleable_conf("natural", 5).unwrap(), "Strategy=natural\nSchedulerTick=5\n");
         assert_eq!(
-            malleable_conf("natural-plan[ShortestFirst=1, WideUnbooked=1]", 5),
+            malleable_conf("natural-plan[ShortestFirst=1, WideUnbooked=1]", 5).unwrap(),
             "Strategy=natural-plan\nSchedulerTick=5\nShortestFirst=1\nWideUnbooked=1\n"
+        );
+        // Keys in any spelling come out as declared; a bad value is caught here, before a cluster starts.
+        assert_eq!(
+            malleable_conf("Conservative[max_job_test=7]", 1).unwrap(),
+            "Strategy=conservative\nSchedulerTick=1\nMaxJobTest=7\n"
+        );
+        assert_eq!(
+            malleable_conf("conservative[MaxJobTest=0]", 1).unwrap_err(),
+            "conservative: MaxJobTest=0 is not valid: expected a whole number from 1 to 1000000 (waiting jobs tested \
+             and booked per pass, as sched/backfill's bf_max_job_test)"
         );
     }
 

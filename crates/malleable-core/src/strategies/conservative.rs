@@ -19,27 +19,29 @@ use malleable_model::{Decision, JobId, Snapshot, Time};
 
 use crate::blocks::booking::{book_queue, booked_waiting, fingerprint, Wide};
 use crate::blocks::waiting::Waiting;
-use crate::params::{ParamKind, ParamSpec};
+use crate::params::{Param, Whole};
 use crate::strategy::{PassReport, Strategy, StrategyInfo};
 
 /// Jobs tested per pass by default, as slurmctld's `bf_max_job_test` (22.05).
 pub const MAX_JOB_TEST: usize = 500;
 
+pub const MAX_JOB_TEST_PARAM: Param<usize> = Param {
+    key: "MaxJobTest",
+    default: MAX_JOB_TEST,
+    allowed: Whole::new(1, 1_000_000),
+    help: "waiting jobs tested and booked per pass, as sched/backfill's bf_max_job_test",
+};
+
 pub const CONSERVATIVE: StrategyInfo = StrategyInfo {
     name: "conservative",
     about: "conservative backfill, Slurm's sched/backfill rule: every waiting job books its earliest start",
-    params: &[ParamSpec {
-        key: "MaxJobTest",
-        kind: ParamKind::Whole { min: 1, max: 1_000_000 },
-        default: MAX_JOB_TEST as f64,
-        help: "waiting jobs tested and booked per pass, as sched/backfill's bf_max_job_test",
-    }],
+    params: &[&MAX_JOB_TEST_PARAM],
     measures: &[],
     uses_power_corridor: false,
     shares_cores: false,
     places_cores: false,
     build: |p| {
-        let max_job_test = p.whole("MaxJobTest") as usize;
+        let max_job_test = p.get(&MAX_JOB_TEST_PARAM);
         Box::new(Conservative { max_job_test, booked: (0, Vec::new()) })
     },
 };

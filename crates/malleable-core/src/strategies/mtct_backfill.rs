@@ -39,27 +39,29 @@ use crate::blocks::adapt::{any_adapting, expand_into_idle, resizable_jobs, shrin
 use crate::blocks::backfill::backfill;
 use crate::blocks::pool::FreePool;
 use crate::blocks::queue::{runnable_queue, start_in_order};
-use crate::params::{ParamKind, ParamSpec};
+use crate::params::{Param, Span};
 use crate::strategy::{Stateless, StrategyInfo};
 
 /// Above this MTCT ratio a job is not grown while others wait (by default).
 pub const EXPAND_MTCT_LIMIT: f64 = 1.0;
 
+pub const EXPAND_MTCT_LIMIT_PARAM: Param<f64> = Param {
+    key: "ExpandMtctLimit",
+    default: EXPAND_MTCT_LIMIT,
+    allowed: Span { min: 0.0, max: 1e6 },
+    help: "while jobs wait, a job with this MTCT ratio or more is not grown",
+};
+
 pub const MTCT_BACKFILL: StrategyInfo = StrategyInfo {
     name: "mtct-backfill",
     about: "ours: Algorithm 1's MTCT-ordered resizes with EASY backfilling and moldable starts",
-    params: &[ParamSpec {
-        key: "ExpandMtctLimit",
-        kind: ParamKind::Number { min: 0.0, max: 1e6 },
-        default: EXPAND_MTCT_LIMIT,
-        help: "while jobs wait, a job with this MTCT ratio or more is not grown",
-    }],
+    params: &[&EXPAND_MTCT_LIMIT_PARAM],
     measures: &[],
     uses_power_corridor: false,
     shares_cores: false,
     places_cores: false,
     build: |p| {
-        let expand_mtct_limit = p.number("ExpandMtctLimit");
+        let expand_mtct_limit = p.get(&EXPAND_MTCT_LIMIT_PARAM);
         Stateless::new("mtct-backfill", move |s| mtct_backfill(s, expand_mtct_limit))
     },
 };

@@ -41,38 +41,38 @@ use malleable_model::{Decision, JobId, MalleableSpec, NodeIndex, PendingJob, Run
 use crate::blocks::booking::{book_queue, booked_waiting, fingerprint, Wide};
 use crate::blocks::queue::runnable_queue;
 use crate::blocks::waiting::Waiting;
-use crate::params::{ParamKind, ParamSpec};
+use crate::params::{AnyParam, Flag, Param, Whole};
 use crate::strategy::{MeasureKind, MeasureSpec, Note, PassReport, Strategy, StrategyInfo};
 
 /// Waiting jobs booked per pass by default, as slurmctld's `bf_max_job_test` (22.05).
 const MAX_JOB_TEST: usize = 500;
 
-const MAX_JOB_TEST_PARAM: ParamSpec = ParamSpec {
+pub const MAX_JOB_TEST_PARAM: Param<usize> = Param {
     key: "MaxJobTest",
-    kind: ParamKind::Whole { min: 1, max: 1_000_000 },
-    default: MAX_JOB_TEST as f64,
+    default: MAX_JOB_TEST,
+    allowed: Whole::new(1, 1_000_000),
     help: "waiting jobs tested and booked per pass, as sched/backfill's bf_max_job_test",
 };
 
-const PARAMS: &[ParamSpec] = &[MAX_JOB_TEST_PARAM];
+pub const SHORTEST_FIRST: Param<bool> = Param {
+    key: "ShortestFirst",
+    default: false,
+    allowed: Flag::ONE_ZERO,
+    help: "1: waiting jobs start in the order of the node-seconds they ask for (time limit x nodes), \
+           shortest first, within a tier (priority breaks ties); small jobs wait less, the makespan grows",
+};
 
-const PLAN_PARAMS: &[ParamSpec] = &[
-    MAX_JOB_TEST_PARAM,
-    ParamSpec {
-        key: "ShortestFirst",
-        kind: ParamKind::Whole { min: 0, max: 1 },
-        default: 0.0,
-        help: "1: waiting jobs start in the order of the node-seconds they ask for (time limit x nodes), \
-               shortest first, within a tier (priority breaks ties); small jobs wait less, the makespan grows",
-    },
-    ParamSpec {
-        key: "WideUnbooked",
-        kind: ParamKind::Whole { min: 0, max: 1 },
-        default: 0.0,
-        help: "1: a malleable job starting now takes, beyond what it asks, only nodes no waiting job is booked on \
-               before its limit; 0: nodes no job ahead of it is booked on, as Slurm starts --nodes=min-max",
-    },
-];
+pub const WIDE_UNBOOKED: Param<bool> = Param {
+    key: "WideUnbooked",
+    default: false,
+    allowed: Flag::ONE_ZERO,
+    help: "1: a malleable job starting now takes, beyond what it asks, only nodes no waiting job is booked on \
+           before its limit; 0: nodes no job ahead of it is booked on, as Slurm starts --nodes=min-max",
+};
+
+const PARAMS: &[&dyn AnyParam] = &[&MAX_JOB_TEST_PARAM];
+
+const PLAN_PARAMS: &[&dyn AnyParam] = &[&MAX_JOB_TEST_PARAM, &SHORTEST_FIRST, &WIDE_UNBOOKED];
 
 const MEASURES: &[MeasureSpec] = &[
     MeasureSpec {
@@ -96,7 +96,7 @@ pub const NATURAL: StrategyInfo = StrategyInfo {
     uses_power_corridor: false,
     shares_cores: false,
     places_cores: false,
-    build: |p| Box::new(Natural::new("natural", Rules::PAPER, p.whole("MaxJobTest") as usize)),
+    build: |p| Box::new(Natural::new("natural", Rules::PAPER, p.get(&MAX_JOB_TEST_PARAM))),
 };
 
 pub const NATURAL_PLAN: StrategyInfo = StrategyInfo {
@@ -109,11 +109,11 @@ pub const NATURAL_PLAN: StrategyInfo = StrategyInfo {
     places_cores: false,
     build: |p| {
         let mut rules = Rules::PLANNED;
-        if p.whole("WideUnbooked") == 1 {
+        if p.get(&WIDE_UNBOOKED) {
             rules.start_wide = Wide::Unbooked;
         }
-        let mut n = Natural::new("natural-plan", rules, p.whole("MaxJobTest") as usize);
-        n.shortest_first = p.whole("ShortestFirst") == 1;
+        let mut n = Natural::new("natural-plan", rules, p.get(&MAX_JOB_TEST_PARAM));
+        n.shortest_first = p.get(&SHORTEST_FIRST);
         Box::new(n)
     },
 };

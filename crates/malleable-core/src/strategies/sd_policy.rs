@@ -14,52 +14,95 @@ use crate::blocks::node_plan::NodePlan;
 use crate::blocks::pool::FreePool;
 use crate::blocks::queue::{decided_end, end_if_started, runnable_queue};
 use crate::blocks::reservation::reservation;
-use crate::params::{ParamKind, ParamSpec, Params};
+use crate::params::{Param, Params, Setting, Span, Value, Whole, Words};
 use crate::strategy::{MeasureKind, MeasureSpec, PassReport, Strategy, StrategyInfo};
+
+/// MAX_SLOWDOWN (Eq. 2).
+pub const MAX_SLOWDOWN: Param<MaxSlowdown> = Param {
+    key: "MaxSlowdown",
+    // The paper's 2: on RICC's shape (no job above 72 nodes) it cuts mean
+    // slowdown by 26% or more on each of 20 seeds, where 5 pairs nearly every
+    // node and does worse than EASY on 12 (docs/evaluation.md, SD-Policy).
+    default: MaxSlowdown::Static(2.0),
+    allowed: Span { min: 1.0, max: 1e9 },
+    help: "MAX_SLOWDOWN: a running job may be a mate only while its predicted slowdown if shared stays \
+           below it; dynavgsd is the mean over the running jobs",
+};
+
+pub const SHARING_FACTOR: Param<f64> = Param {
+    key: "SharingFactor",
+    default: 0.5,
+    allowed: Span { min: 0.01, max: 0.99 },
+    help: "the largest share of a mate's cores on a node the new job may take",
+};
+
+pub const MAX_MATES: Param<usize> = Param {
+    key: "MaxMates",
+    default: 2,
+    allowed: Whole::new(1, 4),
+    help: "the most mates one job shares with (the paper found no gain above 2)",
+};
+
+pub const PROTECT_HEAD: Param<ProtectHead> = Param {
+    key: "ProtectHead",
+    default: ProtectHead::ByLimits,
+    allowed: (),
+    help: "1: a mate whose nodes the first waiting job's reservation counts on may not be slowed past its \
+           start, so sharing never delays it (EASY's promise); 0: the paper's Listing 1, which may; 2: such \
+           a job is no mate at all, so sharing slows nothing the head waits for, even when jobs end before \
+           their limits",
+};
+
+pub const MAX_JOB_TEST: Param<usize> = Param {
+    key: "MaxJobTest",
+    default: 500,
+    allowed: Whole::new(1, 1_000_000),
+    help: "waiting jobs given a predicted start and tried for sharing per pass, as bf_max_job_test",
+};
+
+/// MaxSlowdown's words, beside a number within its bounds.
+const SLOWDOWN_WORDS: [(MaxSlowdown, &str); 2] =
+    [(MaxSlowdown::Unlimited, "unlimited"), (MaxSlowdown::DynAvgSd, "dynavgsd")];
+
+/// MaxSlowdown is a number or a word: its own type, read and said here.
+impl Setting for MaxSlowdown {
+    type Allowed = Span;
+    fn parse(text: &str, allowed: &Span) -> Option<MaxSlowdown> {
+        match SLOWDOWN_WORDS.iter().find(|(_, w)| w.eq_ignore_ascii_case(text)) {
+            Some((v, _)) => Some(*v),
+            None => allowed.read(text).map(MaxSlowdown::Static),
+        }
+    }
+    fn show(self, _: &Span) -> String {
+        match self {
+            MaxSlowdown::Static(v) => format!("{v}"),
+            _ => SLOWDOWN_WORDS.iter().find(|(v, _)| *v == self).map_or("", |(_, w)| w).to_string(),
+        }
+    }
+    fn describe(allowed: &Span) -> String {
+        let words: Vec<String> = SLOWDOWN_WORDS.iter().map(|(_, w)| format!("'{w}'")).collect();
+        format!("{}, or {}", allowed.describe(), words.join(" or "))
+    }
+    fn to_value(self) -> Value {
+        match self {
+            MaxSlowdown::Static(v) => Value::Number(v),
+            _ => Value::Word(SLOWDOWN_WORDS.iter().position(|(v, _)| *v == self).unwrap_or(0)),
+        }
+    }
+    fn from_value(v: Value) -> Option<MaxSlowdown> {
+        match v {
+            Value::Number(n) => Some(MaxSlowdown::Static(n)),
+            Value::Word(i) => SLOWDOWN_WORDS.get(i).map(|(v, _)| *v),
+            _ => None,
+        }
+    }
+}
 
 pub const SD_POLICY: StrategyInfo = StrategyInfo {
     name: "sd-policy",
     about: "SD-Policy: EASY backfill, and a waiting job that would end sooner on cores shared by running jobs \
             (its mates, by predicted slowdown) starts there",
-    params: &[
-        ParamSpec {
-            key: "MaxSlowdown",
-            kind: ParamKind::NumberOrWord { min: 1.0, max: 1e9, words: &["unlimited", "dynavgsd"] },
-            // The paper's 2: on RICC's shape (no job above 72 nodes) it cuts mean
-            // slowdown by 26% or more on each of 20 seeds, where 5 pairs nearly every
-            // node and does worse than EASY on 12 (docs/evaluation.md, SD-Policy).
-            default: 2.0,
-            help: "MAX_SLOWDOWN: a running job may be a mate only while its predicted slowdown if shared stays \
-                   below it; dynavgsd is the mean over the running jobs",
-        },
-        ParamSpec {
-            key: "SharingFactor",
-            kind: ParamKind::Number { min: 0.01, max: 0.99 },
-            default: 0.5,
-            help: "the largest share of a mate's cores on a node the new job may take",
-        },
-        ParamSpec {
-            key: "MaxMates",
-            kind: ParamKind::Whole { min: 1, max: 4 },
-            default: 2.0,
-            help: "the most mates one job shares with (the paper found no gain above 2)",
-        },
-        ParamSpec {
-            key: "ProtectHead",
-            kind: ParamKind::Whole { min: 0, max: 2 },
-            default: 1.0,
-            help: "1: a mate whose nodes the first waiting job's reservation counts on may not be slowed past its \
-                   start, so sharing never delays it (EASY's promise); 0: the paper's Listing 1, which may; 2: such \
-                   a job is no mate at all, so sharing slows nothing the head waits for, even when jobs end before \
-                   their limits",
-        },
-        ParamSpec {
-            key: "MaxJobTest",
-            kind: ParamKind::Whole { min: 1, max: 1_000_000 },
-            default: 500.0,
-            help: "waiting jobs given a predicted start and tried for sharing per pass, as bf_max_job_test",
-        },
-    ],
+    params: &[&MAX_SLOWDOWN, &SHARING_FACTOR, &MAX_MATES, &PROTECT_HEAD, &MAX_JOB_TEST],
     measures: &[MeasureSpec {
         name: "shared_starts",
         kind: MeasureKind::Count,
@@ -81,7 +124,7 @@ struct SdPolicy {
 
 /// What the first waiting job's reservation asks of the mates.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum ProtectHead {
+pub enum ProtectHead {
     /// Nothing (the paper's Listing 1).
     No,
     /// A job due back by the head's start is a mate only if it still is once slowed.
@@ -90,23 +133,20 @@ enum ProtectHead {
     Fully,
 }
 
+/// Written as the numbers the help text and docs have always used.
+impl Words for ProtectHead {
+    const WORDS: &'static [(ProtectHead, &'static str)] =
+        &[(ProtectHead::No, "0"), (ProtectHead::ByLimits, "1"), (ProtectHead::Fully, "2")];
+}
+
 impl SdPolicy {
     fn new(p: &Params) -> SdPolicy {
-        let max_slowdown = match p.number_or_word("MaxSlowdown") {
-            Ok(v) => MaxSlowdown::Static(v),
-            Err("unlimited") => MaxSlowdown::Unlimited,
-            Err(_) => MaxSlowdown::DynAvgSd,
-        };
         SdPolicy {
-            max_slowdown,
-            sharing_factor: p.number("SharingFactor"),
-            max_mates: p.whole("MaxMates") as usize,
-            max_job_test: p.whole("MaxJobTest") as usize,
-            protect_head: match p.whole("ProtectHead") {
-                0 => ProtectHead::No,
-                1 => ProtectHead::ByLimits,
-                _ => ProtectHead::Fully,
-            },
+            max_slowdown: p.get(&MAX_SLOWDOWN),
+            sharing_factor: p.get(&SHARING_FACTOR),
+            max_mates: p.get(&MAX_MATES),
+            max_job_test: p.get(&MAX_JOB_TEST),
+            protect_head: p.get(&PROTECT_HEAD),
         }
     }
 }
@@ -328,6 +368,44 @@ mod tests {
     use super::*;
     use crate::test_support::{job, limited, running};
     use malleable_model::{validate, CoreSharing, Node};
+
+    #[test]
+    fn max_slowdown_takes_a_number_or_a_word_and_says_both() {
+        let mut p = Params::defaults(SD_POLICY.params);
+        assert_eq!(p.get(&MAX_SLOWDOWN), MaxSlowdown::Static(2.0));
+        p.set("MaxSlowdown", "DynAvgSD").unwrap();
+        assert_eq!(p.get(&MAX_SLOWDOWN), MaxSlowdown::DynAvgSd);
+        assert_eq!(p.explicit(), vec!["MaxSlowdown=dynavgsd"]);
+        p.set("MaxSlowdown", "unlimited").unwrap();
+        assert_eq!(p.get(&MAX_SLOWDOWN), MaxSlowdown::Unlimited);
+        p.set("MaxSlowdown", "50").unwrap();
+        assert_eq!(p.get(&MAX_SLOWDOWN), MaxSlowdown::Static(50.0));
+        assert_eq!(p.explicit(), vec!["MaxSlowdown=50"]);
+        for bad in ["0.5", "-1", "-2", "infinite", "NaN"] {
+            let e = p.set("MaxSlowdown", bad).unwrap_err();
+            assert!(
+                e.starts_with(&format!(
+                    "MaxSlowdown={bad} is not valid: expected a number from 1 to 1000000000, or 'unlimited' or \
+                     'dynavgsd' (MAX_SLOWDOWN:"
+                )),
+                "{e}"
+            );
+        }
+        assert_eq!(p.get(&MAX_SLOWDOWN), MaxSlowdown::Static(50.0), "a refused value changes nothing");
+    }
+
+    #[test]
+    fn protect_head_is_one_of_its_three_numbers() {
+        let mut p = Params::defaults(SD_POLICY.params);
+        assert_eq!(p.get(&PROTECT_HEAD), ProtectHead::ByLimits);
+        for (text, want) in [("0", ProtectHead::No), ("2", ProtectHead::Fully), ("1", ProtectHead::ByLimits)] {
+            p.set("protect_head", text).unwrap();
+            assert_eq!(p.get(&PROTECT_HEAD), want);
+            assert_eq!(p.explicit(), vec![format!("ProtectHead={text}")]);
+        }
+        let e = p.set("ProtectHead", "3").unwrap_err();
+        assert!(e.starts_with("ProtectHead=3 is not valid: expected one of 0, 1, 2 ("), "{e}");
+    }
 
     /// Now 100; 6 nodes of 4 cores, all busy. Opted-in 10 on 0-1 (started
     /// at 0, limit 1100: requested 1100 s, waited 0), opted-in 11 on 2,

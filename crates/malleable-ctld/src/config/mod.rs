@@ -1,14 +1,16 @@
 //! malleable.conf: Slurm's key=value style, one setting per line, `#` starts
-//! a comment, keys case-insensitive. The plugin's own keys are here; each
-//! strategy's keys come from its parameter table in the core's registry, so
-//! a new strategy's settings need nothing here. Unknown keys and bad values
-//! are errors that name the file, the line, the key and what is allowed.
+//! a comment, keys case-insensitive. The plugin's own keys are here, one
+//! declaration each in [`KEYS`]; each strategy's keys come from its
+//! parameter table in the core's registry, so a new strategy's settings
+//! need nothing here. Unknown keys and bad values are errors that name the
+//! file, the line, the key and what is allowed.
 
 use std::path::Path;
 use std::time::Duration;
 
 use jiff::tz::TimeZone;
-use malleable_core::{StrategyChoice, REGISTRY};
+use malleable_core::strategies::ipsched;
+use malleable_core::{AnyParam, Flag, Param, Setting, StrategyChoice, Whole, Within, REGISTRY};
 use malleable_model::{Corridor, CorridorSchedule, Time};
 
 use crate::feed::FeedSettings;
@@ -69,113 +71,300 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            strategy: StrategyChoice::named("easy").expect("easy is registered"),
-            scheduler_tick: Duration::from_secs(10),
+            strategy: StrategyChoice::named(DEFAULT_STRATEGY).expect("the default strategy is registered"),
+            scheduler_tick: SCHEDULER_TICK.default,
             power: PowerSettings::default(),
-            adapt_timeout: DEFAULT_ADAPT_TIMEOUT,
+            adapt_timeout: ADAPT_TIMEOUT.default,
             other_strategy_keys: Vec::new(),
             strategy_given: false,
-            shrink_before_preempt: true,
-            batch_start_delay: DEFAULT_BATCH_START_DELAY,
+            shrink_before_preempt: SHRINK_BEFORE_PREEMPT.default,
+            batch_start_delay: BATCH_START_DELAY.default,
             feed: DEFAULT_FEED,
         }
     }
 }
 
 impl std::fmt::Display for Config {
-    /// As malleable.conf would say it. With a corridor, the idle and job
-    /// draws in force are shown too, defaults included; without one, only
-    /// the power keys the file set.
+    /// As malleable.conf would say it, key by key in [`KEYS`]' order. With a
+    /// corridor, the idle and job draws in force are shown too, defaults
+    /// included; without one, only the power keys the file set.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Strategy={}", self.strategy.name())?;
-        for kv in self.strategy.params.explicit() {
-            write!(f, " {kv}")?;
-        }
-        write!(f, " SchedulerTick={}", self.scheduler_tick.as_secs())?;
-        if self.adapt_timeout != DEFAULT_ADAPT_TIMEOUT {
-            write!(f, " AdaptTimeout={}", self.adapt_timeout.as_secs())?;
-        }
-        if !self.shrink_before_preempt {
-            write!(f, " ShrinkBeforePreempt=no")?;
-        }
-        if self.batch_start_delay != DEFAULT_BATCH_START_DELAY {
-            write!(f, " BatchStartDelay={}", self.batch_start_delay.as_millis())?;
-        }
-        if self.feed.whole_below != DEFAULT_FEED.whole_below {
-            write!(f, " WholeReadBelow={}", self.feed.whole_below)?;
-        }
-        if self.feed.recheck != DEFAULT_FEED.recheck {
-            write!(f, " RecheckPerPass={}", self.feed.recheck)?;
-        }
-        let p = &self.power;
-        if let Some(s) = &p.corridor {
-            write!(f, " PowerCorridor={}", s.initial)?;
-            if !p.schedule_written.is_empty() {
-                write!(f, " PowerCorridorSchedule={}", p.schedule_written.join(","))?;
-            }
-        }
-        if p.corridor.is_some() || p.idle_node.is_some() {
-            write!(f, " IdleNodeWatts={}", p.idle_node())?;
-        }
-        if p.corridor.is_some() || p.default_job.is_some() {
-            write!(f, " DefaultJobWatts={}", job_watts_text(&p.default_job()))?;
-        }
-        Ok(())
+        let said: Vec<String> = KEYS.iter().filter_map(|k| (k.show)(self)).collect();
+        f.write_str(&said.join(" "))
     }
 }
 
-/// The plugin's own keys; the strategies' keys come from the registry.
-const KEYS: &[&str] = &[
-    "Strategy",
-    "SchedulerTick",
-    "AdaptTimeout",
-    "ShrinkBeforePreempt",
-    "BatchStartDelay",
-    "WholeReadBelow",
-    "RecheckPerPass",
-    "PowerCorridor",
-    "PowerCorridorSchedule",
-    "IdleNodeWatts",
-    "DefaultJobWatts",
+/// The strategy unless `Strategy=` says otherwise.
+const DEFAULT_STRATEGY: &str = "easy";
+
+/// `SchedulerTick=`: the longest time between two passes.
+pub const SCHEDULER_TICK: Param<Duration> = Param {
+    key: "SchedulerTick",
+    default: Duration::from_secs(10),
+    allowed: Within::seconds(1, 3600),
+    help: "longest time between two passes; a pass also runs on every job or node change",
+};
+
+/// `AdaptTimeout=`: ample by default for a launcher to start or end its
+/// workers (Chadha et al. 2020 measured at most 3.1 s at 32 nodes) and for
+/// an application to move its data.
+pub const ADAPT_TIMEOUT: Param<Duration> = Param {
+    key: "AdaptTimeout",
+    default: Duration::from_secs(60),
+    allowed: Within::seconds(1, 3600),
+    help: "how long an application has to commit a resize; then an expand is rolled back and a shrink forced",
+};
+
+/// `ShrinkBeforePreempt=`: written yes or no (1 and 0 are read too).
+pub const SHRINK_BEFORE_PREEMPT: Param<bool> = Param {
+    key: "ShrinkBeforePreempt",
+    default: true,
+    allowed: Flag::YES_NO,
+    help: "a job that may preempt gets nodes by shrinking preemptable elastic jobs when that gives it enough",
+};
+
+/// `BatchStartDelay=`: by default well past the time a client takes to act
+/// on sbatch's answer (6 ms measured for the test's scancel; a loaded
+/// machine takes more), and well inside stock's own delay (0.86 s
+/// measured, up to 3 s).
+pub const BATCH_START_DELAY: Param<Duration> = Param {
+    key: "BatchStartDelay",
+    default: Duration::from_millis(500),
+    allowed: Within::millis(0, 10_000),
+    help: "how old a batch job must be, since the plugin first saw it waiting, before it is started",
+};
+
+/// `WholeReadBelow=`. Below 1,000 waiting records by default every pass
+/// reads every job: a whole read costs 1 to 3 us a record here
+/// (bench-scale, 5,000 nodes), so about a millisecond or two, and nothing
+/// kept can be stale. 0 reads changes only whatever the queue (tests).
+pub const WHOLE_READ_BELOW: Param<usize> = Param {
+    key: "WholeReadBelow",
+    default: 1_000,
+    allowed: Whole::of("waiting jobs", 0, 10_000_000),
+    help: "below this many waiting job records, every pass reads every job",
+};
+
+/// `RecheckPerPass=`. Above `WholeReadBelow`, 500 records a pass are looked
+/// at again in turn by default (a fingerprint each, read whole when it
+/// moved: about 0.3 ms for 500 here), so what changed with no sign
+/// (`scontrol top`, multifactor's new priorities) is seen within
+/// ceil(waiting / 500) passes: 12 at 5,600 waiting records, 112 at 55,600.
+/// At least one a pass, so that every record is read again, in time.
+pub const RECHECK_PER_PASS: Param<usize> = Param {
+    key: "RecheckPerPass",
+    default: 500,
+    allowed: Whole::of("jobs", 1, 10_000_000),
+    help: "with a longer queue, how many waiting records a pass looks at again in turn",
+};
+
+/// How long an application has to commit an adaptation unless
+/// `AdaptTimeout=` says otherwise.
+pub const DEFAULT_ADAPT_TIMEOUT: Duration = ADAPT_TIMEOUT.default;
+/// How old a batch job is before it may start unless `BatchStartDelay=`
+/// says otherwise.
+pub const DEFAULT_BATCH_START_DELAY: Duration = BATCH_START_DELAY.default;
+/// How much of the queue a pass reads unless malleable.conf says otherwise.
+pub const DEFAULT_FEED: FeedSettings =
+    FeedSettings { whole_below: WHOLE_READ_BELOW.default, recheck: RECHECK_PER_PASS.default };
+
+/// What a key is: a typed parameter, or one with a syntax of its own (the
+/// strategy's name, the power keys), said in words.
+#[derive(Clone, Copy)]
+enum Decl {
+    Typed(&'static dyn AnyParam),
+    Own { name: &'static str, allowed: &'static str, help: &'static str },
+}
+
+/// One of the plugin's own keys: its declaration, how a line sets it and
+/// what Display says of it. Reading, Display, the list of keys in messages
+/// and the defaults all come from [`KEYS`].
+struct Key {
+    decl: Decl,
+    /// Read `value` for the key as the file wrote it.
+    read: fn(&mut Reading, &str, &str) -> Result<(), String>,
+    /// `Key=value` (or more) as the file would say it; `None` when there is
+    /// nothing to say (at its default, or not set).
+    show: fn(&Config) -> Option<String>,
+}
+
+impl Key {
+    fn name(&self) -> &'static str {
+        match self.decl {
+            Decl::Typed(p) => p.key(),
+            Decl::Own { name, .. } => name,
+        }
+    }
+
+    /// What is allowed, as messages say it.
+    // Read by the test that holds README's table of keys to this one.
+    #[cfg_attr(not(test), allow(dead_code))]
+    fn allowed(&self) -> String {
+        match self.decl {
+            Decl::Typed(p) => p.allowed(),
+            Decl::Own { allowed, .. } => allowed.to_string(),
+        }
+    }
+
+    #[cfg_attr(not(test), allow(dead_code))]
+    fn help(&self) -> &'static str {
+        match self.decl {
+            Decl::Typed(p) => p.help(),
+            Decl::Own { help, .. } => help,
+        }
+    }
+}
+
+/// A file being read: the configuration so far, and what the schedule's
+/// check needs once every line is in.
+struct Reading<'a> {
+    config: Config,
+    tz: &'a Result<TimeZone, String>,
+    /// The current line (1-based).
+    line: usize,
+    /// The schedule's line and changes, checked against the corridor at the end.
+    schedule: Option<(usize, Vec<(Time, Corridor)>)>,
+}
+
+/// `value` as `p`'s, or the error that names the key as written, the value
+/// and what is allowed.
+fn checked<T: Setting>(p: &Param<T>, key: &str, value: &str) -> Result<T, String> {
+    p.read(value).ok_or_else(|| format!("{key}={value} is not valid: expected {}", AnyParam::allowed(p)))
+}
+
+/// A key of [`Param`] `$param` kept in the config's field `$field`, said
+/// when it differs from its default.
+macro_rules! typed {
+    ($param:expr, $($field:ident).+) => {
+        Key {
+            decl: Decl::Typed(&$param),
+            read: |r, key, value| {
+                r.config.$($field).+ = checked(&$param, key, value)?;
+                Ok(())
+            },
+            show: |c| (c.$($field).+ != $param.default).then(|| format!("{}={}", $param.key, $param.show(c.$($field).+))),
+        }
+    };
+}
+
+/// The plugin's own keys, in the order Display says them; the strategies'
+/// keys come from the registry.
+const KEYS: &[Key] = &[
+    Key {
+        decl: Decl::Own {
+            name: "Strategy",
+            allowed: "a registered strategy's name (malleable-sim strategies lists them)",
+            help: "the policy that decides which pending job starts where and which elastic job grows or shrinks",
+        },
+        // Read before every other line (its keys may come before it).
+        read: |_, _, _| Ok(()),
+        show: |c| {
+            let params: Vec<String> = c.strategy.params.explicit().into_iter().map(|kv| format!(" {kv}")).collect();
+            Some(format!("Strategy={}{}", c.strategy.name(), params.concat()))
+        },
+    },
+    Key {
+        decl: Decl::Typed(&SCHEDULER_TICK),
+        read: |r, key, value| {
+            r.config.scheduler_tick = checked(&SCHEDULER_TICK, key, value)?;
+            Ok(())
+        },
+        // Always said: the log line of the configuration shows the tick in force.
+        show: |c| Some(format!("SchedulerTick={}", SCHEDULER_TICK.show(c.scheduler_tick))),
+    },
+    typed!(ADAPT_TIMEOUT, adapt_timeout),
+    typed!(SHRINK_BEFORE_PREEMPT, shrink_before_preempt),
+    typed!(BATCH_START_DELAY, batch_start_delay),
+    typed!(WHOLE_READ_BELOW, feed.whole_below),
+    typed!(RECHECK_PER_PASS, feed.recheck),
+    Key {
+        decl: Decl::Own {
+            name: "PowerCorridor",
+            allowed: CORRIDOR_ALLOWED,
+            help: "the draw the whole machine must stay within",
+        },
+        read: |r, _, value| {
+            let c = parse_corridor(value)
+                .map_err(|e| format!("PowerCorridor={value} is not valid ({e}): {CORRIDOR_ALLOWED}"))?;
+            r.config.power.corridor = Some(CorridorSchedule::constant(c));
+            Ok(())
+        },
+        show: |c| c.power.corridor.as_ref().map(|s| format!("PowerCorridor={}", s.initial)),
+    },
+    Key {
+        decl: Decl::Own {
+            name: "PowerCorridorSchedule",
+            allowed: SCHEDULE_ALLOWED,
+            help: "announced corridor changes: from each WHEN on, its corridor replaces the one before",
+        },
+        read: read_schedule,
+        show: |c| {
+            let p = &c.power;
+            (p.corridor.is_some() && !p.schedule_written.is_empty())
+                .then(|| format!("PowerCorridorSchedule={}", p.schedule_written.join(",")))
+        },
+    },
+    Key {
+        decl: Decl::Own { name: "IdleNodeWatts", allowed: IDLE_ALLOWED, help: "what a node without a job draws" },
+        read: |r, _, value| {
+            let w =
+                parse_watts(value).map_err(|e| format!("IdleNodeWatts={value} is not valid ({e}): {IDLE_ALLOWED}"))?;
+            r.config.power.idle_node = Some(w);
+            Ok(())
+        },
+        show: |c| {
+            let p = &c.power;
+            (p.corridor.is_some() || p.idle_node.is_some()).then(|| format!("IdleNodeWatts={}", p.idle_node()))
+        },
+    },
+    Key {
+        decl: Decl::Own { name: "DefaultJobWatts", allowed: JOB_WATTS_ALLOWED, help: "every job's draw per node" },
+        read: |r, _, value| {
+            let p = parse_job_watts(value)
+                .map_err(|e| format!("DefaultJobWatts={value} is not valid ({e}): {JOB_WATTS_ALLOWED}"))?;
+            r.config.power.default_job = Some(p);
+            Ok(())
+        },
+        show: |c| {
+            let p = &c.power;
+            (p.corridor.is_some() || p.default_job.is_some())
+                .then(|| format!("DefaultJobWatts={}", job_watts_text(&p.default_job())))
+        },
+    },
 ];
 
+/// `PowerCorridorSchedule=`: its changes, each checked, none at the same
+/// time as another; matched with the corridor once every line is read.
+fn read_schedule(r: &mut Reading, _: &str, value: &str) -> Result<(), String> {
+    let mut changes = Vec::new();
+    let mut written = Vec::new();
+    for entry in value.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let (t, c, text) = parse_change(entry, r.tz)
+            .map_err(|e| format!("PowerCorridorSchedule: '{entry}' is not valid ({e}): {SCHEDULE_ALLOWED}"))?;
+        if let Some(i) = changes.iter().position(|&(u, _)| u == t) {
+            return Err(format!(
+                "PowerCorridorSchedule: '{entry}' is not valid (another change, '{}', is at the same time): \
+                 {SCHEDULE_ALLOWED}",
+                written[i]
+            ));
+        }
+        changes.push((t, c));
+        written.push(text);
+    }
+    r.config.power.schedule_written = written;
+    r.schedule = Some((r.line, changes));
+    Ok(())
+}
+
 /// Parameters whose default in slurmctld differs from the strategy's own
-/// (which the simulator keeps): (strategy, key, value), applied when the
-/// file does not set the key, and shown in the log line of the
+/// (which the simulator keeps): (strategy, parameter, value), applied when
+/// the file does not set the key, and shown in the log line of the
 /// configuration. IPSCHED's search is bounded by a node count by default,
 /// the same answer on every machine; on a big window that still took up
 /// to 10 s (docs/evaluation.md), which in slurmctld would hold every start
 /// back as long: there the paper's way, a time limit, keeps its best
 /// solution found by then.
-const DAEMON_DEFAULTS: &[(&str, &str, &str)] = &[("ipsched", "SolverSeconds", "2")];
-
-/// How long an application has to commit an adaptation unless
-/// `AdaptTimeout=` says otherwise: ample for a launcher to start or end its
-/// workers (Chadha et al. 2020 measured at most 3.1 s at 32 nodes) and for
-/// an application to move its data.
-pub const DEFAULT_ADAPT_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// How old a batch job is before it may start unless `BatchStartDelay=`
-/// says otherwise: well past the time a client takes to act on sbatch's
-/// answer (6 ms measured for the test's scancel; a loaded machine takes
-/// more), and well inside stock's own delay (0.86 s measured, up to 3 s).
-pub const DEFAULT_BATCH_START_DELAY: Duration = Duration::from_millis(500);
-/// How much of the queue a pass reads unless malleable.conf says otherwise.
-/// Below 1,000 waiting records every pass reads every job: a whole read
-/// costs 1 to 3 us a record here (bench-scale, 5,000 nodes), so about a
-/// millisecond or two, and nothing kept can be stale. Above, 500 records a
-/// pass are looked at again in turn (a fingerprint each, read whole when it
-/// moved: about 0.3 ms for 500 here), so what changed with no sign
-/// (`scontrol top`, multifactor's new priorities) is seen within
-/// ceil(waiting / 500) passes: 12 at 5,600 waiting records, 112 at 55,600.
-pub const DEFAULT_FEED: FeedSettings = FeedSettings { whole_below: 1_000, recheck: 500 };
-/// The ranges of `WholeReadBelow=` and `RecheckPerPass=`: 0 reads changes
-/// only whatever the queue (tests), and at least one record a pass is
-/// read again in turn, so that every record is, in time.
-const WHOLE_BELOW_RANGE: std::ops::RangeInclusive<u64> = 0..=10_000_000;
-const RECHECK_RANGE: std::ops::RangeInclusive<u64> = 1..=10_000_000;
-/// `BatchStartDelay=`'s range, milliseconds.
-const BATCH_DELAY_RANGE: std::ops::RangeInclusive<u64> = 0..=10_000;
+const DAEMON_DEFAULTS: &[(&str, &dyn AnyParam, &str)] = &[("ipsched", &ipsched::SOLVER_SECONDS, "2")];
 
 /// The first registered strategy that takes `key`, and the names of all
 /// that do (for a message); `None` when none does.
@@ -191,23 +380,15 @@ fn allowed_keys() -> String {
     let mut params: Vec<(&str, String)> = Vec::new();
     for s in REGISTRY.iter() {
         for p in s.params {
-            match params.iter_mut().find(|(k, _)| *k == p.key) {
+            match params.iter_mut().find(|(k, _)| *k == p.key()) {
                 Some((_, owners)) => *owners += &format!(", {}", s.name),
-                None => params.push((p.key, s.name.to_string())),
+                None => params.push((p.key(), s.name.to_string())),
             }
         }
     }
     let params: Vec<String> = params.into_iter().map(|(k, owners)| format!("{k} ({owners})")).collect();
-    format!("{}, and the strategies' own: {}", KEYS.join(", "), params.join(", "))
-}
-pub(crate) const TICK_RANGE: std::ops::RangeInclusive<u64> = 1..=3600;
-
-/// A whole number of `unit` in `range`, or the error that names the key as
-/// written, the value and what is allowed.
-fn whole(key: &str, value: &str, range: std::ops::RangeInclusive<u64>, unit: &str) -> Result<u64, String> {
-    value.parse::<u64>().ok().filter(|n| range.contains(n)).ok_or_else(|| {
-        format!("{key}={value} is not valid: expected whole {unit} from {} to {}", range.start(), range.end())
-    })
+    let keys: Vec<&str> = KEYS.iter().map(Key::name).collect();
+    format!("{}, and the strategies' own: {}", keys.join(", "), params.join(", "))
 }
 
 /// The strategies that answer the jobs that ask whether to reconfigure
@@ -264,80 +445,30 @@ impl Config {
                 config.strategy_given = true;
             }
         }
-        let mut schedule: Option<(usize, Vec<(Time, Corridor)>)> = None;
+        let mut r = Reading { config, tz: &tz, line: 0, schedule: None };
         for (n, raw) in text.lines().enumerate() {
             let line = raw.split('#').next().unwrap_or("").trim();
             if line.is_empty() {
                 continue;
             }
+            r.line = n + 1;
             let at = |msg: String| format!("line {}: {msg}", n + 1);
             let (key, value) = line.split_once('=').ok_or_else(|| at(format!("'{line}' is not Key=Value")))?;
             let (key, value) = (key.trim(), value.trim());
-            if key.eq_ignore_ascii_case("Strategy") {
-                // Read above.
-            } else if config.strategy.info.params.iter().any(|p| p.matches(key)) {
-                config.strategy.set(key, value).map_err(at)?;
+            if r.config.strategy.info.params.iter().any(|p| p.matches(key)) {
+                r.config.strategy.set(key, value).map_err(at)?;
             } else if let Some((owner, owners)) = strategies_taking(key) {
                 // Another strategy's key: checked as that strategy would, kept unused.
                 let mut other = StrategyChoice::named(owner).expect("a registered name");
                 other.set(key, value).map_err(at)?;
-                config.other_strategy_keys.push((key.to_string(), owners));
-            } else if key.eq_ignore_ascii_case("AdaptTimeout") {
-                let secs = whole(key, value, TICK_RANGE, "seconds").map_err(at)?;
-                config.adapt_timeout = Duration::from_secs(secs);
-            } else if key.eq_ignore_ascii_case("ShrinkBeforePreempt") {
-                config.shrink_before_preempt = match value.to_ascii_lowercase().as_str() {
-                    "yes" => true,
-                    "no" => false,
-                    _ => return Err(at(format!("ShrinkBeforePreempt={value} is not valid: expected yes or no"))),
-                };
-            } else if key.eq_ignore_ascii_case("BatchStartDelay") {
-                let ms = whole(key, value, BATCH_DELAY_RANGE, "milliseconds").map_err(at)?;
-                config.batch_start_delay = Duration::from_millis(ms);
-            } else if key.eq_ignore_ascii_case("WholeReadBelow") {
-                let n = whole(key, value, WHOLE_BELOW_RANGE, "waiting jobs").map_err(at)?;
-                config.feed.whole_below = usize::try_from(n).unwrap_or(usize::MAX);
-            } else if key.eq_ignore_ascii_case("RecheckPerPass") {
-                let n = whole(key, value, RECHECK_RANGE, "jobs").map_err(at)?;
-                config.feed.recheck = usize::try_from(n).unwrap_or(usize::MAX);
-            } else if key.eq_ignore_ascii_case("SchedulerTick") {
-                let secs = whole(key, value, TICK_RANGE, "seconds").map_err(at)?;
-                config.scheduler_tick = Duration::from_secs(secs);
-            } else if key.eq_ignore_ascii_case("PowerCorridor") {
-                let c = parse_corridor(value)
-                    .map_err(|e| at(format!("PowerCorridor={value} is not valid ({e}): {CORRIDOR_ALLOWED}")))?;
-                config.power.corridor = Some(CorridorSchedule::constant(c));
-            } else if key.eq_ignore_ascii_case("IdleNodeWatts") {
-                let w = parse_watts(value)
-                    .map_err(|e| at(format!("IdleNodeWatts={value} is not valid ({e}): {IDLE_ALLOWED}")))?;
-                config.power.idle_node = Some(w);
-            } else if key.eq_ignore_ascii_case("DefaultJobWatts") {
-                let p = parse_job_watts(value)
-                    .map_err(|e| at(format!("DefaultJobWatts={value} is not valid ({e}): {JOB_WATTS_ALLOWED}")))?;
-                config.power.default_job = Some(p);
-            } else if key.eq_ignore_ascii_case("PowerCorridorSchedule") {
-                let mut changes = Vec::new();
-                let mut written = Vec::new();
-                for entry in value.split(',').map(str::trim).filter(|e| !e.is_empty()) {
-                    let (t, c, text) = parse_change(entry, &tz).map_err(|e| {
-                        at(format!("PowerCorridorSchedule: '{entry}' is not valid ({e}): {SCHEDULE_ALLOWED}"))
-                    })?;
-                    if let Some(i) = changes.iter().position(|&(u, _)| u == t) {
-                        return Err(at(format!(
-                            "PowerCorridorSchedule: '{entry}' is not valid (another change, '{}', is at the same \
-                             time): {SCHEDULE_ALLOWED}",
-                            written[i]
-                        )));
-                    }
-                    changes.push((t, c));
-                    written.push(text);
-                }
-                config.power.schedule_written = written;
-                schedule = Some((n + 1, changes));
+                r.config.other_strategy_keys.push((key.to_string(), owners));
+            } else if let Some(k) = KEYS.iter().find(|k| k.name().eq_ignore_ascii_case(key)) {
+                (k.read)(&mut r, key, value).map_err(at)?;
             } else {
                 return Err(at(format!("unknown key '{key}'; allowed keys: {}", allowed_keys())));
             }
         }
+        let Reading { mut config, schedule, .. } = r;
         if let Some((line, changes)) = schedule {
             let Some(corridor) = &mut config.power.corridor else {
                 return Err(format!(
@@ -353,8 +484,9 @@ impl Config {
             *corridor = CorridorSchedule::new(corridor.initial, changes);
             config.power.schedule_written = written;
         }
-        for &(strategy, key, value) in DAEMON_DEFAULTS {
-            if config.strategy.name() == strategy && !config.strategy.params.is_set(key) {
+        for &(strategy, param, value) in DAEMON_DEFAULTS {
+            let key = param.key();
+            if config.strategy.name() == strategy && !config.strategy.params.is_set(param) {
                 config.strategy.set(key, value).map_err(|e| format!("{strategy}'s default {key}={value}: {e}"))?;
             }
         }
@@ -422,6 +554,85 @@ mod tests {
     fn displays_as_the_file_would_say_it() {
         let c = Config::parse("Strategy=fcfs\nSchedulerTick=7").unwrap();
         assert_eq!(c.to_string(), "Strategy=fcfs SchedulerTick=7");
+        assert_eq!(Config::parse(&c.to_string().replace(' ', "\n")).unwrap(), c);
+    }
+
+    /// README's table of malleable.conf's keys says what [`KEYS`] declares:
+    /// the same keys (in the order a reader looks for them, not Display's),
+    /// each typed key's default, and its bounds where the table gives them
+    /// as "LOW to HIGH".
+    #[test]
+    fn the_readmes_table_of_keys_follows_the_declarations() {
+        let readme = include_str!("../../../../README.md");
+        let head = "| key | values | default | meaning |";
+        let table = &readme[readme.find(head).expect("README has the table of malleable.conf's keys")..];
+        let rows: Vec<Vec<&str>> = table
+            .lines()
+            .skip(2)
+            .take_while(|l| l.starts_with('|'))
+            .map(|l| l.trim_matches('|').split(" | ").map(str::trim).collect())
+            .collect();
+        let names: Vec<String> = rows.iter().map(|r| r[0].trim_matches('`').to_string()).collect();
+        let mut declared: Vec<&str> = KEYS.iter().map(Key::name).collect();
+        let mut written: Vec<&str> = names.iter().map(String::as_str).collect();
+        declared.sort_unstable();
+        written.sort_unstable();
+        assert_eq!(written, declared, "README's keys against KEYS");
+        for (row, key) in rows.iter().zip(&names) {
+            let k = KEYS.iter().find(|k| k.name() == key).unwrap();
+            assert!(!k.help().is_empty() && !k.allowed().is_empty(), "{key}");
+            let Decl::Typed(p) = k.decl else { continue };
+            assert_eq!(row[2].trim_matches('`'), p.show_value(p.default_value()), "{key}'s default in README");
+            if let Some((low, rest)) = row[1].split_once(" to ") {
+                let high = rest.split_whitespace().next().unwrap_or("");
+                assert!(
+                    p.allowed().contains(&format!("from {low} to {high}")),
+                    "{key}: README {}, declared {}",
+                    row[1],
+                    p.allowed()
+                );
+            }
+        }
+    }
+
+    /// Where README gives a strategy parameter's default as "`Key` (DEFAULT",
+    /// it is the declared one, or slurmctld's own where that differs
+    /// ([`DAEMON_DEFAULTS`]).
+    #[test]
+    fn the_readmes_strategy_defaults_follow_the_declarations() {
+        let readme = include_str!("../../../../README.md");
+        let mut checked = 0;
+        for info in REGISTRY {
+            for p in info.params {
+                let Some((_, after)) = readme.split_once(&format!("`{}` (", p.key())) else { continue };
+                let written = after.split([' ', ')', ';', ':', ',']).next().unwrap_or("");
+                let daemon = DAEMON_DEFAULTS.iter().find(|(s, d, _)| *s == info.name && d.key() == p.key());
+                let declared = daemon.map_or_else(|| p.show_value(p.default_value()), |(_, _, v)| v.to_string());
+                assert_eq!(written, declared, "{}: README's default of {}", info.name, p.key());
+                checked += 1;
+            }
+        }
+        // Shared keys count once per strategy; most parameters are in README.
+        assert!(checked >= 14, "only {checked} defaults found in README");
+    }
+
+    #[test]
+    fn keys_read_yes_no_and_their_old_spellings_and_display_from_their_declarations() {
+        // ShrinkBeforePreempt also takes 0 and 1 (a switch of the strategies' kind), said as no.
+        let c = Config::parse("ShrinkBeforePreempt=0").unwrap();
+        assert!(!c.shrink_before_preempt);
+        assert_eq!(c.to_string(), "Strategy=easy SchedulerTick=10 ShrinkBeforePreempt=no");
+        // Every typed key set away from its default is said, in the table's order, and reads back.
+        let c = Config::parse(
+            "RecheckPerPass=7\nWholeReadBelow=3\nBatchStartDelay=9\nShrinkBeforePreempt=no\nAdaptTimeout=4\n\
+             SchedulerTick=2\nStrategy=natural-plan\nshortest_first=yes",
+        )
+        .unwrap();
+        assert_eq!(
+            c.to_string(),
+            "Strategy=natural-plan ShortestFirst=1 SchedulerTick=2 AdaptTimeout=4 ShrinkBeforePreempt=no \
+             BatchStartDelay=9 WholeReadBelow=3 RecheckPerPass=7"
+        );
         assert_eq!(Config::parse(&c.to_string().replace(' ', "\n")).unwrap(), c);
     }
 

@@ -179,12 +179,9 @@ pub(super) fn run_bench_ipsched(windows: usize, exact_windows: usize, exact_seco
         malleable_core::lp::backend()
     );
     // The strategy's own default bound, so the figures are a pass's.
-    let params = malleable_core::Params::defaults(malleable_core::strategies::ipsched::IPSCHED.params);
-    let nodes = u32::try_from(params.whole("SolverNodes")).ok();
-    outln!(
-        "  (search bounded at SolverNodes={}, the strategy's default: beyond, the best found is kept)",
-        params.whole("SolverNodes")
-    );
+    let solver_nodes = malleable_core::strategies::ipsched::SOLVER_NODES.default;
+    let nodes = Some(solver_nodes);
+    outln!("  (search bounded at SolverNodes={solver_nodes}, the strategy's default: beyond, the best found is kept)");
     let classes = Limits { nodes, seconds: None };
     let exact = Limits { nodes, seconds: Some(exact_seconds) };
     for m in WINDOWS {

@@ -2,7 +2,7 @@
 //! ratios (and the paired ratios over seeds), the sweep's means, and the
 //! strategies' registry.
 
-use malleable_core::{ParamKind, REGISTRY};
+use malleable_core::REGISTRY;
 use malleable_sim::report::metrics::{self, Summary};
 use malleable_sim::report::sweep;
 
@@ -184,11 +184,8 @@ pub(super) fn print_strategies() {
     for info in REGISTRY {
         outln!("{:<20} {}", info.name, info.about);
         for p in info.params {
-            let default = match p.kind {
-                ParamKind::Whole { .. } => format!("{}", p.default as u64),
-                ParamKind::Number { .. } | ParamKind::NumberOrWord { .. } => p.show(p.default),
-            };
-            outln!("{:<22}{}={default}: {}; {}", "", p.key, p.help, p.allowed());
+            let default = p.show_value(p.default_value());
+            outln!("{:<22}{}={default}: {}; {}", "", p.key(), p.help(), p.allowed());
         }
         if !info.measures.is_empty() {
             let names: Vec<&str> = info.measures.iter().map(|m| m.name).collect();

@@ -56,68 +56,74 @@ use crate::blocks::backfill::easy;
 use crate::blocks::queue::{end_if_started, runnable_queue};
 use crate::blocks::reservation::reservation;
 use crate::blocks::returns::node_backs;
-use crate::params::{ParamKind, ParamSpec, Params};
+use crate::params::{Flag, Param, Params, Span, Whole};
 use crate::strategy::{Measure, MeasureKind, MeasureSpec, Note, PassReport, Strategy, StrategyInfo};
 use model::{solve_classes, solve_exact, Limits, Solved};
 use problem::{Ask, HeadHold, OpenNode, Problem, WindowJob};
+
+pub const WINDOW: Param<usize> = Param {
+    key: "Window",
+    default: 200,
+    allowed: Whole::new(1, 10_000),
+    help: "waiting jobs in the program, first in the queue (the paper's MAX_JOB_COUNT)",
+};
+
+pub const RESPONSE_RATIO: Param<bool> = Param {
+    key: "ResponseRatio",
+    default: true,
+    allowed: Flag::ONE_ZERO,
+    help: "1: a job weighs its priority times (wait + time limit) / time limit; 0: its priority (the paper's)",
+};
+
+pub const FAVOUR_SIZE: Param<bool> = Param {
+    key: "FavourSize",
+    default: false,
+    allowed: Flag::ONE_ZERO,
+    help: "1: a job's weight is multiplied by its cores (the paper's big-job experiments)",
+};
+
+pub const HEAD_RESERVATION: Param<bool> = Param {
+    key: "HeadReservation",
+    default: false,
+    allowed: Flag::ONE_ZERO,
+    help: "1: keep EASY's reservation for the head job (no start may delay it); 0: none (the paper's)",
+};
+
+pub const SOLVER_NODES: Param<u32> = Param {
+    key: "SolverNodes",
+    // A search of IPSCHED's weighted knapsacks finds its best
+    // solution early (most often the greedy start) and spends the
+    // rest proving it: 2,000 nodes took 1.4-7.5 s on windows of 50
+    // jobs on 1,024 nodes (bench-ipsched). Stopped at 500, the
+    // CPU-GPU ESP runs (seeds 1..3, both variants) started the same
+    // jobs as at 20,000.
+    default: 500,
+    allowed: Whole::new(1, 10_000_000),
+    help: "branch-and-bound nodes CBC may search a pass; beyond them the pass starts the best \
+           solution found, or falls back to EASY",
+};
+
+pub const SOLVER_SECONDS: Param<f64> = Param {
+    key: "SolverSeconds",
+    default: 0.0,
+    allowed: Span { min: 0.0, max: 3600.0 },
+    help: "wall-clock seconds CBC may search a pass (whole seconds, the paper's interval), as \
+           SolverNodes; 0: no limit (a run then gives the same answers on every machine)",
+};
+
+pub const EXACT: Param<bool> = Param {
+    key: "Exact",
+    default: false,
+    allowed: Flag::ONE_ZERO,
+    help: "1: solve the paper's per-node program rather than the equivalent one by node classes \
+           (slow beyond small clusters; for checks and benches)",
+};
 
 pub const IPSCHED: StrategyInfo = StrategyInfo {
     name: "ipsched",
     about: "IPSCHED: one integer program a pass starts the waiting jobs of most weight that fit now, on cores \
             and GPUs of nodes, each on as few nodes as it can",
-    params: &[
-        ParamSpec {
-            key: "Window",
-            kind: ParamKind::Whole { min: 1, max: 10_000 },
-            default: 200.0,
-            help: "waiting jobs in the program, first in the queue (the paper's MAX_JOB_COUNT)",
-        },
-        ParamSpec {
-            key: "ResponseRatio",
-            kind: ParamKind::Whole { min: 0, max: 1 },
-            default: 1.0,
-            help: "1: a job weighs its priority times (wait + time limit) / time limit; 0: its priority (the paper's)",
-        },
-        ParamSpec {
-            key: "FavourSize",
-            kind: ParamKind::Whole { min: 0, max: 1 },
-            default: 0.0,
-            help: "1: a job's weight is multiplied by its cores (the paper's big-job experiments)",
-        },
-        ParamSpec {
-            key: "HeadReservation",
-            kind: ParamKind::Whole { min: 0, max: 1 },
-            default: 0.0,
-            help: "1: keep EASY's reservation for the head job (no start may delay it); 0: none (the paper's)",
-        },
-        ParamSpec {
-            key: "SolverNodes",
-            kind: ParamKind::Whole { min: 1, max: 10_000_000 },
-            // A search of IPSCHED's weighted knapsacks finds its best
-            // solution early (most often the greedy start) and spends the
-            // rest proving it: 2,000 nodes took 1.4-7.5 s on windows of 50
-            // jobs on 1,024 nodes (bench-ipsched). Stopped at 500, the
-            // CPU-GPU ESP runs (seeds 1..3, both variants) started the same
-            // jobs as at 20,000.
-            default: 500.0,
-            help: "branch-and-bound nodes CBC may search a pass; beyond them the pass starts the best \
-                   solution found, or falls back to EASY",
-        },
-        ParamSpec {
-            key: "SolverSeconds",
-            kind: ParamKind::Number { min: 0.0, max: 3600.0 },
-            default: 0.0,
-            help: "wall-clock seconds CBC may search a pass (whole seconds, the paper's interval), as \
-                   SolverNodes; 0: no limit (a run then gives the same answers on every machine)",
-        },
-        ParamSpec {
-            key: "Exact",
-            kind: ParamKind::Whole { min: 0, max: 1 },
-            default: 0.0,
-            help: "1: solve the paper's per-node program rather than the equivalent one by node classes \
-                   (slow beyond small clusters; for checks and benches)",
-        },
-    ],
+    params: &[&WINDOW, &RESPONSE_RATIO, &FAVOUR_SIZE, &HEAD_RESERVATION, &SOLVER_NODES, &SOLVER_SECONDS, &EXACT],
     measures: &[
         MeasureSpec { name: "ip", kind: MeasureKind::Millis, help: "wall time of each solve" },
         MeasureSpec { name: "ip_solves", kind: MeasureKind::Count, help: "programs solved" },
@@ -156,19 +162,16 @@ struct Ipsched {
 
 impl Ipsched {
     fn new(p: &Params) -> Ipsched {
-        let seconds = p.number("SolverSeconds");
+        let seconds = p.get(&SOLVER_SECONDS);
         Ipsched {
             setup: Setup {
-                window: p.whole("Window") as usize,
-                response_ratio: p.whole("ResponseRatio") == 1,
-                favour_size: p.whole("FavourSize") == 1,
-                head_reservation: p.whole("HeadReservation") == 1,
+                window: p.get(&WINDOW),
+                response_ratio: p.get(&RESPONSE_RATIO),
+                favour_size: p.get(&FAVOUR_SIZE),
+                head_reservation: p.get(&HEAD_RESERVATION),
             },
-            limits: Limits {
-                nodes: Some(u32::try_from(p.whole("SolverNodes")).unwrap_or(u32::MAX)),
-                seconds: (seconds > 0.0).then_some(seconds),
-            },
-            exact: p.whole("Exact") == 1,
+            limits: Limits { nodes: Some(p.get(&SOLVER_NODES)), seconds: (seconds > 0.0).then_some(seconds) },
+            exact: p.get(&EXACT),
         }
     }
 }

@@ -60,7 +60,7 @@ use crate::blocks::backfill::easy;
 use crate::blocks::pool::FreePool;
 use crate::blocks::queue::runnable_queue;
 use crate::blocks::waiting::{waiting, WaitReason, Waiting};
-use crate::params::{ParamKind, ParamSpec, Params};
+use crate::params::{AnyParam, Param, Params, Whole, Within};
 use crate::strategy::{MeasureKind, MeasureSpec, Note, PassReport, Strategy, StrategyInfo};
 
 /// Waiting jobs considered for combinations by default, in priority order
@@ -74,26 +74,28 @@ pub const MAX_COMBINATION_LEN: usize = 4;
 /// there (the paper found every one there) do not depend on the machine's speed.
 pub const DEEP_SEARCH_BUDGET: Duration = Duration::from_millis(20);
 
-const PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        key: "CombinationWindow",
-        kind: ParamKind::Whole { min: 1, max: 1000 },
-        default: COMBINATION_WINDOW as f64,
-        help: "waiting jobs, in priority order, whose combinations the LP is given",
-    },
-    ParamSpec {
-        key: "MaxCombinationLength",
-        kind: ParamKind::Whole { min: 1, max: 16 },
-        default: MAX_COMBINATION_LEN as f64,
-        help: "most waiting jobs started together by one repair",
-    },
-    ParamSpec {
-        key: "DeepSearchBudgetMs",
-        kind: ParamKind::Whole { min: 0, max: 60_000 },
-        default: 20.0,
-        help: "milliseconds a pass may spend on combinations of three jobs or more",
-    },
-];
+pub const COMBINATION_WINDOW_PARAM: Param<usize> = Param {
+    key: "CombinationWindow",
+    default: COMBINATION_WINDOW,
+    allowed: Whole::new(1, 1000),
+    help: "waiting jobs, in priority order, whose combinations the LP is given",
+};
+
+pub const MAX_COMBINATION_LEN_PARAM: Param<usize> = Param {
+    key: "MaxCombinationLength",
+    default: MAX_COMBINATION_LEN,
+    allowed: Whole::new(1, 16),
+    help: "most waiting jobs started together by one repair",
+};
+
+pub const DEEP_SEARCH_BUDGET_PARAM: Param<Duration> = Param {
+    key: "DeepSearchBudgetMs",
+    default: DEEP_SEARCH_BUDGET,
+    allowed: Within::millis(0, 60_000),
+    help: "milliseconds a pass may spend on combinations of three jobs or more",
+};
+
+const PARAMS: &[&dyn AnyParam] = &[&COMBINATION_WINDOW_PARAM, &MAX_COMBINATION_LEN_PARAM, &DEEP_SEARCH_BUDGET_PARAM];
 
 const MEASURES: &[MeasureSpec] = &[
     MeasureSpec { name: "lp", kind: MeasureKind::Millis, help: "wall time of each solve of Equation 1" },
@@ -197,9 +199,9 @@ impl PowerAware {
     pub fn new(p: &Params) -> Self {
         PowerAware {
             with_waiting_jobs: true,
-            combination_window: p.whole("CombinationWindow") as usize,
-            max_combination_len: p.whole("MaxCombinationLength") as usize,
-            deep_search_budget: Duration::from_millis(p.whole("DeepSearchBudgetMs")),
+            combination_window: p.get(&COMBINATION_WINDOW_PARAM),
+            max_combination_len: p.get(&MAX_COMBINATION_LEN_PARAM),
+            deep_search_budget: p.get(&DEEP_SEARCH_BUDGET_PARAM),
             plan: None,
         }
     }
