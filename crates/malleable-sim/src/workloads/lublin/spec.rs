@@ -81,11 +81,11 @@ pub fn parse(workload: &str) -> Result<LublinWorkload, String> {
     if let Some(early) = fields[..3].iter().find(|f| f.contains('=')) {
         return Err(refuse(format!("'{early}' comes before the three numbers")));
     }
-    let number = |name: &str, text: &str| match text.parse::<u32>() {
+    let positive = |name: &str, text: &str| match text.parse::<u32>() {
         Ok(n) if n > 0 => Ok(n),
         _ => Err(refuse(format!("{name} is '{text}'"))),
     };
-    let (jobs, nodes, cores) = (number("JOBS", jobs)?, number("NODES", nodes)?, number("CORES", cores)?);
+    let (jobs, nodes, cores) = (positive("JOBS", jobs)?, positive("NODES", nodes)?, positive("CORES", cores)?);
     let Some(procs) = nodes.checked_mul(cores) else {
         return Err(refuse(format!("NODES x CORES is {}, above {}", nodes as u64 * cores as u64, u32::MAX)));
     };
