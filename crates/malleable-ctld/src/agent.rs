@@ -18,9 +18,9 @@ use crate::adaptation::Memory;
 use crate::config::Config;
 use crate::job_options::OptionsCache;
 use crate::kept::Kept;
-use crate::slurmdbd_probe::SlurmdbdProbe;
 use crate::snapshot::{self, Suspects, Taken};
 use said::Said;
+use slurmdbd::SlurmdbdWatch;
 
 mod apply;
 mod comments;
@@ -29,6 +29,7 @@ mod pass;
 mod said;
 mod settle;
 mod share;
+mod slurmdbd;
 
 /// How often the change counters are looked at. They are plain words in
 /// slurmctld's memory, so a look is cheap; this bounds how late a pass runs
@@ -51,10 +52,6 @@ const ADAPTING_POLL: Duration = Duration::from_millis(50);
 /// to this long, and on ESP one start in seven came 60 to 210 ms late, which
 /// is what made real and simulated start orders part at near-ties.
 const SAME_SECOND_RECHECK: Duration = Duration::from_millis(200);
-
-/// How long slurmdbd must have been away or behind before the log says that
-/// resizes are held (they are held at once).
-const SLURMDBD_BEHIND_SAID_AFTER: Duration = Duration::from_secs(5);
 
 /// What the plugin and its agent thread share.
 struct Shared {
@@ -134,8 +131,6 @@ struct Agent {
     corridor_in_force: Option<Corridor>,
     /// What the log says once while it holds (said.rs).
     said: Said,
-    /// Since when slurmdbd has been away or behind.
-    slurmdbd_behind_since: Option<Instant>,
     /// What the runtimes measured, and when adaptations were decided.
     memory: Memory,
     /// The last adaptation id handed out.
@@ -144,11 +139,8 @@ struct Agent {
     adapting: bool,
     /// Nodes an expand failed on, and slurmdbd not answering.
     suspects: Suspects,
-    /// Whether slurmdbd answers, asked beside the passes.
-    slurmdbd_probe: SlurmdbdProbe,
-    /// The probe is to be aimed at slurm.conf's slurmdbd at the next pass
-    /// (at the start, and after a reconfigure, which may move it).
-    slurmdbd_probe_aimed: bool,
+    /// Whether slurmdbd answers, and since when it has been away or behind.
+    slurmdbd: SlurmdbdWatch,
     /// Each job's options, read once from its SPANK environment.
     known: OptionsCache,
     /// The waiting jobs as the last reads left them, and the feed that
@@ -193,13 +185,11 @@ impl Agent {
             force_next: false,
             corridor_in_force: None,
             said: Said::default(),
-            slurmdbd_behind_since: None,
             memory: Memory::default(),
             last_resize: 0,
             adapting: false,
             suspects: Suspects::default(),
-            slurmdbd_probe: SlurmdbdProbe::default(),
-            slurmdbd_probe_aimed: false,
+            slurmdbd: SlurmdbdWatch::default(),
             known: OptionsCache::default(),
             kept,
             refused: HashMap::new(),
@@ -237,7 +227,7 @@ impl Agent {
                     self.kept.settings = self.config.feed;
                     self.kept.feed.ask_whole();
                     reconfigured = true;
-                    self.slurmdbd_probe_aimed = false;
+                    self.slurmdbd.aim_again();
                     self.force_next = true;
                     log::info!("{}", LogLine::Reconfigured { config: self.config.to_string() });
                 }
@@ -309,9 +299,7 @@ impl Agent {
             snapshot::take(guard, now, &self.config, &self.memory, &self.suspects, &mut self.known, &mut self.kept);
         // slurmdbd away or behind for long: an elastic job's resize is held
         // for as long, and a job that may preempt it no longer waits for it.
-        if taken.slurmdbd_behind
-            && self.slurmdbd_behind_since.is_some_and(|since| since.elapsed() >= SLURMDBD_BEHIND_SAID_AFTER)
-        {
+        if taken.slurmdbd_behind && self.slurmdbd.behind_for_long() {
             for r in &mut taken.snapshot.running {
                 r.resize_held = false;
             }

@@ -14,7 +14,6 @@ use slurm::ctld::{LockGuard, Scheduling, UpdateCounters, Wait};
 
 use super::comments;
 use super::settle::Settled;
-use super::SLURMDBD_BEHIND_SAID_AFTER;
 use super::{slurm_reason, stale, unix_now, Agent, Role, TOP_PRIORITY};
 use crate::snapshot::{self, Taken};
 
@@ -72,10 +71,7 @@ impl Agent {
         // first word to a slurmdbd gone, and wait for it under the locks.
         // It is aimed at slurm.conf's slurmdbd once, and again after a
         // reconfigure.
-        if !std::mem::replace(&mut self.slurmdbd_probe_aimed, true) {
-            self.slurmdbd_probe.aim(guard.slurmdbd_address());
-        }
-        self.suspects.slurmdbd = self.slurmdbd_probe.unanswered();
+        self.suspects.slurmdbd = self.slurmdbd.unanswered(|| guard.slurmdbd_address());
         let mut taken = self.snapshot(&guard, now);
         let Settled { changed, statuses: settled, asking } = self.settle_adaptations(&mut guard, &taken, now);
         if changed {
@@ -337,22 +333,10 @@ impl Agent {
         for line in self.notes_to_say(&fresh.snapshot, notes) {
             log::info!("{line}");
         }
-        // Messages wait in the agent's queue for a moment all the time:
-        // only a wait of some seconds is said.
-        match (fresh.slurmdbd_behind, self.slurmdbd_behind_since) {
-            (true, None) => self.slurmdbd_behind_since = Some(Instant::now()),
-            (true, Some(since))
-                if since.elapsed() >= SLURMDBD_BEHIND_SAID_AFTER && self.said.slurmdbd_held.first((), ()) =>
-            {
-                log::warn!("{}", LogLine::ResizesHeld { unanswered: self.suspects.slurmdbd.clone() });
-            }
-            (false, Some(_)) => {
-                self.slurmdbd_behind_since = None;
-                if self.said.slurmdbd_held.forget(&()) {
-                    log::info!("{}", LogLine::ResizesResumed);
-                }
-            }
-            _ => {}
+        match self.slurmdbd.after_pass(fresh.slurmdbd_behind, self.suspects.slurmdbd.clone()) {
+            Some(line @ LogLine::ResizesHeld { .. }) => log::warn!("{line}"),
+            Some(line) => log::info!("{line}"),
+            None => {}
         }
     }
 }

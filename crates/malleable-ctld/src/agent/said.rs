@@ -56,8 +56,6 @@ pub(super) struct Said {
     /// Jobs whose ended adaptation was said to wait for slurmdbd to free
     /// its nodes.
     pub(super) release_held: SaidOnce<JobId>,
-    /// Resizes said to be held for slurmdbd.
-    pub(super) slurmdbd_held: SaidOnce<()>,
 }
 
 impl Said {
