@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use mall_run::channel::Polling;
-use mall_run::hub::{Launch, Rules};
+use mall_run::hub::{Launch, Rules, CONNECT_WITHIN};
 use mall_run::run::{run, Settings};
 
 /// Start a malleable application in this Slurm job and carry out its resizes.
@@ -44,6 +44,10 @@ struct Args {
     /// exit) before mall-run ends it.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600), requires = "mpi")]
     end_grace: u64,
+    /// The seconds a launched step is given for a worker of it to connect to mall-run before it is
+    /// ended and started again (its slurmstepd may have died at the launch, leaving srun waiting).
+    #[arg(long, default_value_t = CONNECT_WITHIN.as_secs(), value_parser = clap::value_parser!(u64).range(1..=3600))]
+    connect_within: u64,
     /// The application and its arguments.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     app: Vec<String>,
@@ -109,6 +113,7 @@ fn start(args: Args) -> Result<i32, String> {
             report_every: Duration::from_secs(args.report_every),
             heartbeat: Duration::from_secs(args.heartbeat),
             end_grace: Duration::from_secs(args.end_grace),
+            connect_within: Duration::from_secs(args.connect_within),
             ..Rules::default()
         },
         polling: Polling {

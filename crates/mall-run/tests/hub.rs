@@ -17,15 +17,18 @@ fn nodes(names: &[&str]) -> Vec<String> {
 
 /// A hub on these nodes; a vanished worker's node failure is not waited for.
 fn hub(on: &[&str], report_every: Duration) -> (Hub, Vec<Output>) {
-    let rules = Rules {
-        report_every,
+    Hub::new(JOB, "secret".into(), &nodes(on), Rules { report_every, ..hub_rules() })
+}
+
+/// The rules of [`hub`]: nothing waited for, a failed start tried twice.
+fn hub_rules() -> Rules {
+    Rules {
         confirm_loss: Duration::ZERO,
         wait_for_step: Duration::ZERO,
         start_tries: 2,
         start_again_after: Duration::ZERO,
         ..Rules::default()
-    };
-    Hub::new(JOB, "secret".into(), &nodes(on), rules)
+    }
 }
 
 #[test]
@@ -843,4 +846,54 @@ fn in_restart_mode_a_lost_node_starts_the_step_again_on_the_nodes_left_from_the_
         out.iter().any(|o| matches!(o, Output::Log(l) if l.contains("took no checkpoint to start again from"))),
         "{out:?}"
     );
+}
+
+#[test]
+fn a_step_none_of_whose_workers_connects_is_ended_and_started_again() {
+    // Chaos run 23: the step's slurmstepd died at its launch (the node's
+    // /tmp full) and srun waited for it until the job's time limit.
+    let ends = |out: &[Output]| out.iter().filter(|o| matches!(o, Output::EndStep { .. })).count();
+    // Within the two minutes given by default, a silent step is waited for.
+    let rules = Rules { launch: Launch::Restart, ..Rules::default() };
+    let (mut h, _) = Hub::new(JOB, "secret".into(), &nodes(&["n1", "n2"]), rules);
+    assert_eq!(ends(&h.handle(Input::Tick)), 0);
+
+    let rules = Rules {
+        launch: Launch::Restart,
+        connect_within: Duration::ZERO,
+        start_again_after: Duration::ZERO,
+        ..Rules::default()
+    };
+    let (mut h, _) = Hub::new(JOB, "secret".into(), &nodes(&["n1", "n2"]), rules);
+    let out = h.handle(Input::Tick);
+    assert!(out.contains(&Output::EndStep { worker: 1 }), "{out:?}");
+    assert!(
+        out.iter().any(|o| matches!(o, Output::Log(l) if l.contains("none of its workers has connected"))),
+        "{out:?}"
+    );
+    assert_eq!(ends(&h.handle(Input::Tick)), 0, "ended once");
+    // Its srun, ended, fails: the step is started again, once.
+    h.handle(Input::StepExited { worker: 1, success: false, how: "signal 15".into() });
+    h.handle(Input::StepExited { worker: 2, success: false, how: "signal 15".into() });
+    let out = h.handle(Input::Tick);
+    let launches = out.iter().filter(|o| matches!(o, Output::LaunchStep { .. })).count();
+    assert!(out.contains(&Output::LaunchStep { first: 1, nodes: nodes(&["n1", "n2"]), joining: 0 }), "{out:?}");
+    assert_eq!(launches, 1, "{out:?}");
+    assert!(!out.contains(&Output::Exit(1)), "{out:?}");
+    // Its workers connect this time: nothing is ended.
+    hello(&mut h, 1);
+    hello(&mut h, 2);
+    assert_eq!(ends(&h.handle(Input::Tick)), 0);
+
+    // A worker's own step (not MPI) alike; after its tries, the run ends
+    // with the reason rather than waiting for ever.
+    let rules = Rules { connect_within: Duration::ZERO, start_tries: 2, ..hub_rules() };
+    let (mut h, _) = Hub::new(JOB, "secret".into(), &nodes(&["n1"]), rules);
+    assert!(h.handle(Input::Tick).contains(&Output::EndStep { worker: 1 }));
+    h.handle(Input::StepExited { worker: 1, success: false, how: "signal 15".into() });
+    let out = h.handle(Input::Tick);
+    assert!(out.iter().any(|o| matches!(o, Output::Launch { worker: 1, .. })), "{out:?}");
+    assert!(h.handle(Input::Tick).contains(&Output::EndStep { worker: 1 }));
+    let out = h.handle(Input::StepExited { worker: 1, success: false, how: "signal 15".into() });
+    assert!(out.contains(&Output::Exit(1)), "{out:?}");
 }

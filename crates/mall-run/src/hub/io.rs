@@ -116,6 +116,10 @@ pub struct Rules {
     /// their data: ending it loses nothing, and the new step's launch and
     /// checkpoint load must still fit in the scheduler's AdaptTimeout.
     pub adapt_end_grace: Duration,
+    /// How long a launched step is given for a worker of it to connect
+    /// before mall-run ends it and starts it again: a slurmstepd that died
+    /// at the launch leaves srun waiting with no word.
+    pub connect_within: Duration,
 }
 
 /// The old step's grace in an adaptation ([`Rules::adapt_end_grace`]):
@@ -123,6 +127,11 @@ pub struct Rules {
 /// (MPICH 4.0's) never ends; of the 60 s AdaptTimeout, this leaves the new
 /// step's launch and checkpoint load nearly all.
 pub const ADAPT_END_GRACE: Duration = Duration::from_secs(5);
+
+/// [`Rules::connect_within`] unless `--connect-within` says otherwise: a
+/// step's launch and its application's start to the runtime's init take
+/// seconds (MPI_Init included); two minutes leaves a slow start room.
+pub const CONNECT_WITHIN: Duration = Duration::from_secs(120);
 
 impl Default for Rules {
     fn default() -> Rules {
@@ -137,6 +146,7 @@ impl Default for Rules {
             start_again_after: Duration::from_secs(2),
             end_grace: Duration::from_secs(30),
             adapt_end_grace: ADAPT_END_GRACE,
+            connect_within: CONNECT_WITHIN,
         }
     }
 }

@@ -47,6 +47,7 @@ mod io;
 mod lifecycle;
 mod restart;
 mod teardown;
+mod unconnected;
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::time::Instant;
@@ -55,7 +56,7 @@ use malleable_model::runtime_msg::{Phase, Request, Status};
 use malleable_model::JobId;
 use malleable_rt::wire::Frame;
 
-pub use io::{ConnId, Input, Launch, Output, Rules, WorkerId, ADAPT_END_GRACE};
+pub use io::{ConnId, Input, Launch, Output, Rules, WorkerId, ADAPT_END_GRACE, CONNECT_WITHIN};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -127,8 +128,10 @@ struct Worker {
     restart_at: Option<Instant>,
     /// The first worker of its srun step (itself, but in restart mode).
     step: WorkerId,
-    /// Its step is being ended by the hub (`teardown.rs`).
+    /// Its step is being ended by the hub (`teardown.rs`, `unconnected.rs`).
     ending: bool,
+    /// When its step was last launched.
+    launched: Option<Instant>,
 }
 
 impl Worker {
@@ -255,6 +258,7 @@ impl Hub {
             hub.launch_step(&ws, 0, &mut out);
         }
         hub.bound.saw(&out, Instant::now());
+        hub.note_launches(&out, Instant::now());
         (hub, out)
     }
 
@@ -286,6 +290,7 @@ impl Hub {
         }
         let now = Instant::now();
         self.bound.saw(&out, now);
+        self.note_launches(&out, now);
         let told = |out: &[Output]| out.iter().any(|o| matches!(o, Output::Tell(_)));
         // With nothing else said for a heartbeat, a probe says the runtime
         // is there (the plugin acknowledges it, and answers nothing new).
@@ -436,6 +441,7 @@ impl Hub {
         self.check_vanished(out);
         self.start_again(out);
         self.end_lingering_steps(out);
+        self.end_unconnected_steps(out);
         if self.reports.count == 0 || self.last_report.elapsed() < self.rules.report_every || self.adapt.is_some() {
             return;
         }
