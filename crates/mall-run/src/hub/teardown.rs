@@ -13,6 +13,19 @@ use std::time::Instant;
 use super::{Hub, Launch, Output, WorkerId};
 
 impl Hub {
+    /// Mark the workers of `step` as being ended by the hub; the nodes of
+    /// the step, each once.
+    pub(super) fn mark_ending(&mut self, step: WorkerId) -> Vec<String> {
+        let mut nodes: Vec<String> = Vec::new();
+        for wk in self.workers.values_mut().filter(|wk| wk.step == step) {
+            wk.ending = true;
+            if !nodes.contains(&wk.node) {
+                nodes.push(wk.node.clone());
+            }
+        }
+        nodes
+    }
+
     /// End each step whose workers all said BYE `end_grace` ago or more
     /// and that still runs (once a step).
     pub(super) fn end_lingering_steps(&mut self, out: &mut Vec<Output>) {
@@ -44,13 +57,7 @@ impl Hub {
             if !(lingers && running && due) {
                 continue;
             }
-            let mut nodes: Vec<String> = Vec::new();
-            for wk in self.workers.values_mut().filter(|wk| wk.step == step) {
-                wk.ending = true;
-                if !nodes.contains(&wk.node) {
-                    nodes.push(wk.node.clone());
-                }
-            }
+            let nodes = self.mark_ending(step);
             out.push(Output::Log(format!(
                 "the step on {} has not ended {} s after its last rank said BYE (an MPI library stuck in \
                  MPI_Finalize?): ending it",

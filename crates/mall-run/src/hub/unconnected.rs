@@ -45,13 +45,7 @@ impl Hub {
             if !(silent && launched.is_some_and(|t| now.duration_since(t) >= within)) {
                 continue;
             }
-            let mut nodes: Vec<String> = Vec::new();
-            for wk in self.workers.values_mut().filter(|wk| wk.step == step) {
-                wk.ending = true;
-                if !nodes.contains(&wk.node) {
-                    nodes.push(wk.node.clone());
-                }
-            }
+            let nodes = self.mark_ending(step);
             out.push(Output::Log(format!(
                 "the step on {} was launched {} s ago and none of its workers has connected (its slurmstepd \
                  may have died at the launch): ending it to start it again",
