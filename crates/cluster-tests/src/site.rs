@@ -9,6 +9,7 @@ use std::time::Duration;
 use malleable_model::log_lines::LogLine;
 use malleable_model::stamped::Stamped;
 use malleable_model::JobId;
+use testcluster::compose::site::COMMAND_LIMIT;
 use testcluster::compose::{Site, SiteSpec};
 use testcluster::wait;
 
@@ -55,6 +56,7 @@ pub fn up_site(name: &str, nodes: usize, spec: impl FnOnce(SiteSpec) -> SiteSpec
     // For looking into a failure: the site is left up (`cargo xtask compose
     // down --name NAME` ends it).
     site.keep = std::env::var_os(KEEP_SITE_VAR).is_some();
+    site.watch(TEST_LIMIT);
     site
 }
 
@@ -70,11 +72,15 @@ pub fn put_file(site: &Site, user: &str, file: &str, text: &str) -> String {
 }
 
 /// Run `docker` with `args` (stop, start, kill, pause a site's host);
-/// panics if it fails.
+/// panics if it fails, or has not ended within [`COMMAND_LIMIT`].
 pub fn docker(args: &[&str]) {
-    let st = std::process::Command::new("docker").args(args).status().unwrap();
-    assert!(st.success(), "docker {args:?}");
+    let mut cmd = std::process::Command::new("docker");
+    testcluster::process::output_within(cmd.args(args), COMMAND_LIMIT).unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// How long a compose test may run once its site is up ([`Site::watch`]):
+/// the longest take about 8 minutes on 2 cores beside CI's builds.
+pub const TEST_LIMIT: Duration = Duration::from_secs(20 * 60);
 
 /// What `cmd` prints when `user` runs it on the login host; panics with its error.
 pub fn as_user(site: &Site, user: &str, cmd: &[&str]) -> String {

@@ -38,7 +38,7 @@ pub fn lease(root: &Path, dir: &Path, count: u16) -> Result<Lease> {
         return Err(format!("a cluster takes 1 to {BLOCK} ports, not {count} (at most {} nodes)", BLOCK - 1));
     }
     // Held until `_lock` is dropped at the end of this function.
-    let _lock = provision::lock::hold(&root.join(".ports.lock"))?;
+    let _lock = provision::lock::hold_within(&root.join(".ports.lock"), std::time::Duration::from_secs(120))?;
     let taken: Vec<u16> = live_leases(root, dir).into_iter().map(|l| l.base).collect();
     let mut base = FIRST;
     while base + count <= LAST {

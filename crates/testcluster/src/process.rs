@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::wait;
 
-pub use provision::cmd::{output, run};
+pub use provision::cmd::{output, output_within, run, run_within};
 
 /// Alive and not a zombie (a daemon whose parent is gone may linger as one
 /// where PID 1 does not reap).
@@ -63,6 +63,19 @@ fn process_table() -> Vec<(i32, i32, String)> {
             let name = head.split_once(" (")?.1.to_string();
             let ppid = rest.split_whitespace().nth(1)?.parse().ok()?;
             Some((pid, ppid, name))
+        })
+        .collect()
+}
+
+/// The live children of process `pid`, as (pid, command line).
+pub fn children_of(pid: i32) -> Vec<(i32, String)> {
+    process_table()
+        .into_iter()
+        .filter(|(child, ppid, _)| *ppid == pid && pid_alive(*child))
+        .map(|(child, _, name)| {
+            let cmd = fs::read(format!("/proc/{child}/cmdline")).unwrap_or_default();
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            (child, if cmd.trim().is_empty() { name } else { cmd.trim().to_string() })
         })
         .collect()
 }

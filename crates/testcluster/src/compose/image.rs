@@ -7,13 +7,13 @@ use std::io::Write as _;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use provision::image::{hex, image_exists};
 use sha2::{Digest, Sha256};
 
 use crate::plugins::{PLUGINS, TOOLS};
-use crate::process::output;
+use crate::process::output_within;
 use crate::Result;
 
 /// The site-init script (the entrypoint of every host).
@@ -67,7 +67,8 @@ pub fn site_image(base: &str, staged: Option<&Path>, plugin_dir: &str, work: &Pa
         return Ok(tag);
     }
     let t = Instant::now();
-    output(Command::new("docker").args(["build", "-q", "-t", &tag]).arg(&ctx))?;
+    // A layer of copied files: seconds, unless the Docker daemon hangs.
+    output_within(Command::new("docker").args(["build", "-q", "-t", &tag]).arg(&ctx), Duration::from_secs(600))?;
     eprintln!("compose: site image {tag} built in {:.1?}", t.elapsed());
     Ok(tag)
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::spec::{SiteSpec, USERS};
 use super::{files, image};
-use crate::process::{output, run};
+use crate::process::{output_within, run_within};
 use crate::{wait, Result};
 
 pub struct Site {
@@ -18,6 +18,8 @@ pub struct Site {
     pub dir: PathBuf,
     /// Leave it running when dropped (`cargo xtask compose up`).
     pub keep: bool,
+    /// Dropped with the site, which ends its watchdog ([`Site::watch`]).
+    watchdog: Option<std::sync::mpsc::Sender<()>>,
 }
 
 /// `docker-compose -p NAME -f DIR/docker-compose.yml`.
@@ -26,6 +28,16 @@ fn compose(name: &str, dir: &Path) -> Command {
     c.arg("-p").arg(name).arg("-f").arg(dir.join("docker-compose.yml"));
     c
 }
+
+/// The longest a command on a site's host may take (`docker exec`): the
+/// slowest a test runs answers within seconds (slurmdbd stopped as an
+/// admin does, 90 s at most); one that takes longer hangs, on the Docker
+/// daemon or a Slurm client with no timeout of its own, and fails.
+pub const COMMAND_LIMIT: Duration = Duration::from_secs(300);
+
+/// The longest `docker-compose up` or `down` of a site may take (a site's
+/// containers start in seconds; its image is built before).
+const COMPOSE_LIMIT: Duration = Duration::from_secs(300);
 
 /// While this file exists on slurmdbd's host, its daemon is stopped and
 /// not started again (site-init's `supervise`).
@@ -77,8 +89,11 @@ impl Site {
         let lock = provision::lock::hold(&root.join(".subnets.lock"))?;
         let subnet = super::subnet::pick(&spec.name, &super::subnet::taken()?)?;
         files::write_all(&spec, &dir, &image, subnet)?;
-        let site = Site { spec, dir, keep: false };
-        run(compose(&site.spec.name, &site.dir).args(["up", "-d", "--no-color", "--quiet-pull"]))?;
+        let site = Site { spec, dir, keep: false, watchdog: None };
+        run_within(
+            compose(&site.spec.name, &site.dir).args(["up", "-d", "--no-color", "--quiet-pull"]),
+            COMPOSE_LIMIT,
+        )?;
         drop(lock);
         if let Err(e) = site.wait_ready(Duration::from_secs(240)) {
             site.print_logs();
@@ -115,7 +130,7 @@ impl Site {
 
     /// What `cmd` on `host` as `user` prints; an error with its stderr if it fails.
     pub fn output(&self, user: Option<&str>, host: &str, cmd: &[&str]) -> Result<String> {
-        output(&mut self.exec(user, host, cmd))
+        output_within(&mut self.exec(user, host, cmd), COMMAND_LIMIT)
     }
 
     /// Stop slurmdbd as an admin does (`systemctl stop`): SIGTERM, waited
@@ -134,11 +149,12 @@ impl Site {
 
     /// The jobs slurmdbd holds as running that slurmctld does not know,
     /// as `sacctmgr show runawayjobs` lists them; None when there are none.
-    /// Its offer to fix them is answered no: with no answer (no terminal)
-    /// sacctmgr asks again for ever, its fix open in the database, locking
-    /// the job table.
+    /// Its offer to fix them is answered no, as often as it asks: at the
+    /// end of its input sacctmgr asks again for ever (its fix open in the
+    /// database, locking the job table), and a `docker exec` of it never
+    /// ends; `timeout` bounds it all the same.
     pub fn runaway_jobs(&self) -> Result<Option<String>> {
-        let list = "echo N | sacctmgr -n show runawayjobs 2>&1; true";
+        let list = "yes N | timeout 120 sacctmgr -n show runawayjobs 2>&1; true";
         let out = self.output(None, "slurmctld", &["sh", "-c", list])?;
         Ok((!out.contains("No runaway jobs found")).then(|| out.trim().to_string()))
     }
@@ -150,7 +166,7 @@ impl Site {
 
     /// The last lines of every host's logs and the containers' states, for a failure.
     pub fn print_logs(&self) {
-        let _ = run(compose(&self.spec.name, &self.dir).arg("ps"));
+        let _ = run_within(compose(&self.spec.name, &self.dir).arg("ps"), COMPOSE_LIMIT);
         for host in files::hosts(&self.spec) {
             let dir = self.dir.join("log").join(&host);
             let Ok(entries) = std::fs::read_dir(&dir) else { continue };
@@ -183,7 +199,10 @@ impl Site {
                 );
             }
         }
-        let _ = Command::new("docker").args(["logs", "--tail", "20"]).arg(self.container("slurmctld")).status();
+        let _ = run_within(
+            Command::new("docker").args(["logs", "--tail", "20"]).arg(self.container("slurmctld")),
+            COMPOSE_LIMIT,
+        );
     }
 
     /// Take the site down: its containers and network, by project name.
@@ -191,9 +210,56 @@ impl Site {
         self.keep = false;
     }
 
+    /// Give a test on this site `limit` to end: past it, the process prints
+    /// what it still waits on (its child processes' command lines) and the
+    /// site's logs, takes the site down (unless kept) and exits failing. A test waits on
+    /// each condition with a deadline and each command with
+    /// [`COMMAND_LIMIT`]; this catches the rest, with the site's state,
+    /// where a runner's limit would kill the test silently and leave its
+    /// containers up.
+    pub fn watch(&mut self, limit: Duration) {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        self.watchdog = Some(tx);
+        let (spec, dir, keep) = (self.spec.clone(), self.dir.clone(), self.keep);
+        std::thread::spawn(move || {
+            // Only a site dropped (the sender gone) ends the watch early.
+            if rx.recv_timeout(limit) != Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+                return;
+            }
+            eprintln!("compose: the test on site '{}' has not ended {limit:?} after the site came up", spec.name);
+            for (pid, cmd) in crate::process::children_of(std::process::id() as i32) {
+                eprintln!("compose: it waits on pid {pid}: {cmd}");
+            }
+            let site = Site { spec, dir, keep, watchdog: None };
+            site.print_logs();
+            drop(site);
+            std::process::exit(101);
+        });
+    }
+
     /// Take down the site of this name whose files are in `dir`.
+    /// Should docker-compose fail or hang at it, its containers and
+    /// networks are removed by the project's label, Docker's own, each
+    /// step said.
     pub fn down_in(name: &str, dir: &Path) {
-        let _ = compose(name, dir).args(["down", "--remove-orphans", "-t", "5"]).output();
+        let Err(e) = output_within(compose(name, dir).args(["down", "--remove-orphans", "-t", "5"]), COMPOSE_LIMIT)
+        else {
+            return;
+        };
+        eprintln!("compose: taking site '{name}' down failed ({e}); removing its containers and networks by label");
+        let label = format!("label=com.docker.compose.project={name}");
+        for kind in [["ps", "-aq"], ["network", "ls"]] {
+            let listed =
+                output_within(Command::new("docker").args(kind).args(["-q", "--filter", &label]), COMPOSE_LIMIT);
+            let ids: Vec<String> = listed.unwrap_or_default().split_whitespace().map(str::to_string).collect();
+            if ids.is_empty() {
+                continue;
+            }
+            let remove: &[&str] = if kind[0] == "ps" { &["rm", "-f"] } else { &["network", "rm"] };
+            if let Err(e) = output_within(Command::new("docker").args(remove).args(&ids), COMPOSE_LIMIT) {
+                eprintln!("compose: site '{name}': {e}");
+            }
+        }
     }
 }
 
