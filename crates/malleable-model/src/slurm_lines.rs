@@ -29,6 +29,9 @@ pub enum SlurmLine {
     /// srun (its stderr): slurmstepd could not launch task `task`
     /// (api/step_launch.c); `why` is Slurm's error string.
     TaskLaunchFailed { task: u32, why: String },
+    /// slurmctld took `node`, failed, out of `--no-kill` job `job` (a
+    /// resize of Slurm's own; job_mgr.c, or read_config.c at a restart).
+    FailedNodeRemoved { node: String, job: u32 },
 }
 
 /// `N REST` after `JobId=`: the id, and what follows it.
@@ -54,6 +57,8 @@ const ALLOCATE: &str = "sched: Allocate JobId=";
 const BACKFILL_START: &str = "_start_job: Started JobId=";
 const AT_SUBMIT: &str = "_slurm_rpc_allocate_resources JobId=";
 const JOB_COMPLETE: &str = "_job_complete: JobId=";
+const NODE_REMOVED: &str = "Removing failed node ";
+const NODE_REMOVED_MID: &str = " from JobId=";
 
 /// What slurmctld's log puts before a plugin's message (log.h: its
 /// plugin_type and function), here priority/multifactor's usage count.
@@ -94,6 +99,9 @@ impl SlurmLine {
         if let Some((job, what)) = after(JOB_COMPLETE).and_then(id_and_rest) {
             return Some(SlurmLine::JobComplete { job, what: what.to_string() });
         }
+        if let Some((node, job)) = after(NODE_REMOVED).and_then(|r| r.split_once(NODE_REMOVED_MID)) {
+            return Some(SlurmLine::FailedNodeRemoved { node: node.to_string(), job: id_and_rest(job)?.0 });
+        }
         let usage = message.strip_prefix(USAGE_HEAD)?;
         if let Some(rest) = usage.strip_prefix(RAN_HEAD).and_then(|r| r.strip_suffix(RAN_TAIL)) {
             let (job, secs) = rest.split_once(RAN_MID)?;
@@ -121,6 +129,9 @@ impl std::fmt::Display for SlurmLine {
             SlurmLine::UsageRan { job, secs } => write!(f, "{USAGE_HEAD}{RAN_HEAD}{job}{RAN_MID}{secs}{RAN_TAIL}"),
             SlurmLine::TresCount { name, count } => write!(f, "{USAGE_HEAD}{TRES_HEAD}{name}: {count}"),
             SlurmLine::TaskLaunchFailed { task, why } => write!(f, "{LAUNCH_HEAD}{task}{LAUNCH_MID}{why}"),
+            SlurmLine::FailedNodeRemoved { node, job } => {
+                write!(f, "error: {NODE_REMOVED}{node}{NODE_REMOVED_MID}{job}")
+            }
         }
     }
 }
@@ -184,6 +195,10 @@ mod tests {
             ),
             ("_job_complete: JobId=9 done", SlurmLine::JobComplete { job: 9, what: "done".into() }),
             ("_job_complete: JobId=9 WEXITSTATUS 0", SlurmLine::JobComplete { job: 9, what: "WEXITSTATUS 0".into() }),
+            (
+                "error: Removing failed node c1 from JobId=94",
+                SlurmLine::FailedNodeRemoved { node: "c1".into(), job: 94 },
+            ),
         ];
         for (text, line) in lines {
             assert_eq!(SlurmLine::parse(&format!("[2026-12-05T10:00:00.000] {text}")), Some(line.clone()), "{text}");

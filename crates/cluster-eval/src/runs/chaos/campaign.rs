@@ -30,10 +30,21 @@ pub fn run(staged: &Path, target: &Path, slurm: &str, minutes: u32, seed: u64, k
     // A host that stops answering is DOWN, and out of its jobs, in 20 s.
     // DebugFlags=Priority: the usage counted for each job, in the log, so
     // that a user's RawUsage against their records names its jobs.
+    // WaitTime=120: srun ends a step's other tasks 120 s after its first
+    // task ended (stock: never). A task's exit message that slurmstepd
+    // could not send (its host paused, srun's cut off: chaos run 23's rigid
+    // JobId=270) otherwise leaves srun waiting out the job's time limit,
+    // Slurm's own behaviour with no plugin of ours in its path; a site
+    // under such faults sets it (docs/faults.md). mall-run's steps are
+    // untouched: elastic workers are a step each, and an MPI step's ranks
+    // end together.
     // Named by release, so that campaigns on two releases run side by side.
     let name = format!("chaos-{}", slurm.replace('.', ""));
-    let spec =
-        SiteSpec::new(&name, HOSTS, cores).slurm(slurm)?.set("SlurmdTimeout", "20").set("DebugFlags", "Priority");
+    let spec = SiteSpec::new(&name, HOSTS, cores)
+        .slurm(slurm)?
+        .set("SlurmdTimeout", "20")
+        .set("DebugFlags", "Priority")
+        .set("WaitTime", "120");
     let mut site = Site::up(spec, target.parent().ok_or("target/ has no parent")?, staged)?;
     site.keep = keep;
     let report = play(&site, minutes, seed);
