@@ -3,7 +3,7 @@
 //! when the power corridor moves (reconfigure or a scheduled change), and at
 //! least every SchedulerTick, until fini stops it.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -12,19 +12,21 @@ use malleable_core::{Note, Strategy, WaitReason};
 use malleable_model::log_lines::{CorridorCause, LogLine};
 use malleable_model::{rejections, Corridor, Decision, JobId, Snapshot};
 use parking_lot::{Condvar, Mutex};
-use slurm::ctld::{LockGuard, Scheduling, Slurmctld, UpdateCounters, WaitCode};
+use slurm::ctld::{LockGuard, Scheduling, Slurmctld, WaitCode};
 
 use crate::adaptation::Memory;
 use crate::config::Config;
 use crate::job_options::OptionsCache;
 use crate::kept::Kept;
 use crate::snapshot::{self, Suspects, Taken};
+use pacing::Pacing;
 use said::Said;
 use slurmdbd::SlurmdbdWatch;
 
 mod apply;
 mod comments;
 mod oversubscribe;
+mod pacing;
 mod pass;
 mod said;
 mod settle;
@@ -37,21 +39,6 @@ mod slurmdbd;
 /// a job's end allowed came 32 ms after it, median, which the simulator
 /// then has to model as a pass delay).
 const POLL: Duration = Duration::from_millis(20);
-
-/// While an adaptation waits for its application's commit, a pass (under
-/// slurmctld's locks) this often: the commit, a job update, moves only the
-/// whole-second stamp.
-const ADAPTING_POLL: Duration = Duration::from_millis(50);
-
-/// slurmctld's last-update stamps are whole seconds: a change in the very
-/// second of our last pass leaves them as they were. Job submissions,
-/// starts and ends also move slurmctld's diagnostic counts, which catch
-/// them at once; for the rest (a node's state, a job's update), while that
-/// second lasts, pass again this often rather than wait for the next second.
-/// Before the counts, a job submitted or freed in such a second waited up
-/// to this long, and on ESP one start in seven came 60 to 210 ms late, which
-/// is what made real and simulated start orders part at near-ties.
-const SAME_SECOND_RECHECK: Duration = Duration::from_millis(200);
 
 /// What the plugin and its agent thread share.
 struct Shared {
@@ -119,13 +106,8 @@ struct Agent {
     role: Role,
     strategy: Box<dyn Strategy>,
     shared: Arc<Shared>,
-    /// Counters as they stood after our last pass, and that pass's second.
-    seen: UpdateCounters,
-    last_pass_second: i64,
-    last_pass: Instant,
-    passes: u64,
-    /// A pass is owed even without a change (reconfigure, corridor moved).
-    force_next: bool,
+    /// When a pass is due, and how many there were (pacing.rs).
+    pacing: Pacing,
     /// The power corridor the last look found in force; `None` when the
     /// strategy does not use one.
     corridor_in_force: Option<Corridor>,
@@ -135,8 +117,6 @@ struct Agent {
     memory: Memory,
     /// The last adaptation id handed out.
     last_resize: u64,
-    /// Whether an adaptation was under way after the last pass.
-    adapting: bool,
     /// Nodes an expand failed on, and slurmdbd not answering.
     suspects: Suspects,
     /// Whether slurmdbd answers, and since when it has been away or behind.
@@ -146,13 +126,6 @@ struct Agent {
     /// The waiting jobs as the last reads left them, and the feed that
     /// says which to read again (`kept.rs`, `feed.rs`).
     kept: Kept,
-    /// For each waiting job slurmctld refused to start, the refusal and how
-    /// many times it repeated: a strategy decides the same start again at
-    /// every pass, and the log says it once (apply.rs).
-    refused: HashMap<JobId, (String, u64)>,
-    /// When the first batch job held back by `BatchStartDelay=` comes of
-    /// age: a pass is due then, whatever else changed.
-    next_of_age: Option<Instant>,
 }
 
 /// The highest priority a job can be given (`NO_VAL` and `INFINITE` above
@@ -178,22 +151,15 @@ impl Agent {
             strategy: config.strategy.build(),
             config,
             shared,
-            seen: UpdateCounters { job: -1, node: -1, job_events: 0, job_ends: 0 },
-            last_pass_second: 0,
-            last_pass: Instant::now(),
-            passes: 0,
-            force_next: false,
+            pacing: Pacing::new(Instant::now()),
             corridor_in_force: None,
             said: Said::default(),
             memory: Memory::default(),
             last_resize: 0,
-            adapting: false,
             suspects: Suspects::default(),
             slurmdbd: SlurmdbdWatch::default(),
             known: OptionsCache::default(),
             kept,
-            refused: HashMap::new(),
-            next_of_age: None,
         }
     }
 
@@ -228,7 +194,7 @@ impl Agent {
                     self.kept.feed.ask_whole();
                     reconfigured = true;
                     self.slurmdbd.aim_again();
-                    self.force_next = true;
+                    self.pacing.force_next = true;
                     log::info!("{}", LogLine::Reconfigured { config: self.config.to_string() });
                 }
             }
@@ -239,54 +205,26 @@ impl Agent {
                     log::info!("{}", LogLine::CorridorNow { corridor, cause });
                 }
                 self.corridor_in_force = corridor;
-                self.force_next = true;
+                self.pacing.force_next = true;
             }
             if self.ctld.scheduling_disabled() || self.ctld.shutting_down() {
                 continue;
             }
-            if self.force_next || self.pass_due() {
-                self.force_next = false;
+            let tick = self.config.scheduler_tick;
+            let due = || self.pacing.due(self.ctld.update_counters(), unix_now(), Instant::now(), tick);
+            if self.pacing.force_next || due() {
+                self.pacing.force_next = false;
                 // A panic in one pass must not end scheduling for good: log
                 // it and try again at the next change or tick.
                 slurm::common::ffi_guard::guard("scheduling pass", (), || self.pass());
             }
         }
-        log::info!("{}", LogLine::AgentStopped { passes: self.passes });
+        log::info!("{}", LogLine::AgentStopped { passes: self.pacing.passes });
     }
 
     /// The corridor in force this second, if the strategy uses one.
     fn corridor_now(&self) -> Option<Corridor> {
         Some(self.config.power_in_use()?.state_at(unix_now())?.corridor)
-    }
-
-    /// A change since our last pass, or the tick has run out.
-    fn pass_due(&self) -> bool {
-        let now = self.ctld.update_counters();
-        if now != self.seen {
-            return true;
-        }
-        // The stamps have one-second resolution, and the job counts miss
-        // node changes and job updates: such a change in the very second our
-        // last pass ended leaves everything equal. Look again every
-        // SAME_SECOND_RECHECK while that second lasts, and once in the next,
-        // so such a change is never missed nor left waiting long.
-        let last_change = self.seen.job.max(self.seen.node);
-        if last_change >= self.last_pass_second
-            && (unix_now() > self.last_pass_second || self.last_pass.elapsed() >= SAME_SECOND_RECHECK)
-        {
-            return true;
-        }
-        // A batch job held back by BatchStartDelay comes of age.
-        if self.next_of_age.is_some_and(|at| Instant::now() >= at) {
-            return true;
-        }
-        // While an adaptation waits for its application's commit, pass every
-        // ADAPTING_POLL: a commit in the second of the last pass would
-        // otherwise wait for the recheck, and a resize's latency with it.
-        if self.adapting && self.last_pass.elapsed() >= ADAPTING_POLL {
-            return true;
-        }
-        self.last_pass.elapsed() >= self.config.scheduler_tick
     }
 
     /// One pass, in three steps, so that a slow strategy (an LP) never holds
@@ -312,7 +250,7 @@ impl Agent {
     fn notes_to_say(&mut self, s: &Snapshot, notes: Vec<Note>) -> Vec<String> {
         let waiting: HashSet<JobId> = s.pending.iter().map(|p| p.id).collect();
         self.said.notes.keep(|id| waiting.contains(id));
-        self.refused.retain(|id, _| waiting.contains(id));
+        self.said.start_refused.keep(|id| waiting.contains(id));
         self.said.notes(notes)
     }
 }

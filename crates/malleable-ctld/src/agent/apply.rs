@@ -33,7 +33,7 @@ impl Agent {
         // but not one whose dependency came back or whose limits now stop it.
         if d.starts_a_job() && !still_startable(guard, d.job()) {
             log::debug!("JobId={}: no longer startable as it was read, decided again at the next pass", d.job());
-            self.force_next = true;
+            self.pacing.force_next = true;
             return;
         }
         let table = |nodes: &[usize]| -> Vec<usize> { nodes.iter().map(|&i| taken.table_index[i]).collect() };
@@ -60,7 +60,7 @@ impl Agent {
                 };
                 match guard.start_job(job.0, &table(nodes), needed, limit) {
                     Ok((started, list)) => {
-                        self.refused.remove(job);
+                        self.said.start_refused.forget(job);
                         // An array's next task starts under its own id.
                         let task = if started == job.0 { String::new() } else { format!(" (a task of JobId={job})") };
                         let how = format!(" ({}){task}", self.strategy.name());
@@ -88,7 +88,7 @@ impl Agent {
                 let nodes: Vec<usize> = layout.iter().map(|&(i, _)| i).collect();
                 match guard.place_job(job.0, &table(&nodes)) {
                     Ok(slurm::ctld::alloc::Placed { started, list, cpus: got }) => {
-                        self.refused.remove(job);
+                        self.said.start_refused.forget(job);
                         // Both in node-table order, as the strategies' indices are.
                         let mut decided = layout.clone();
                         decided.sort_unstable();
@@ -116,12 +116,12 @@ impl Agent {
                 let victims_of = |ids: &[u32]| ids.iter().map(|&v| JobId(v)).collect::<Vec<_>>();
                 match guard.preempt_for(job.0, &table(nodes), &ids) {
                     Ok(Preempting::Victims(preempted)) => {
-                        self.refused.remove(job);
+                        self.said.start_refused.forget(job);
                         let victims = victims_of(if preempted.is_empty() { &ids } else { &preempted });
                         log::info!("{}", LogLine::Preempting { job: *job, victims, nodes: names(nodes) });
                     }
                     Ok(Preempting::Started(started, list)) => {
-                        self.refused.remove(job);
+                        self.said.start_refused.forget(job);
                         let detail = format!(" by preempting {}", named(&ids));
                         log::info!("{}", LogLine::Started { job: JobId(started), cores: None, nodes: list, detail });
                     }
@@ -173,9 +173,9 @@ impl Agent {
     /// when it changes or after the job started.
     pub(super) fn refused_start(&mut self, job: JobId, n: usize, why: &str) {
         let line = LogLine::CouldNotStart { job, nodes: n, why: why.to_string() }.to_string();
-        match repeated(&mut self.refused, job, line) {
-            (line, 0) => log::info!("{line}; said once while it repeats"),
-            (line, times) => log::debug!("{line} (again, {times} times)"),
+        match self.said.start_refused.again(job, line.clone()) {
+            0 => log::info!("{line}; said once while it repeats"),
+            times => log::debug!("{line} (again, {times} times)"),
         }
     }
 }
@@ -201,43 +201,10 @@ fn cpus_text<'a>(cpus: impl Iterator<Item = (&'a str, u32)>) -> String {
     cpus.map(|(name, c)| format!("{name}:{c}")).collect::<Vec<_>>().join(" ")
 }
 
-/// Record `line` as `job`'s refusal; the line and how many times it came
-/// before in a row (0: new, or not what was said last).
-fn repeated(refused: &mut HashMap<JobId, (String, u64)>, job: JobId, line: String) -> (String, u64) {
-    match refused.get_mut(&job) {
-        Some((said, times)) if *said == line => {
-            *times += 1;
-            (line, *times)
-        }
-        _ => {
-            refused.insert(job, (line.clone(), 0));
-            (line, 0)
-        }
-    }
-}
-
 /// A new adaptation's id: unique over the plugin's restarts, as it starts
 /// from the time in milliseconds.
 pub(super) fn next_resize(last: &mut u64) -> u64 {
     let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
     *last = (*last + 1).max(ms);
     *last
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_refusal_is_said_once_while_it_repeats() {
-        let mut refused = HashMap::new();
-        let (a, b) = (JobId(1), JobId(2));
-        assert_eq!(repeated(&mut refused, a, "x".into()).1, 0);
-        assert_eq!(repeated(&mut refused, a, "x".into()).1, 1);
-        assert_eq!(repeated(&mut refused, a, "x".into()).1, 2);
-        // Another job's refusal, or another refusal of this one, is new.
-        assert_eq!(repeated(&mut refused, b, "x".into()).1, 0);
-        assert_eq!(repeated(&mut refused, a, "y".into()).1, 0);
-        assert_eq!(repeated(&mut refused, a, "y".into()).1, 1);
-    }
 }

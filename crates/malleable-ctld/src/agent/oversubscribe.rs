@@ -63,7 +63,7 @@ impl Agent {
             // Read again at the next pass, started or not (the kept queue).
             self.kept.feed.touched(job.0);
             if let Ok((started, list)) = guard.start_sharing(job.0, &busy) {
-                self.refused.remove(&job);
+                self.said.start_refused.forget(&job);
                 let detail =
                     format!(" ({}), sharing cores there as its partition's OverSubscribe allows", self.strategy.name());
                 log::info!("{}", LogLine::Started { job: JobId(started), cores: None, nodes: list, detail });

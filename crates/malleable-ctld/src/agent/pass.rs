@@ -49,9 +49,7 @@ impl Agent {
         let read = self.read();
         let decided = self.decide(&read);
         self.write(read, decided);
-        self.last_pass_second = unix_now();
-        self.last_pass = Instant::now();
-        self.passes += 1;
+        self.pacing.passed(unix_now(), Instant::now());
     }
 
     /// Under the locks: the cluster as a snapshot, with the adaptations
@@ -126,7 +124,7 @@ impl Agent {
         for r in &out.rejected {
             log::error!("{r} ({name} strategy)");
         }
-        self.next_of_age = young.values().min().copied();
+        self.pacing.next_of_age = young.values().min().copied();
         Decided {
             decisions: out.decisions,
             waits: out.waits,
@@ -165,13 +163,20 @@ impl Agent {
         if decisions.is_empty() && to_show.is_empty() && start_first.is_empty() && !oversubscribing {
             let statuses = comments::statuses(&taken.malleable, &settled);
             if comments::to_write(&taken.malleable, &taken.shared_cores, &statuses, &taken.shared_cores).is_empty() {
-                self.adapting = statuses.values().any(|st| st.phase != Phase::Steady);
+                self.pacing.adapting = statuses.values().any(|st| st.phase != Phase::Steady);
                 // What changed since the read (while deciding) is decided at the next pass.
-                self.seen = read_at;
+                self.pacing.seen = read_at;
                 let (on_cpu_ms, queued_ms) = (read_times.cpu_ms, read_times.queued_ms);
                 log::debug!(
                     "{}",
-                    LogLine::LocksHeld { pass: self.passes, read_ms, apply_ms: None, on_cpu_ms, queued_ms, decide_ms }
+                    LogLine::LocksHeld {
+                        pass: self.pacing.passes,
+                        read_ms,
+                        apply_ms: None,
+                        on_cpu_ms,
+                        queued_ms,
+                        decide_ms
+                    }
                 );
                 self.say(&taken, notes);
                 return;
@@ -184,7 +189,7 @@ impl Agent {
         // resized now (seen: a job started 30 ms after SIGTERM was never
         // launched, and timed out after the restart).
         if self.ctld.shutting_down() {
-            log::info!("pass {}: slurmctld is stopping, {} decisions not applied", self.passes, decisions.len());
+            log::info!("pass {}: slurmctld is stopping, {} decisions not applied", self.pacing.passes, decisions.len());
             return;
         }
         let held = Instant::now();
@@ -212,9 +217,13 @@ impl Agent {
             (fresh, stale)
         };
         if !stale.is_empty() {
-            log::debug!("pass {}: {} decisions no longer fit the cluster, deciding again", self.passes, stale.len());
+            log::debug!(
+                "pass {}: {} decisions no longer fit the cluster, deciding again",
+                self.pacing.passes,
+                stale.len()
+            );
             decisions = decisions.into_iter().enumerate().filter(|(i, _)| !stale.contains(i)).map(|(_, d)| d).collect();
-            self.force_next = true;
+            self.pacing.force_next = true;
         }
         let mut statuses = comments::statuses(&fresh.malleable, &settled);
         let mut records = fresh.shared_cores.clone();
@@ -227,7 +236,7 @@ impl Agent {
             if self.ctld.shutting_down() {
                 log::info!(
                     "pass {}: slurmctld is stopping, {} of {} decisions not applied",
-                    self.passes,
+                    self.pacing.passes,
                     decisions.len() - i,
                     decisions.len()
                 );
@@ -272,10 +281,10 @@ impl Agent {
         for (id, text) in comments::to_write(&fresh.malleable, &fresh.shared_cores, &statuses, &records) {
             comments::write(&mut guard, id, &text);
         }
-        self.adapting = statuses.values().any(|st| st.phase != Phase::Steady);
+        self.pacing.adapting = statuses.values().any(|st| st.phase != Phase::Steady);
         // What changed since the read and was not read again is decided at
         // the next pass.
-        self.seen = if unchanged || read_again { self.ctld.update_counters() } else { read_at };
+        self.pacing.seen = if unchanged || read_again { self.ctld.update_counters() } else { read_at };
         drop(guard);
         let apply_ms = held.elapsed().as_secs_f64() * 1e3;
         let applied = ThreadTimes::now().since(&at);
@@ -288,7 +297,7 @@ impl Agent {
         }
         log::debug!(
             "pass {}: {} nodes ({} free), {} running, {} ready to start, {} decisions",
-            self.passes,
+            self.pacing.passes,
             fresh.snapshot.nodes.len(),
             fresh.snapshot.nodes.iter().filter(|n| n.free).count(),
             fresh.snapshot.running.len(),
@@ -300,7 +309,10 @@ impl Agent {
         // The fresh read may have taken the spare node table.
         self.kept.nodes.tidy();
         let apply_ms = Some(apply_ms);
-        log::debug!("{}", LogLine::LocksHeld { pass: self.passes, read_ms, apply_ms, on_cpu_ms, queued_ms, decide_ms });
+        log::debug!(
+            "{}",
+            LogLine::LocksHeld { pass: self.pacing.passes, read_ms, apply_ms, on_cpu_ms, queued_ms, decide_ms }
+        );
         self.say(&fresh, notes);
     }
 

@@ -9,10 +9,10 @@ use malleable_core::Note;
 use malleable_model::JobId;
 
 /// What was said about each key, in what words (`V`, or nothing but that
-/// it was said).
+/// it was said), and how many times it came again since.
 #[derive(Debug)]
 pub(super) struct SaidOnce<K, V = ()> {
-    said: HashMap<K, V>,
+    said: HashMap<K, (V, u64)>,
 }
 
 impl<K, V> Default for SaidOnce<K, V> {
@@ -25,11 +25,22 @@ impl<K: Eq + Hash, V: PartialEq> SaidOnce<K, V> {
     /// Whether to say `what` about `key` now: it was not said, or said
     /// otherwise; from now on it counts as said.
     pub(super) fn first(&mut self, key: K, what: V) -> bool {
-        if self.said.get(&key) == Some(&what) {
-            return false;
+        self.again(key, what) == 0
+    }
+
+    /// How many times in a row `what` came about `key` before now (0: it
+    /// was not said, or said otherwise); from now on it counts as said.
+    pub(super) fn again(&mut self, key: K, what: V) -> u64 {
+        match self.said.get_mut(&key) {
+            Some((said, times)) if *said == what => {
+                *times += 1;
+                *times
+            }
+            _ => {
+                self.said.insert(key, (what, 0));
+                0
+            }
         }
-        self.said.insert(key, what);
-        true
     }
 
     /// Forget what no longer holds (a job that ended, or started);
@@ -56,6 +67,9 @@ pub(super) struct Said {
     /// Jobs whose ended adaptation was said to wait for slurmdbd to free
     /// its nodes.
     pub(super) release_held: SaidOnce<JobId>,
+    /// For each waiting job slurmctld refused to start, the refusal: a
+    /// strategy decides the same start again at every pass (apply.rs).
+    pub(super) start_refused: SaidOnce<JobId, String>,
 }
 
 impl Said {
@@ -108,5 +122,21 @@ mod tests {
         assert!(held.forget(&()), "it had been said");
         assert!(!held.forget(&()), "nothing said since");
         assert!(held.first((), ()));
+    }
+
+    #[test]
+    fn a_refusal_is_said_once_while_it_repeats_and_counted() {
+        let mut refused = SaidOnce::<JobId, String>::default();
+        let (a, b) = (JobId(1), JobId(2));
+        assert_eq!(refused.again(a, "x".into()), 0);
+        assert_eq!(refused.again(a, "x".into()), 1);
+        assert_eq!(refused.again(a, "x".into()), 2);
+        // Another job's refusal, or another refusal of this one, is new.
+        assert_eq!(refused.again(b, "x".into()), 0);
+        assert_eq!(refused.again(a, "y".into()), 0);
+        assert_eq!(refused.again(a, "y".into()), 1);
+        // Once the job started (forgotten), the same refusal is news.
+        refused.forget(&a);
+        assert_eq!(refused.again(a, "y".into()), 0);
     }
 }

@@ -54,7 +54,7 @@ impl Agent {
                 );
                 let line = LogLine::Started { job: JobId(started), cores: Some((cores, of)), nodes: list, detail };
                 log::info!("{line}");
-                self.refused.remove(&job);
+                self.said.start_refused.forget(&job);
                 JobId(started)
             }
             Err(e) => {
