@@ -28,7 +28,7 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
     provision::build::build_plugins(root)?;
     // The compose site's tests make its image with debootstrap.
     provision::apt::ensure(&["debootstrap", "docker-compose"])?;
-    eprintln!("xtask: set-up and plugin build took {:.1?}", t.elapsed());
+    said_took(root, "set-up and plugin build", t);
     // The other releases' Slurm, images, plugins and tests are built
     // meanwhile, the longest part of a fresh machine's run (about 24
     // minutes on 2 cores): the host's tests mostly wait on daemons, and a
@@ -48,7 +48,7 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
         .map_err(|e| format!("{e}: the tree is not formatted as rustfmt.toml says; run `cargo fmt --all`"))?;
     run(cargo_in(&tree).args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))
         .map_err(|e| format!("{e}: clippy has warnings (the workspace denies them)"))?;
-    eprintln!("xtask: cargo fmt --check and clippy took {:.1?}", t.elapsed());
+    said_took(root, "cargo fmt --check and clippy", t);
 
     let t = Instant::now();
     import_rules::check(root).map_err(|broken| format!("the import rules are broken:\n  {}", broken.join("\n  ")))?;
@@ -63,31 +63,31 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
         "spank",
     ]))
     .map_err(|e| format!("{e}: a SPANK-only build must not need the Slurm source tree"))?;
-    eprintln!("xtask: import rules and the SPANK-only build took {:.1?}", t.elapsed());
+    said_took(root, "import rules and the SPANK-only build", t);
 
     let mut total = TestCounts::default();
     let t = Instant::now();
     let unit = run_tests(cargo_in(&tree).args(["test", "--workspace", "--no-fail-fast"]));
-    eprintln!("xtask: unit and property tests took {:.1?}", t.elapsed());
+    said_took(root, "unit and property tests", t);
     total.add(unit?);
     // The real-cluster tests, three at a time (they mostly wait on
     // daemons: 880 s of tests in 298 s here), and then the host's compose
     // tests two at a time (a site is eight containers).
     let t = Instant::now();
     let cluster = run_nextest(&mut nextest(cargo_in(&tree), "not binary(/^compose_/)", 3));
-    eprintln!("xtask: symbol check and cluster tests took {:.1?}", t.elapsed());
+    said_took(root, "symbol check and cluster tests", t);
     total.add(cluster?);
     let t = Instant::now();
     let site = run_nextest(&mut nextest(cargo_in(&tree), &exact(HOST_SITE), 2));
-    eprintln!("xtask: the host's compose tests took {:.1?}", t.elapsed());
+    said_took(root, "the host's compose tests", t);
     total.add(site?);
     let campaign = crate::beside::Sites::campaign(root);
     let t = Instant::now();
     let evaluations = run_evaluations(evaluations);
-    eprintln!("xtask: the evaluation commands' short forms took {:.1?}", t.elapsed());
+    said_took(root, "the evaluation commands' short forms", t);
     total.add(evaluations?);
     let sites = beside.wait();
-    eprintln!("xtask: the host's tiers and the other releases' builds took {:.1?}", window.elapsed());
+    said_took(root, "the host's tiers and the other releases' builds", window);
     // The other releases: each tested in its own root, their compose
     // tests beside them (both mostly wait on daemons), started as soon as
     // the builds were done.
@@ -95,7 +95,7 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
     for tier in crate::release_tests::TIERS {
         let t = Instant::now();
         let other = crate::release_tests::run(root, tier.version, !sites.has(tier.version));
-        eprintln!("xtask: Slurm {}'s tests took {:.1?}", tier.version, t.elapsed());
+        said_took(root, &format!("Slurm {}'s tests", tier.version), t);
         match other {
             Ok(counts) => total.add(counts),
             Err(e) => {
@@ -183,4 +183,13 @@ fn run_evaluations(runs: Vec<(&'static str, Run)>) -> Result<TestCounts> {
         println!("tests: {} passed, {} failed", counts.passed, counts.failed);
         Err(format!("evaluation commands failed: {}", failed.join(", ")))
     }
+}
+
+/// Say a step's time, and the disk left: images, builds and sites fill it,
+/// and a full disk stalls MariaDB (it waits for space) and every site's
+/// slurmdbd with it.
+fn said_took(root: &Path, what: &str, t: Instant) {
+    let df = testcluster::process::output(Command::new("df").args(["-h", "--output=avail"]).arg(root));
+    let free = df.ok().and_then(|o| o.lines().nth(1).map(|l| l.trim().to_string())).unwrap_or_else(|| "?".into());
+    eprintln!("xtask: {what} took {:.1?} ({free} free on the disk)", t.elapsed());
 }

@@ -230,6 +230,9 @@ impl Site {
             for (pid, cmd) in crate::process::children_of(std::process::id() as i32) {
                 eprintln!("compose: it waits on pid {pid}: {cmd}");
             }
+            // A full disk stalls MariaDB (it waits for space), and slurmdbd with it.
+            let df = output_within(Command::new("df").arg("-h").arg(&dir), Duration::from_secs(10));
+            eprintln!("compose: the disk: {}", df.unwrap_or_else(|e| e).trim());
             let site = Site { spec, dir, keep, watchdog: None };
             site.print_logs();
             drop(site);
