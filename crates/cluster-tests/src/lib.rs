@@ -97,24 +97,24 @@ pub fn up_with(spec: ClusterSpec) -> Cluster {
     }
 }
 
-/// Start slurmctld on a cluster whose configuration it should refuse, and
-/// return its log once it has exited. Depending on how far it got, it exits
+/// Start slurmctld on a cluster whose configuration it should refuse; once
+/// it has exited, the refusal the safe layer said (the first refused load
+/// or start) and slurmctld's log. Depending on how far it got, it exits
 /// before or after it daemonizes; either way it must end and say why.
-pub fn refused_log(cluster: &Cluster) -> String {
-    refused_log_saying(cluster, "sched/malleable: refusing to load")
-}
-
-/// [`refused_log`], for a refusal that says `needle`.
-pub fn refused_log_saying(cluster: &Cluster, needle: &str) -> String {
+#[cfg(feature = "client")]
+pub fn refused(cluster: &Cluster) -> (slurm::common::refusal::Refusal, String) {
+    use slurm::common::refusal::Refusal;
+    let first =
+        |log: &str| log.lines().filter_map(Refusal::parse).find(|r| matches!(r, Refusal::Load(_) | Refusal::Start(_)));
     let _ = cluster.spawn_controller();
-    wait::until("slurmctld to refuse and exit", Duration::from_secs(30), || {
-        Ok((cluster.ctld_log().contains(needle) && !cluster.controller_running()).then_some(()))
-    })
-    .unwrap_or_else(|e| {
+    let said = wait::until("slurmctld to refuse and exit", Duration::from_secs(30), || {
+        Ok(first(&cluster.ctld_log()).filter(|_| !cluster.controller_running()))
+    });
+    let said = said.unwrap_or_else(|e| {
         cluster.print_logs();
         panic!("{e}")
     });
-    cluster.ctld_log()
+    (said, cluster.ctld_log())
 }
 
 /// Lines of slurmctld.log in which our plugin says it started `job`.

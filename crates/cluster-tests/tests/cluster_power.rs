@@ -10,7 +10,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cluster_tests::malleable::wait_said;
 use cluster_tests::said::{self, CorridorCause, JobId, LogLine};
-use cluster_tests::{refused_log, start_lines, up_with};
+use cluster_tests::{refused, start_lines, up_with};
+use malleable_model::slurm_lines::SlurmLine;
 use malleable_model::Corridor;
 use testcluster::jobs::parse_time;
 use testcluster::process::output;
@@ -108,10 +109,10 @@ fn a_scheduled_corridor_change_starts_the_held_job_at_its_time() {
         ),
     );
     let c = up_with(spec);
-    assert!(
-        c.ctld_log().contains(&format!("PowerCorridorSchedule={when}@0-1000")),
-        "the schedule should be in the log"
-    );
+    let schedule = format!("PowerCorridorSchedule={when}@0-1000");
+    let started =
+        |l: &str| matches!(LogLine::parse(l), Some(LogLine::AgentStarted { config }) if config.contains(&schedule));
+    assert!(c.ctld_log().lines().any(started), "the schedule should be in the agent's first line");
 
     let a = c.sbatch(&["-N1", "-t", "1", "--wrap", "sleep 1"]).unwrap();
     wait_said(&c, 0, &held(a), Duration::from_secs(15));
@@ -136,27 +137,24 @@ fn bad_power_settings_refuse_the_load_naming_the_key() {
     let spec = cluster_tests::power_spec("t-power-bad", 1);
     let spec = spec.file("malleable.conf", "Strategy=power\nPowerCorridor=300-200\n");
     let c = Cluster::create(spec).unwrap();
-    let log = refused_log(&c);
-    assert!(
-        log.contains(
-            "malleable.conf: line 2: PowerCorridor=300-200 is not valid (300-200: LOW must be below HIGH): \
-             expected LOW-HIGH in watts with 0 <= LOW < HIGH"
-        ),
-        "{log}"
+    let (refusal, log) = refused(&c);
+    assert_eq!(
+        refusal.why(),
+        "malleable.conf: line 2: PowerCorridor=300-200 is not valid (300-200: LOW must be below HIGH): \
+         expected LOW-HIGH in watts with 0 <= LOW < HIGH"
     );
-    assert!(log.contains("Failed to initialize sched plugin"), "slurmctld should report the failed load");
+    let failed = log.lines().any(|l| SlurmLine::parse(l) == Some(SlurmLine::SchedPluginFailed));
+    assert!(failed, "slurmctld should report the failed load");
 
     let spec = c.spec.clone();
     drop(c);
     let spec = spec.file("malleable.conf", "Strategy=power\nSchedulerTick=5\n");
     let c = Cluster::create(spec).unwrap();
-    let log = refused_log(&c);
-    assert!(
-        log.contains(
-            "malleable.conf: line 1: Strategy=power needs a power corridor: add PowerCorridor=LOW-HIGH, the watts \
-             the machine may draw (e.g. PowerCorridor=1700-2500), to malleable.conf"
-        ),
-        "{log}"
+    let (refusal, _) = refused(&c);
+    assert_eq!(
+        refusal.why(),
+        "malleable.conf: line 1: Strategy=power needs a power corridor: add PowerCorridor=LOW-HIGH, the watts \
+         the machine may draw (e.g. PowerCorridor=1700-2500), to malleable.conf"
     );
 
     // A valid corridor, but slurm.conf without defer (slurmctld would start
@@ -168,13 +166,12 @@ fn bad_power_settings_refuse_the_load_naming_the_key() {
         .file("malleable.conf", "Strategy=power\nPowerCorridor=0-300\n");
     let c = up_with(spec);
     let log = c.ctld_log();
-    assert!(
-        log.contains(
-            "SchedulerParameters in slurm.conf lacks defer (without defer slurmctld would start srun and salloc jobs \
-             at submit without asking the power budget; it is 'sched_interval=-1,permit_job_expansion'): \
-             sched/malleable adds them, so slurmctld runs with \
-             SchedulerParameters=sched_interval=-1,permit_job_expansion,defer;"
-        ),
-        "{log}"
-    );
+    let added = LogLine::ParametersAdded {
+        lacks: vec!["defer".into()],
+        reasons: "without defer slurmctld would start srun and salloc jobs at submit without asking the power budget"
+            .into(),
+        was: "sched_interval=-1,permit_job_expansion".into(),
+        now: "sched_interval=-1,permit_job_expansion,defer".into(),
+    };
+    assert!(log.lines().any(|l| LogLine::parse(l).as_ref() == Some(&added)), "{log}");
 }

@@ -5,7 +5,10 @@
 use std::time::Duration;
 
 use cluster_tests::malleable::{example_script, malleable_spec, submit, wait_said};
-use cluster_tests::{refused_log, said, up_with};
+use cluster_tests::{refused, said, up_with};
+use malleable_model::log_lines::LogLine;
+use malleable_model::slurm_lines::SlurmLine;
+use slurm::common::refusal::Refusal;
 use testcluster::process::output;
 use testcluster::Cluster;
 
@@ -15,20 +18,20 @@ fn bad_values_in_malleable_conf_refuse_the_load() {
     let spec = cluster_tests::spec("t-badconf", 1);
     let spec = spec.file("malleable.conf", "Strategy=easy\nSchedulerTick=soon\n");
     let c = Cluster::create(spec).unwrap();
-    let log = refused_log(&c);
-    assert!(
-        log.contains("malleable.conf: line 2: SchedulerTick=soon is not valid: expected whole seconds from 1 to 3600"),
-        "{log}"
-    );
-    assert!(log.contains("Failed to initialize sched plugin"), "slurmctld should report the failed load");
+    let (refusal, log) = refused(&c);
+    let why = "malleable.conf: line 2: SchedulerTick=soon is not valid: expected whole seconds from 1 to 3600";
+    assert_eq!(refusal, Refusal::Load(why.into()));
+    let failed = log.lines().any(|l| SlurmLine::parse(l) == Some(SlurmLine::SchedPluginFailed));
+    assert!(failed, "slurmctld should report the failed load");
 
     // An unknown key is refused the same way, naming the allowed keys.
     let spec = c.spec.clone();
     drop(c);
     let spec = spec.file("malleable.conf", "Strategy=easy\nBackfillDepth=100\n");
     let c = Cluster::create(spec).unwrap();
-    let log = refused_log(&c);
-    assert!(log.contains("line 2: unknown key 'BackfillDepth'; allowed keys: Strategy, SchedulerTick"), "{log}");
+    let (refusal, _) = refused(&c);
+    let why = refusal.why();
+    assert!(why.contains("line 2: unknown key 'BackfillDepth'; allowed keys: Strategy, SchedulerTick"), "{refusal}");
 }
 
 /// SchedulerParameters that lack what sched/malleable needs (a site's own
@@ -43,12 +46,14 @@ fn scheduler_parameters_that_lack_the_plugins_options_get_them_added_and_in_forc
     let spec = malleable_spec("t-addparams", 2, "Strategy=mtct\nSchedulerTick=5\n");
     let c = up_with(spec.set("SchedulerParameters", "bf_interval=30"));
     let log = c.ctld_log();
-    assert!(
-        log.contains("SchedulerParameters in slurm.conf lacks sched_interval=-1 and permit_job_expansion (without"),
-        "{log}"
-    );
+    let added = log.lines().find_map(|l| match LogLine::parse(l) {
+        Some(LogLine::ParametersAdded { lacks, was, now, .. }) => Some((lacks, was, now)),
+        _ => None,
+    });
     let now = "bf_interval=30,sched_interval=-1,permit_job_expansion";
-    assert!(log.contains(&format!("slurmctld runs with SchedulerParameters={now};")), "{log}");
+    let want =
+        (vec!["sched_interval=-1".to_string(), "permit_job_expansion".into()], "bf_interval=30".into(), now.into());
+    assert_eq!(added, Some(want), "{log}");
     let config = output(c.cmd("scontrol").args(["show", "config"])).unwrap();
     let shown =
         config.lines().find_map(|l| l.strip_prefix("SchedulerParameters")?.split_once('=')).map(|(_, v)| v.trim());
@@ -70,7 +75,9 @@ fn scheduler_parameters_that_lack_the_plugins_options_get_them_added_and_in_forc
 fn slurm_conf_that_forbids_resizing_refuses_the_load() {
     let spec = cluster_tests::spec("t-noresize", 1).set("SchedulerParameters", "sched_interval=-1,disable_job_shrink");
     let c = Cluster::create(spec).unwrap();
-    let log = refused_log(&c);
-    assert!(log.contains("must not contain disable_job_shrink (the plugin shrinks running jobs)"), "{log}");
-    assert!(log.contains("Set: SchedulerParameters=sched_interval=-1,permit_job_expansion"), "{log}");
+    let (refusal, _) = refused(&c);
+    let why = refusal.why();
+    assert!(matches!(refusal, Refusal::Load(_)), "{refusal}");
+    assert!(why.contains("must not contain disable_job_shrink (the plugin shrinks running jobs)"), "{refusal}");
+    assert!(why.contains("Set: SchedulerParameters=sched_interval=-1,permit_job_expansion"), "{refusal}");
 }

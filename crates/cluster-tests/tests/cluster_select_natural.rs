@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use cluster_tests::malleable::{grows_then_releases_when_asking, wait_said};
 use cluster_tests::said;
-use cluster_tests::{plugin_dir, refused_log_saying, up_with};
+use cluster_tests::{plugin_dir, refused, up_with};
+use slurm::common::refusal::Refusal;
 use testcluster::process::{output, run};
 use testcluster::{plugins, Cluster, ClusterSpec};
 
@@ -57,9 +58,8 @@ fn beside_sched_backfill_a_job_that_asks_is_resized() {
 #[ignore = "needs slurmctld: cargo xtask test"]
 fn a_strategy_that_does_not_answer_stops_slurmctld_saying_why() {
     let c = Cluster::create(spec("t-selnat-bad").file("malleable.conf", "Strategy=easy\n")).unwrap();
-    let log = refused_log_saying(&c, "select/natural: refusing to start");
-    assert!(
-        log.contains("Strategy=easy: select/natural answers the jobs that ask with one of natural, natural-plan"),
-        "{log}"
-    );
+    let (refusal, _) = refused(&c);
+    assert!(matches!(refusal, Refusal::Start(_)), "{refusal}");
+    let why = "Strategy=easy: select/natural answers the jobs that ask with one of natural, natural-plan";
+    assert!(refusal.why().contains(why), "{refusal}");
 }

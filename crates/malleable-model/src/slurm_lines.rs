@@ -32,6 +32,9 @@ pub enum SlurmLine {
     /// slurmctld took `node`, failed, out of `--no-kill` job `job` (a
     /// resize of Slurm's own; job_mgr.c, or read_config.c at a restart).
     FailedNodeRemoved { node: String, job: u32 },
+    /// slurmctld could not load its scheduler plugin (SchedulerType), and
+    /// stops (read_config.c until 25.11, controller.c in 26.05).
+    SchedPluginFailed,
 }
 
 /// `N REST` after `JobId=`: the id, and what follows it.
@@ -59,6 +62,8 @@ const AT_SUBMIT: &str = "_slurm_rpc_allocate_resources JobId=";
 const JOB_COMPLETE: &str = "_job_complete: JobId=";
 const NODE_REMOVED: &str = "Removing failed node ";
 const NODE_REMOVED_MID: &str = " from JobId=";
+/// 22.05 begins it with a capital, 26.05 does not.
+const SCHED_FAILED: &str = "ailed to initialize sched plugin";
 
 /// What slurmctld's log puts before a plugin's message (log.h: its
 /// plugin_type and function), here priority/multifactor's usage count.
@@ -99,6 +104,10 @@ impl SlurmLine {
         if let Some((job, what)) = after(JOB_COMPLETE).and_then(id_and_rest) {
             return Some(SlurmLine::JobComplete { job, what: what.to_string() });
         }
+        let said = message.strip_prefix("error: ").or_else(|| message.strip_prefix("fatal: ")).unwrap_or(message);
+        if said.strip_prefix(['F', 'f']) == Some(SCHED_FAILED) {
+            return Some(SlurmLine::SchedPluginFailed);
+        }
         if let Some((node, job)) = after(NODE_REMOVED).and_then(|r| r.split_once(NODE_REMOVED_MID)) {
             return Some(SlurmLine::FailedNodeRemoved { node: node.to_string(), job: id_and_rest(job)?.0 });
         }
@@ -132,8 +141,17 @@ impl std::fmt::Display for SlurmLine {
             SlurmLine::FailedNodeRemoved { node, job } => {
                 write!(f, "error: {NODE_REMOVED}{node}{NODE_REMOVED_MID}{job}")
             }
+            SlurmLine::SchedPluginFailed => write!(f, "error: F{SCHED_FAILED}"),
         }
     }
+}
+
+/// Whether `line` is an error `plugin` (`sched/malleable`) logged: Slurm's
+/// log.c puts `error: ` before the message, and the plugins' logger their
+/// name after it.
+pub fn is_error_of(line: &str, plugin: &str) -> bool {
+    let message = crate::stamped::Stamped::parse(line).map_or(line, |s| s.message);
+    message.strip_prefix("error: ").and_then(|m| m.strip_prefix(plugin)).is_some_and(|m| m.starts_with(": "))
 }
 
 /// The billable TRES-seconds priority/multifactor counted for each job in
@@ -195,6 +213,8 @@ mod tests {
             ),
             ("_job_complete: JobId=9 done", SlurmLine::JobComplete { job: 9, what: "done".into() }),
             ("_job_complete: JobId=9 WEXITSTATUS 0", SlurmLine::JobComplete { job: 9, what: "WEXITSTATUS 0".into() }),
+            ("error: Failed to initialize sched plugin", SlurmLine::SchedPluginFailed),
+            ("fatal: failed to initialize sched plugin", SlurmLine::SchedPluginFailed),
             (
                 "error: Removing failed node c1 from JobId=94",
                 SlurmLine::FailedNodeRemoved { node: "c1".into(), job: 94 },
@@ -206,6 +226,14 @@ mod tests {
         }
         assert_eq!(SlurmLine::parse("_job_complete: JobId=x done"), None);
         assert_eq!(SlurmLine::parse("sched: Allocate JobId=9 Partition=debug"), None);
+    }
+
+    #[test]
+    fn a_plugins_error_is_told_from_its_other_lines_and_from_slurms() {
+        assert!(is_error_of("[2026-12-07T10:00:00.000] error: sched/malleable: JobId=4 asked ...", "sched/malleable"));
+        assert!(!is_error_of("[2026-12-07T10:00:00.000] sched/malleable: started JobId=4 on n1", "sched/malleable"));
+        assert!(!is_error_of("error: Removing failed node c1 from JobId=94", "sched/malleable"));
+        assert!(!is_error_of("error: sched/malleablex: other", "sched/malleable"));
     }
 
     #[test]

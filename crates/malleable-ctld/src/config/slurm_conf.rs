@@ -3,6 +3,8 @@
 //! sched/malleable adds with a warning; what contradicts it stops the
 //! load), and the select and task plugins that placing or sharing cores needs.
 
+use malleable_model::log_lines::LogLine;
+
 /// slurm.conf's JobSubmitPlugins must load job_submit/malleable: it checks
 /// the malleable options at submit and keeps each malleable job's runtime
 /// requests apart from the job's Comment. Without it, every request would
@@ -62,12 +64,14 @@ pub fn check_scheduler_parameters(params: Option<&str>, power: bool) -> Result<V
 /// last line wins) keeps a working controller instead of one that will not
 /// start, or, on a reconfigure, one whose own scheduler runs beside ours.
 pub fn parameters_added(params: Option<&str>, missing: &[Needed], now: &str) -> String {
-    let (names, reasons) = named(missing);
-    format!(
-        "SchedulerParameters in slurm.conf lacks {names} ({reasons}; it is '{}'): sched/malleable adds them, so \
-         slurmctld runs with SchedulerParameters={now}; set that in slurm.conf to silence this",
-        params.unwrap_or("")
-    )
+    let (_, reasons) = named(missing);
+    LogLine::ParametersAdded {
+        lacks: missing.iter().map(|(w, _)| w.to_string()).collect(),
+        reasons,
+        was: params.unwrap_or("").to_string(),
+        now: now.to_string(),
+    }
+    .to_string()
 }
 
 /// `missing`'s options ("a and b") and why each is needed ("without a ...; without b ...").
@@ -252,18 +256,10 @@ mod tests {
         assert_eq!(names(check(Some("SCHED_INTERVAL=-1")).unwrap()), ["permit_job_expansion"], "any case, as Slurm");
         let missing = check(Some("defer")).unwrap();
         let w = parameters_added(Some("defer"), &missing, "defer,sched_interval=-1,permit_job_expansion");
-        assert!(
-            w.starts_with("SchedulerParameters in slurm.conf lacks sched_interval=-1 and permit_job_expansion ("),
-            "{w}"
-        );
-        assert!(w.contains("without permit_job_expansion slurmctld refuses to grow a running job"), "{w}");
-        assert!(
-            w.contains(
-                "it is 'defer'): sched/malleable adds them, so slurmctld runs with \
-                            SchedulerParameters=defer,sched_interval=-1,permit_job_expansion;"
-            ),
-            "{w}"
-        );
+        let Some(LogLine::ParametersAdded { lacks, reasons, was, now }) = LogLine::parse(&w) else { panic!("{w}") };
+        assert_eq!(lacks, ["sched_interval=-1", "permit_job_expansion"]);
+        assert!(reasons.contains("without permit_job_expansion slurmctld refuses to grow a running job"), "{w}");
+        assert_eq!((was.as_str(), now.as_str()), ("defer", "defer,sched_interval=-1,permit_job_expansion"));
         // A scheduler interval of its own: Slurm reads the first, so none is added.
         let e = check(Some("sched_interval=-10,permit_job_expansion")).unwrap_err();
         assert!(
@@ -285,7 +281,12 @@ mod tests {
         let missing = check(Some("sched_interval=-1,permit_job_expansion")).unwrap();
         assert_eq!(names(missing.clone()), ["defer"]);
         let w = parameters_added(None, &missing, "defer");
-        assert!(w.contains("lacks defer (without defer slurmctld would start srun and salloc jobs at submit without asking the power budget"), "{w}");
+        let Some(LogLine::ParametersAdded { lacks, reasons, .. }) = LogLine::parse(&w) else { panic!("{w}") };
+        assert_eq!(lacks, ["defer"]);
+        assert!(
+            reasons.starts_with("without defer slurmctld would start srun and salloc jobs at submit without asking"),
+            "{w}"
+        );
         // "defer" must be its own option, not part of another one.
         assert_eq!(names(check(Some("sched_interval=-1,nodeferral,permit_job_expansion")).unwrap()), ["defer"]);
     }

@@ -43,6 +43,7 @@
 //! | [`FeedRead`](LogLine::FeedRead) `feed: 12 records read, 5566 waiting kept, nodes walked` or `feed: whole read (Partitions), ...` (debug) | snapshot.rs | cluster_feed |
 //! | [`ResizesHeld`](LogLine::ResizesHeld) `resizes held: slurmdbd does not answer (slurmdbd:6819: its PersistInit unanswered after 2s)` or `... is away or behind (sdiag: DBD Agent queue size)` (warn) | agent/pass.rs | compose_site, compose_faults |
 //! | [`ResizesResumed`](LogLine::ResizesResumed) `resizes resumed: slurmdbd has caught up` | agent/pass.rs | compose_site |
+//! | [`ParametersAdded`](LogLine::ParametersAdded) `SchedulerParameters in slurm.conf lacks defer (without defer ...; it is '...'): sched/malleable adds them, so slurmctld runs with SchedulerParameters=...; set that in slurm.conf to silence this` (warn) | config/slurm_conf.rs | cluster_refusal, cluster_power |
 //! | [`RequestTaken`](LogLine::RequestTaken) `JobId=4: its runtime's request: mall1 seq=7 COMMIT job=4 resize=17` (job_submit/malleable) | job-submit-malleable | cluster-eval resize_latency, tests |
 //!
 //! Not here: the strategies' other notes (malleable-core words them) and
@@ -376,6 +377,15 @@ pub enum LogLine {
         kept: usize,
         nodes_walked: bool,
     },
+    /// slurm.conf's SchedulerParameters (`was`) lacked the options the
+    /// plugin needs (`lacks`, each with why in `reasons`); the plugin added
+    /// them, and slurmctld runs with `now`.
+    ParametersAdded {
+        lacks: Vec<String>,
+        reasons: String,
+        was: String,
+        now: String,
+    },
 }
 
 /// ` S.SS s after the decision`, or nothing when the decision's time is unknown.
@@ -394,6 +404,11 @@ impl fmt::Display for LogLine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let list = |n: &[String]| n.join(",");
         match self {
+            LogLine::ParametersAdded { lacks, reasons, was, now } => write!(
+                f,
+                "{PARAMETERS_HEAD}{} ({reasons}{PARAMETERS_WAS}{was}{PARAMETERS_NOW}{now}{PARAMETERS_TAIL}",
+                lacks.join(" and ")
+            ),
             LogLine::AgentStarted { config } => write!(f, "agent started: {config}"),
             LogLine::AgentStopped { passes } => write!(f, "agent stopped after {passes} passes"),
             LogLine::Reconfigured { config } => write!(f, "reconfigured: {config}"),

@@ -26,6 +26,17 @@ impl Ending {
 
 impl LogLine {
     pub(super) fn parse_message(m: &str) -> Option<LogLine> {
+        if let Some(rest) = m.strip_prefix(PARAMETERS_HEAD) {
+            let (rest, now) = rest.strip_suffix(PARAMETERS_TAIL)?.rsplit_once(PARAMETERS_NOW)?;
+            let (lacks, rest) = rest.split_once(" (")?;
+            let (reasons, was) = rest.rsplit_once(PARAMETERS_WAS)?;
+            return Some(LogLine::ParametersAdded {
+                lacks: lacks.split(" and ").map(str::to_string).collect(),
+                reasons: reasons.to_string(),
+                was: was.to_string(),
+                now: now.to_string(),
+            });
+        }
         if let Some(config) = m.strip_prefix("agent started: ") {
             return Some(LogLine::AgentStarted { config: config.to_string() });
         }

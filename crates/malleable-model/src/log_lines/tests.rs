@@ -12,6 +12,14 @@ fn samples() -> Vec<LogLine> {
     vec![
         LogLine::AgentStarted { config: "Strategy=mtct SchedulerTick=1".into() },
         LogLine::AgentStopped { passes: 12 },
+        LogLine::ParametersAdded {
+            lacks: names("sched_interval=-1").into_iter().chain(names("permit_job_expansion")).collect(),
+            reasons: "without sched_interval=-1 slurmctld's own scheduler would run; without permit_job_expansion \
+                      no job could grow"
+                .into(),
+            was: "bf_interval=30".into(),
+            now: "bf_interval=30,sched_interval=-1,permit_job_expansion".into(),
+        },
         LogLine::Reconfigured { config: "Strategy=fcfs SchedulerTick=7".into() },
         LogLine::CorridorNow { corridor: Corridor::new(0.0, 300.0).unwrap(), cause: CorridorCause::Start },
         LogLine::CorridorNow { corridor: Corridor::new(0.0, 1000.0).unwrap(), cause: CorridorCause::Reconfigured },

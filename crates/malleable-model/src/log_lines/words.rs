@@ -45,3 +45,9 @@ pub(super) fn watts(w: Watts) -> String {
     let t = format!("{w:.1}");
     t.strip_suffix(".0").map_or(t.clone(), str::to_string)
 }
+
+/// [`LogLine::ParametersAdded`]'s fixed parts.
+pub(super) const PARAMETERS_HEAD: &str = "SchedulerParameters in slurm.conf lacks ";
+pub(super) const PARAMETERS_WAS: &str = "; it is '";
+pub(super) const PARAMETERS_NOW: &str = "'): sched/malleable adds them, so slurmctld runs with SchedulerParameters=";
+pub(super) const PARAMETERS_TAIL: &str = "; set that in slurm.conf to silence this";

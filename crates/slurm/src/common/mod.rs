@@ -8,3 +8,4 @@ pub mod ffi_guard;
 pub mod loader;
 pub mod logger;
 pub mod plugin_header;
+pub mod refusal;

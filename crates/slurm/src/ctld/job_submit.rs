@@ -20,6 +20,7 @@ use slurm_sys as sys;
 
 use crate::common::cstr::{c_text, cstr_to_string};
 use crate::common::ffi_guard::guard;
+use crate::common::refusal::Refusal;
 use crate::ctld::job::JobView;
 use crate::ctld::symbols::Slurmctld;
 use crate::{SLURM_ERROR, SLURM_SUCCESS};
@@ -248,7 +249,7 @@ impl<P: JobSubmitPlugin> Instance<P> {
                 SLURM_SUCCESS
             }
             Err(e) => {
-                log::error!("refusing to load: {e}");
+                log::error!("{}", Refusal::Load(e.to_string()));
                 SLURM_ERROR
             }
         })
@@ -275,7 +276,7 @@ impl<P: JobSubmitPlugin> Instance<P> {
             let mut job = JobDesc { raw, _call: PhantomData };
             let result = p.submit(&SubmitContext { ctld }, &mut job, uid);
             // SAFETY: err_msg is slurmctld's out parameter for this call.
-            unsafe { refused("submission", result, err_msg) }
+            unsafe { refused(Refusal::Submission, result, err_msg) }
         })
     }
 
@@ -301,7 +302,7 @@ impl<P: JobSubmitPlugin> Instance<P> {
                 None => Ok(()),
             };
             // SAFETY: err_msg is NULL or slurmctld's out parameter for this call.
-            unsafe { refused("update", result, err_msg) }
+            unsafe { refused(Refusal::Update, result, err_msg) }
         })
     }
 }
@@ -318,11 +319,11 @@ impl<P: JobSubmitPlugin> Default for Instance<P> {
 /// # Safety
 /// `err_msg` is NULL or slurmctld's `char **` out parameter, whose old value
 /// (NULL or xmalloc'd) slurmctld owns.
-unsafe fn refused(what: &str, result: Result<(), String>, err_msg: *mut *mut libc::c_char) -> i32 {
+unsafe fn refused(what: fn(String) -> Refusal, result: Result<(), String>, err_msg: *mut *mut libc::c_char) -> i32 {
     match result {
         Ok(()) => SLURM_SUCCESS,
         Err(e) => {
-            log::info!("{what} refused: {e}");
+            log::info!("{}", what(e.clone()));
             if !err_msg.is_null() {
                 let text = c_text(&e);
                 // SAFETY: xstrdup copies into xmalloc'd memory, which

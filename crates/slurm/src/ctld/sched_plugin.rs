@@ -10,6 +10,7 @@ use parking_lot::Mutex;
 use slurm_sys as sys;
 
 use crate::common::ffi_guard::guard;
+use crate::common::refusal::Refusal;
 use crate::{SLURM_ERROR, SLURM_SUCCESS};
 
 /// What slurmctld lets a plugin see while it calls `init` or `reconfig`
@@ -128,7 +129,7 @@ impl<P: SchedPlugin> Instance<P> {
                     SLURM_SUCCESS
                 }
                 Err(e) => {
-                    log::error!("refusing to load: {e}");
+                    log::error!("{}", Refusal::Load(e.to_string()));
                     SLURM_ERROR
                 }
             }
@@ -142,7 +143,7 @@ impl<P: SchedPlugin> Instance<P> {
                 Some(p) => match p.reconfig(&ctx) {
                     Ok(()) => SLURM_SUCCESS,
                     Err(e) => {
-                        log::error!("reconfigure rejected, keeping the previous configuration: {e}");
+                        log::error!("{}", Refusal::Reconfigure(e.to_string()));
                         SLURM_ERROR
                     }
                 },

@@ -22,6 +22,7 @@ use once_cell::sync::OnceCell;
 use slurm_sys as sys;
 
 use crate::common::ffi_guard::guard;
+use crate::common::refusal::Refusal;
 use crate::ctld::PluginContext;
 
 /// The file Slurm's select/linear is in, in one of PluginDir's folders.
@@ -272,7 +273,7 @@ pub fn init<P: SelectPlugin>(plugin_type: &'static str) -> c_int {
     crate::common::logger::init(plugin_type);
     guard("init", SLURM_ERROR, || {
         if let Err(e) = LINEAR.get_or_init(load_linear) {
-            log::error!("refusing to load: {e}");
+            log::error!("{}", Refusal::Load(e.to_string()));
             return SLURM_ERROR;
         }
         let _ = HOOKS.set(Hooks { configure: configure_instance::<P>, stop: stop_instance::<P> });
@@ -295,11 +296,11 @@ pub fn after<T: Failed>(op: &str, out: T) -> T {
     let ok = guard(START_OP, false, || match (hooks.configure)(&PluginContext::new(), first) {
         Ok(()) => true,
         Err(e) if first => {
-            log::error!("refusing to start: {e}");
+            log::error!("{}", Refusal::Start(e.to_string()));
             false
         }
         Err(e) => {
-            log::error!("reconfigure rejected, keeping the previous configuration: {e}");
+            log::error!("{}", Refusal::Reconfigure(e.to_string()));
             true
         }
     });

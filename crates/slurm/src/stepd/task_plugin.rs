@@ -30,6 +30,7 @@ use slurm_sys as sys;
 
 use crate::common::cstr::c_text;
 use crate::common::ffi_guard::guard;
+use crate::common::refusal::Refusal;
 use crate::stepd::step::{StepId, StepView, TaskInfo};
 use crate::{SLURM_ERROR, SLURM_SUCCESS};
 
@@ -145,7 +146,7 @@ impl<P: TaskPlugin> Instance<P> {
                     SLURM_SUCCESS
                 }
                 Err(e) => {
-                    log::error!("refusing to load: {e}");
+                    log::error!("{}", Refusal::Load(e.to_string()));
                     SLURM_ERROR
                 }
             }
