@@ -35,6 +35,8 @@ pub enum SlurmLine {
     /// slurmctld could not load its scheduler plugin (SchedulerType), and
     /// stops (read_config.c until 25.11, controller.c in 26.05).
     SchedPluginFailed,
+    /// slurmctld started (controller.c), at `version`.
+    CtldStarted { version: String },
 }
 
 /// `N REST` after `JobId=`: the id, and what follows it.
@@ -64,6 +66,9 @@ const NODE_REMOVED: &str = "Removing failed node ";
 const NODE_REMOVED_MID: &str = " from JobId=";
 /// 22.05 begins it with a capital, 26.05 does not.
 const SCHED_FAILED: &str = "ailed to initialize sched plugin";
+const CTLD_STARTED: &str = "slurmctld version ";
+/// 26.05 puts the cluster's id after its name: `on cluster c(1234)`.
+const CTLD_STARTED_MID: &str = " started on cluster ";
 
 /// What slurmctld's log puts before a plugin's message (log.h: its
 /// plugin_type and function), here priority/multifactor's usage count.
@@ -108,6 +113,9 @@ impl SlurmLine {
         if said.strip_prefix(['F', 'f']) == Some(SCHED_FAILED) {
             return Some(SlurmLine::SchedPluginFailed);
         }
+        if let Some((version, _)) = message.strip_prefix(CTLD_STARTED).and_then(|r| r.split_once(CTLD_STARTED_MID)) {
+            return Some(SlurmLine::CtldStarted { version: version.to_string() });
+        }
         if let Some((node, job)) = after(NODE_REMOVED).and_then(|r| r.split_once(NODE_REMOVED_MID)) {
             return Some(SlurmLine::FailedNodeRemoved { node: node.to_string(), job: id_and_rest(job)?.0 });
         }
@@ -142,8 +150,16 @@ impl std::fmt::Display for SlurmLine {
                 write!(f, "error: {NODE_REMOVED}{node}{NODE_REMOVED_MID}{job}")
             }
             SlurmLine::SchedPluginFailed => write!(f, "error: F{SCHED_FAILED}"),
+            SlurmLine::CtldStarted { version } => write!(f, "{CTLD_STARTED}{version}{CTLD_STARTED_MID}site"),
         }
     }
+}
+
+/// Whether `line` tells that a daemon crashed or is about to: Slurm's
+/// `fatal:`, a Rust panic the plugins' guard caught and logged
+/// (`panicked`), or the C library's words for memory gone wrong.
+pub fn tells_a_crash(line: &str) -> bool {
+    ["panicked", "fatal:", "Segmentation fault", "double free"].iter().any(|w| line.contains(w))
 }
 
 /// Whether `line` is an error `plugin` (`sched/malleable`) logged: Slurm's
@@ -214,6 +230,11 @@ mod tests {
             ("_job_complete: JobId=9 done", SlurmLine::JobComplete { job: 9, what: "done".into() }),
             ("_job_complete: JobId=9 WEXITSTATUS 0", SlurmLine::JobComplete { job: 9, what: "WEXITSTATUS 0".into() }),
             ("error: Failed to initialize sched plugin", SlurmLine::SchedPluginFailed),
+            ("slurmctld version 22.05.8 started on cluster site", SlurmLine::CtldStarted { version: "22.05.8".into() }),
+            (
+                "slurmctld version 26.05.3 started on cluster chaos2605(2411)",
+                SlurmLine::CtldStarted { version: "26.05.3".into() },
+            ),
             ("fatal: failed to initialize sched plugin", SlurmLine::SchedPluginFailed),
             (
                 "error: Removing failed node c1 from JobId=94",

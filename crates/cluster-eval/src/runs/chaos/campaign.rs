@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use malleable_model::slurm_lines::{self, SlurmLine};
 use testcluster::compose::spec::USERS;
 use testcluster::compose::{Site, SiteSpec};
 use testcluster::jobs::checksum_in;
@@ -422,17 +423,14 @@ fn fair_share(site: &Site, recs: &BTreeMap<String, Vec<Record>>, elapsed: Durati
 /// campaign's; it never said it panicked, crashed or met a fatal error.
 fn never_crashed(site: &Site, report: &Report, problems: &mut Vec<Violation>) {
     let log = site.log("slurmctld", "slurmctld.log");
-    let starts = log.lines().filter(|l| l.contains("slurmctld version") && l.contains("started")).count();
+    let started = |l: &&str| matches!(SlurmLine::parse(l), Some(SlurmLine::CtldStarted { .. }));
+    let starts = log.lines().filter(started).count();
     let restarts = report.faults.get(&Kind::RestartCtld).copied().unwrap_or(0);
     if starts != 1 + restarts {
         let what = format!("it started {starts} times; the campaign restarted it {restarts} times");
         problems.push(violation("slurmctld never crashed", None, what, None));
     }
-    let bad: Vec<String> = log
-        .lines()
-        .filter(|l| ["panicked", "fatal:", "Segmentation fault", "double free"].iter().any(|w| l.contains(w)))
-        .map(str::to_string)
-        .collect();
+    let bad: Vec<String> = log.lines().filter(|l| slurm_lines::tells_a_crash(l)).map(str::to_string).collect();
     if !bad.is_empty() {
         let mut v = violation("slurmctld never crashed", None, format!("{} lines say it failed", bad.len()), None);
         v.log = bad.into_iter().take(12).collect();
