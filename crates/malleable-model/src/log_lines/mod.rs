@@ -46,8 +46,10 @@
 //! | [`ParametersAdded`](LogLine::ParametersAdded) `SchedulerParameters in slurm.conf lacks defer (without defer ...; it is '...'): sched/malleable adds them, so slurmctld runs with SchedulerParameters=...; set that in slurm.conf to silence this` (warn) | config/slurm_conf.rs | cluster_refusal, cluster_power |
 //! | [`RequestTaken`](LogLine::RequestTaken) `JobId=4: its runtime's request: mall1 seq=7 COMMIT job=4 resize=17` (job_submit/malleable) | job-submit-malleable | cluster-eval resize_latency, tests |
 //!
-//! Not here: the strategies' other notes (malleable-core words them) and
-//! Slurm's own lines (slurm_lines). The fixed parts of the wording are in
+//! Not here: the strategies' other notes (malleable-core words them),
+//! Slurm's own lines (slurm_lines), and the safe layer's refusals of a load,
+//! a start, a reconfigure, a submission or an update (the slurm crate's
+//! `common::refusal`, which this crate may not import, nor it this one). The fixed parts of the wording are in
 //! words.rs, which Display here and the reading in parse.rs share.
 
 use std::fmt;
