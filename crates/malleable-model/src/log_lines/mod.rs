@@ -343,7 +343,9 @@ pub enum LogLine {
     /// to read and to apply (wall time), how much of that the agent thread
     /// was on the CPU, and how much it was runnable but waiting for a CPU
     /// (the kernel's run delay; `None` where the kernel keeps none), and
-    /// the deciding between, without them. The rest of the hold the thread
+    /// the deciding between, without them: the core's whole pass (answers,
+    /// the strategy, preemption, the model's checks), not the strategy's
+    /// alone, since the pass became malleable_core's. The rest of the hold the thread
     /// was blocked (a mutex, a write). `apply_ms` is `None` when the pass
     /// had nothing to write, so the locks were not taken a second time.
     LocksHeld {
