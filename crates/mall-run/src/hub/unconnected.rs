@@ -13,7 +13,8 @@ impl Hub {
     /// Note when each worker's step was launched (and that a step started
     /// again is not being ended).
     pub(super) fn note_launches(&mut self, out: &[Output], now: Instant) {
-        for o in out {
+        // Most events launch nothing: their outputs pass without a look at the workers.
+        for o in out.iter().filter(|o| matches!(o, Output::Launch { .. } | Output::LaunchStep { .. })) {
             let launched = |wk: &super::Worker, w: WorkerId| match o {
                 Output::Launch { worker, .. } => *worker == w,
                 Output::LaunchStep { first, .. } => wk.step == *first,
