@@ -70,19 +70,21 @@ pub fn run_within(cmd: &mut Command, limit: Duration) -> Result<()> {
 /// The child's exit status, or, once `limit` has passed, the child killed
 /// and reaped and an error naming `cmd` and the limit.
 fn wait_within(child: &mut Child, cmd: &Command, limit: Duration) -> Result<std::process::ExitStatus> {
-    match child.wait_timeout(limit) {
-        Ok(Some(status)) => Ok(status),
-        Ok(None) => {
-            let _ = child.kill();
-            let _ = child.wait();
-            Err(format!("{cmd:?} had not ended after {limit:?}, and was killed"))
-        }
-        Err(e) => {
-            let _ = child.kill();
-            let _ = child.wait();
-            Err(format!("cannot wait for {cmd:?}: {e}"))
-        }
-    }
+    let error = match child.wait_timeout(limit) {
+        Ok(Some(status)) => return Ok(status),
+        Ok(None) => format!("{cmd:?} had not ended after {limit:?}, and was killed"),
+        Err(e) => format!("cannot wait for {cmd:?}: {e}"),
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    Err(error)
+}
+
+/// Process `pid`'s command line (`self` for this one), its arguments
+/// spaced; empty when it cannot be read.
+pub fn command_line(pid: &str) -> String {
+    let bytes = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    String::from_utf8_lossy(&bytes).replace('\0', " ").trim().to_string()
 }
 
 /// All a pipe gives, read on a thread of its own.

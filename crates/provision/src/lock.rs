@@ -54,12 +54,9 @@ pub fn hold_within(path: &Path, limit: Duration) -> Result<File> {
         }
     }
     // Who holds it now, for one that waits too long.
-    let me = std::fs::read("/proc/self/cmdline").unwrap_or_default();
-    let me = String::from_utf8_lossy(&me).replace('\0', " ");
-    let _ = file
-        .set_len(0)
-        .and_then(|_| file.rewind())
-        .and_then(|_| writeln!(file, "pid {}: {}", std::process::id(), me.trim()));
+    let me = crate::cmd::command_line("self");
+    let _ =
+        file.set_len(0).and_then(|_| file.rewind()).and_then(|_| writeln!(file, "pid {}: {me}", std::process::id()));
     Ok(file)
 }
 

@@ -185,11 +185,8 @@ fn run_evaluations(runs: Vec<(&'static str, Run)>) -> Result<TestCounts> {
     }
 }
 
-/// Say a step's time, and the disk left: images, builds and sites fill it,
-/// and a full disk stalls MariaDB (it waits for space) and every site's
-/// slurmdbd with it.
+/// Say a step's time, and the disk left (`free_disk`).
 fn said_took(root: &Path, what: &str, t: Instant) {
-    let df = testcluster::process::output(Command::new("df").args(["-h", "--output=avail"]).arg(root));
-    let free = df.ok().and_then(|o| o.lines().nth(1).map(|l| l.trim().to_string())).unwrap_or_else(|| "?".into());
+    let free = testcluster::process::free_disk(root);
     eprintln!("xtask: {what} took {:.1?} ({free} free on the disk)", t.elapsed());
 }

@@ -67,15 +67,22 @@ fn process_table() -> Vec<(i32, i32, String)> {
         .collect()
 }
 
+/// The disk space left where `path` is, as `df -h` says it ("45G"), or
+/// "?": images, builds and sites fill it, and a full disk stalls MariaDB
+/// (it waits for space) and every site's slurmdbd with it.
+pub fn free_disk(path: &Path) -> String {
+    let df = output_within(Command::new("df").args(["-h", "--output=avail"]).arg(path), Duration::from_secs(10));
+    df.ok().and_then(|o| o.lines().nth(1).map(|l| l.trim().to_string())).unwrap_or_else(|| "?".into())
+}
+
 /// The live children of process `pid`, as (pid, command line).
 pub fn children_of(pid: i32) -> Vec<(i32, String)> {
     process_table()
         .into_iter()
         .filter(|(child, ppid, _)| *ppid == pid && pid_alive(*child))
         .map(|(child, _, name)| {
-            let cmd = fs::read(format!("/proc/{child}/cmdline")).unwrap_or_default();
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            (child, if cmd.trim().is_empty() { name } else { cmd.trim().to_string() })
+            let cmd = provision::cmd::command_line(&child.to_string());
+            (child, if cmd.is_empty() { name } else { cmd })
         })
         .collect()
 }

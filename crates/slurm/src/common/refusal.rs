@@ -23,26 +23,17 @@ pub enum Refusal {
 /// A refusal of one kind, from its why.
 type Make = fn(String) -> Refusal;
 
-const LOAD: &str = "refusing to load: ";
-const START: &str = "refusing to start: ";
-const RECONFIGURE: &str = "reconfigure rejected, keeping the previous configuration: ";
-const SUBMISSION: &str = "submission refused: ";
-const UPDATE: &str = "update refused: ";
+/// Every kind, in the order a line is tried.
+const KINDS: [Make; 5] = [Refusal::Load, Refusal::Start, Refusal::Reconfigure, Refusal::Submission, Refusal::Update];
 
 impl Refusal {
     /// A log line (`[time] error: sched/malleable: refusing to load: ...`),
     /// or its message, if it says a refusal.
     pub fn parse(line: &str) -> Option<Refusal> {
-        let kinds: [(&str, Make); 5] = [
-            (LOAD, Refusal::Load),
-            (START, Refusal::Start),
-            (RECONFIGURE, Refusal::Reconfigure),
-            (SUBMISSION, Refusal::Submission),
-            (UPDATE, Refusal::Update),
-        ];
         // The head follows the plugin's name (the logger's prefix), which
         // ends in ": "; a refusal's own words may hold any head later on.
-        kinds.into_iter().filter_map(|(head, make)| Some((line.find(head)?, head, make))).min_by_key(|k| k.0).and_then(
+        let heads = KINDS.into_iter().map(|make| (make(String::new()).head(), make));
+        heads.filter_map(|(head, make)| Some((line.find(head)?, head, make))).min_by_key(|k| k.0).and_then(
             |(at, head, make)| {
                 (at == 0 || line[..at].ends_with(": ")).then(|| make(line[at + head.len()..].to_string()))
             },
@@ -61,16 +52,22 @@ impl Refusal {
     }
 }
 
+impl Refusal {
+    /// The words that begin the line of this kind.
+    fn head(&self) -> &'static str {
+        match self {
+            Refusal::Load(_) => "refusing to load: ",
+            Refusal::Start(_) => "refusing to start: ",
+            Refusal::Reconfigure(_) => "reconfigure rejected, keeping the previous configuration: ",
+            Refusal::Submission(_) => "submission refused: ",
+            Refusal::Update(_) => "update refused: ",
+        }
+    }
+}
+
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let head = match self {
-            Refusal::Load(_) => LOAD,
-            Refusal::Start(_) => START,
-            Refusal::Reconfigure(_) => RECONFIGURE,
-            Refusal::Submission(_) => SUBMISSION,
-            Refusal::Update(_) => UPDATE,
-        };
-        write!(f, "{head}{}", self.why())
+        write!(f, "{}{}", self.head(), self.why())
     }
 }
 

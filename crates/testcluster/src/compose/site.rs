@@ -230,9 +230,7 @@ impl Site {
             for (pid, cmd) in crate::process::children_of(std::process::id() as i32) {
                 eprintln!("compose: it waits on pid {pid}: {cmd}");
             }
-            // A full disk stalls MariaDB (it waits for space), and slurmdbd with it.
-            let df = output_within(Command::new("df").arg("-h").arg(&dir), Duration::from_secs(10));
-            eprintln!("compose: the disk: {}", df.unwrap_or_else(|e| e).trim());
+            eprintln!("compose: {} free on the disk", crate::process::free_disk(&dir));
             let site = Site { spec, dir, keep, watchdog: None };
             site.print_logs();
             drop(site);
@@ -251,14 +249,15 @@ impl Site {
         };
         eprintln!("compose: taking site '{name}' down failed ({e}); removing its containers and networks by label");
         let label = format!("label=com.docker.compose.project={name}");
-        for kind in [["ps", "-aq"], ["network", "ls"]] {
+        // What to list, and how to remove what is listed.
+        let kinds: [(&[&str], &[&str]); 2] = [(&["ps", "-a"], &["rm", "-f"]), (&["network", "ls"], &["network", "rm"])];
+        for (list, remove) in kinds {
             let listed =
-                output_within(Command::new("docker").args(kind).args(["-q", "--filter", &label]), COMPOSE_LIMIT);
+                output_within(Command::new("docker").args(list).args(["-q", "--filter", &label]), COMPOSE_LIMIT);
             let ids: Vec<String> = listed.unwrap_or_default().split_whitespace().map(str::to_string).collect();
             if ids.is_empty() {
                 continue;
             }
-            let remove: &[&str] = if kind[0] == "ps" { &["rm", "-f"] } else { &["network", "rm"] };
             if let Err(e) = output_within(Command::new("docker").args(remove).args(&ids), COMPOSE_LIMIT) {
                 eprintln!("compose: site '{name}': {e}");
             }
