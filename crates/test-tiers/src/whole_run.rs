@@ -147,6 +147,8 @@ const HOST_SITE: &[&str] = &[
     "a_job_requeued_as_its_node_goes_down_has_its_runs_recorded_apart",
     "an_mpi_step_that_cannot_be_launched_is_started_again",
     "a_hung_slurmdbd_holds_an_expand_and_slurmctld_keeps_answering",
+    "a_no_kill_job_started_while_slurmdbd_is_away_and_resized_before_it_is_back_is_billed_for_the_nodes_it_held",
+    "a_no_kill_job_that_loses_two_hosts_in_turn_while_slurmdbd_is_away_has_three_records_that_tile",
 ];
 
 /// `cargo xtask test --slurm V`: release V's tier alone, after the host's

@@ -45,8 +45,8 @@ impl Agent {
         let usable = |name: &str| taken.usable(name);
         let timeout = self.config.adapt_timeout;
         guard.settle_fairshare();
-        for id in guard.settle_first_records() {
-            log::info!("JobId={id}: its first record's TRES sent again (26.05's last step wrote its last size there)");
+        for id in guard.settle_first_records(!taken.slurmdbd_behind) {
+            log::info!("JobId={id}: its first record ended again at its first resize, with the size it held then");
         }
         // Said here, for the windows taken back anywhere since (a resize's
         // own taken back in the last pass's apply among them).

@@ -1,4 +1,6 @@
-//! A resized job's first accounting record kept at its own size on 26.05.
+//! A resized job's first accounting record kept at its own size, on 26.05
+//! and on 22.05.
+//!
 //! 26.05 keys a job's steps in slurmdbd by the job's sluid, which a resize
 //! keeps, and the index of its first record is that sluid. When the last
 //! step of an ended job ends, slurmctld sends the job's TRES with it (with
@@ -18,7 +20,21 @@
 //! `--no-kill` job lost, an admin's memory resize) at the next read, and
 //! should Slurm resize a job twice between two reads, the record's end
 //! sent again is the second's.
-#![cfg_attr(not(slurm_since_26_05), allow(dead_code))]
+//!
+//! 22.05 loses a record another way. A job that starts while slurmdbd is
+//! away has its start queued, its record unnamed (`db_index` 0), and so has
+//! the record each resize opens while slurmdbd is away. When Slurm then
+//! resizes the job (a node of a `--no-kill` job lost), the message that
+//! ends the current record carries no index, and slurmdbd looks the record
+//! up by the new resize's time (as_mysql_job_complete), finds none, and
+//! makes one there: the current record is never ended and runs away, and
+//! the new one is merged into the one made. So, on 22.05, each record of a
+//! job that may be resized is noted while it is unnamed; when the job's
+//! resize time moves on, the note is kept (in the same file), and once
+//! slurmdbd has caught up, the record is asked for its index as slurmctld
+//! asks at a start or a resize (under the locks), with the fields it was
+//! opened with, and ended at the resize that closed it, with its own TRES.
+#![cfg_attr(not(any(slurm_since_26_05, not(slurm_since_24_11))), allow(dead_code))]
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -33,10 +49,25 @@ const FILE: &str = "malleable_first_records";
 /// after a restart, the next read notes it again).
 #[derive(Clone, Debug, PartialEq)]
 struct Noted {
+    /// 26.05's; 0 on 22.05.
     sluid: u64,
     /// The run's start: a requeued job started again is noted again.
     start: i64,
     tres: String,
+    /// 22.05: what the first record's start said besides its TRES.
+    held: Option<Held>,
+}
+
+/// 22.05: a record's run start, the resize that opened it and its nodes,
+/// as its start said them.
+#[derive(Clone, Debug, PartialEq)]
+struct Held {
+    start: i64,
+    /// The resize time that opened it; 0 for the run's first record.
+    since: i64,
+    /// Its node list (a hostlist has no space: `c[1-2]`).
+    nodes: String,
+    count: u32,
 }
 
 /// The first record of a resized job, to be set right when it ends.
@@ -47,24 +78,41 @@ struct Kept {
     /// Its first resize: the record's end.
     ended: i64,
     tres: String,
+    /// 22.05: the record is unnamed, and made again from these.
+    held: Option<Held>,
 }
 
 impl Kept {
     /// One line of [`FILE`]: job, sluid, end, TRES (a TRES string has no
-    /// space: `1=2,2=1000,4=2,5=2`).
+    /// space: `1=2,2=1000,4=2,5=2`), and on 22.05 the run's start, the
+    /// record's opening resize, its nodes and their count.
     fn line(&self) -> String {
-        format!("{} {} {} {}", self.job, self.sluid, self.ended, self.tres)
+        let mut line = format!("{} {} {} {}", self.job, self.sluid, self.ended, self.tres);
+        if let Some(h) = &self.held {
+            line += &format!(" {} {} {} {}", h.start, h.since, h.nodes, h.count);
+        }
+        line
     }
 
     fn parse(line: &str) -> Option<Kept> {
-        let mut f = line.split_whitespace();
-        let kept = Kept {
-            job: f.next()?.parse().ok()?,
-            sluid: f.next()?.parse().ok()?,
-            ended: f.next()?.parse().ok()?,
-            tres: f.next()?.to_string(),
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let held = match f.len() {
+            4 => None,
+            8 => Some(Held {
+                start: f[4].parse().ok()?,
+                since: f[5].parse().ok()?,
+                nodes: f[6].to_string(),
+                count: f[7].parse().ok()?,
+            }),
+            _ => return None,
         };
-        f.next().is_none().then_some(kept)
+        Some(Kept {
+            job: f[0].parse().ok()?,
+            sluid: f[1].parse().ok()?,
+            ended: f[2].parse().ok()?,
+            tres: f[3].to_string(),
+            held,
+        })
     }
 }
 
@@ -74,7 +122,7 @@ static NOTED: Mutex<BTreeMap<u32, Noted>> = Mutex::new(BTreeMap::new());
 static KEPT: Mutex<Option<Vec<Kept>>> = Mutex::new(None);
 
 /// [`FILE`]'s path, when slurm.conf names a StateSaveLocation.
-#[cfg(slurm_since_26_05)]
+#[cfg(any(slurm_since_26_05, not(slurm_since_24_11)))]
 fn file() -> Option<std::path::PathBuf> {
     // SAFETY: slurm_conf is set up before any plugin runs; the string is
     // NULL or NUL-terminated and changes only on reconfigure, under the
@@ -92,7 +140,9 @@ fn parse_file(text: &str) -> Vec<Kept> {
         .filter_map(|l| {
             let kept = Kept::parse(l);
             if kept.is_none() {
-                log::error!("{FILE}: line {l:?} does not read as `job sluid end TRES`; left out");
+                log::error!(
+                    "{FILE}: line {l:?} does not read as `job sluid end TRES [start since nodes count]`; left out"
+                );
             }
             kept
         })
@@ -100,7 +150,7 @@ fn parse_file(text: &str) -> Vec<Kept> {
 }
 
 /// The kept records, read from [`FILE`] on first use.
-#[cfg(slurm_since_26_05)]
+#[cfg(any(slurm_since_26_05, not(slurm_since_24_11)))]
 fn with_kept<T>(f: impl FnOnce(&mut Vec<Kept>) -> (T, bool)) -> T {
     let mut kept = KEPT.lock().unwrap_or_else(|p| p.into_inner());
     let list = kept.get_or_insert_with(|| {
@@ -115,7 +165,7 @@ fn with_kept<T>(f: impl FnOnce(&mut Vec<Kept>) -> (T, bool)) -> T {
 
 /// Write [`FILE`] whole, through a file renamed over it (a crash leaves
 /// the old one or the new one).
-#[cfg(slurm_since_26_05)]
+#[cfg(any(slurm_since_26_05, not(slurm_since_24_11)))]
 fn save(list: &[Kept]) {
     let Some(path) = file() else { return };
     let text: String = list.iter().map(|k| k.line() + "\n").collect();
@@ -123,6 +173,32 @@ fn save(list: &[Kept]) {
     if let Err(e) = std::fs::write(&new, text).and_then(|()| std::fs::rename(&new, &path)) {
         log::error!("{}: {e}: a resized job's first record may bill its last size", path.display());
     }
+}
+
+/// 22.05: the noted record to be ended, when the job (of this run start)
+/// has been resized since it was noted: the record ends at the new resize.
+#[cfg(not(slurm_since_24_11))]
+fn closed_by(n: &Noted, job: u32, start: i64, resize_time: i64) -> Option<Kept> {
+    let held = n.held.as_ref()?;
+    (n.start == start && held.since != resize_time).then(|| Kept {
+        job,
+        sluid: 0,
+        ended: resize_time,
+        tres: n.tres.clone(),
+        held: Some(held.clone()),
+    })
+}
+
+/// Keep a record to be set right: one a job on 26.05 (its first, the
+/// newest run's), one a record on 22.05.
+#[cfg(any(slurm_since_26_05, not(slurm_since_24_11)))]
+fn keep(kept: Kept) {
+    let since = |k: &Kept| k.held.as_ref().map(|h| h.since);
+    with_kept(|list| {
+        list.retain(|k| k.job != kept.job || (kept.held.is_some() && since(k) != since(&kept)));
+        list.push(kept);
+        ((), true)
+    });
 }
 
 impl<L: ReadsJobs> LockGuard<L> {
@@ -153,7 +229,7 @@ impl<L: ReadsJobs> LockGuard<L> {
                     // SAFETY: tres_alloc_str is NULL or NUL-terminated, live
                     // under our job lock; copied.
                     if let Some(tres) = unsafe { crate::common::cstr::cstr_to_string((*rec).tres_alloc_str) } {
-                        noted.insert(job.id(), Noted { sluid, start, tres });
+                        noted.insert(job.id(), Noted { sluid, start, tres, held: None });
                     }
                 }
                 return;
@@ -162,14 +238,53 @@ impl<L: ReadsJobs> LockGuard<L> {
             if n.sluid != sluid {
                 return;
             }
-            let kept = Kept { job: job.id(), sluid, ended: resize_time, tres: n.tres };
-            with_kept(|list| {
-                list.retain(|k| k.job != kept.job);
-                list.push(kept);
-                ((), true)
-            });
+            let kept = Kept { job: job.id(), sluid, ended: resize_time, tres: n.tres, held: None };
+            keep(kept);
         }
-        #[cfg(not(slurm_since_26_05))]
+        #[cfg(not(slurm_since_24_11))]
+        {
+            let rec = job.as_ptr();
+            // SAFETY: a live record under our job lock; plain fields.
+            let (db_index, since, start, count, may_resize) = unsafe {
+                let may_resize = malleable || ((*rec).kill_on_node_fail == 0 && (*rec).node_cnt > 1);
+                ((*rec).db_index, (*rec).resize_time, (*rec).start_time, (*rec).total_nodes, may_resize)
+            };
+            let running = job.state() == crate::ctld::job::JobState::Running && !job.is_completing();
+            if !running {
+                return;
+            }
+            let mut noted = NOTED.lock().unwrap_or_else(|p| p.into_inner());
+            // Resized since it was last read, the record it had unnamed then.
+            if let Some(kept) = noted.get(&job.id()).and_then(|n| closed_by(n, job.id(), start, since)) {
+                noted.remove(&job.id());
+                keep(kept);
+            }
+            let unnamed = db_index == 0 || db_index == crate::ctld::slurmdbd::NO_VAL64;
+            if !(may_resize && unnamed) {
+                noted.remove(&job.id());
+                return;
+            }
+            // Copied once a record.
+            if noted
+                .get(&job.id())
+                .is_some_and(|n| n.start == start && n.held.as_ref().is_some_and(|h| h.since == since))
+            {
+                return;
+            }
+            // SAFETY: NULL or NUL-terminated strings, live under our job
+            // lock; copied.
+            let (tres, nodes) = unsafe {
+                (
+                    crate::common::cstr::cstr_to_string((*rec).tres_alloc_str),
+                    crate::common::cstr::cstr_to_string((*rec).nodes),
+                )
+            };
+            if let (Some(tres), Some(nodes)) = (tres, nodes) {
+                let held = Some(Held { start, since, nodes, count });
+                noted.insert(job.id(), Noted { sluid: 0, start, tres, held });
+            }
+        }
+        #[cfg(not(any(slurm_since_26_05, not(slurm_since_24_11))))]
         let _ = (job, malleable);
     }
 }
@@ -180,10 +295,17 @@ impl<L: WritesJobs> LockGuard<L> {
     /// queue its first record's end again with its own TRES; a requeued
     /// job's too, once its requeue is over (its run has ended). Forgets
     /// what it no longer needs: a job gone, or not running. Called every
-    /// pass. The jobs whose record was sent again.
-    pub fn settle_first_records(&mut self) -> Vec<u32> {
+    /// pass. On 22.05, once slurmdbd has caught up (`caught_up`), end each
+    /// kept first record at its resize (module docs). The jobs whose record
+    /// was sent again.
+    pub fn settle_first_records(&mut self, caught_up: bool) -> Vec<u32> {
+        #[cfg(not(slurm_since_24_11))]
+        {
+            self.settle_unnamed_records(caught_up)
+        }
         #[cfg(slurm_since_26_05)]
         {
+            let _ = caught_up;
             NOTED.lock().unwrap_or_else(|p| p.into_inner()).retain(|&j, n| {
                 // SAFETY: a live record under our job lock; a plain field.
                 self.find_job(j).is_some_and(|v| v.holds_nodes() && unsafe { (*v.as_ptr()).step_id.sluid } == n.sluid)
@@ -227,8 +349,124 @@ impl<L: WritesJobs> LockGuard<L> {
             });
             sent
         }
-        #[cfg(not(slurm_since_26_05))]
-        Vec::new()
+        #[cfg(all(slurm_since_24_11, not(slurm_since_26_05)))]
+        {
+            let _ = caught_up;
+            Vec::new()
+        }
+    }
+
+    /// 22.05's [`Self::settle_first_records`]: a note whose job Slurm has
+    /// resized since (seen here too when the job ended before a read) is
+    /// kept; a kept record is ended once slurmdbd has caught up.
+    #[cfg(not(slurm_since_24_11))]
+    fn settle_unnamed_records(&mut self, caught_up: bool) -> Vec<u32> {
+        let mut resized = Vec::new();
+        NOTED.lock().unwrap_or_else(|p| p.into_inner()).retain(|&j, n| {
+            let Some(job) = self.find_job(j) else { return false };
+            // SAFETY: a live record under our job lock; plain fields.
+            let (resize_time, start) = unsafe { ((*job.as_ptr()).resize_time, (*job.as_ptr()).start_time) };
+            if let Some(kept) = closed_by(n, j, start, resize_time) {
+                resized.push(kept);
+                return false;
+            }
+            job.holds_nodes()
+        });
+        for kept in resized {
+            keep(kept);
+        }
+        if !caught_up {
+            return Vec::new();
+        }
+        let mut sent = Vec::new();
+        with_kept(|list| {
+            let before = list.len();
+            list.retain(|k| {
+                let Some(job) = self.find_job(k.job) else {
+                    log::error!(
+                        "JobId={}: gone from slurmctld before slurmdbd came back; its record ended by the resize at {} is left open in slurmdbd",
+                        k.job,
+                        k.ended
+                    );
+                    return false;
+                };
+                // SAFETY: the record is live under our job write lock.
+                let ended = unsafe { self.end_unnamed_record(job.as_ptr(), k) };
+                if ended {
+                    sent.push(k.job);
+                }
+                !ended
+            });
+            let changed = list.len() != before;
+            ((), changed)
+        });
+        sent
+    }
+
+    /// 22.05: name one of the job's records as slurmctld does at a start
+    /// or a resize (asking slurmdbd under the locks), with the fields its
+    /// start gave it (not yet ended, its own nodes and TRES; a resize's
+    /// marked as a resize's, or slurmdbd would take it for the job's first
+    /// record), and end it at the resize that closed it with its own TRES. The job record's fields are put back
+    /// as they were after each call. Whether slurmdbd named it (if not, the
+    /// request went to the agent's queue, where it is harmless: the same
+    /// record again, and the next pass asks again).
+    ///
+    /// # Safety
+    /// `rec` is a live job record under our job write lock.
+    #[cfg(not(slurm_since_24_11))]
+    unsafe fn end_unnamed_record(&self, rec: *mut slurm_sys::job_record_t, k: &Kept) -> bool {
+        use crate::ctld::slurmdbd::NO_VAL64;
+        let Some(held) = &k.held else { return true };
+        let (Ok(tres), Ok(nodes)) =
+            (std::ffi::CString::new(k.tres.clone()), std::ffi::CString::new(held.nodes.clone()))
+        else {
+            return true;
+        };
+        // SAFETY: by the caller's contract; every field changed is put back
+        // before the locks are released, and the strings swapped in are
+        // ours for the calls only (their messages are packed in them).
+        unsafe {
+            let r = &mut *rec;
+            let flags = r.bit_flags & !u64::from(slurm_sys::TRES_STR_CALC);
+            let running = slurm_sys::job_states_JOB_RUNNING;
+            let opened = if held.since == 0 { running } else { running | slurm_sys::JOB_RESIZING };
+            use std::mem::replace;
+            let saved = (
+                replace(&mut r.db_index, 0),
+                replace(&mut r.job_state, opened),
+                replace(&mut r.resize_time, held.since),
+                replace(&mut r.start_time, held.start),
+                replace(&mut r.bit_flags, flags),
+                replace(&mut r.tres_alloc_str, tres.as_ptr().cast_mut()),
+                replace(&mut r.nodes, nodes.as_ptr().cast_mut()),
+                replace(&mut r.total_nodes, held.count),
+                replace(&mut r.exit_code, 0),
+                replace(&mut r.derived_ec, slurm_sys::NO_VAL),
+                replace(&mut r.requid, u32::MAX),
+            );
+            slurm_sys::jobacct_storage_g_job_start(*self.ctld.acct_db_conn, std::ptr::from_mut(r));
+            let named = !matches!(r.db_index, 0 | NO_VAL64);
+            if named {
+                r.job_state = running | slurm_sys::JOB_RESIZING;
+                r.resize_time = k.ended;
+                slurm_sys::jobacct_storage_g_job_complete(*self.ctld.acct_db_conn, std::ptr::from_mut(r));
+            }
+            (
+                r.db_index,
+                r.job_state,
+                r.resize_time,
+                r.start_time,
+                r.bit_flags,
+                r.tres_alloc_str,
+                r.nodes,
+                r.total_nodes,
+                r.exit_code,
+                r.derived_ec,
+                r.requid,
+            ) = saved;
+            named
+        }
     }
 
     /// Queue the end of the job's first record again, with its own TRES:
@@ -283,14 +521,32 @@ mod tests {
 
     #[test]
     fn a_kept_record_reads_back_as_written() {
-        let k = Kept { job: 548, sluid: 16876827526426806272, ended: 1796604295, tres: "1=1,2=500,4=1,5=1".into() };
+        let k = Kept {
+            job: 548,
+            sluid: 16876827526426806272,
+            ended: 1796604295,
+            tres: "1=1,2=500,4=1,5=1".into(),
+            held: None,
+        };
         assert_eq!(Kept::parse(&k.line()), Some(k.clone()));
         assert_eq!(parse_file(&format!("{}\n\n{}\n", k.line(), k.line())).len(), 2);
+        // 22.05's, with the run's start and its nodes.
+        let held = Some(Held { start: 1796604200, since: 1796604250, nodes: "c[5-6]".into(), count: 2 });
+        let k = Kept { sluid: 0, held, ..k };
+        assert_eq!(k.line(), "548 0 1796604295 1=1,2=500,4=1,5=1 1796604200 1796604250 c[5-6] 2");
+        assert_eq!(Kept::parse(&k.line()), Some(k));
     }
 
     #[test]
     fn a_line_that_does_not_read_is_left_out() {
-        for bad in ["548 1 2", "548 x 2 1=1", "548 1 2 1=1 extra", "-1 1 2 1=1"] {
+        for bad in [
+            "548 1 2",
+            "548 x 2 1=1",
+            "548 1 2 1=1 extra",
+            "-1 1 2 1=1",
+            "548 0 2 1=1 x 0 c1 1",
+            "548 0 2 1=1 5 0 c1 -1",
+        ] {
             assert_eq!(Kept::parse(bad), None, "{bad}");
         }
         assert!(parse_file("548 1 2\n").is_empty());
