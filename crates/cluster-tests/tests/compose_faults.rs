@@ -328,8 +328,8 @@ fn a_rigid_no_kill_job_that_loses_a_host_while_slurmdbd_is_away_takes_updates_an
         Ok((state == "RUNNING" && job_field(&site, id, "NumNodes") == "2").then_some(()))
     })
     .unwrap();
-    // Its first record is in the database (slurmdbd stopped within a second
-    // of a job's start leaves it unnamed: stock's, docs/faults.md).
+    // Its first record is in the database (one left unnamed is the case of
+    // a_no_kill_job_started_while_slurmdbd_is_away_and_resized_before_it_is_back_...).
     wait::until("the job's record in the database", Duration::from_secs(60), || {
         let out = site.output(None, "login", &["sacct", "-X", "-n", "-P", "-j", &id.to_string(), "-o", "State"])?;
         Ok(out.contains("RUNNING").then_some(()))
