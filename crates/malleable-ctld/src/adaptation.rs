@@ -401,14 +401,84 @@ pub fn measured_power(estimate: Option<JobPower>, m: Option<&Measured>) -> Optio
     }
 }
 
-/// The plugin's memory of every job, forgetting the ones that are gone.
+/// The plugin's memory of its adaptations: what each job's runtime
+/// measured and when its adaptations were decided (forgetting the jobs
+/// that are gone), and the last adaptation id handed out. Settling an
+/// adaptation and deciding one both write here, through these methods.
 #[derive(Default)]
-pub struct Memory(pub HashMap<JobId, Measured>);
+pub struct Memory {
+    jobs: HashMap<JobId, Measured>,
+    last_resize: ResizeId,
+}
 
 impl Memory {
     pub fn keep_only(&mut self, live: impl Fn(JobId) -> bool) {
-        self.0.retain(|id, _| live(*id));
+        self.jobs.retain(|id, _| live(*id));
     }
+
+    pub fn of(&self, job: JobId) -> Option<&Measured> {
+        self.jobs.get(&job)
+    }
+
+    pub fn of_mut(&mut self, job: JobId) -> &mut Measured {
+        self.jobs.entry(job).or_default()
+    }
+
+    /// A job that is no longer running keeps what its runtime measured,
+    /// not what it held.
+    pub fn forget_allocation(&mut self, job: JobId) {
+        if let Some(m) = self.jobs.get_mut(&job) {
+            m.forget_allocation();
+        }
+    }
+
+    /// A new adaptation of `job` decided now, onto `added` nodes (none for
+    /// a shrink): its id.
+    pub fn decided(&mut self, job: JobId, added: &[String]) -> ResizeId {
+        let resize = next_resize(&mut self.last_resize);
+        let m = self.of_mut(job);
+        m.decided_at = Some(Instant::now());
+        m.nodes_seen.extend(added.iter().cloned());
+        resize
+    }
+
+    /// Step `job`'s adaptation (`step`) with the next ids this memory hands
+    /// out. With `trial`, on a copy, which is kept (with the ids it took)
+    /// only if `keep` says so of the step: a step whose outcome must wait
+    /// leaves no trace.
+    pub fn step(
+        &mut self,
+        job: &MalleableJob,
+        now: i64,
+        timeout: Duration,
+        usable: &dyn Fn(&str) -> bool,
+        trial: bool,
+        keep: impl FnOnce(&Step) -> bool,
+    ) -> Step {
+        let mut last = self.last_resize;
+        let mut ids = || next_resize(&mut last);
+        let mut cx = Context { now, timeout, usable, next_resize: &mut ids };
+        let m = self.jobs.entry(job.id).or_default();
+        // Cloning every job's memory each pass, under the locks, would cost
+        // the largest queues: only a trial's is.
+        let mut copy = trial.then(|| m.clone());
+        let out = step(job, &mut cx, copy.as_mut().unwrap_or(m));
+        if keep(&out) {
+            self.last_resize = last;
+            if let Some(c) = copy {
+                *m = c;
+            }
+        }
+        out
+    }
+}
+
+/// A new adaptation's id: unique over the plugin's restarts, as it starts
+/// from the time in milliseconds.
+fn next_resize(last: &mut ResizeId) -> ResizeId {
+    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    *last = (*last + 1).max(ms);
+    *last
 }
 
 /// The time limit (minutes) a job needs after shrinking from `before` to
@@ -471,6 +541,32 @@ mod tests {
         let usable = |_: &str| true;
         let mut next = || 99;
         step(j, &mut Context { now, timeout: T, usable: &usable, next_resize: &mut next }, m)
+    }
+
+    #[test]
+    fn a_trial_step_not_kept_leaves_the_memory_and_its_ids_as_they_were() {
+        // A job that lost n4: its step hands out an adaptation id.
+        let j = job(Phase::Steady, "");
+        let mut mem = Memory::default();
+        mem.of_mut(j.id).nodes_seen.extend(["n1", "n2", "n3", "n4"].map(String::from));
+        let usable = |_: &str| true;
+        let lost_id = |s: &Step| match s.status.phase {
+            Phase::Lost { resize, .. } => resize,
+            ref p => panic!("not a loss: {p:?}"),
+        };
+        let s = mem.step(&j, 1010, T, &usable, true, |_| false);
+        assert!(lost_id(&s) > 0);
+        assert_eq!((mem.last_resize, mem.of(j.id).unwrap().decided_at), (0, None));
+        assert!(mem.of(j.id).unwrap().nodes_seen.iter().any(|n| n == "n4"), "the copy's changes are dropped");
+        // Kept, on a copy or not: the id is the memory's last.
+        for trial in [true, false] {
+            let mut mem = Memory::default();
+            mem.of_mut(j.id).nodes_seen.extend(["n1", "n2", "n3", "n4"].map(String::from));
+            let s = mem.step(&j, 1010, T, &usable, trial, |_| true);
+            assert_eq!(mem.last_resize, lost_id(&s), "trial {trial}");
+            assert!(mem.of(j.id).unwrap().decided_at.is_some(), "trial {trial}");
+            assert!(mem.decided(j.id, &[]) > lost_id(&s), "ids only grow");
+        }
     }
 
     #[test]

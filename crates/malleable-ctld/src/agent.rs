@@ -113,10 +113,9 @@ struct Agent {
     corridor_in_force: Option<Corridor>,
     /// What the log says once while it holds (said.rs).
     said: Said,
-    /// What the runtimes measured, and when adaptations were decided.
+    /// What the runtimes measured, when adaptations were decided, and the
+    /// last adaptation id handed out.
     memory: Memory,
-    /// The last adaptation id handed out.
-    last_resize: u64,
     /// Nodes an expand failed on, and slurmdbd not answering.
     suspects: Suspects,
     /// Whether slurmdbd answers, and since when it has been away or behind.
@@ -155,7 +154,6 @@ impl Agent {
             corridor_in_force: None,
             said: Said::default(),
             memory: Memory::default(),
-            last_resize: 0,
             suspects: Suspects::default(),
             slurmdbd: SlurmdbdWatch::default(),
             known: OptionsCache::default(),

@@ -4,7 +4,6 @@
 //! its nodes freed at its commit); a start on mates' cores is `share.rs`.
 
 use std::collections::HashMap;
-use std::time::Instant;
 
 use malleable_model::log_lines::LogLine;
 use malleable_model::runtime_msg::{Phase, Status};
@@ -135,15 +134,12 @@ impl Agent {
                 log::info!("{}", LogLine::Growing { job: *job, nodes: added.clone(), strategy: strategy.clone() });
                 match guard.expand_job(job.0, &table(add_nodes)) {
                     Ok((list, helper)) => {
-                        let resize = next_resize(&mut self.last_resize);
+                        let resize = self.memory.decided(*job, &added);
                         let (nodes, helper) = (added.clone(), JobId(helper));
                         log::info!(
                             "{}",
                             LogLine::Expanding { job: *job, nodes, resize, helper, holds: list, strategy }
                         );
-                        let m = self.memory.0.entry(*job).or_default();
-                        m.decided_at = Some(Instant::now());
-                        m.nodes_seen.extend(added.iter().cloned());
                         if let Some(st) = statuses.get_mut(job) {
                             st.phase = Phase::Expanding { resize, nodes: added, since: now };
                         }
@@ -155,10 +151,9 @@ impl Agent {
             }
             Decision::Shrink { job, remove_nodes } => {
                 let leaving = names(remove_nodes);
-                let resize = next_resize(&mut self.last_resize);
+                let resize = self.memory.decided(*job, &[]);
                 let strategy = self.strategy.name().to_string();
                 log::info!("{}", LogLine::Shrinking { job: *job, nodes: leaving.clone(), resize, strategy });
-                self.memory.0.entry(*job).or_default().decided_at = Some(Instant::now());
                 if let Some(st) = statuses.get_mut(job) {
                     st.phase = Phase::Shrinking { resize, nodes: leaving, since: now };
                 }
@@ -199,12 +194,4 @@ fn still_startable(guard: &LockGuard<Scheduling>, job: JobId) -> bool {
 /// CPUs per node as the log says them: "n1:3 n2:8", in the order given.
 fn cpus_text<'a>(cpus: impl Iterator<Item = (&'a str, u32)>) -> String {
     cpus.map(|(name, c)| format!("{name}:{c}")).collect::<Vec<_>>().join(" ")
-}
-
-/// A new adaptation's id: unique over the plugin's restarts, as it starts
-/// from the time in milliseconds.
-pub(super) fn next_resize(last: &mut u64) -> u64 {
-    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-    *last = (*last + 1).max(ms);
-    *last
 }

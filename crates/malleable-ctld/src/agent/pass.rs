@@ -323,9 +323,7 @@ impl Agent {
         let live: HashSet<JobId> = fresh.malleable.iter().map(|j| j.id).collect();
         self.memory.keep_only(|id| live.contains(&id));
         for job in fresh.malleable.iter().filter(|j| !j.running) {
-            if let Some(m) = self.memory.0.get_mut(&job.id) {
-                m.forget_allocation();
-            }
+            self.memory.forget_allocation(job.id);
         }
         // Not the unreadable: such a job is scheduled as rigid, and is not
         // among the malleable ones.

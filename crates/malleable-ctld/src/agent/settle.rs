@@ -13,9 +13,8 @@ use malleable_model::runtime_msg::{Phase, Status};
 use malleable_model::JobId;
 use slurm::ctld::{LockGuard, ResizeHold, Scheduling};
 
-use super::apply::next_resize;
 use super::Agent;
-use crate::adaptation::{self, Context};
+use crate::adaptation;
 use crate::snapshot::Taken;
 
 /// How long a node an expand failed on is kept from the strategies: long
@@ -61,20 +60,17 @@ impl Agent {
         }
         for job in taken.malleable.iter().filter(|j| j.running) {
             settle_record(guard, job.id, taken.slurmdbd_behind);
-            let mut last_resize = self.last_resize;
-            let mut next_resize = || next_resize(&mut last_resize);
-            let mut cx = Context { now, timeout, usable: &usable, next_resize: &mut next_resize };
             // Whether a free would be held is known before the step; only
-            // then is it stepped on a copy, so a held step leaves no trace
-            // (cloning every job's memory each pass, under the locks, would
-            // cost the largest queues).
+            // then is it stepped on a copy, so a held step leaves no trace.
             let holds = self.release_waits_for(guard, taken, job.id, now);
-            let memory = self.memory.0.entry(job.id).or_default();
-            let mut trial = holds.is_some().then(|| memory.clone());
-            let mut step = adaptation::step(job, &mut cx, trial.as_mut().unwrap_or(memory));
-            let lost =
-                matches!(step.status.phase, Phase::Lost { .. }) && !matches!(job.status.phase, Phase::Lost { .. });
-            if holds.is_some() && step.cancel.is_none() && step.release.is_some() && !lost {
+            let newly_lost = |step: &adaptation::Step| {
+                matches!(step.status.phase, Phase::Lost { .. }) && !matches!(job.status.phase, Phase::Lost { .. })
+            };
+            let held = |step: &adaptation::Step| {
+                holds.is_some() && step.cancel.is_none() && step.release.is_some() && !newly_lost(step)
+            };
+            let mut step = self.memory.step(job, now, timeout, &usable, holds.is_some(), |s| !held(s));
+            if held(&step) {
                 // Freeing nodes is a resize in slurmctld, and with slurmdbd
                 // away 22.05 would first try to reach it under slurmctld's
                 // locks (as a new decision is held, snapshot/jobs.rs). A
@@ -90,11 +86,7 @@ impl Agent {
                 statuses.insert(job.id, status);
                 continue;
             }
-            self.last_resize = last_resize;
-            let m = self.memory.0.entry(job.id).or_default();
-            if let Some(t) = trial {
-                *m = t;
-            }
+            let m = self.memory.of_mut(job.id);
             // A loss is told to the application at once, slurmdbd away or
             // not (it cannot wait: its workers there are gone); what the
             // adaptation it ended gives back waits, and is freed at the

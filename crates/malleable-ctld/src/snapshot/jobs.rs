@@ -142,7 +142,7 @@ impl Reader<'_> {
             self.unreadable.push((id, why));
         }
         let (guard, now) = (self.guard, self.now);
-        let measured = self.memory.0.get(&id);
+        let measured = self.memory.of(id);
         let mut adapting = false;
         let mut resizable = false;
         let mut resize_held = false;
@@ -341,7 +341,7 @@ impl Reader<'_> {
             _ => {}
         }
         let power = self.config.power_in_use();
-        let measured = self.memory.0.get(&JobId(job.id()));
+        let measured = self.memory.of(JobId(job.id()));
         let job_power = power.map(|p| measured_power(own_power, measured).unwrap_or_else(|| p.default_job()));
         let cores = self.config.strategy.info.places_cores;
         waiter.queued = Some(PendingJob {
