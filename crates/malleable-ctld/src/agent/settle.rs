@@ -45,7 +45,10 @@ impl Agent {
         let timeout = self.config.adapt_timeout;
         guard.settle_fairshare();
         for id in guard.settle_first_records(!taken.slurmdbd_behind) {
-            log::info!("JobId={id}: its first record ended again at its first resize, with the size it held then");
+            // Its first record (26.05), or one slurmdbd never named (22.05).
+            log::info!(
+                "JobId={id}: a record of its ended again at the resize that closed it, with the size it held then"
+            );
         }
         // Said here, for the windows taken back anywhere since (a resize's
         // own taken back in the last pass's apply among them).

@@ -1,5 +1,5 @@
-//! A resized job's first accounting record kept at its own size, on 26.05
-//! and on 22.05.
+//! A resized job's accounting records kept at their own size: its first on
+//! 26.05, and on 22.05 any that slurmdbd never named.
 //!
 //! 26.05 keys a job's steps in slurmdbd by the job's sluid, which a resize
 //! keeps, and the index of its first record is that sluid. When the last
@@ -296,8 +296,8 @@ impl<L: WritesJobs> LockGuard<L> {
     /// job's too, once its requeue is over (its run has ended). Forgets
     /// what it no longer needs: a job gone, or not running. Called every
     /// pass. On 22.05, once slurmdbd has caught up (`caught_up`), end each
-    /// kept first record at its resize (module docs). The jobs whose record
-    /// was sent again.
+    /// kept record at the resize that closed it (module docs). The jobs
+    /// whose record was sent again.
     pub fn settle_first_records(&mut self, caught_up: bool) -> Vec<u32> {
         #[cfg(not(slurm_since_24_11))]
         {
@@ -407,10 +407,11 @@ impl<L: WritesJobs> LockGuard<L> {
     /// or a resize (asking slurmdbd under the locks), with the fields its
     /// start gave it (not yet ended, its own nodes and TRES; a resize's
     /// marked as a resize's, or slurmdbd would take it for the job's first
-    /// record), and end it at the resize that closed it with its own TRES. The job record's fields are put back
-    /// as they were after each call. Whether slurmdbd named it (if not, the
-    /// request went to the agent's queue, where it is harmless: the same
-    /// record again, and the next pass asks again).
+    /// record), and end it at the resize that closed it with its own TRES.
+    /// The job record's fields are put back as they were after each call.
+    /// Whether slurmdbd named it (if not, the request went to the agent's
+    /// queue, where it is harmless: the same record again, and the next
+    /// pass asks again).
     ///
     /// # Safety
     /// `rec` is a live job record under our job write lock.
