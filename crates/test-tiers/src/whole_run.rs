@@ -149,6 +149,7 @@ const HOST_SITE: &[&str] = &[
     "a_hung_slurmdbd_holds_an_expand_and_slurmctld_keeps_answering",
     "a_no_kill_job_started_while_slurmdbd_is_away_and_resized_before_it_is_back_is_billed_for_the_nodes_it_held",
     "a_no_kill_job_that_loses_two_hosts_in_turn_while_slurmdbd_is_away_has_three_records_that_tile",
+    "a_no_kill_job_that_loses_a_host_and_then_is_requeued_while_slurmdbd_is_away_is_billed_for_the_nodes_it_held",
 ];
 
 /// `cargo xtask test --slurm V`: release V's tier alone, after the host's

@@ -44,11 +44,18 @@ impl Agent {
         let usable = |name: &str| taken.usable(name);
         let timeout = self.config.adapt_timeout;
         guard.settle_fairshare();
-        for id in guard.settle_first_records(!taken.slurmdbd_behind) {
+        for (id, ended) in guard.settle_first_records(!taken.slurmdbd_behind) {
             // Its first record (26.05), or one slurmdbd never named (22.05).
-            log::info!(
-                "JobId={id}: a record of its ended again at the resize that closed it, with the size it held then"
-            );
+            if ended {
+                log::info!(
+                    "JobId={id}: a record of its ended again at the resize that closed it, with the size it held then"
+                );
+            } else {
+                // 22.05: a run's first record written over at its requeue.
+                log::info!(
+                    "JobId={id}: its last run's first record started again with the size it held, written over by the run's start sent again as its requeue finished"
+                );
+            }
         }
         // Said here, for the windows taken back anywhere since (a resize's
         // own taken back in the last pass's apply among them).

@@ -34,6 +34,16 @@
 //! slurmdbd has caught up, the record is asked for its index as slurmctld
 //! asks at a start or a resize (under the locks), with the fields it was
 //! opened with, and ended at the resize that closed it, with its own TRES.
+//!
+//! And 22.05 writes over a named record. A requeue whose job's current
+//! record is unnamed (opened by a resize while slurmdbd was away) sends the
+//! run's start once more as the requeue finishes (batch_requeue_fini), with
+//! the run's last nodes and TRES, and slurmdbd keys it by the run's
+//! submission: the run's first record, already ended at the first resize,
+//! is written over with the last size. So, on 22.05, the first record of
+//! each run of a job that may be resized is noted too, named or not; when
+//! such a requeue is seen, it is kept, and once slurmdbd has caught up its
+//! start is sent again as it was (slurmdbd's record keeps its end).
 #![cfg_attr(not(any(slurm_since_26_05, not(slurm_since_24_11))), allow(dead_code))]
 
 use std::collections::BTreeMap;
@@ -68,6 +78,24 @@ struct Held {
     /// Its node list (a hostlist has no space: `c[1-2]`).
     nodes: String,
     count: u32,
+    /// The run's submission and eligibility (slurmdbd keys a run's first
+    /// record by its submission, which a requeue moves on); 0 in a line
+    /// written before they were kept: the job's own then.
+    submit: i64,
+    eligible: i64,
+}
+
+/// 22.05: a run's first record while the job may be resized, named or not,
+/// and how the job was last read running (a requeue may write over the
+/// record: module docs).
+#[derive(Clone, Debug, PartialEq)]
+struct FirstRun {
+    tres: String,
+    held: Held,
+    /// The job's resize time as last read running.
+    resize_time: i64,
+    /// Whether its current record was unnamed then.
+    unnamed: bool,
 }
 
 /// The first record of a resized job, to be set right when it ends.
@@ -75,7 +103,8 @@ struct Held {
 struct Kept {
     job: u32,
     sluid: u64,
-    /// Its first resize: the record's end.
+    /// Its first resize: the record's end. 22.05: 0 when slurmdbd has the
+    /// record's end, and only its start is sent again.
     ended: i64,
     tres: String,
     /// 22.05: the record is unnamed, and made again from these.
@@ -85,11 +114,13 @@ struct Kept {
 impl Kept {
     /// One line of [`FILE`]: job, sluid, end, TRES (a TRES string has no
     /// space: `1=2,2=1000,4=2,5=2`), and on 22.05 the run's start, the
-    /// record's opening resize, its nodes and their count.
+    /// record's opening resize, its nodes and their count, the run's
+    /// submission and eligibility (a line of 8 fields, without the last
+    /// two, is read too: the plugin before them wrote it).
     fn line(&self) -> String {
         let mut line = format!("{} {} {} {}", self.job, self.sluid, self.ended, self.tres);
         if let Some(h) = &self.held {
-            line += &format!(" {} {} {} {}", h.start, h.since, h.nodes, h.count);
+            line += &format!(" {} {} {} {} {} {}", h.start, h.since, h.nodes, h.count, h.submit, h.eligible);
         }
         line
     }
@@ -98,11 +129,13 @@ impl Kept {
         let f: Vec<&str> = line.split_whitespace().collect();
         let held = match f.len() {
             4 => None,
-            8 => Some(Held {
+            8 | 10 => Some(Held {
                 start: f[4].parse().ok()?,
                 since: f[5].parse().ok()?,
                 nodes: f[6].to_string(),
                 count: f[7].parse().ok()?,
+                submit: f.get(8).map_or(Some(0), |t| t.parse().ok())?,
+                eligible: f.get(9).map_or(Some(0), |t| t.parse().ok())?,
             }),
             _ => return None,
         };
@@ -117,6 +150,9 @@ impl Kept {
 }
 
 static NOTED: Mutex<BTreeMap<u32, Noted>> = Mutex::new(BTreeMap::new());
+
+/// 22.05's [`FirstRun`]s, by job.
+static FIRST_RUNS: Mutex<BTreeMap<u32, FirstRun>> = Mutex::new(BTreeMap::new());
 
 /// `None` until read from [`FILE`].
 static KEPT: Mutex<Option<Vec<Kept>>> = Mutex::new(None);
@@ -141,7 +177,7 @@ fn parse_file(text: &str) -> Vec<Kept> {
             let kept = Kept::parse(l);
             if kept.is_none() {
                 log::error!(
-                    "{FILE}: line {l:?} does not read as `job sluid end TRES [start since nodes count]`; left out"
+                    "{FILE}: line {l:?} does not read as `job sluid end TRES [start since nodes count [submit eligible]]`; left out"
                 );
             }
             kept
@@ -190,12 +226,18 @@ fn closed_by(n: &Noted, job: u32, start: i64, resize_time: i64) -> Option<Kept> 
 }
 
 /// Keep a record to be set right: one a job on 26.05 (its first, the
-/// newest run's), one a record on 22.05.
+/// newest run's), one a record on 22.05 (by run and opening resize; a
+/// record to be ended wins over the same record to be started again, which
+/// its ending does too).
 #[cfg(any(slurm_since_26_05, not(slurm_since_24_11)))]
 fn keep(kept: Kept) {
-    let since = |k: &Kept| k.held.as_ref().map(|h| h.since);
+    let record = |k: &Kept| k.held.as_ref().map(|h| (h.start, h.since));
     with_kept(|list| {
-        list.retain(|k| k.job != kept.job || (kept.held.is_some() && since(k) != since(&kept)));
+        let same = |k: &Kept| k.job == kept.job && (kept.held.is_none() || record(k) == record(&kept));
+        if kept.ended == 0 && list.iter().any(|k| same(k) && k.ended != 0) {
+            return ((), false);
+        }
+        list.retain(|k| !same(k));
         list.push(kept);
         ((), true)
     });
@@ -244,14 +286,49 @@ impl<L: ReadsJobs> LockGuard<L> {
         #[cfg(not(slurm_since_24_11))]
         {
             let rec = job.as_ptr();
-            // SAFETY: a live record under our job lock; plain fields.
-            let (db_index, since, start, count, may_resize) = unsafe {
+            // SAFETY: a live record under our job lock; plain fields, the
+            // details checked for NULL.
+            let (db_index, since, start, count, may_resize, submit, eligible) = unsafe {
                 let may_resize = malleable || ((*rec).kill_on_node_fail == 0 && (*rec).node_cnt > 1);
-                ((*rec).db_index, (*rec).resize_time, (*rec).start_time, (*rec).total_nodes, may_resize)
+                let (submit, eligible) = (*rec).details.as_ref().map_or((0, 0), |d| (d.submit_time, d.begin_time));
+                (
+                    (*rec).db_index,
+                    (*rec).resize_time,
+                    (*rec).start_time,
+                    (*rec).total_nodes,
+                    may_resize,
+                    submit,
+                    eligible,
+                )
             };
             let running = job.state() == crate::ctld::job::JobState::Running && !job.is_completing();
             if !running {
                 return;
+            }
+            let unnamed = db_index == 0 || db_index == crate::ctld::slurmdbd::NO_VAL64;
+            // SAFETY: NULL or NUL-terminated strings, live under our job
+            // lock; copied.
+            let tres_and_nodes = || unsafe {
+                Some((
+                    crate::common::cstr::cstr_to_string((*rec).tres_alloc_str)?,
+                    crate::common::cstr::cstr_to_string((*rec).nodes)?,
+                ))
+            };
+            {
+                // The run's first record, copied once a run; how the job is
+                // read running, each read.
+                let mut first = FIRST_RUNS.lock().unwrap_or_else(|p| p.into_inner());
+                match first.get_mut(&job.id()) {
+                    Some(f) if f.held.start == start => (f.resize_time, f.unnamed) = (since, unnamed),
+                    _ => {
+                        // An earlier run's is of no more use.
+                        first.remove(&job.id());
+                        if let Some((tres, nodes)) = (may_resize && since == 0).then(tres_and_nodes).flatten() {
+                            let held = Held { start, since, nodes, count, submit, eligible };
+                            first.insert(job.id(), FirstRun { tres, held, resize_time: since, unnamed });
+                        }
+                    }
+                }
             }
             let mut noted = NOTED.lock().unwrap_or_else(|p| p.into_inner());
             // Resized since it was last read, the record it had unnamed then.
@@ -259,7 +336,6 @@ impl<L: ReadsJobs> LockGuard<L> {
                 noted.remove(&job.id());
                 keep(kept);
             }
-            let unnamed = db_index == 0 || db_index == crate::ctld::slurmdbd::NO_VAL64;
             if !(may_resize && unnamed) {
                 noted.remove(&job.id());
                 return;
@@ -271,21 +347,41 @@ impl<L: ReadsJobs> LockGuard<L> {
             {
                 return;
             }
-            // SAFETY: NULL or NUL-terminated strings, live under our job
-            // lock; copied.
-            let (tres, nodes) = unsafe {
-                (
-                    crate::common::cstr::cstr_to_string((*rec).tres_alloc_str),
-                    crate::common::cstr::cstr_to_string((*rec).nodes),
-                )
-            };
-            if let (Some(tres), Some(nodes)) = (tres, nodes) {
-                let held = Some(Held { start, since, nodes, count });
+            if let Some((tres, nodes)) = tres_and_nodes() {
+                let held = Some(Held { start, since, nodes, count, submit, eligible });
                 noted.insert(job.id(), Noted { sluid: 0, start, tres, held });
             }
         }
         #[cfg(not(any(slurm_since_26_05, not(slurm_since_24_11))))]
         let _ = (job, malleable);
+    }
+
+    /// 22.05: a resized job requeued, its requeue over (called before its
+    /// resize is forgotten). When its current record was unnamed as the
+    /// requeue finished (as last read running, or a resize no read saw),
+    /// slurmctld sent the run's start again and slurmdbd wrote it over the
+    /// run's first record (module docs): that record is kept, to be started
+    /// again as it was. Whether it was. Nothing from 24.11, whose slurmctld
+    /// names each record itself.
+    pub fn keep_first_record_of_requeued_run(&self, job: &JobView<'_>) -> bool {
+        #[cfg(not(slurm_since_24_11))]
+        {
+            let Some(f) = FIRST_RUNS.lock().unwrap_or_else(|p| p.into_inner()).remove(&job.id()) else {
+                return false;
+            };
+            // SAFETY: a live record under our job lock; a plain field.
+            let resize_time = unsafe { (*job.as_ptr()).resize_time };
+            if resize_time == 0 || !(f.unnamed || f.resize_time != resize_time) {
+                return false;
+            }
+            keep(Kept { job: job.id(), sluid: 0, ended: 0, tres: f.tres, held: Some(f.held) });
+            true
+        }
+        #[cfg(slurm_since_24_11)]
+        {
+            let _ = job;
+            false
+        }
     }
 }
 
@@ -297,8 +393,9 @@ impl<L: WritesJobs> LockGuard<L> {
     /// what it no longer needs: a job gone, or not running. Called every
     /// pass. On 22.05, once slurmdbd has caught up (`caught_up`), end each
     /// kept record at the resize that closed it (module docs). The jobs
-    /// whose record was sent again.
-    pub fn settle_first_records(&mut self, caught_up: bool) -> Vec<u32> {
+    /// whose record was sent again, each with whether its end was (else
+    /// its start only: a run's first record written over at a requeue).
+    pub fn settle_first_records(&mut self, caught_up: bool) -> Vec<(u32, bool)> {
         #[cfg(not(slurm_since_24_11))]
         {
             self.settle_unnamed_records(caught_up)
@@ -329,7 +426,7 @@ impl<L: WritesJobs> LockGuard<L> {
                         }
                         // SAFETY: the record is live under our job write lock.
                         unsafe { self.send_first_record_again(rec, k) };
-                        sent.push(k.job);
+                        sent.push((k.job, true));
                         return false;
                     }
                     // Ended, and every step gone: once TRES_STR_CALC is set,
@@ -341,7 +438,7 @@ impl<L: WritesJobs> LockGuard<L> {
                     }
                     // SAFETY: the record is live under our job write lock.
                     unsafe { self.send_first_record_again(rec, k) };
-                    sent.push(k.job);
+                    sent.push((k.job, true));
                     false
                 });
                 let changed = list.len() != before;
@@ -360,7 +457,12 @@ impl<L: WritesJobs> LockGuard<L> {
     /// resized since (seen here too when the job ended before a read) is
     /// kept; a kept record is ended once slurmdbd has caught up.
     #[cfg(not(slurm_since_24_11))]
-    fn settle_unnamed_records(&mut self, caught_up: bool) -> Vec<u32> {
+    fn settle_unnamed_records(&mut self, caught_up: bool) -> Vec<(u32, bool)> {
+        // A run's first record is wanted until its job ends or is requeued.
+        FIRST_RUNS
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|&j, _| self.find_job(j).is_some_and(|v| v.holds_nodes() || v.is_pending()));
         let mut resized = Vec::new();
         NOTED.lock().unwrap_or_else(|p| p.into_inner()).retain(|&j, n| {
             let Some(job) = self.find_job(j) else { return false };
@@ -383,17 +485,24 @@ impl<L: WritesJobs> LockGuard<L> {
             let before = list.len();
             list.retain(|k| {
                 let Some(job) = self.find_job(k.job) else {
-                    log::error!(
-                        "JobId={}: gone from slurmctld before slurmdbd came back; its record ended by the resize at {} is left open in slurmdbd",
-                        k.job,
-                        k.ended
-                    );
+                    if k.ended == 0 {
+                        log::error!(
+                            "JobId={}: gone from slurmctld before slurmdbd came back; its run's first record, written over as its requeue finished, is left with the run's last size in slurmdbd",
+                            k.job
+                        );
+                    } else {
+                        log::error!(
+                            "JobId={}: gone from slurmctld before slurmdbd came back; its record ended by the resize at {} is left open in slurmdbd",
+                            k.job,
+                            k.ended
+                        );
+                    }
                     return false;
                 };
                 // SAFETY: the record is live under our job write lock.
                 let ended = unsafe { self.end_unnamed_record(job.as_ptr(), k) };
                 if ended {
-                    sent.push(k.job);
+                    sent.push((k.job, k.ended != 0));
                 }
                 !ended
             });
@@ -446,9 +555,18 @@ impl<L: WritesJobs> LockGuard<L> {
                 replace(&mut r.derived_ec, slurm_sys::NO_VAL),
                 replace(&mut r.requid, u32::MAX),
             );
+            // The run's submission keys its first record (a requeue moved
+            // the job's on), and its eligibility is the record's.
+            let details = r.details.as_mut().filter(|_| held.submit != 0).map(|d| {
+                let saved = (replace(&mut d.submit_time, held.submit), replace(&mut d.begin_time, held.eligible));
+                (d, saved)
+            });
             slurm_sys::jobacct_storage_g_job_start(*self.ctld.acct_db_conn, std::ptr::from_mut(r));
+            if let Some((d, saved)) = details {
+                (d.submit_time, d.begin_time) = saved;
+            }
             let named = !matches!(r.db_index, 0 | NO_VAL64);
-            if named {
+            if named && k.ended != 0 {
                 r.job_state = running | slurm_sys::JOB_RESIZING;
                 r.resize_time = k.ended;
                 slurm_sys::jobacct_storage_g_job_complete(*self.ctld.acct_db_conn, std::ptr::from_mut(r));
@@ -532,10 +650,22 @@ mod tests {
         assert_eq!(Kept::parse(&k.line()), Some(k.clone()));
         assert_eq!(parse_file(&format!("{}\n\n{}\n", k.line(), k.line())).len(), 2);
         // 22.05's, with the run's start and its nodes.
-        let held = Some(Held { start: 1796604200, since: 1796604250, nodes: "c[5-6]".into(), count: 2 });
-        let k = Kept { sluid: 0, held, ..k };
-        assert_eq!(k.line(), "548 0 1796604295 1=1,2=500,4=1,5=1 1796604200 1796604250 c[5-6] 2");
-        assert_eq!(Kept::parse(&k.line()), Some(k));
+        let held = Held {
+            start: 1796604200,
+            since: 1796604250,
+            nodes: "c[5-6]".into(),
+            count: 2,
+            submit: 1796604190,
+            eligible: 1796604191,
+        };
+        let k = Kept { sluid: 0, held: Some(held.clone()), ..k };
+        assert_eq!(k.line(), "548 0 1796604295 1=1,2=500,4=1,5=1 1796604200 1796604250 c[5-6] 2 1796604190 1796604191");
+        assert_eq!(Kept::parse(&k.line()), Some(k.clone()));
+        // A line of the plugin before the run's submission was kept: the
+        // job's own is used then.
+        let old = Kept::parse("548 0 1796604295 1=1,2=500,4=1,5=1 1796604200 1796604250 c[5-6] 2");
+        let unknown = Held { submit: 0, eligible: 0, ..held };
+        assert_eq!(old, Some(Kept { held: Some(unknown), ..k }));
     }
 
     #[test]
@@ -547,6 +677,8 @@ mod tests {
             "-1 1 2 1=1",
             "548 0 2 1=1 x 0 c1 1",
             "548 0 2 1=1 5 0 c1 -1",
+            "548 0 2 1=1 5 0 c1 1 7",
+            "548 0 2 1=1 5 0 c1 1 7 x",
         ] {
             assert_eq!(Kept::parse(bad), None, "{bad}");
         }

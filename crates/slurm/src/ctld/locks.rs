@@ -433,6 +433,8 @@ impl<L: WritesJobs> LockGuard<L> {
             return false;
         }
         self.fairshare_after_slurms_resize(job.id());
+        // 22.05: the requeue may have written over the run's first record.
+        self.keep_first_record_of_requeued_run(job);
         // SAFETY: a live record under our job write lock; resize_time and
         // the details' submit_time are plain time_t that slurmctld reads
         // under the job lock only; details is checked for NULL.
