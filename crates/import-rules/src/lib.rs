@@ -53,7 +53,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
 ];
 
 /// Dev-dependencies a test may take beyond the above.
-const ALLOWED_FOR_TESTS: &[(&str, &[&str])] = &[];
+const ALLOWED_FOR_TESTS: &[(&str, &[&str])] = &[
+    // The replay test: a pass sequence the simulator recorded, decided
+    // again as the controller asks it (agent/replay_tests.rs).
+    ("malleable-ctld", &["malleable-sim"]),
+];
 
 /// The crate that takes no workspace lints: bindgen's raw bindings.
 const NO_WORKSPACE_LINTS: &[&str] = &["slurm-sys"];

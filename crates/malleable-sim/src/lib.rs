@@ -57,5 +57,5 @@ pub mod model;
 pub mod report;
 pub mod workloads;
 
-pub use engine::{simulate, simulate_with_progress, SimOptions, SimResult};
+pub use engine::{simulate, simulate_recorded, simulate_with_progress, RecordedPass, SimOptions, SimResult};
 pub use report::metrics::{summarize, Summary};

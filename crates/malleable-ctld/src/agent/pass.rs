@@ -17,6 +17,34 @@ use super::settle::Settled;
 use super::{slurm_reason, stale, unix_now, Agent, Role, TOP_PRIORITY};
 use crate::snapshot::{self, Taken};
 
+/// How the controller asks the core's pass, in its role and settings: the
+/// simulator asks it the same things (the replay test below).
+#[derive(Copy, Clone, Debug)]
+struct Asked {
+    role: Role,
+    shrink_before_preempt: bool,
+}
+
+impl Asked {
+    /// The core's pass on `snapshot` for the jobs `asking`, the `young`
+    /// batch jobs (not of age) planned for but not started.
+    fn pass(
+        self,
+        strategy: &mut dyn malleable_core::Strategy,
+        snapshot: &malleable_model::Snapshot,
+        asking: &[JobId],
+        young: impl Iterator<Item = JobId>,
+    ) -> malleable_core::PassOutcome {
+        let held_back: HashSet<JobId> = young.collect();
+        let scheduling = match self.role {
+            Role::Scheduler => Some(StrategyPass { shrink_before_preempt: self.shrink_before_preempt, reasons: true }),
+            Role::Answerer => None,
+        };
+        let input = PassInput { snapshot, asking, scheduling, held_back: &held_back };
+        malleable_core::pass(strategy, &input)
+    }
+}
+
 /// What the read under the locks gave.
 struct Read {
     taken: Taken,
@@ -103,16 +131,8 @@ impl Agent {
     fn decide(&mut self, read: &Read) -> Decided {
         let deciding = Instant::now();
         let young = &read.taken.young;
-        let held_back: HashSet<JobId> = young.keys().copied().collect();
-        let scheduling = match self.role {
-            Role::Scheduler => {
-                Some(StrategyPass { shrink_before_preempt: self.config.shrink_before_preempt, reasons: true })
-            }
-            Role::Answerer => None,
-        };
-        let input =
-            PassInput { snapshot: &read.taken.snapshot, asking: &read.asking, scheduling, held_back: &held_back };
-        let out = malleable_core::pass(self.strategy.as_mut(), &input);
+        let asked = Asked { role: self.role, shrink_before_preempt: self.config.shrink_before_preempt };
+        let out = asked.pass(self.strategy.as_mut(), &read.taken.snapshot, &read.asking, young.keys().copied());
         let decide_ms = deciding.elapsed().as_secs_f64() * 1e3;
         let name = self.strategy.name();
         for (job, answer) in &out.refused_answers {
@@ -413,3 +433,7 @@ fn sweep_heap() {
     // black_box: an allocation whose memory is never used may be removed.
     drop(std::hint::black_box(Vec::<u8>::with_capacity(SWEEP_BYTES)));
 }
+
+#[cfg(test)]
+#[path = "replay_tests.rs"]
+mod replay_tests;

@@ -17,12 +17,14 @@ use crate::workloads::{JobSpec, PowerSetup, Workload};
 mod apply;
 mod options;
 mod pace;
+mod record;
 mod result;
 #[cfg(test)]
 mod tests;
 mod view;
 
 pub use options::SimOptions;
+pub use record::RecordedPass;
 pub use result::{JobRecord, SimResult, Tally, Total};
 
 /// No job is held back from its start here (slurmctld holds a batch job
@@ -120,6 +122,8 @@ struct Engine<'a> {
     tally: Tally,
     resize_seconds: f64,
     cores_per_node: u32,
+    /// Each pass as asked and decided, when the run is recorded.
+    recorded: Option<Vec<RecordedPass>>,
 }
 
 /// Run `workload` under `strategy` to the end.
@@ -134,6 +138,26 @@ pub fn simulate_with_progress(
     opts: SimOptions,
     progress: &mut dyn FnMut(usize),
 ) -> SimResult {
+    run(workload, strategy, opts, progress, false).0
+}
+
+/// As [`simulate`], with each call of the core's pass as it was made.
+pub fn simulate_recorded(
+    workload: &Workload,
+    strategy: &mut dyn Strategy,
+    opts: SimOptions,
+) -> (SimResult, Vec<RecordedPass>) {
+    let (result, recorded) = run(workload, strategy, opts, &mut |_| {}, true);
+    (result, recorded.unwrap_or_default())
+}
+
+fn run(
+    workload: &Workload,
+    strategy: &mut dyn Strategy,
+    opts: SimOptions,
+    progress: &mut dyn FnMut(usize),
+    record: bool,
+) -> (SimResult, Option<Vec<RecordedPass>>) {
     let mut e = Engine {
         specs: &workload.jobs,
         opts,
@@ -158,6 +182,7 @@ pub fn simulate_with_progress(
         tally: Tally::default(),
         resize_seconds: 0.0,
         cores_per_node: workload.cores.max(1),
+        recorded: record.then(Vec::new),
     };
     if let Some(p) = &workload.power {
         for &(t, _) in &p.corridor.changes {
@@ -218,7 +243,7 @@ pub fn simulate_with_progress(
     let end = e.now;
     let power = e.power.is_some().then(|| std::mem::take(&mut e.meter).finish(end));
     let jobs = e.jobs.into_iter().filter_map(|j| j.record).collect();
-    SimResult {
+    let result = SimResult {
         nodes: workload.nodes,
         jobs,
         node_seconds: e.node_seconds,
@@ -226,7 +251,8 @@ pub fn simulate_with_progress(
         power,
         tally: e.tally,
         resize_seconds: e.resize_seconds,
-    }
+    };
+    (result, e.recorded)
 }
 
 impl Engine<'_> {
@@ -244,6 +270,7 @@ impl Engine<'_> {
         let input =
             PassInput { snapshot: &self.snapshot, asking: &[JobId(i as u32)], scheduling: None, held_back: &NONE };
         let outcome = malleable_core::pass(strategy, &input);
+        RecordedPass::push_to(&mut self.recorded, &input, &outcome);
         let decided = !outcome.decisions.is_empty();
         self.apply(strategy.name(), outcome);
         if !decided {
@@ -325,6 +352,7 @@ impl Engine<'_> {
         let scheduling = Some(StrategyPass { shrink_before_preempt: true, reasons: false });
         let input = PassInput { snapshot: &self.snapshot, asking: &[], scheduling, held_back: &NONE };
         let outcome = malleable_core::pass(strategy, &input);
+        RecordedPass::push_to(&mut self.recorded, &input, &outcome);
         self.apply(strategy.name(), outcome);
         // Ticks while jobs wait; with a power corridor also while jobs run,
         // since a draw outside it needs a pass even when no event comes (the
