@@ -88,6 +88,7 @@ struct Held {
 /// 22.05: a run's first record while the job may be resized, named or not,
 /// and how the job was last read running (a requeue may write over the
 /// record: module docs).
+#[cfg(not(slurm_since_24_11))]
 #[derive(Clone, Debug, PartialEq)]
 struct FirstRun {
     tres: String,
@@ -152,6 +153,7 @@ impl Kept {
 static NOTED: Mutex<BTreeMap<u32, Noted>> = Mutex::new(BTreeMap::new());
 
 /// 22.05's [`FirstRun`]s, by job.
+#[cfg(not(slurm_since_24_11))]
 static FIRST_RUNS: Mutex<BTreeMap<u32, FirstRun>> = Mutex::new(BTreeMap::new());
 
 /// `None` until read from [`FILE`].
