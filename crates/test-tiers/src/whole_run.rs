@@ -130,8 +130,11 @@ pub fn run_all(root: &Path, evaluations: Vec<(&'static str, Run)>) -> Result<()>
 /// records apart), and a `--no-kill` job requeued by losing both its hosts
 /// at once (billed once), and a job requeued as its node goes down (22.05
 /// leaves the requeue unfinished: its runs' records apart), an MPI step
-/// slurmstepd cannot launch (22.05's srun exits 0 after it), and an expand
-/// held while slurmdbd hangs (22.05 would wait for it under its locks).
+/// slurmstepd cannot launch (22.05's srun exits 0 after it), an expand
+/// held while slurmdbd hangs (22.05 would wait for it under its locks),
+/// and the records 22.05 leaves wrong with slurmdbd away: a job started
+/// then and resized, one that loses two hosts in turn, and one requeued
+/// after a resize (its first record written over as the requeue ends).
 /// The rest of the compose tier runs on 26.05, the release sites run now
 /// (release_tests::TIERS), not on both: CI's hour.
 const HOST_SITE: &[&str] = &[
