@@ -363,27 +363,22 @@ impl<L: ReadsJobs> LockGuard<L> {
     /// requeue finished (as last read running, or a resize no read saw),
     /// slurmctld sent the run's start again and slurmdbd wrote it over the
     /// run's first record (module docs): that record is kept, to be started
-    /// again as it was. Whether it was. Nothing from 24.11, whose slurmctld
-    /// names each record itself.
-    pub fn keep_first_record_of_requeued_run(&self, job: &JobView<'_>) -> bool {
+    /// again as it was (its log line is said when it is sent). Nothing from
+    /// 24.11, whose slurmctld names each record itself.
+    pub fn keep_first_record_of_requeued_run(&self, job: &JobView<'_>) {
         #[cfg(not(slurm_since_24_11))]
         {
             let Some(f) = FIRST_RUNS.lock().unwrap_or_else(|p| p.into_inner()).remove(&job.id()) else {
-                return false;
+                return;
             };
             // SAFETY: a live record under our job lock; a plain field.
             let resize_time = unsafe { (*job.as_ptr()).resize_time };
-            if resize_time == 0 || !(f.unnamed || f.resize_time != resize_time) {
-                return false;
+            if resize_time != 0 && (f.unnamed || f.resize_time != resize_time) {
+                keep(Kept { job: job.id(), sluid: 0, ended: 0, tres: f.tres, held: Some(f.held) });
             }
-            keep(Kept { job: job.id(), sluid: 0, ended: 0, tres: f.tres, held: Some(f.held) });
-            true
         }
         #[cfg(slurm_since_24_11)]
-        {
-            let _ = job;
-            false
-        }
+        let _ = job;
     }
 }
 
